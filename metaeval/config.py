@@ -1,0 +1,55 @@
+"""``[tool.metaeval]`` in the nearest ``pyproject.toml``, and the defaults.
+
+Flags override what is read here. A bad value is an InputError naming the
+file, the key, the value and what was expected.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from metaeval.errors import InputError
+
+DEFAULT_META_SETS = ("meta_sets",)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Settings of one project; paths are relative to ``root``."""
+
+    root: Path
+    meta_sets: tuple[str, ...] = DEFAULT_META_SETS
+
+    def paths(self, names: tuple[str, ...]) -> list[Path]:
+        return [self.root / name for name in names]
+
+
+def find_pyproject(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(start: Path | None = None) -> Config:
+    """The config of the project around ``start`` (default: the current directory)."""
+    start = (start or Path.cwd()).resolve()
+    pyproject = find_pyproject(start)
+    if pyproject is None:
+        return Config(start)
+    try:
+        with pyproject.open("rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise InputError(f"{pyproject}: cannot read: {e}") from e
+    section = data.get("tool", {}).get("metaeval", {})
+    if not isinstance(section, dict):
+        raise InputError(f"{pyproject}: tool.metaeval: got {section!r}; expected a table")
+    meta_sets = section.get("meta_sets", list(DEFAULT_META_SETS))
+    if not isinstance(meta_sets, list) or not all(isinstance(m, str) for m in meta_sets):
+        raise InputError(f"{pyproject}: tool.metaeval.meta_sets: got {meta_sets!r}; "
+                         "expected a list of paths")
+    return Config(pyproject.parent, tuple(meta_sets))

@@ -1,0 +1,43 @@
+"""The one exception tree of metaeval, and the exit codes a pipeline acts on.
+
+A user's mistake (a bad file, a bad flag, a grader that cannot be built) is an
+``InputError`` and becomes exit code 2 with its message, never a traceback.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """What a metaeval command tells the pipeline that ran it."""
+
+    OK = 0
+    """Nothing to act on: no new survivor, every bar met, the judge may gate."""
+    FINDINGS = 1
+    """Something to act on: a new survivor, a missed bar, a judge that may only report."""
+    BAD_INPUT = 2
+    """Bad usage or input: a malformed file, an unknown grader, a bad flag."""
+    VOID = 3
+    """The run proves nothing: the suite fails unmutated, no mutant ran, or a control failed."""
+
+
+class MetaevalError(Exception):
+    """Base of every error metaeval raises on purpose."""
+
+
+class InputError(MetaevalError):
+    """The user's input is wrong; the message says where, what, and what was expected."""
+
+
+class CheckSpecError(InputError):
+    """A check spec (``{"grader": NAME, ...params}``) cannot be turned into a grader.
+
+    ``field`` is the spec key at fault (``tool``, ``grader``); the loader prefixes
+    it with where the spec sits (``task.checks[1].tool``).
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message

@@ -1,0 +1,122 @@
+"""Checks on the agent's final answer, read from the trajectory.
+
+The answer is ``trajectory.answer()``: never the case file's copy of it. A run
+with no answer (none given, or a timeout or error after it) is unscored with
+the reason "no answer in the trace", never a pass and never a silent fail.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from metaeval.contract import EvalInput, Evidence, JsonObject, Message, ToolResult
+from metaeval.errors import CheckSpecError
+from metaeval.graders.base import (
+    NO_ANSWER,
+    RANK_ANSWER,
+    Judgement,
+    RuleGrader,
+    failed,
+    passed,
+    rule,
+    unscored,
+    want_str,
+)
+from metaeval.graders.numbers import figures, values_in
+
+
+def _answer_at(x: EvalInput) -> tuple[str, str] | None:
+    """(where, text) of the answer, or None when the trace has none."""
+    index = x.trajectory.answer_index()
+    answer = x.trajectory.answer()
+    if index is None or answer is None:
+        return None
+    return f"trajectory[{index}]", answer
+
+
+def _want_numbers(value: object) -> tuple[Decimal, ...]:
+    ok = isinstance(value, list) and value and all(
+        isinstance(v, int | float | str) and not isinstance(v, bool) for v in value)
+    parsed = [figures(str(v)) for v in value] if ok and isinstance(value, list) else []
+    if not ok or any(len(p) != 1 for p in parsed):
+        raise CheckSpecError("numbers", f"got {value!r}; expected a non-empty list of numbers")
+    return tuple(p[0].value for p in parsed)
+
+
+def answer_contains(text: object = None, pattern: object = None, numbers: object = None, *,
+                    name: str = "") -> RuleGrader:
+    """The answer contains ``text`` (case-insensitive), matches the regular
+    expression ``pattern``, or shows every figure in ``numbers``; exactly one."""
+    given = [k for k, v in (("text", text), ("pattern", pattern), ("numbers", numbers))
+             if v is not None]
+    if len(given) != 1:
+        raise CheckSpecError("text", f"got {given or 'none'}; expected exactly one of "
+                             "text, pattern or numbers")
+    params: JsonObject
+    if text is not None:
+        needle = want_str(text, "text")
+        params = {"text": needle}
+
+        def found(answer: str) -> tuple[bool, str]:
+            ok = needle.casefold() in answer.casefold()
+            return ok, f"answer {'contains' if ok else 'lacks'} {needle!r}"
+    elif pattern is not None:
+        source = want_str(pattern, "pattern")
+        try:
+            regex = re.compile(source)
+        except re.error as e:
+            raise CheckSpecError("pattern", f"got {source!r}; not a regular expression: {e}") from e
+        params = {"pattern": source}
+
+        def found(answer: str) -> tuple[bool, str]:
+            ok = regex.search(answer) is not None
+            return ok, f"answer {'matches' if ok else 'does not match'} {source!r}"
+    else:
+        wanted = _want_numbers(numbers)
+        params = {"numbers": [str(n) for n in wanted]}
+
+        def found(answer: str) -> tuple[bool, str]:
+            shown = {f.value for f in figures(answer)}
+            missing = [str(n) for n in wanted if n not in shown]
+            if missing:
+                return False, f"answer lacks {', '.join(missing)}"
+            return True, f"answer shows {', '.join(str(n) for n in wanted)}"
+
+    def check(x: EvalInput) -> Judgement:
+        answer = _answer_at(x)
+        if answer is None:
+            return unscored(NO_ANSWER, Evidence("trajectory", "no final assistant message"))
+        at, reply = answer
+        ok, detail = found(reply)
+        return passed(Evidence(at, detail)) if ok else failed(Evidence(at, detail))
+
+    return rule("answer_contains", check, name=name, params=params, rank=RANK_ANSWER)
+
+
+def grounded_numbers(*, name: str = "") -> RuleGrader:
+    """Every figure in the answer appears in a tool result or a user message.
+
+    Counts (whole numbers up to 12) and years are ignored; thousands separators
+    and rounding to the precision shown are tolerated ("$49.99" is grounded by
+    a tool's 49.99, "about 50" by 49.99, "$48" by nothing that rounds to 48).
+    """
+
+    def check(x: EvalInput) -> Judgement:
+        answer = _answer_at(x)
+        if answer is None:
+            return unscored(NO_ANSWER, Evidence("trajectory", "no final assistant message"))
+        at, reply = answer
+        sources: list[Decimal] = []
+        for _, result in x.trajectory.indexed(ToolResult):
+            sources.extend(values_in(result.content))
+        for _, message in x.trajectory.indexed(Message):
+            if message.role == "user":
+                sources.extend(values_in(message.content))
+        claimed = [f for f in figures(reply) if not (f.is_count or f.is_year)]
+        ungrounded = [f.text for f in claimed if not any(f.shown_by(s) for s in sources)]
+        if ungrounded:
+            return failed(Evidence(at, f"ungrounded figures: {', '.join(ungrounded)}"))
+        return passed(Evidence(at, f"{len(claimed)} figures, all grounded"))
+
+    return rule("grounded_numbers", check, name=name, params={}, rank=RANK_ANSWER)

@@ -1,0 +1,89 @@
+"""Build graders from check specs: ``{"grader": NAME, ...params, "name": optional}``.
+
+NAME is a built-in grader or ``package.module:factory``; a factory is called
+with the spec's parameters and must return a ``Grader``. Every problem is a
+``CheckSpecError`` naming the spec key at fault.
+"""
+
+from __future__ import annotations
+
+import inspect
+import keyword
+from collections.abc import Callable, Iterable
+
+from metaeval.contract import CheckSpec, Grader
+from metaeval.errors import CheckSpecError, InputError
+from metaeval.graders.answer_checks import answer_contains, grounded_numbers
+from metaeval.graders.base import Renamed
+from metaeval.graders.state_checks import state_includes, state_unchanged
+from metaeval.graders.trajectory_rules import max_steps, no_tool_called, tool_called, tool_order
+from metaeval.importing import resolve
+
+Factory = Callable[..., Grader]
+
+BUILTINS: dict[str, Factory] = {
+    "no_tool_called": no_tool_called,
+    "tool_called": tool_called,
+    "tool_order": tool_order,
+    "max_steps": max_steps,
+    "state_includes": state_includes,
+    "state_unchanged": state_unchanged,
+    "answer_contains": answer_contains,
+    "grounded_numbers": grounded_numbers,
+}
+
+
+def _kwargs(factory: Callable[..., object], spec: CheckSpec) -> dict[str, object]:
+    """Spec keys as factory keywords; a key that is a Python keyword gets a ``_``."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # some callables have no signature to read
+        return dict(spec.params)
+    accepted = {p.rstrip("_"): p for p in params if p != "name"}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kwargs: dict[str, object] = {}
+    for key, value in spec.params.items():
+        if key in accepted:
+            kwargs[accepted[key]] = value
+        elif takes_any:
+            kwargs[key + "_" if keyword.iskeyword(key) else key] = value
+        else:
+            expected = ", ".join(sorted(accepted)) or "none"
+            raise CheckSpecError(key, f"unknown parameter for grader {spec.grader!r}; "
+                                 f"expected: {expected}")
+    for key, p in params.items():
+        if (p.default is inspect.Parameter.empty and key not in kwargs
+                and p.kind is not inspect.Parameter.VAR_KEYWORD):
+            raise CheckSpecError(key.rstrip("_"), f"missing; grader {spec.grader!r} needs it")
+    return kwargs
+
+
+def build_grader(spec: CheckSpec) -> Grader:
+    """One grader for one check spec; raises CheckSpecError when it cannot."""
+    if spec.grader in BUILTINS:
+        factory = BUILTINS[spec.grader]
+        return factory(**_kwargs(factory, spec), name=spec.label)
+    if ":" not in spec.grader:
+        known = ", ".join(sorted(BUILTINS))
+        raise CheckSpecError("grader", f"{spec.grader!r} is not a built-in grader ({known}) "
+                             "nor an import path 'package.module:factory'")
+    try:
+        user_factory = resolve(spec.grader)
+    except InputError as e:
+        raise CheckSpecError("grader", str(e)) from e
+    if not callable(user_factory):
+        raise CheckSpecError("grader", f"{spec.grader!r} is not callable; expected a factory")
+    try:
+        grader: object = user_factory(**_kwargs(user_factory, spec))
+    except CheckSpecError:
+        raise
+    except Exception as e:  # the user's factory rejected its parameters
+        raise CheckSpecError("grader", f"{spec.grader!r} raised {e!r}") from e
+    if not isinstance(grader, Grader):
+        raise CheckSpecError("grader", f"{spec.grader!r} returned {grader!r}; expected a "
+                             "Grader (name, version, kind, cost_rank, grade)")
+    return Renamed(grader, spec.name) if spec.name else grader
+
+
+def build_graders(specs: Iterable[CheckSpec]) -> list[Grader]:
+    return [build_grader(spec) for spec in specs]

@@ -1,0 +1,403 @@
+"""Read and validate meta-sets: recorded runs with human labels, one JSON object a line.
+
+Runs are read in the native event format or as OpenAI-style chat messages;
+both become the same ``Trajectory``. Every problem is a ``LoadError`` naming
+file:line and field, echoing the bad value and saying what was expected. A bad
+line is reported and left out; the good lines still load. A bad line must
+never become a run, so it can never be counted as a pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from metaeval.contract import (
+    CheckSpec,
+    Error,
+    EvalInput,
+    Event,
+    JsonObject,
+    JsonValue,
+    Message,
+    Outcome,
+    TaskSpec,
+    Timeout,
+    ToolCall,
+    ToolResult,
+    Trajectory,
+)
+from metaeval.errors import CheckSpecError
+from metaeval.graders.registry import build_grader
+
+FORMAT_VERSION = 1
+RUN_FIELDS = {"id", "category", "task", "trajectory", "initial_state", "final_state", "label",
+              "format_version"}
+TASK_FIELDS = {"id", "instruction", "criteria", "checks"}
+LABEL_FIELDS = {"verdict", "score", "criteria", "rationale", "labeller"}
+EVENT_TYPES = ("message", "tool_call", "tool_result", "timeout", "error")
+ROLES = ("user", "assistant", "system")
+CHAT_ROLES = ("user", "assistant", "system", "developer", "tool")
+VERDICTS = {"pass": Outcome.PASS, "fail": Outcome.FAIL}
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """What a person decided about a run: the verdict, a 1-5 score, and per-check verdicts."""
+
+    verdict: Outcome
+    score: int | None = None
+    criteria: dict[str, Outcome] = field(default_factory=dict)
+    rationale: str = ""
+    labeller: str = ""
+
+    def for_check(self, check: str) -> Outcome:
+        """The per-check label where the labeller gave one, else the overall verdict."""
+        return self.criteria.get(check, self.verdict)
+
+
+@dataclass(frozen=True, slots=True)
+class MetaRun:
+    """One labelled run; ``source`` is ``file:line`` for messages that point back."""
+
+    id: str
+    category: str
+    source: str
+    input: EvalInput
+    label: Label
+
+
+@dataclass(frozen=True, slots=True)
+class LoadError:
+    """One problem in one line of one file (line 0: the file itself)."""
+
+    path: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        field = f" {self.field}:" if self.field else ""
+        return f"{where}:{field} {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class MetaSet:
+    """What loading found: the good runs, every error, and the files read."""
+
+    runs: tuple[MetaRun, ...]
+    errors: tuple[LoadError, ...]
+    files: tuple[str, ...]
+
+
+class _Bad(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def _got(value: object) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _missing_or_bad(obj: JsonObject, key: str, where: str, expected: str) -> _Bad:
+    if key not in obj:
+        return _Bad(where, f"missing; expected {expected}")
+    return _Bad(where, f"got {_got(obj[key])}; expected {expected}")
+
+
+def _str(obj: JsonObject, key: str, where: str, *, required: bool = True,
+         allowed: Sequence[str] = ()) -> str:
+    value = obj.get(key)
+    expected = "one of " + ", ".join(map(repr, allowed)) if allowed else "a non-empty string"
+    if value is None and not required and key not in obj:
+        return ""
+    if not isinstance(value, str) or (required and not value) or (allowed and value not in allowed):
+        raise _missing_or_bad(obj, key, where, expected)
+    return value
+
+
+def _object(obj: JsonObject, key: str, where: str) -> JsonObject:
+    value = obj.get(key, {})
+    if not isinstance(value, dict):
+        raise _missing_or_bad(obj, key, where, "a JSON object")
+    return value
+
+
+def _no_unknown(obj: JsonObject, known: set[str], where: str) -> None:
+    unknown = sorted(set(obj) - known)
+    if unknown:
+        prefix = f"{where}." if where else ""
+        expected = ", ".join(sorted(known))
+        raise _Bad(prefix + unknown[0], f"unknown field; expected one of {expected}")
+
+
+# --- trajectory: native events and OpenAI-style chat messages ------------------------
+
+
+def _native_event(raw: JsonObject, where: str) -> list[Event]:
+    kind = _str(raw, "type", f"{where}.type", allowed=EVENT_TYPES)
+    if kind == "message":
+        role = _str(raw, "role", f"{where}.role", allowed=ROLES)
+        content = raw.get("content")
+        if not isinstance(content, str):
+            raise _missing_or_bad(raw, "content", f"{where}.content", "a string")
+        return [Message(role, content)]
+    if kind == "tool_call":
+        return [ToolCall(_str(raw, "id", f"{where}.id"), _str(raw, "tool", f"{where}.tool"),
+                         _object(raw, "args", f"{where}.args"))]
+    if kind == "tool_result":
+        return [ToolResult(_str(raw, "call_id", f"{where}.call_id"), raw.get("content"))]
+    detail = _str(raw, "detail", f"{where}.detail", required=False)
+    return [Timeout(detail) if kind == "timeout" else Error(detail)]
+
+
+def _chat_text(raw: JsonObject, where: str) -> str:
+    """Chat content: a string, null, or a list of ``{"type": "text", "text": ...}`` parts."""
+    content = raw.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+            isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
+        return "".join(str(p["text"]) for p in content if isinstance(p, dict))
+    raise _Bad(f"{where}.content", f"got {_got(content)}; expected a string or text parts")
+
+
+def _decode_tool_content(text: str) -> JsonValue:
+    """Chat tool results are strings; a JSON object or list inside is read as such,
+    so the same run in either format gives the grader the same values."""
+    try:
+        value: JsonValue = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, dict | list) else text
+
+
+def _chat_message(raw: JsonObject, where: str) -> list[Event]:
+    role = _str(raw, "role", f"{where}.role", allowed=CHAT_ROLES)
+    if role == "tool":
+        call_id = _str(raw, "tool_call_id", f"{where}.tool_call_id")
+        return [ToolResult(call_id, _decode_tool_content(_chat_text(raw, where)))]
+    text = _chat_text(raw, where)
+    if role != "assistant":
+        return [Message("system" if role == "developer" else role, text)]
+    calls = raw.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise _Bad(f"{where}.tool_calls", f"got {_got(calls)}; expected a list")
+    events: list[Event] = [Message("assistant", text)] if text or not calls else []
+    for j, call in enumerate(calls):
+        at = f"{where}.tool_calls[{j}]"
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(call, dict) or not isinstance(function, dict):
+            raise _Bad(at, f"got {_got(call)}; expected an object with id and "
+                       "function {name, arguments}")
+        arguments = function.get("arguments", "{}")
+        try:
+            args = json.loads(arguments) if isinstance(arguments, str) else arguments
+        except ValueError as e:
+            raise _Bad(f"{at}.function.arguments", f"got {_got(arguments)}; expected a JSON "
+                       f"string of an object ({e})") from e
+        if not isinstance(args, dict):
+            raise _Bad(f"{at}.function.arguments", f"got {_got(arguments)}; expected a JSON "
+                       "string of an object")
+        events.append(ToolCall(_str(call, "id", f"{at}.id"),
+                               _str(function, "name", f"{at}.function.name"), args))
+    return events
+
+
+def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
+    if not isinstance(raw, list):
+        problems.append(_Bad("trajectory", f"got {_got(raw)}; expected a list of events"))
+        return Trajectory()
+    events: list[Event] = []
+    call_ids: set[str] = set()
+    for i, item in enumerate(raw):
+        where = f"trajectory[{i}]"
+        try:
+            if not isinstance(item, dict):
+                raise _Bad(where, f"got {_got(item)}; expected an event object")
+            if "type" not in item and "role" in item:
+                new = _chat_message(item, where)
+            else:
+                new = _native_event(item, where)
+            for event in new:
+                if isinstance(event, ToolCall):
+                    call_ids.add(event.id)
+                if isinstance(event, ToolResult) and event.call_id not in call_ids:
+                    field_name = "call_id" if "type" in item else "tool_call_id"
+                    raise _Bad(f"{where}.{field_name}", f"got {event.call_id!r}; expected the "
+                               "id of an earlier tool call")
+            events.extend(new)
+        except _Bad as bad:
+            problems.append(bad)
+    return Trajectory(tuple(events))
+
+
+# --- task and label ------------------------------------------------------------------
+
+
+def _task(raw: JsonValue, problems: list[_Bad]) -> TaskSpec | None:
+    if not isinstance(raw, dict):
+        problems.append(_Bad("task", f"got {_got(raw)}; expected an object with id and checks"))
+        return None
+    try:
+        _no_unknown(raw, TASK_FIELDS, "task")
+        task_id = _str(raw, "id", "task.id")
+        instruction = _str(raw, "instruction", "task.instruction", required=False)
+        criteria = _object(raw, "criteria", "task.criteria")
+        checks_raw = raw.get("checks", [])
+        if not isinstance(checks_raw, list):
+            raise _Bad("task.checks", f"got {_got(checks_raw)}; expected a list of check specs")
+    except _Bad as bad:
+        problems.append(bad)
+        return None
+    checks: list[CheckSpec] = []
+    for i, spec_raw in enumerate(checks_raw):
+        where = f"task.checks[{i}]"
+        try:
+            spec = _check_spec(spec_raw, where)
+            if spec.label in {c.label for c in checks}:
+                raise _Bad(f"{where}.name", f"got {spec.label!r}; expected a check name not "
+                           "already used in this task")
+            checks.append(spec)
+        except _Bad as bad:
+            problems.append(bad)
+    return TaskSpec(task_id, instruction, criteria, tuple(checks))
+
+
+def _check_spec(raw: JsonValue, where: str) -> CheckSpec:
+    if not isinstance(raw, dict):
+        raise _Bad(where, f"got {_got(raw)}; expected {{\"grader\": NAME, ...params}}")
+    grader = _str(raw, "grader", f"{where}.grader")
+    name = _str(raw, "name", f"{where}.name", required=False)
+    params = {k: v for k, v in raw.items() if k not in ("grader", "name")}
+    spec = CheckSpec(grader, params, name)
+    try:
+        build_grader(spec)  # a spec that cannot become a grader is bad input, found now
+    except CheckSpecError as e:
+        raise _Bad(f"{where}.{e.field}", e.message) from e
+    return spec
+
+
+def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label | None:
+    if not isinstance(raw, dict):
+        problems.append(_Bad("label", f"got {_got(raw)}; expected an object with a verdict"))
+        return None
+    try:
+        _no_unknown(raw, LABEL_FIELDS, "label")
+        verdict = VERDICTS[_str(raw, "verdict", "label.verdict", allowed=tuple(VERDICTS))]
+        score = raw.get("score")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int)
+                                  or not 1 <= score <= 5):
+            raise _Bad("label.score", f"got {_got(score)}; expected an integer from 1 to 5")
+        criteria_raw = _object(raw, "criteria", "label.criteria")
+        names = set(checks)
+        criteria: dict[str, Outcome] = {}
+        for name in criteria_raw:
+            where = f"label.criteria.{name}"
+            if name not in names:
+                expected = ", ".join(sorted(names)) or "none (the task has no checks)"
+                raise _Bad(where, f"no check of the task is named {name!r}; expected one of "
+                           f"{expected}")
+            criteria[name] = VERDICTS[_str(criteria_raw, name, where, allowed=tuple(VERDICTS))]
+        return Label(verdict, score, criteria,
+                     _str(raw, "rationale", "label.rationale", required=False),
+                     _str(raw, "labeller", "label.labeller", required=False))
+    except _Bad as bad:
+        problems.append(bad)
+        return None
+
+
+# --- lines and files -------------------------------------------------------------------
+
+
+def parse_run(raw: JsonValue, source: str) -> tuple[MetaRun | None, list[_Bad]]:
+    """One record to one run, or None with every problem found in it."""
+    if not isinstance(raw, dict):
+        return None, [_Bad("", f"got {_got(raw)}; expected a JSON object")]
+    problems: list[_Bad] = []
+    try:
+        _no_unknown(raw, RUN_FIELDS, "")
+        if raw.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
+            raise _Bad("format_version", f"got {_got(raw['format_version'])}; expected "
+                       f"{FORMAT_VERSION}")
+        run_id = _str(raw, "id", "id")
+        category = _str(raw, "category", "category", required=False) or "uncategorized"
+        initial = _object(raw, "initial_state", "initial_state")
+        final = _object(raw, "final_state", "final_state")
+    except _Bad as bad:
+        problems.append(bad)
+    task = _task(raw.get("task"), problems)
+    trajectory = _trajectory(raw.get("trajectory", []), problems)
+    checks = [c.label for c in task.checks] if task else []
+    label = _label(raw.get("label"), checks, problems)
+    if problems or task is None or label is None:
+        return None, problems
+    return MetaRun(run_id, category, source,
+                   EvalInput(task, trajectory, initial, final), label), []
+
+
+def _no_constant(name: str) -> JsonValue:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if line.strip():
+                yield number, line
+
+
+def jsonl_files(paths: Iterable[Path]) -> tuple[list[Path], list[LoadError]]:
+    """Expand directories to their ``*.jsonl`` files (sorted); name what is missing."""
+    files: list[Path] = []
+    errors: list[LoadError] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.rglob("*.jsonl"))
+            if not found:
+                errors.append(LoadError(str(path), 0, "", "no .jsonl files in this directory"))
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            errors.append(LoadError(str(path), 0, "", "no such file or directory"))
+    return files, errors
+
+
+def load_meta_sets(paths: Iterable[Path]) -> MetaSet:
+    """Every run of every file; bad lines become errors and the rest still load."""
+    files, errors = jsonl_files(paths)
+    runs: list[MetaRun] = []
+    seen: dict[str, str] = {}
+    for path in files:
+        try:
+            lines = list(_lines(path))
+        except (OSError, UnicodeDecodeError) as e:
+            errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
+            continue
+        for number, text in lines:
+            source = f"{path}:{number}"
+            try:
+                raw = json.loads(text, parse_constant=_no_constant)
+            except ValueError as e:
+                errors.append(LoadError(str(path), number, "", f"not valid JSON: {e}"))
+                continue
+            run, problems = parse_run(raw, source)
+            errors.extend(LoadError(str(path), number, p.field, p.message) for p in problems)
+            if run is None:
+                continue
+            if run.id in seen:
+                errors.append(LoadError(str(path), number, "id", f"got {run.id!r}; expected "
+                                        f"an id not already used (first at {seen[run.id]})"))
+                continue
+            seen[run.id] = source
+            runs.append(run)
+    return MetaSet(tuple(runs), tuple(errors), tuple(str(f) for f in files))

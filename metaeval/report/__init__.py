@@ -1,0 +1,1 @@
+"""Rendering results for people (tables) and machines (stable JSON). Only renders."""
