@@ -21,6 +21,10 @@ class Config:
 
     root: Path
     meta_sets: tuple[str, ...] = DEFAULT_META_SETS
+    mutate_targets: tuple[str, ...] = ()
+    """``[tool.metaeval.mutate] targets``: files, directories or ``module:qualname``."""
+    mutate_operators: tuple[str, ...] = ()
+    """``[tool.metaeval.mutate] operators``: restrict rewrite operators (empty: all)."""
 
     def paths(self, names: tuple[str, ...]) -> list[Path]:
         return [self.root / name for name in names]
@@ -52,4 +56,27 @@ def load_config(start: Path | None = None) -> Config:
     if not isinstance(meta_sets, list) or not all(isinstance(m, str) for m in meta_sets):
         raise InputError(f"{pyproject}: tool.metaeval.meta_sets: got {meta_sets!r}; "
                          "expected a list of paths")
-    return Config(pyproject.parent, tuple(meta_sets))
+    mutate_targets, mutate_operators = _mutate_section(pyproject, section.get("mutate", {}))
+    return Config(pyproject.parent, tuple(meta_sets), mutate_targets, mutate_operators)
+
+
+def _mutate_section(pyproject: Path, section: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``targets`` and ``operators`` of ``[tool.metaeval.mutate]``, validated."""
+    # Imported here so reading the config of a project that never mutates stays light.
+    from metaeval.mutation.operators import OPERATORS
+
+    if not isinstance(section, dict):
+        raise InputError(f"{pyproject}: tool.metaeval.mutate: got {section!r}; expected a table")
+    targets = section.get("targets", [])
+    if not isinstance(targets, list) or not all(isinstance(t, str) and t for t in targets):
+        raise InputError(f"{pyproject}: tool.metaeval.mutate.targets: got {targets!r}; "
+                         "expected a list of paths or 'package.module:qualname' strings")
+    operators = section.get("operators", [])
+    if not isinstance(operators, list) or not all(isinstance(o, str) for o in operators):
+        raise InputError(f"{pyproject}: tool.metaeval.mutate.operators: got {operators!r}; "
+                         "expected a list of operator names")
+    for name in operators:
+        if name not in OPERATORS:
+            raise InputError(f"{pyproject}: tool.metaeval.mutate.operators: got {name!r}; "
+                             f"expected one of {', '.join(OPERATORS)}")
+    return tuple(targets), tuple(operators)

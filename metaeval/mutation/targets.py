@@ -1,0 +1,457 @@
+"""Find the rewrite mutants of a project: resolve targets, parse, apply every operator.
+
+A target is a file, a directory (searched recursively for ``*.py``, leaving out
+tests, hidden directories and virtual environments) or ``package.module:qualname``
+(found on disk relative to the project root or ``sys.path``, never imported).
+Each file is parsed once with libcst; every site an operator offers becomes one
+``Mutant`` whose ``mutated_source`` is the whole module with exactly that fault.
+
+This module only reads. It must never write, import or execute the code it
+mutates: the user's source tree stays byte-identical.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import sys
+import tokenize
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from metaeval.errors import InputError
+from metaeval.mutation.model import Mutant, MutantKind, Span
+from metaeval.mutation.operators import Context, Operator, Replacement, Variant, select_operators
+
+MODULE_QUALNAME = "<module>"
+PRAGMA = "metaeval: skip"
+NO_REASON = "skip pragma without a reason"
+
+# Directories a recursive search never enters: they hold tests, tooling or
+# someone else's code, never the project's controls.
+_SKIPPED_DIRS = frozenset({
+    "tests", "test", "testing", "__pycache__", "venv", "env", "site-packages",
+    "node_modules", "build", "dist",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One resolved target: a file, optionally narrowed to one qualname and what it holds."""
+
+    path: Path
+    qualname: str | None = None
+    spec: str = ""
+    """The target as the user wrote it, for messages."""
+
+
+# --- resolving targets ---------------------------------------------------------------
+
+
+def resolve_targets(specs: Sequence[str], root: Path) -> list[Target]:
+    """Turn CLI arguments or ``[tool.metaeval.mutate] targets`` into files.
+
+    Relative paths are taken from ``root``. Raises ``InputError`` naming the
+    target when it is neither an existing path nor a resolvable ``module:qualname``.
+    """
+    targets: list[Target] = []
+    seen: set[tuple[Path, str | None]] = set()
+    for spec in specs:
+        for target in _resolve_one(spec, root):
+            key = (target.path, target.qualname)
+            if key not in seen:
+                seen.add(key)
+                targets.append(target)
+    return targets
+
+
+def _resolve_one(spec: str, root: Path) -> list[Target]:
+    module_name, sep, qualname = spec.partition(":")
+    if sep and module_name and not _looks_like_path(module_name):
+        if not qualname:
+            raise InputError(f"mutate target {spec!r}: empty qualname; "
+                             "expected 'package.module:qualname'")
+        return [Target(find_module_file(module_name, root, spec), qualname, spec)]
+    path = Path(spec)
+    if not path.is_absolute():
+        path = root / path
+    if path.is_file():
+        if path.suffix != ".py":
+            raise InputError(f"mutate target {spec!r} is not a Python file; "
+                             "expected a .py file, a directory or 'package.module:qualname'")
+        return [Target(path.resolve(), None, spec)]
+    if path.is_dir():
+        return [Target(p, None, spec) for p in python_files(path.resolve())]
+    raise InputError(f"mutate target {spec!r} does not exist; "
+                     "expected a .py file, a directory or 'package.module:qualname'")
+
+
+def _looks_like_path(text: str) -> bool:
+    # ``C:\\src`` or ``src/pkg.py`` are paths, never module names.
+    return "/" in text or "\\" in text or text.endswith(".py") or len(text) == 1
+
+
+def find_module_file(module: str, root: Path, spec: str = "") -> Path:
+    """The file of dotted ``module``, looked up under ``root``, ``root/src``, then ``sys.path``."""
+    parts = module.split(".")
+    if not all(part.isidentifier() for part in parts):
+        raise InputError(f"mutate target {spec or module!r}: {module!r} is not a module name; "
+                         "expected 'package.module:qualname'")
+    bases = [root, root / "src", *(Path(p) for p in sys.path if p)]
+    for base in bases:
+        candidate = base.joinpath(*parts)
+        for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
+            if path.is_file():
+                return path.resolve()
+    raise InputError(f"mutate target {spec or module!r}: module {module!r} not found under "
+                     f"{str(root)!r}, its src/ or sys.path")
+
+
+def python_files(directory: Path) -> list[Path]:
+    """``*.py`` under ``directory`` in sorted order, without tests, hidden dirs or venvs."""
+    found: list[Path] = []
+    for current, dirs, files in os.walk(directory):
+        here = Path(current)
+        dirs[:] = sorted(
+            d for d in dirs
+            if not d.startswith(".") and d not in _SKIPPED_DIRS
+            and not (here / d / "pyvenv.cfg").exists()
+        )
+        found.extend(here / f for f in sorted(files) if f.endswith(".py") and not _is_test_file(f))
+    return sorted(found)
+
+
+def _is_test_file(name: str) -> bool:
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+
+
+def module_name(path: Path, root: Path) -> str:
+    """The dotted name ``path`` is imported as: walk up while ``__init__.py`` marks a package."""
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory != directory.parent:
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    return ".".join(parts) if parts else path.parent.name
+
+
+def relative_path(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` in posix form; absolute when it lies outside."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_posix()
+
+
+# --- finding mutants -----------------------------------------------------------------
+
+
+def find_mutants(
+    specs: Sequence[str], root: Path, operators: Sequence[str] = ()
+) -> list[Mutant]:
+    """Every rewrite mutant of the targets, in a deterministic order (file, then position).
+
+    ``operators`` restricts the operators by name (all when empty). A file that
+    cannot be read or parsed is an ``InputError`` naming it.
+    """
+    chosen = select_operators(operators)
+    mutants: list[Mutant] = []
+    by_path: dict[Path, list[str | None]] = {}
+    for target in resolve_targets(specs, root):
+        by_path.setdefault(target.path, []).append(target.qualname)
+    for path in sorted(by_path):
+        qualnames = by_path[path]
+        source = read_source(path)
+        found = mutants_in_source(
+            source,
+            path=relative_path(path, root),
+            module=module_name(path, root),
+            operators=chosen,
+        )
+        if None not in qualnames:
+            found = [mt for mt in found if any(_within(mt.qualname, q) for q in qualnames if q)]
+        mutants.extend(found)
+    return mutants
+
+
+def _within(qualname: str, scope: str) -> bool:
+    return qualname == scope or qualname.startswith(scope + ".")
+
+
+def read_source(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read: {e}") from e
+
+
+def mutants_in_source(
+    source: str,
+    *,
+    path: str,
+    module: str,
+    operators: Sequence[Operator] | None = None,
+) -> list[Mutant]:
+    """The rewrite mutants of one module's text; ``path`` and ``module`` go into ids."""
+    try:
+        tree = cst.parse_module(source)
+    except cst.ParserSyntaxError as e:
+        raise InputError(f"{path}:{e.raw_line}: cannot parse: {e.message}") from e
+    wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+    collector = _SiteCollector(
+        tuple(operators) if operators is not None else select_operators(),
+        _pragmas(source),
+        wrapper.resolve(PositionProvider),
+    )
+    wrapper.visit(collector)
+    lines = source.splitlines(keepends=True)
+    counters: dict[tuple[str, str], int] = {}
+    mutants: list[Mutant] = []
+    for site in collector.sites:
+        key = (site.qualname, site.operator)
+        index = counters.get(key, 0)
+        counters[key] = index + 1
+        mutated = _apply(tree, site.variant, site.path_to_target)
+        mutants.append(Mutant(
+            id=f"{path}::{site.qualname}::{site.operator}::{index}",
+            kind=MutantKind.REWRITE,
+            operator=site.operator,
+            path=path,
+            module=module,
+            qualname=site.qualname,
+            span=_span(site.position),
+            original=_text_at(lines, site.position),
+            replacement=_code(tree, site.variant.replacement),
+            mutated_source=mutated,
+            ignored_reason=site.ignored_reason,
+        ))
+    return mutants
+
+
+def mutant_diff(mutant: Mutant, root: Path) -> str:
+    """The unified diff from the file on disk to the mutant, headed with its relative path."""
+    original = read_source(root / mutant.path)
+    return unified_diff(original, mutant.mutated_source, mutant.path)
+
+
+def unified_diff(original: str, mutated: str, path: str) -> str:
+    return "".join(difflib.unified_diff(
+        original.splitlines(keepends=True),
+        mutated.splitlines(keepends=True),
+        fromfile=f"a/{path}",
+        tofile=f"b/{path}",
+    ))
+
+
+# --- internals -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Site:
+    operator: str
+    qualname: str
+    variant: Variant
+    path_to_target: frozenset[int]
+    """``id()`` of every node from the module down to the target, to prune the rewrite."""
+    position: CodeRange
+    ignored_reason: str
+
+
+def _pragmas(source: str) -> dict[int, str]:
+    """Line number -> reason, for every ``# metaeval: skip <reason>`` comment."""
+    found: dict[int, str] = {}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return found
+    for token in tokens:
+        if token.type != tokenize.COMMENT:
+            continue
+        text = token.string.lstrip("#").strip()
+        if text.startswith(PRAGMA):
+            reason = text[len(PRAGMA):].strip()
+            found[token.start[0]] = reason or NO_REASON
+    return found
+
+
+_BOILERPLATE_IF = m.If(
+    test=m.Comparison(
+        left=m.Name("__name__"),
+        comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.SimpleString())],
+    )
+    | m.Name("TYPE_CHECKING")
+    | m.Attribute(attr=m.Name("TYPE_CHECKING"))
+)
+
+
+def _docstring_of(body: Sequence[cst.CSTNode]) -> cst.CSTNode | None:
+    if body and m.matches(
+        body[0],
+        m.SimpleStatementLine(body=[m.Expr(m.SimpleString() | m.ConcatenatedString())]),
+    ):
+        return body[0]
+    return None
+
+
+class _SiteCollector(cst.CSTVisitor):
+    """Walks one module once, asking every operator at every node worth mutating."""
+
+    def __init__(
+        self,
+        operators: tuple[Operator, ...],
+        pragmas: dict[int, str],
+        positions: Mapping[cst.CSTNode, CodeRange],
+    ) -> None:
+        super().__init__()
+        self.operators = operators
+        self.pragmas = pragmas
+        self.positions = positions
+        self.stack: list[cst.CSTNode] = []
+        # (qualname, pragma reason of its def/class header or "", id of the def/class)
+        self.scopes: list[tuple[str, str, int]] = []
+        self.skipped: set[int] = set()
+        self.sites: list[_Site] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        descend = True
+        if id(node) in self.skipped or isinstance(node, cst.Annotation):
+            descend = False
+        elif m.matches(node, _BOILERPLATE_IF):
+            descend = False
+        else:
+            if isinstance(node, cst.FunctionDef | cst.ClassDef):
+                self._enter_scope(node)
+            if isinstance(node, cst.Module):
+                self._skip_docstring(node.body)
+            elif isinstance(node, cst.FunctionDef | cst.ClassDef) and isinstance(
+                node.body, cst.IndentedBlock
+            ):
+                self._skip_docstring(node.body.body)
+            self._ask_operators(node)
+        self.stack.append(node)
+        return descend
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+        if self.scopes and self.scopes[-1][2] == id(original_node):
+            self.scopes.pop()
+
+    def _skip_docstring(self, body: Sequence[cst.CSTNode]) -> None:
+        docstring = _docstring_of(body)
+        if docstring is not None:
+            self.skipped.add(id(docstring))
+
+    def _enter_scope(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        outer, outer_reason, _ = self.scopes[-1] if self.scopes else ("", "", 0)
+        enclosing_function = any(isinstance(a, cst.FunctionDef) for a in self.stack)
+        if not outer:
+            qualname = node.name.value
+        elif enclosing_function and isinstance(self._innermost_scope_node(), cst.FunctionDef):
+            qualname = f"{outer}.<locals>.{node.name.value}"
+        else:
+            qualname = f"{outer}.{node.name.value}"
+        reason = outer_reason or self._header_pragma(node)
+        self.scopes.append((qualname, reason, id(node)))
+
+    def _innermost_scope_node(self) -> cst.CSTNode | None:
+        for node in reversed(self.stack):
+            if isinstance(node, cst.FunctionDef | cst.ClassDef):
+                return node
+        return None
+
+    def _header_pragma(self, node: cst.FunctionDef | cst.ClassDef) -> str:
+        start = self.positions[node].start.line
+        body = node.body
+        if isinstance(body, cst.IndentedBlock) and body.body:
+            first = body.body[0]
+            leading = len(getattr(first, "leading_lines", ()))
+            end = self.positions[first].start.line - 1 - leading
+        else:
+            end = self.positions[body].start.line
+        for line in range(start, max(start, end) + 1):
+            if line in self.pragmas:
+                return self.pragmas[line]
+        return ""
+
+    def _ask_operators(self, node: cst.CSTNode) -> None:
+        context: Context | None = None
+        for operator in self.operators:
+            if context is None:
+                context = Context(tuple(self.stack))
+            for variant in operator.mutate(node, context):
+                self._add(operator.name, node, variant)
+
+    def _add(self, operator: str, node: cst.CSTNode, variant: Variant) -> None:
+        qualname, scope_reason, _ = self.scopes[-1] if self.scopes else (MODULE_QUALNAME, "", 0)
+        position = self.positions[variant.target]
+        reason = self.pragmas.get(position.start.line, "") or scope_reason
+        path = {id(a) for a in self.stack}
+        path.add(id(node))
+        path.update(_path_below(node, variant.target))
+        self.sites.append(_Site(operator, qualname, variant, frozenset(path), position, reason))
+
+
+def _path_below(node: cst.CSTNode, target: cst.CSTNode) -> Iterable[int]:
+    """``id()`` of the nodes from ``node`` down to ``target`` (empty when not found)."""
+    if node is target:
+        return [id(node)]
+    for child in node.children:
+        below = list(_path_below(child, target))
+        if below:
+            return [id(node), *below]
+    return []
+
+
+class _Replace(cst.CSTTransformer):
+    """Puts one replacement in place of one node, visiting only the path to it."""
+
+    def __init__(self, variant: Variant, path: frozenset[int]) -> None:
+        super().__init__()
+        self.variant = variant
+        self.path = path
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.path
+
+    def on_leave(  # type: ignore[override]
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> Replacement:
+        if original_node is self.variant.target:
+            return self.variant.replacement
+        return updated_node
+
+
+def _apply(tree: cst.Module, variant: Variant, path: frozenset[int]) -> str:
+    return tree.visit(_Replace(variant, path)).code
+
+
+def _span(position: CodeRange) -> Span:
+    # libcst columns are 0-based; the report schema wants 1-based.
+    return Span(position.start.line, position.start.column + 1,
+                position.end.line, position.end.column + 1)
+
+
+def _text_at(lines: list[str], position: CodeRange) -> str:
+    start, end = position.start, position.end
+    if start.line == end.line:
+        return lines[start.line - 1][start.column:end.column]
+    chunk = [lines[start.line - 1][start.column:]]
+    chunk.extend(lines[start.line:end.line - 1])
+    chunk.append(lines[end.line - 1][:end.column])
+    return "".join(chunk)
+
+
+def _code(tree: cst.Module, replacement: Replacement) -> str:
+    if isinstance(replacement, cst.RemovalSentinel):
+        return ""
+    if isinstance(replacement, cst.FlattenSentinel):
+        return "\n".join(_code(tree, node) for node in replacement.nodes)
+    if isinstance(replacement, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+        replacement = replacement.with_changes(leading_lines=[])
+    return tree.code_for_node(replacement).strip()
