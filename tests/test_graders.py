@@ -134,6 +134,16 @@ def test_state_unchanged_outside_the_allowed_paths() -> None:
     assert strict.evidence[0].at == "final_state.refunds.0"
 
 
+def test_state_unchanged_excepts_a_path_not_its_namesakes() -> None:
+    # "refunds_audit" starts with "refunds" but is not under it.
+    spec = {"grader": "state_unchanged", "except": ["refunds"]}
+    x = run(initial={"refunds": [], "refunds_audit": []},
+            final={"refunds": [1], "refunds_audit": [1]})
+    finding = grade(spec, x)
+    assert finding.outcome is Outcome.FAIL
+    assert finding.evidence[0].at == "final_state.refunds_audit.0"
+
+
 def test_state_unchanged_sees_a_bool_replacing_a_number() -> None:
     finding = grade({"grader": "state_unchanged"}, run(initial={"flag": 1}, final={"flag": True}))
     assert finding.outcome is Outcome.FAIL
@@ -179,6 +189,8 @@ def test_no_answer_after_a_timeout_is_unscored() -> None:
     ("Your 3 mugs arrive within 5 days, as promised in 2024.", Outcome.PASS, ""),
     ("Your order total was $1,234.00.", Outcome.FAIL, "1,234.00"),
     ("A credit of 49.99 and a voucher of 15.", Outcome.FAIL, "15"),
+    ("A credit of 49.99 and 12 vouchers.", Outcome.PASS, ""),  # 12 is a count
+    ("A credit of 49.99 and 13 vouchers.", Outcome.FAIL, "13"),  # 13 is past the counts
 ])
 def test_grounded_numbers(answer: str, expected: Outcome, ungrounded: str) -> None:
     x = run(user("My order A-1182 arrived broken."), *LOOKUP, assistant(answer))
