@@ -13,6 +13,7 @@ from pathlib import Path
 from metaeval.errors import InputError
 
 DEFAULT_META_SETS = ("meta_sets",)
+DEFAULT_FINDINGS = "mutants/findings.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,7 @@ class Config:
 
     root: Path
     meta_sets: tuple[str, ...] = DEFAULT_META_SETS
+    findings: str = DEFAULT_FINDINGS
 
     def paths(self, names: tuple[str, ...]) -> list[Path]:
         return [self.root / name for name in names]
@@ -52,4 +54,8 @@ def load_config(start: Path | None = None) -> Config:
     if not isinstance(meta_sets, list) or not all(isinstance(m, str) for m in meta_sets):
         raise InputError(f"{pyproject}: tool.metaeval.meta_sets: got {meta_sets!r}; "
                          "expected a list of paths")
-    return Config(pyproject.parent, tuple(meta_sets))
+    findings = section.get("findings", DEFAULT_FINDINGS)
+    if not isinstance(findings, str) or not findings:
+        raise InputError(f"{pyproject}: tool.metaeval.findings: got {findings!r}; "
+                         "expected a path")
+    return Config(pyproject.parent, tuple(meta_sets), findings)
