@@ -13,6 +13,7 @@ from pathlib import Path
 from metaeval.errors import InputError
 
 DEFAULT_META_SETS = ("meta_sets",)
+DEFAULT_FINDINGS = "mutants/findings.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,7 @@ class Config:
 
     root: Path
     meta_sets: tuple[str, ...] = DEFAULT_META_SETS
+    findings: str = DEFAULT_FINDINGS
     mutate_targets: tuple[str, ...] = ()
     """``[tool.metaeval.mutate] targets``: files, directories or ``module:qualname``."""
     mutate_operators: tuple[str, ...] = ()
@@ -56,8 +58,12 @@ def load_config(start: Path | None = None) -> Config:
     if not isinstance(meta_sets, list) or not all(isinstance(m, str) for m in meta_sets):
         raise InputError(f"{pyproject}: tool.metaeval.meta_sets: got {meta_sets!r}; "
                          "expected a list of paths")
+    findings = section.get("findings", DEFAULT_FINDINGS)
+    if not isinstance(findings, str) or not findings:
+        raise InputError(f"{pyproject}: tool.metaeval.findings: got {findings!r}; "
+                         "expected a path")
     mutate_targets, mutate_operators = _mutate_section(pyproject, section.get("mutate", {}))
-    return Config(pyproject.parent, tuple(meta_sets), mutate_targets, mutate_operators)
+    return Config(pyproject.parent, tuple(meta_sets), findings, mutate_targets, mutate_operators)
 
 
 def _mutate_section(pyproject: Path, section: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
