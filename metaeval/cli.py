@@ -5,6 +5,7 @@ A user's mistake ends as exit code 2 with a message, never a traceback.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -159,3 +160,81 @@ def findings_export(sarif_file: Path, findings_file: Path | None) -> None:
     sarif_file.parent.mkdir(parents=True, exist_ok=True)
     sarif_file.write_text(text, encoding="utf-8")
     click.echo(f"wrote {sarif_file}")
+
+
+# --- mutate ----------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
+              help="Mutants run in parallel (default: [tool.metaeval.mutate] jobs, "
+                   "else one per core).")
+@click.option("--timeout-factor", type=click.FloatRange(min=0), default=None,
+              help="Per-mutant limit = baseline duration x this + the constant (default 3).")
+@click.option("--timeout-constant", type=click.FloatRange(min=0), default=None,
+              help="Seconds added to the per-mutant limit (default 5).")
+@click.option("--mutants", "mutants_dir", type=click.Path(path_type=Path), default=None,
+              help="Directory of patch-mutant files (default: mutants).")
+@click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
+              help="Where to write the mutation-testing-report-schema JSON "
+                   "(default: .metaeval/mutation-report.json).")
+@FORMAT
+@user_errors
+def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | None,
+           timeout_constant: float | None, mutants_dir: Path | None, report_path: Path | None,
+           fmt: str) -> None:
+    """Inject one fault at a time and run the tests against each.
+
+    PATHS are rewrite targets (files, directories, package.module:qualname);
+    default: [tool.metaeval.mutate] targets. Patch mutants come from mutants/.
+
+    Exit 0 when every mutant was detected, 1 when one survived (or had no
+    coverage, or could not be applied), 2 on bad input, 3 when the suite fails
+    without any mutant or no mutant ran.
+    """
+    # Imported here: the runner and libcst are only needed by this command.
+    from metaeval.mutation.patches import load_patch_mutants
+    from metaeval.mutation.runner import RunOptions, VoidRun, exit_code, run_mutants
+    from metaeval.mutation.settings import load_mutate_settings
+    from metaeval.mutation.targets import find_mutants
+    from metaeval.report.mutation import mutation_json, mutation_report, mutation_text
+
+    config = load_config()
+    settings = load_mutate_settings(config.root)
+    root = config.root
+    targets = list(paths) or list(config.mutate_targets)
+    mutants = find_mutants(targets, root, config.mutate_operators) if targets else []
+    patch_dir = root / (mutants_dir or Path(settings.mutants))
+    mutants += load_patch_mutants(patch_dir, root)
+    if not mutants:
+        click.echo(f"error: no mutant found: no targets given or configured, and no patch "
+                   f"mutants under {patch_dir}", err=True)
+        sys.exit(ExitCode.VOID)
+    options = RunOptions(
+        root=root, mutants_dir=patch_dir,
+        jobs=settings.jobs if jobs is None else jobs,
+        timeout_factor=settings.timeout_factor if timeout_factor is None else timeout_factor,
+        timeout_constant=(settings.timeout_constant if timeout_constant is None
+                          else timeout_constant),
+        pytest_args=settings.pytest_args)
+    show_progress = sys.stderr.isatty()
+
+    def progress(done: int, total: int, result: object) -> None:
+        if show_progress:
+            click.echo(f"\rmutants {done}/{total}", err=True, nl=done == total)
+
+    try:
+        run = run_mutants(mutants, options, progress)
+    except VoidRun as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(ExitCode.VOID)
+    report = root / (report_path or Path(settings.report))
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(json.dumps(mutation_report(run, root), indent=2) + "\n", encoding="utf-8")
+    shown = mutation_json(run, root, report) if fmt == "json" else mutation_text(run, root, report)
+    click.echo(shown)
+    code = exit_code(run)
+    if code is ExitCode.VOID:
+        click.echo(f"error: no mutant ran ({len(mutants)} found); nothing was tested", err=True)
+    sys.exit(code)

@@ -1,0 +1,99 @@
+"""Which tests reach a mutant, from the functions each baseline test ran.
+
+The baseline child records every function (code object) under the project root
+that ran, and the tests running when it did. A mutant sits in the innermost
+function whose lines contain it; if that function never ran, no test can see
+the mutant and it is NoCoverage without being run. Module and class bodies run
+on import, so a mutant there always counts as reached. This module only reads
+source files, never writes them.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from metaeval.mutation.model import Mutant, MutantKind
+from metaeval.mutation.wire import CodeRun
+
+CodeKey = tuple[str, int, str]
+"""(resolved file path, ``co_firstlineno``, ``co_name``)."""
+
+
+def _code_objects(code: types.CodeType) -> list[types.CodeType]:
+    found = [code]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found.extend(_code_objects(const))
+    return found
+
+
+def _line_range(code: types.CodeType) -> tuple[int, int]:
+    lines = [line for _, _, line in code.co_lines() if line is not None]
+    return min([code.co_firstlineno, *lines]), max([code.co_firstlineno, *lines])
+
+
+def _is_function(code: types.CodeType) -> bool:
+    # CO_OPTIMIZED: functions, lambdas, comprehensions; never module or class bodies.
+    return bool(code.co_flags & 0x01)
+
+
+@dataclass(slots=True)
+class Coverage:
+    """The baseline's record, indexed for lookups by mutant."""
+
+    root: Path
+    ran: dict[CodeKey, tuple[str, ...]]
+    _compiled: dict[Path, list[types.CodeType] | None] = field(default_factory=dict)
+
+    @staticmethod
+    def from_runs(root: Path, runs: tuple[CodeRun, ...]) -> Coverage:
+        ran: dict[CodeKey, tuple[str, ...]] = {}
+        for run in runs:
+            key = (str(Path(run.file).resolve()), run.line, run.name)
+            ran[key] = tuple(sorted({*ran.get(key, ()), *run.tests}))
+        return Coverage(root.resolve(), ran)
+
+    def _codes(self, path: Path) -> list[types.CodeType] | None:
+        if path not in self._compiled:
+            try:
+                source = path.read_text(encoding="utf-8")
+                self._compiled[path] = _code_objects(compile(source, str(path), "exec",
+                                                             dont_inherit=True))
+            except (OSError, SyntaxError, ValueError):
+                self._compiled[path] = None
+        return self._compiled[path]
+
+    def enclosing(self, mutant: Mutant) -> types.CodeType | None:
+        """The function a mutant sits in; None when it is in a module or class body,
+        or the source cannot be read (then it counts as reached)."""
+        path = (self.root / mutant.path).resolve()
+        codes = self._codes(path)
+        if codes is None:
+            return None
+        line = mutant.span.start_line
+        if mutant.kind is MutantKind.PATCH:
+            name = mutant.qualname.rpartition(".")[2]
+            exact = [c for c in codes if c.co_firstlineno == line and c.co_name == name]
+            return exact[0] if exact and _is_function(exact[0]) else None
+        containing = [c for c in codes if _line_range(c)[0] <= line <= _line_range(c)[1]]
+        if not containing:
+            return None
+        innermost = min(containing, key=lambda c: _line_range(c)[1] - _line_range(c)[0])
+        return innermost if _is_function(innermost) else None
+
+    def tests_for(self, mutant: Mutant) -> tuple[str, ...] | None:
+        """The tests that ran the mutant's function; None when it is reached anyway
+        (module or class body) or cannot be told; ``()`` when nothing ran it."""
+        code = self.enclosing(mutant)
+        if code is None:
+            return None
+        key = (code.co_filename, code.co_firstlineno, code.co_name)
+        return self.ran.get(key, ())
+
+    def reached(self, mutant: Mutant) -> bool:
+        code = self.enclosing(mutant)
+        if code is None:
+            return True
+        return (code.co_filename, code.co_firstlineno, code.co_name) in self.ran

@@ -1,0 +1,284 @@
+"""Patch mutants: faults a person declares in ``mutants/*.py``, applied at run time.
+
+A mutants file is plain Python. It declares ``PatchMutant`` values, either in a
+module-level ``MUTANTS`` list or by decorating a replacement function with
+``@patch_mutant(...)``::
+
+    from metaeval.mutation.patches import PatchMutant, patch_mutant
+
+    MUTANTS = [
+        PatchMutant(id="gate-and-is-average", target="myapp.gates:all_pass",
+                    replacement="lambda results: sum(results) / len(results) >= 0.5",
+                    breaks="A failed gate is averaged away by the other gates."),
+    ]
+
+    @patch_mutant("guard-allows-all", target="myapp.guards:allowed",
+                  breaks="The guard lets every tool call through.")
+    def allow_everything(call: object) -> bool:
+        return True
+
+Loading executes the file in memory (no bytecode is written next to it) and
+turns each declaration into a ``Mutant``; every problem is an ``InputError``
+naming the file, the line and the field. This module never imports or patches
+the targets: the pytest plugin does that in the child process.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import re
+import sys
+import textwrap
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from metaeval.errors import InputError
+from metaeval.mutation.model import Mutant, MutantKind, Span
+
+PATCH_OPERATOR = "patch"
+_TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+Replacement = str | Callable[..., object]
+
+
+def _declaring_line() -> int:
+    # Called from the dataclass __init__, itself called by the declaring file.
+    frame = sys._getframe(2)
+    return frame.f_lineno if frame is not None else 0
+
+
+@dataclass(frozen=True, slots=True)
+class PatchMutant:
+    """One declared fault: replace ``target`` by ``replacement``.
+
+    ``target`` is ``package.module:attr`` (``attr`` may be ``Class.method``).
+    ``replacement`` is a Python expression, evaluated in the target module's
+    namespace, or a callable defined in the mutants file. ``breaks`` is one
+    sentence naming the control the fault switches off.
+    """
+
+    id: str
+    target: str
+    replacement: Replacement
+    breaks: str
+    line: int = field(default_factory=_declaring_line, compare=False)
+
+
+def patch_mutant(id: str, *, target: str, breaks: str
+                 ) -> Callable[[Callable[..., object]], PatchMutant]:
+    """Declare the decorated function as the replacement of ``target``."""
+
+    def declare(replacement: Callable[..., object]) -> PatchMutant:
+        code = getattr(replacement, "__code__", None)
+        line = code.co_firstlineno if code is not None else 0
+        return PatchMutant(id, target, replacement, breaks, line)
+
+    return declare
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """A declaration with the file it came from."""
+
+    file: Path
+    mutant: PatchMutant
+
+
+def exec_mutants_file(path: Path) -> dict[str, object]:
+    """Run a mutants file in a fresh namespace, never writing bytecode beside it."""
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e}") from e
+    name = "metaeval_mutants_" + re.sub(r"\W", "_", path.stem)
+    namespace: dict[str, object] = {"__name__": name, "__file__": str(path)}
+    try:
+        code = compile(source, str(path), "exec")
+        exec(code, namespace)
+    except SyntaxError as e:
+        raise InputError(f"{path}:{e.lineno}: not valid Python: {e.msg}") from e
+    except Exception as e:  # the user's file failed while running: say where
+        raise InputError(f"{path}:{_error_line(e, path)}: raised {e!r} while loading") from e
+    return namespace
+
+
+def _error_line(error: BaseException, path: Path) -> int:
+    lines = [f.lineno for f in traceback.extract_tb(error.__traceback__)
+             if f.filename == str(path) and f.lineno is not None]
+    return lines[-1] if lines else 0
+
+
+def declarations(path: Path) -> list[PatchMutant]:
+    """The PatchMutant values one file declares, in line order."""
+    namespace = exec_mutants_file(path)
+    found: dict[int, PatchMutant] = {}
+    listed = namespace.get("MUTANTS", [])
+    if not isinstance(listed, list | tuple):
+        raise InputError(f"{path}: MUTANTS: got {listed!r}; expected a list of PatchMutant")
+    for i, item in enumerate(listed):
+        if not isinstance(item, PatchMutant):
+            raise InputError(f"{path}: MUTANTS[{i}]: got {item!r}; expected a PatchMutant")
+        found[id(item)] = item
+    for value in namespace.values():
+        if isinstance(value, PatchMutant):
+            found[id(value)] = value
+    return sorted(found.values(), key=lambda m: m.line)
+
+
+def _problems(m: PatchMutant) -> list[str]:
+    problems = []
+    if not isinstance(m.id, str) or not m.id.strip() or any(c.isspace() for c in m.id):
+        problems.append(f"id: got {m.id!r}; expected a non-empty string without spaces")
+    if not isinstance(m.target, str) or not _TARGET.match(m.target):
+        problems.append(f"target: got {m.target!r}; expected 'package.module:attr'")
+    if isinstance(m.replacement, str):
+        try:
+            compile(m.replacement, "<replacement>", "eval")
+        except SyntaxError as e:
+            problems.append(f"replacement: got {m.replacement!r}; not a Python expression "
+                            f"({e.msg})")
+    elif not callable(m.replacement):
+        problems.append(f"replacement: got {m.replacement!r}; expected an expression string "
+                        "or a callable")
+    if not isinstance(m.breaks, str) or not m.breaks.strip():
+        problems.append(f"breaks: got {m.breaks!r}; expected one sentence naming the control "
+                        "this mutant switches off")
+    return problems
+
+
+def mutants_files(directory: Path) -> list[Path]:
+    """``directory/*.py`` in name order, skipping ``_private.py`` helpers."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.glob("*.py") if not p.name.startswith("_"))
+
+
+def load_declared(directory: Path) -> list[Declared]:
+    """Every declaration under ``directory``; one InputError lists every problem."""
+    found: list[Declared] = []
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for path in mutants_files(directory):
+        for m in declarations(path):
+            where = f"{path}:{m.line}"
+            issues = _problems(m)
+            if not issues and m.id in seen:
+                issues.append(f"id: got {m.id!r}; already declared at {seen[m.id]}")
+            problems.extend(f"{where}: {issue}" for issue in issues)
+            if not issues:
+                seen[m.id] = where
+                found.append(Declared(path, m))
+    if problems:
+        raise InputError("bad patch mutant declaration(s):\n  " + "\n  ".join(problems))
+    return found
+
+
+def load_patch_mutants(directory: Path, root: Path) -> list[Mutant]:
+    """The declared patch mutants under ``directory`` as ``Mutant`` values.
+
+    ``path`` and ``span`` point at the target's definition when its source can
+    be found without importing the module; otherwise at the declaration.
+    """
+    # As pytest does with its rootdir: the project's own packages must resolve.
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return [to_mutant(d, root) for d in load_declared(directory)]
+
+
+def find_declared(directory: Path, mutant_id: str) -> PatchMutant:
+    """The declaration ``mutant_id`` under ``directory`` (the plugin's view, in the child)."""
+    for d in load_declared(directory):
+        if d.mutant.id == mutant_id:
+            return d.mutant
+    raise InputError(f"{directory}: no patch mutant with id {mutant_id!r}")
+
+
+def replacement_source(m: PatchMutant) -> str:
+    """What the target becomes, as text a reviewer can read in a diff."""
+    if isinstance(m.replacement, str):
+        return f"{m.target.partition(':')[2].rpartition('.')[2]} = {m.replacement}\n"
+    try:
+        return textwrap.dedent(inspect.getsource(m.replacement))
+    except (OSError, TypeError):
+        return f"{m.target.partition(':')[2]} = {m.replacement!r}\n"
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def locate(target: str) -> tuple[Path, ast.AST] | None:
+    """The file and the definition node of ``package.module:attr``, read with ``ast``.
+
+    Finding the file imports the parent packages (as any import would), never
+    the target module itself. None when the module or the name cannot be found.
+    """
+    module, _, attr = target.partition(":")
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    path = Path(spec.origin)
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, SyntaxError):
+        return None
+    body: list[ast.stmt] = tree.body
+    node: ast.AST | None = None
+    for part in attr.split("."):
+        node = _defined(body, part)
+        if node is None:
+            return None
+        body = node.body if isinstance(node, ast.ClassDef) else []
+    return (path, node) if node is not None else None
+
+
+def _defined(body: list[ast.stmt], name: str) -> ast.stmt | None:
+    found: ast.stmt | None = None
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if stmt.name == name:
+                found = stmt
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                found = stmt
+    return found
+
+
+def first_line(node: ast.AST) -> int:
+    """The line a definition's code object starts on (its first decorator, if any)."""
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    line: int = getattr(node, "lineno", 1)
+    return min([line, *(d.lineno for d in decorators)])
+
+
+def to_mutant(declared: Declared, root: Path) -> Mutant:
+    m = declared.mutant
+    module, _, attr = m.target.partition(":")
+    found = locate(m.target)
+    if found is None:
+        path = _relative(declared.file, root)
+        span = Span(m.line, 1, m.line, 1)
+        original = ""
+    else:
+        file, node = found
+        path = _relative(file, root)
+        start = first_line(node)
+        end = getattr(node, "end_lineno", None) or start
+        end_col = getattr(node, "end_col_offset", None) or 0
+        span = Span(start, 1, end, end_col + 1)
+        lines = file.read_text(encoding="utf-8").splitlines(keepends=True)
+        original = textwrap.dedent("".join(lines[start - 1 : end]))
+    return Mutant(id=m.id, kind=MutantKind.PATCH, operator=PATCH_OPERATOR, path=path,
+                  module=module, qualname=attr, span=span, original=original,
+                  replacement=replacement_source(m), target=m.target, breaks=m.breaks)

@@ -1,0 +1,156 @@
+"""The pytest plugin that puts one mutant in place in a child test session.
+
+Registered through the ``pytest11`` entry point and inert unless asked: without
+``--metaeval-mutant ID`` it registers nothing and changes nothing. With it, it
+reads the ``ChildSpec`` named by ``METAEVAL_MUTANT_SPEC``, applies the mutant
+(a rewrite mutant before conftest files are imported, a patch mutant once they
+are), and writes a ``ChildResult``: the failing tests, and for the baseline,
+which functions each test ran. Production code has no mutant mode; this
+plugin is the only thing that changes behaviour, and only in memory.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import traceback
+from pathlib import Path
+
+import pytest
+
+from metaeval.mutation.apply import CallRecorder, apply_patch, apply_rewrite
+from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode
+
+# Exit code of a child whose mutant could not be applied (pytest's own "internal error").
+APPLY_FAILED = 3
+
+
+class MutantSession:
+    """The plugin object, registered only when ``--metaeval-mutant`` is given."""
+
+    def __init__(self, spec: ChildSpec) -> None:
+        self.spec = spec
+        self.failed: list[str] = []
+        self.tests_run = 0
+        self.error_kind = ErrorKind.NONE
+        self.error = ""
+        self.recorder = CallRecorder(spec.root) if spec.mode is Mode.BASELINE else None
+
+    def fail_to_apply(self, kind: ErrorKind, error: BaseException) -> None:
+        self.error_kind = kind
+        lines = traceback.format_exception_only(type(error), error)
+        self.error = "".join(lines).strip()
+
+    def apply_early(self) -> None:
+        """Rewrite mutants go in before any conftest can import their module; the
+        baseline starts recording then too, so code run by conftest imports counts."""
+        if self.recorder is not None:
+            self.recorder.start()
+        if self.spec.mode is not Mode.REWRITE:
+            return
+        try:
+            apply_rewrite(self.spec.module, self.spec.file, self.spec.source)
+        except SyntaxError as e:
+            self.fail_to_apply(ErrorKind.COMPILE, e)
+        except Exception as e:  # the mutated module failed while re-executing
+            self.fail_to_apply(ErrorKind.APPLY, e)
+
+    def apply_late(self) -> None:
+        """Patch mutants go in once conftest files have set up ``sys.path``."""
+        if self.spec.mode is not Mode.PATCH:
+            return
+        from metaeval.mutation.patches import find_declared  # only in a patch child
+
+        try:
+            declared = find_declared(Path(self.spec.mutants_dir), self.spec.mutant_id)
+            apply_patch(declared.target, declared.replacement)
+        except Exception as e:  # missing target, replacement that raises, bad file
+            self.fail_to_apply(ErrorKind.APPLY, e)
+
+    def result(self) -> ChildResult:
+        ran = self.recorder.runs() if self.recorder is not None else ()
+        return ChildResult(self.error_kind, self.error, tuple(self.failed), self.tests_run, ran)
+
+    def write(self) -> None:
+        if self.recorder is not None:
+            self.recorder.stop()
+        self.result().write(Path(self.spec.result_path))
+
+    # --- hooks -------------------------------------------------------------------
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        if self.recorder is not None:
+            self.recorder.current = nodeid
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        if self.recorder is not None:
+            self.recorder.current = ""
+
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if self.spec.mode is Mode.FORCED_FAIL:
+            raise AssertionError("metaeval forced-fail check: this test must fail")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.tests_run += 1
+        if report.failed and report.nodeid not in self.failed:
+            self.failed.append(report.nodeid)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.failed.append(report.nodeid or "<collection>")
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.write()
+
+
+_SESSION = pytest.StashKey[MutantSession]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("metaeval", "metaeval mutation testing")
+    group.addoption("--metaeval-mutant", metavar="ID", default=None,
+                    help="apply the mutant ID described by $METAEVAL_MUTANT_SPEC "
+                         "(used by `metaeval mutate`; inert without it)")
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this child when the runner dies (``kill -9`` included)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the runner's timeout still applies
+        return
+    if parent and os.getppid() != parent:  # the runner died before prctl took effect
+        os._exit(APPLY_FAILED)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
+                                  args: list[str]) -> None:
+    mutant_id = early_config.known_args_namespace.metaeval_mutant
+    if mutant_id is None:
+        return
+    spec = ChildSpec.from_env()
+    if spec is None or spec.mutant_id != mutant_id:
+        raise pytest.UsageError(f"--metaeval-mutant {mutant_id!r} needs ${SPEC_ENV} naming "
+                                "that mutant's spec file; run it through `metaeval mutate`")
+    _die_with_parent(spec.parent_pid)
+    session = MutantSession(spec)
+    early_config.stash[_SESSION] = session
+    session.apply_early()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    session = config.stash.get(_SESSION, None)
+    if session is None:
+        return
+    session.apply_late()
+    if session.error_kind is not ErrorKind.NONE:
+        session.write()
+        pytest.exit(f"metaeval: mutant {session.spec.mutant_id!r} could not be applied: "
+                    f"{session.error}", returncode=APPLY_FAILED)
+    config.pluginmanager.register(session, "metaeval-mutant-session")

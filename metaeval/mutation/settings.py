@@ -1,0 +1,81 @@
+"""The runner's keys of ``[tool.metaeval.mutate]``, with their defaults.
+
+``targets`` and ``operators`` are read by ``metaeval.config``; this module reads
+the rest: where patch mutants live, how to call pytest, the time limit, the
+number of workers and where the report goes. Flags override every key. A bad
+value is an InputError naming the file, the key, the value and what was
+expected.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from metaeval.config import find_pyproject
+from metaeval.errors import InputError
+from metaeval.mutation.runner import DEFAULT_TIMEOUT_CONSTANT, DEFAULT_TIMEOUT_FACTOR
+
+DEFAULT_MUTANTS_DIR = "mutants"
+DEFAULT_REPORT = ".metaeval/mutation-report.json"
+
+
+@dataclass(frozen=True, slots=True)
+class MutateSettings:
+    """``[tool.metaeval.mutate]`` minus ``targets`` and ``operators``."""
+
+    mutants: str = DEFAULT_MUTANTS_DIR
+    """Directory of patch-mutant files, relative to the project root."""
+    pytest_args: tuple[str, ...] = ()
+    """Extra arguments for every pytest child (``-m "not slow"``, a test path)."""
+    timeout_factor: float = DEFAULT_TIMEOUT_FACTOR
+    timeout_constant: float = DEFAULT_TIMEOUT_CONSTANT
+    jobs: int = 0
+    """0: the number of cores."""
+    report: str = DEFAULT_REPORT
+    """The mutation-testing-report-schema JSON file, relative to the project root."""
+
+
+def _number(pyproject: Path, section: dict[str, object], key: str, default: float) -> float:
+    value = section.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise InputError(f"{pyproject}: tool.metaeval.mutate.{key}: got {value!r}; "
+                         "expected a number >= 0")
+    return float(value)
+
+
+def load_mutate_settings(root: Path) -> MutateSettings:
+    """The settings of the project at ``root`` (defaults when there is no section)."""
+    pyproject = find_pyproject(root)
+    if pyproject is None:
+        return MutateSettings()
+    try:
+        with pyproject.open("rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise InputError(f"{pyproject}: cannot read: {e}") from e
+    section = data.get("tool", {}).get("metaeval", {}).get("mutate", {})
+    if not isinstance(section, dict):
+        raise InputError(f"{pyproject}: tool.metaeval.mutate: got {section!r}; expected a table")
+    strings = {}
+    for key, default in (("mutants", DEFAULT_MUTANTS_DIR), ("report", DEFAULT_REPORT)):
+        value = section.get(key, default)
+        if not isinstance(value, str) or not value:
+            raise InputError(f"{pyproject}: tool.metaeval.mutate.{key}: got {value!r}; "
+                             "expected a path")
+        strings[key] = value
+    args = section.get("pytest_args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise InputError(f"{pyproject}: tool.metaeval.mutate.pytest_args: got {args!r}; "
+                         "expected a list of strings")
+    jobs = section.get("jobs", 0)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
+        raise InputError(f"{pyproject}: tool.metaeval.mutate.jobs: got {jobs!r}; "
+                         "expected an integer >= 0 (0: one per core)")
+    return MutateSettings(
+        mutants=strings["mutants"], pytest_args=tuple(args),
+        timeout_factor=_number(pyproject, section, "timeout_factor", DEFAULT_TIMEOUT_FACTOR),
+        timeout_constant=_number(pyproject, section, "timeout_constant",
+                                 DEFAULT_TIMEOUT_CONSTANT),
+        jobs=jobs, report=strings["report"])

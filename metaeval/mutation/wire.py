@@ -1,0 +1,118 @@
+"""What the runner and the pytest plugin in its child process tell each other.
+
+The runner writes a ``ChildSpec`` to a scratch file (never inside the user's
+tree) and names it in ``METAEVAL_MUTANT_SPEC``; the plugin writes a
+``ChildResult`` to the path the spec gives. Both are small JSON files. This
+module imports only the standard library: the plugin loads it in every child
+before any of the user's modules, and must not import a mutation target early.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from enum import Enum
+from pathlib import Path
+
+SPEC_ENV = "METAEVAL_MUTANT_SPEC"
+
+
+class Mode(Enum):
+    """What the child is asked to do."""
+
+    BASELINE = "baseline"
+    """Apply nothing; record failing tests and which code each test ran."""
+    FORCED_FAIL = "forced-fail"
+    """Fail every test: proves the plugin is loaded and reports back."""
+    REWRITE = "rewrite"
+    """Serve ``source`` in place of module ``module`` through an import hook."""
+    PATCH = "patch"
+    """Replace ``target`` by the replacement the mutants files declare for this id."""
+
+
+class ErrorKind(Enum):
+    """Why a mutant could not be put in place in the child."""
+
+    NONE = ""
+    """It was applied."""
+    COMPILE = "compile"
+    """The mutated source does not compile."""
+    APPLY = "apply"
+    """The target is missing, the replacement raised, or the module would not load."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChildSpec:
+    """The one mutant (or baseline) a pytest child applies."""
+
+    mode: Mode
+    mutant_id: str
+    result_path: str
+    module: str = ""
+    file: str = ""
+    """Absolute path of the module a rewrite mutant replaces (for tracebacks, ``__file__``)."""
+    source: str = ""
+    """For a rewrite mutant: the whole module text with the fault in place."""
+    target: str = ""
+    mutants_dir: str = ""
+    """For a patch mutant: the directory whose files declare it."""
+    root: str = ""
+    """The project root; the baseline records only code under it."""
+    parent_pid: int = 0
+    """The runner's pid: the child ends itself when the runner is gone."""
+
+    def write(self, path: Path) -> None:
+        data = asdict(self)
+        data["mode"] = self.mode.value
+        path.write_text(json.dumps(data), encoding="utf-8")
+
+    @staticmethod
+    def read(path: Path) -> ChildSpec:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["mode"] = Mode(data["mode"])
+        return ChildSpec(**data)
+
+    @staticmethod
+    def from_env() -> ChildSpec | None:
+        where = os.environ.get(SPEC_ENV)
+        return ChildSpec.read(Path(where)) if where else None
+
+
+@dataclass(frozen=True, slots=True)
+class CodeRun:
+    """One function (code object) that ran in the baseline, and the tests that ran it."""
+
+    file: str
+    line: int
+    """``co_firstlineno``: the ``def`` line, or its first decorator's."""
+    name: str
+    tests: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChildResult:
+    """What the plugin saw in one pytest child."""
+
+    error_kind: ErrorKind = ErrorKind.NONE
+    error: str = ""
+    failed: tuple[str, ...] = ()
+    """Node ids of failed tests (or collectors), in the order they failed."""
+    tests_run: int = 0
+    ran: tuple[CodeRun, ...] = ()
+
+    def write(self, path: Path) -> None:
+        data = asdict(self)
+        data["error_kind"] = self.error_kind.value
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        tmp.replace(path)  # the runner never reads half a file
+
+    @staticmethod
+    def read(path: Path) -> ChildResult:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return ChildResult(
+            error_kind=ErrorKind(data["error_kind"]), error=data["error"],
+            failed=tuple(data["failed"]), tests_run=data["tests_run"],
+            ran=tuple(CodeRun(r["file"], r["line"], r["name"], tuple(r["tests"]))
+                      for r in data["ran"]))

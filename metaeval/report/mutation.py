@@ -1,0 +1,181 @@
+"""Rendering a mutation run: the status table, survivors' diffs, the report files.
+
+The JSON report follows the mutation-testing-report-schema (schemaVersion 2),
+so the standard mutation-testing-elements HTML report renders it. This module
+only renders what the runner returned; it never runs anything.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from tabulate import tabulate
+
+from metaeval.contract import JsonObject, JsonValue
+from metaeval.mutation.model import MutantKind, MutantResult, Status
+from metaeval.mutation.runner import MutationRun
+from metaeval.mutation.targets import unified_diff
+
+SCHEMA_VERSION = "2"
+THRESHOLDS: JsonObject = {"high": 80, "low": 60}
+UNDETECTED = (Status.SURVIVED, Status.NO_COVERAGE)
+
+
+def mutation_score(results: tuple[MutantResult, ...]) -> float | None:
+    """Detected (killed + timeout) over every mutant that is not Ignored, in 0..1.
+
+    Errors stay in the denominator: a mutant that could not run detected nothing.
+    None when there is no such mutant (a score of nothing is undefined, not 1).
+    """
+    counted = [r for r in results if r.status is not Status.IGNORED]
+    if not counted:
+        return None
+    return sum(1 for r in counted if r.status.detected) / len(counted)
+
+
+def status_counts(results: tuple[MutantResult, ...]) -> dict[Status, int]:
+    counts = Counter(r.status for r in results)
+    return {status: counts.get(status, 0) for status in Status}
+
+
+def _score_text(score: float | None) -> str:
+    return "n/a" if score is None else f"{score:.1%}"
+
+
+def mutation_table(run: MutationRun) -> str:
+    """Counts per status, then the mutation score."""
+    counts = status_counts(run.results)
+    rows: list[list[str | int]] = [[status.value, counts[status]] for status in Status]
+    rows.append(["total", len(run.results)])
+    rows.append(["mutation score", _score_text(mutation_score(run.results))])
+    return tabulate(rows, headers=["status", "mutants"], tablefmt="simple")
+
+
+def rewrite_diff(result: MutantResult, root: Path) -> str:
+    """A unified diff of the fault: the module for a rewrite mutant, the target's
+    definition against its replacement for a patch mutant."""
+    m = result.mutant
+    try:
+        original = (root / m.path).read_text(encoding="utf-8")
+    except OSError:
+        return unified_diff(m.original, m.replacement, m.path)
+    if m.kind is MutantKind.REWRITE:
+        return unified_diff(original, m.mutated_source, m.path)
+    if not m.original:  # the target was not found: show the declaration alone
+        return unified_diff("", m.replacement, m.path)
+    # The whole file with the definition swapped, so the hunk shows real line numbers.
+    lines = original.splitlines(keepends=True)
+    start, end = m.span.start_line, m.span.end_line
+    indent = lines[start - 1][: len(lines[start - 1]) - len(lines[start - 1].lstrip())]
+    swapped = "".join(indent + line if line.strip() else line
+                      for line in m.replacement.splitlines(keepends=True))
+    return unified_diff(original, "".join([*lines[: start - 1], swapped, *lines[end:]]), m.path)
+
+
+def survivors_text(run: MutationRun, root: Path) -> str:
+    """Each undetected mutant: id, status, the ``breaks`` sentence, and its diff."""
+    blocks = []
+    for result in run.results:
+        if result.status not in UNDETECTED:
+            continue
+        m = result.mutant
+        head = f"{result.status.value}: {m.id} ({m.path}:{m.span.start_line})"
+        if m.breaks:
+            head += f"\n  breaks: {m.breaks}"
+        blocks.append(f"{head}\n{rewrite_diff(result, root).rstrip()}")
+    return "\n\n".join(blocks)
+
+
+def errors_text(run: MutationRun) -> str:
+    lines = []
+    for result in run.results:
+        if result.status in (Status.COMPILE_ERROR, Status.RUNTIME_ERROR):
+            first = result.detail.strip().splitlines()[-1:] or [""]
+            lines.append(f"{result.status.value}: {result.mutant.id}: {first[0]}")
+    return "\n".join(lines)
+
+
+def mutation_text(run: MutationRun, root: Path, report_path: Path | None) -> str:
+    """What ``metaeval mutate`` prints on a terminal."""
+    parts = [mutation_table(run)]
+    survivors = survivors_text(run, root)
+    if survivors:
+        parts.append(survivors)
+    errors = errors_text(run)
+    if errors:
+        parts.append(errors)
+    footer = f"time limit per mutant {run.timeout:.1f}s (baseline {run.baseline_duration:.1f}s)"
+    if report_path is not None:
+        footer += f"; report: {report_path}"
+    parts.append(footer)
+    return "\n\n".join(parts)
+
+
+def _location(result: MutantResult) -> JsonObject:
+    span = result.mutant.span
+    return {"start": {"line": max(span.start_line, 1), "column": max(span.start_column, 1)},
+            "end": {"line": max(span.end_line, 1), "column": max(span.end_column, 1)}}
+
+
+def _schema_mutant(result: MutantResult) -> JsonObject:
+    m = result.mutant
+    entry: JsonObject = {
+        "id": m.id,
+        "mutatorName": m.operator,
+        "location": _location(result),
+        "status": result.status.value,
+        "replacement": m.replacement,
+        "killedBy": list(result.killed_by),
+        "coveredBy": list(result.covered_by),
+        "duration": round(result.duration * 1000, 1),
+    }
+    if m.breaks:
+        entry["description"] = m.breaks
+    if result.detail:
+        entry["statusReason"] = result.detail
+    return entry
+
+
+def mutation_report(run: MutationRun, root: Path) -> JsonObject:
+    """The mutation-testing-report-schema document (schemaVersion 2)."""
+    files: dict[str, JsonValue] = {}
+    for result in run.results:
+        path = result.mutant.path
+        if path not in files:
+            try:
+                source = (root / path).read_text(encoding="utf-8")
+            except OSError:
+                source = ""
+            files[path] = {"language": "python", "source": source, "mutants": []}
+        entry = files[path]
+        assert isinstance(entry, dict)
+        mutants = entry["mutants"]
+        assert isinstance(mutants, list)
+        mutants.append(_schema_mutant(result))
+    return {"schemaVersion": SCHEMA_VERSION, "thresholds": dict(THRESHOLDS),
+            "projectRoot": str(root), "files": files}
+
+
+def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str:
+    """``--format json``: counts, score and every mutant's outcome, stable keys."""
+    counts = status_counts(run.results)
+    score = mutation_score(run.results)
+    mutants: list[JsonValue] = []
+    for r in run.results:
+        m = r.mutant
+        mutants.append({"id": m.id, "kind": m.kind.value, "operator": m.operator,
+                        "path": m.path, "line": m.span.start_line, "status": r.status.value,
+                        "killed_by": list(r.killed_by), "covered_by": list(r.covered_by),
+                        "breaks": m.breaks, "detail": r.detail,
+                        "diff": rewrite_diff(r, root) if r.status in UNDETECTED else ""})
+    document: JsonObject = {
+        "counts": {s.value: n for s, n in counts.items()},
+        "score": score,
+        "executed": run.executed,
+        "timeout_seconds": round(run.timeout, 3),
+        "report": str(report_path) if report_path is not None else None,
+        "mutants": mutants,
+    }
+    return json.dumps(document, indent=2, sort_keys=True)
