@@ -202,9 +202,15 @@ def replacement_source(m: PatchMutant) -> str:
     if isinstance(m.replacement, str):
         return f"{m.target.partition(':')[2].rpartition('.')[2]} = {m.replacement}\n"
     try:
-        return textwrap.dedent(inspect.getsource(m.replacement))
+        source = textwrap.dedent(inspect.getsource(m.replacement))
     except (OSError, TypeError):
         return f"{m.target.partition(':')[2]} = {m.replacement!r}\n"
+    # The @patch_mutant decorator is the declaration, not part of the fault.
+    lines = source.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith(("def ", "async def ")):
+            return "".join(lines[i:])
+    return source
 
 
 def _relative(path: Path, root: Path) -> str:

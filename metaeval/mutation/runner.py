@@ -247,12 +247,14 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
 
 
 def exit_code(run: MutationRun) -> ExitCode:
-    """VOID when no mutant ran (a run that tested nothing must not pass), FINDINGS
-    when anything was not detected (survived, no coverage, error), else OK."""
+    """VOID when no mutant ran (a run that tested nothing must not pass); FINDINGS
+    for a survivor, a mutant no test reaches, or one that could not be applied
+    (a patch mutant whose target was renamed is stale, and must be looked at);
+    else OK. A CompileError is the operator's fault, not the tests': it is shown
+    and kept out of the score's numerator, but does not fail the run."""
     if run.executed == 0:
         return ExitCode.VOID
-    undetected = (Status.SURVIVED, Status.NO_COVERAGE, Status.COMPILE_ERROR,
-                  Status.RUNTIME_ERROR)
+    undetected = (Status.SURVIVED, Status.NO_COVERAGE, Status.RUNTIME_ERROR)
     if any(r.status in undetected for r in run.results):
         return ExitCode.FINDINGS
     return ExitCode.OK

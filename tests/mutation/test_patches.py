@@ -1,0 +1,143 @@
+"""Loading `mutants/*.py`: both declaration forms, and errors that name file, line, field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from metaeval.errors import InputError
+from metaeval.mutation.model import MutantKind
+from metaeval.mutation.patches import load_patch_mutants
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(dedent(text), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    write(tmp_path / "pkg_patches_demo", "__init__.py", "")
+    write(tmp_path / "pkg_patches_demo", "guards.py", """\
+        LIMIT = 3
+
+
+        def allowed(tool):
+            return tool != "delete_account"
+
+
+        class Gate:
+            @staticmethod
+            def open(results):
+                return all(results)
+        """)
+    return tmp_path
+
+
+def test_list_and_decorator_forms_load_in_line_order(project: Path) -> None:
+    write(project / "mutants", "guards.py", """\
+        from metaeval.mutation.patches import PatchMutant, patch_mutant
+
+        MUTANTS = [
+            PatchMutant(id="gate-is-average", target="pkg_patches_demo.guards:Gate.open",
+                        replacement="lambda results: sum(results) >= len(results) / 2",
+                        breaks="A failed gate is averaged away."),
+        ]
+
+
+        @patch_mutant("guard-allows-all", target="pkg_patches_demo.guards:allowed",
+                      breaks="The guard lets every tool through.")
+        def allow_everything(tool):
+            return True
+        """)
+    mutants = load_patch_mutants(project / "mutants", project)
+    assert [m.id for m in mutants] == ["gate-is-average", "guard-allows-all"]
+    gate, guard = mutants
+    assert gate.kind is MutantKind.PATCH
+    assert gate.target == "pkg_patches_demo.guards:Gate.open"
+    assert gate.breaks == "A failed gate is averaged away."
+    # The location is the target's definition (decorator line first), not the declaration.
+    assert (gate.path, gate.span.start_line, gate.span.end_line) == (
+        "pkg_patches_demo/guards.py", 9, 11)
+    assert gate.original.startswith("@staticmethod\ndef open(results):")
+    assert gate.replacement == "open = lambda results: sum(results) >= len(results) / 2\n"
+    assert (guard.path, guard.span.start_line) == ("pkg_patches_demo/guards.py", 4)
+    assert guard.replacement == "def allow_everything(tool):\n    return True\n"
+
+
+def test_a_target_that_cannot_be_found_points_at_the_declaration(project: Path) -> None:
+    write(project / "mutants", "gone.py", """\
+        from metaeval.mutation.patches import PatchMutant
+
+        MUTANTS = [
+            PatchMutant(id="gone", target="pkg_patches_demo.guards:renamed",
+                        replacement="None", breaks="Nothing: the target was renamed."),
+        ]
+        """)
+    (mutant,) = load_patch_mutants(project / "mutants", project)
+    assert (mutant.path, mutant.span.start_line, mutant.original) == ("mutants/gone.py", 4, "")
+
+
+def test_every_bad_field_is_named_with_file_and_line(project: Path) -> None:
+    path = write(project / "mutants", "bad.py", """\
+        from metaeval.mutation.patches import PatchMutant
+
+        MUTANTS = [
+            PatchMutant(id="no target", target="allowed",
+                        replacement="lambda tool: (", breaks=""),
+            PatchMutant(id="ok", target="pkg_patches_demo.guards:allowed",
+                        replacement=42, breaks="Fine otherwise."),
+        ]
+        """)
+    with pytest.raises(InputError) as caught:
+        load_patch_mutants(project / "mutants", project)
+    message = str(caught.value)
+    assert f"{path}:4: id: got 'no target'; expected a non-empty string without spaces" \
+        in message
+    assert f"{path}:4: target: got 'allowed'; expected 'package.module:attr'" in message
+    assert f"{path}:4: replacement: got 'lambda tool: ('; not a Python expression" in message
+    assert f"{path}:4: breaks: got ''; expected one sentence" in message
+    assert f"{path}:6: replacement: got 42; expected an expression string or a callable" \
+        in message
+
+
+def test_a_duplicate_id_names_both_places(project: Path) -> None:
+    text = """\
+        from metaeval.mutation.patches import PatchMutant
+
+        MUTANTS = [PatchMutant(id="same", target="pkg_patches_demo.guards:allowed",
+                               replacement="None", breaks="Breaks the guard.")]
+        """
+    first = write(project / "mutants", "a.py", text)
+    second = write(project / "mutants", "b.py", text)
+    with pytest.raises(InputError, match=f"{second}:3: id: got 'same'; already declared "
+                                         f"at {first}:3"):
+        load_patch_mutants(project / "mutants", project)
+
+
+def test_a_file_that_raises_is_named_with_its_line(project: Path) -> None:
+    path = write(project / "mutants", "boom.py", "x = 1\nraise RuntimeError('no')\n")
+    with pytest.raises(InputError, match=f"{path}:2: raised RuntimeError"):
+        load_patch_mutants(project / "mutants", project)
+
+
+def test_a_syntax_error_is_named_with_its_line(project: Path) -> None:
+    path = write(project / "mutants", "syntax.py", "x = (\n")
+    with pytest.raises(InputError, match=f"{path}:1: not valid Python"):
+        load_patch_mutants(project / "mutants", project)
+
+
+def test_loading_writes_no_bytecode_next_to_the_file(project: Path) -> None:
+    write(project / "mutants", "quiet.py", "MUTANTS = []\n")
+    write(project / "mutants", "_helpers.py", "raise RuntimeError('never loaded')\n")
+    assert load_patch_mutants(project / "mutants", project) == []
+    assert sorted(p.name for p in (project / "mutants").iterdir()) == ["_helpers.py",
+                                                                      "quiet.py"]
+
+
+def test_no_directory_means_no_patch_mutants(tmp_path: Path) -> None:
+    assert load_patch_mutants(tmp_path / "missing", tmp_path) == []

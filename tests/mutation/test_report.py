@@ -1,0 +1,100 @@
+"""Rendering a mutation run: score, table, survivors' diffs, settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metaeval.errors import InputError
+from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from metaeval.mutation.runner import MutationRun
+from metaeval.mutation.settings import MutateSettings, load_mutate_settings
+from metaeval.report.mutation import mutation_score, mutation_table, mutation_text
+
+SOURCE = "def allowed(tool):\n    return tool != 'delete'\n"
+
+
+def mutant(i: int, kind: MutantKind = MutantKind.REWRITE) -> Mutant:
+    if kind is MutantKind.PATCH:
+        return Mutant(id=f"p{i}", kind=kind, operator="patch", path="guard.py", module="guard",
+                      qualname="allowed", span=Span(1, 1, 2, 28), original=SOURCE,
+                      replacement="allowed = lambda tool: True\n", target="guard:allowed",
+                      breaks="The guard allows every tool.")
+    return Mutant(id=f"r{i}", kind=kind, operator="flip_comparison", path="guard.py",
+                  module="guard", qualname="allowed", span=Span(2, 12, 2, 28),
+                  original="tool != 'delete'", replacement="tool == 'delete'",
+                  mutated_source=SOURCE.replace("!=", "=="))
+
+
+def run_of(*pairs: tuple[Status, MutantKind]) -> MutationRun:
+    return MutationRun(tuple(MutantResult(mutant(i, kind), status)
+                             for i, (status, kind) in enumerate(pairs)), 0.5, 6.5)
+
+
+R, P = MutantKind.REWRITE, MutantKind.PATCH
+
+
+@pytest.mark.parametrize(("statuses", "score"), [
+    ((Status.KILLED, Status.TIMEOUT, Status.SURVIVED, Status.NO_COVERAGE), 0.5),
+    # Ignored is out of the denominator; errors stay in it (they detected nothing).
+    ((Status.KILLED, Status.IGNORED, Status.RUNTIME_ERROR, Status.COMPILE_ERROR), 1 / 3),
+    ((Status.KILLED, Status.TIMEOUT), 1.0),
+    ((Status.SURVIVED,), 0.0),
+    ((Status.IGNORED,), None),
+    ((), None),
+])
+def test_mutation_score(statuses: tuple[Status, ...], score: float | None) -> None:
+    run = run_of(*((s, R) for s in statuses))
+    assert mutation_score(run.results) == score
+
+
+def test_the_table_counts_every_status_and_the_score() -> None:
+    table = mutation_table(run_of((Status.KILLED, R), (Status.KILLED, P), (Status.SURVIVED, R),
+                                  (Status.TIMEOUT, R)))
+    rows = [line.split() for line in table.splitlines()[2:]]
+    assert rows == [["Killed", "2"], ["Survived", "1"], ["NoCoverage", "0"], ["Timeout", "1"],
+                    ["CompileError", "0"], ["RuntimeError", "0"], ["Ignored", "0"],
+                    ["total", "4"], ["mutation", "score", "75.0%"]]
+
+
+def test_survivors_show_their_diff_and_breaks_sentence(tmp_path: Path) -> None:
+    (tmp_path / "guard.py").write_text(SOURCE, encoding="utf-8")
+    text = mutation_text(run_of((Status.SURVIVED, R), (Status.SURVIVED, P), (Status.KILLED, R)),
+                         tmp_path, None)
+    assert "Survived: r0 (guard.py:2)\n--- a/guard.py\n+++ b/guard.py" in text
+    assert "-    return tool != 'delete'\n+    return tool == 'delete'" in text
+    assert ("Survived: p1 (guard.py:1)\n  breaks: The guard allows every tool.\n"
+            "--- a/guard.py") in text
+    assert "+allowed = lambda tool: True" in text
+    assert "r2" not in text  # a killed mutant has no diff
+
+
+def write_settings(tmp_path: Path, body: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.metaeval.mutate]\n{body}\n",
+                                             encoding="utf-8")
+    return tmp_path
+
+
+def test_settings_default_when_absent(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    assert load_mutate_settings(tmp_path) == MutateSettings()
+
+
+def test_settings_are_read(tmp_path: Path) -> None:
+    root = write_settings(tmp_path, 'mutants = "faults"\npytest_args = ["-m", "not slow"]\n'
+                                    "timeout_factor = 2\ntimeout_constant = 1.5\njobs = 3\n")
+    assert load_mutate_settings(root) == MutateSettings(
+        mutants="faults", pytest_args=("-m", "not slow"), timeout_factor=2.0,
+        timeout_constant=1.5, jobs=3)
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("jobs = -1", "tool.metaeval.mutate.jobs: got -1; expected an integer >= 0"),
+    ("timeout_factor = 'x'", "tool.metaeval.mutate.timeout_factor: got 'x'; expected a number"),
+    ("pytest_args = '-x'", "tool.metaeval.mutate.pytest_args: got '-x'; expected a list"),
+    ("mutants = ''", "tool.metaeval.mutate.mutants: got ''; expected a path"),
+])
+def test_bad_settings_name_the_key_and_value(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        load_mutate_settings(write_settings(tmp_path, body))

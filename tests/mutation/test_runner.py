@@ -1,0 +1,147 @@
+"""The runner's decisions: statuses from what a child did, exit codes, void runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from metaeval.errors import ExitCode
+from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from metaeval.mutation.runner import (
+    ChildOutcome,
+    Context,
+    MutationRun,
+    RunOptions,
+    classify,
+    exit_code,
+    run_mutant,
+)
+from metaeval.mutation.wire import ChildResult, ErrorKind
+
+METAEVAL = str(Path(sys.executable).parent / "metaeval")
+
+
+def rewrite(source: str = "x = 1\n", ignored: str = "") -> Mutant:
+    return Mutant(id="m.py::f::op::0", kind=MutantKind.REWRITE, operator="op", path="m.py",
+                  module="m", qualname="f", span=Span(1, 1, 1, 2), original="1",
+                  replacement="2", mutated_source=source, ignored_reason=ignored)
+
+
+def context(tmp_path: Path) -> Context:
+    options = RunOptions(root=tmp_path, mutants_dir=tmp_path / "mutants")
+    return Context(options, tmp_path, 1.0, Coverage.from_runs(tmp_path, ()))
+
+
+def test_a_rewrite_that_does_not_compile_is_a_compile_error_without_a_child(
+        tmp_path: Path) -> None:
+    result = run_mutant(rewrite("def f(:\n"), context(tmp_path))
+    assert result.status is Status.COMPILE_ERROR
+    assert "SyntaxError" in result.detail
+
+
+def test_an_ignored_mutant_is_never_run(tmp_path: Path) -> None:
+    result = run_mutant(rewrite("def f(:\n", ignored="legacy code"), context(tmp_path))
+    assert (result.status, result.detail) == (Status.IGNORED, "legacy code")
+
+
+def test_a_mutant_in_a_function_no_test_ran_has_no_coverage(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    mutant = Mutant(id="m.py::f::op::0", kind=MutantKind.REWRITE, operator="op", path="m.py",
+                    module="m", qualname="f", span=Span(2, 12, 2, 13), original="1",
+                    replacement="2", mutated_source="def f():\n    return 2\n")
+    assert run_mutant(mutant, context(tmp_path)).status is Status.NO_COVERAGE
+
+
+CASES = [
+    (ChildOutcome(None, 9.0, None, ""), Status.TIMEOUT, ()),
+    (ChildOutcome(1, 1.0, ChildResult(failed=("t.py::a", "t.py::b")), ""), Status.KILLED,
+     ("t.py::a",)),
+    (ChildOutcome(2, 1.0, ChildResult(failed=("t.py",)), ""), Status.KILLED, ("t.py",)),
+    (ChildOutcome(0, 1.0, ChildResult(), ""), Status.SURVIVED, ()),
+    (ChildOutcome(1, 1.0, ChildResult(), ""), Status.RUNTIME_ERROR, ()),
+    (ChildOutcome(4, 1.0, None, "usage"), Status.RUNTIME_ERROR, ()),
+    (ChildOutcome(5, 1.0, ChildResult(), ""), Status.RUNTIME_ERROR, ()),
+    (ChildOutcome(3, 1.0, ChildResult(ErrorKind.APPLY, "AttributeError"), ""),
+     Status.RUNTIME_ERROR, ()),
+    (ChildOutcome(3, 1.0, ChildResult(ErrorKind.COMPILE, "SyntaxError"), ""),
+     Status.COMPILE_ERROR, ()),
+]
+
+
+@pytest.mark.parametrize(("outcome", "status", "killed_by"), CASES)
+def test_classify(outcome: ChildOutcome, status: Status, killed_by: tuple[str, ...]) -> None:
+    result = classify(rewrite(), outcome, (), 9.0)
+    assert (result.status, result.killed_by) == (status, killed_by)
+
+
+def run_of(*statuses: Status) -> MutationRun:
+    return MutationRun(tuple(MutantResult(rewrite(), s) for s in statuses), 1.0, 8.0)
+
+
+@pytest.mark.parametrize(("statuses", "code"), [
+    ((Status.KILLED, Status.TIMEOUT, Status.IGNORED, Status.COMPILE_ERROR), ExitCode.OK),
+    ((Status.KILLED, Status.SURVIVED), ExitCode.FINDINGS),
+    ((Status.KILLED, Status.NO_COVERAGE), ExitCode.FINDINGS),
+    ((Status.KILLED, Status.RUNTIME_ERROR), ExitCode.FINDINGS),
+    ((Status.NO_COVERAGE, Status.IGNORED, Status.RUNTIME_ERROR), ExitCode.VOID),
+    ((), ExitCode.VOID),
+])
+def test_exit_code(statuses: tuple[Status, ...], code: ExitCode) -> None:
+    assert exit_code(run_of(*statuses)) is code
+
+
+def project(tmp_path: Path, test_body: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.pytest.ini_options]\npythonpath = ['.']\n", encoding="utf-8")
+    (tmp_path / "calc.py").write_text("def double(x):\n    return x * 2\n\n\n"
+                                      "def unused(x):\n    return x\n", encoding="utf-8")
+    (tmp_path / "test_calc.py").write_text(dedent(test_body), encoding="utf-8")
+    (tmp_path / "mutants").mkdir()
+    (tmp_path / "mutants" / "calc_mutants.py").write_text(dedent("""\
+        from metaeval.mutation.patches import PatchMutant
+
+        MUTANTS = [PatchMutant(id="unused-identity", target="calc:unused",
+                               replacement="lambda x: 0", breaks="Nothing tested.")]
+        """), encoding="utf-8")
+    return tmp_path
+
+
+def mutate(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([METAEVAL, "mutate", "--report", str(root / "r.json")], cwd=root,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_failing_suite_exits_3_naming_the_failing_test(tmp_path: Path) -> None:
+    done = mutate(project(tmp_path, """\
+        from calc import double
+
+
+        def test_double():
+            assert double(2) == 4
+
+
+        def test_wrong():
+            assert double(2) == 5
+        """))
+    assert done.returncode == ExitCode.VOID, done.stderr
+    assert "fails without any mutant" in done.stderr
+    assert "test_calc.py::test_wrong" in done.stderr
+    assert "test_calc.py::test_double" not in done.stderr
+
+
+def test_a_run_where_no_mutant_executed_exits_3(tmp_path: Path) -> None:
+    done = mutate(project(tmp_path, """\
+        from calc import double
+
+
+        def test_double():
+            assert double(2) == 4
+        """))
+    assert done.returncode == ExitCode.VOID, done.stderr
+    assert "NoCoverage      1" in done.stdout
+    assert "no mutant ran (1 found)" in done.stderr
