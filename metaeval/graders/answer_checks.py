@@ -29,17 +29,18 @@ from metaeval.graders.numbers import figures, values_in
 def _answer_at(x: EvalInput) -> tuple[str, str] | None:
     """(where, text) of the answer, or None when the trace has none."""
     index = x.trajectory.answer_index()
-    answer = x.trajectory.answer()
-    if index is None or answer is None:
+    if index is None:
         return None
-    return f"trajectory[{index}]", answer
+    answer = x.trajectory.events[index]
+    assert isinstance(answer, Message)  # answer_index points at an assistant message
+    return f"trajectory[{index}]", answer.content
 
 
 def _want_numbers(value: object) -> tuple[Decimal, ...]:
-    ok = isinstance(value, list) and value and all(
+    numeric = isinstance(value, list) and value and all(
         isinstance(v, int | float | str) and not isinstance(v, bool) for v in value)
-    parsed = [figures(str(v)) for v in value] if ok and isinstance(value, list) else []
-    if not ok or any(len(p) != 1 for p in parsed):
+    parsed = [figures(str(v)) for v in value] if isinstance(value, list) and numeric else []
+    if not parsed or any(len(p) != 1 for p in parsed):
         raise CheckSpecError("numbers", f"got {value!r}; expected a non-empty list of numbers")
     return tuple(p[0].value for p in parsed)
 

@@ -1,0 +1,51 @@
+"""Grader parameters that must be refused, each named in the error. Written to kill
+mutants `metaeval mutate` found surviving in the parameter checks."""
+
+from __future__ import annotations
+
+from typing import cast
+
+import pytest
+
+from metaeval.contract import CheckSpec, JsonObject
+from metaeval.errors import CheckSpecError
+from metaeval.graders import build_grader
+
+
+def refused(grader: str, **params: object) -> CheckSpecError:
+    with pytest.raises(CheckSpecError) as caught:
+        build_grader(CheckSpec(grader, cast(JsonObject, params)))
+    return caught.value
+
+
+@pytest.mark.parametrize("numbers", [
+    [],  # nothing to look for would pass every answer
+    "12",  # a string is not a list of numbers
+    5,  # nor is a single number
+    [1, [2]],  # a nested list is not a number
+    [1, "x"],  # one entry with no figure
+    [1, True],  # true is not the number 1
+])
+def test_answer_contains_refuses_bad_numbers(numbers: object) -> None:
+    error = refused("answer_contains", numbers=numbers)
+    assert error.field == "numbers"
+    assert error.message == f"got {numbers!r}; expected a non-empty list of numbers"
+
+
+def test_answer_contains_accepts_a_list_of_figures() -> None:
+    grader = build_grader(CheckSpec("answer_contains", {"numbers": [49.99, "1,182"]}))
+    assert grader.name == "answer_contains"
+
+
+def test_answer_contains_wants_exactly_one_way_to_match() -> None:
+    assert refused("answer_contains").message == (
+        "got none; expected exactly one of text, pattern or numbers")
+    assert refused("answer_contains", text="a", pattern="b").message == (
+        "got ['text', 'pattern']; expected exactly one of text, pattern or numbers")
+
+
+@pytest.mark.parametrize("paths", [["orders", ""], ["orders", 1], "orders"])
+def test_state_unchanged_refuses_a_bad_except_list(paths: object) -> None:
+    error = refused("state_unchanged", **{"except": paths})
+    assert error.field == "except"
+    assert error.message == f"got {paths!r}; expected a list of non-empty strings"
