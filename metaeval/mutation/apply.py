@@ -128,16 +128,18 @@ class CallRecorder:
     no test reaches as NoCoverage without running them.
     """
 
-    def __init__(self, root: str) -> None:
-        self.root = root
+    def __init__(self, packages: tuple[str, ...]) -> None:
+        self.packages = frozenset(packages)
         self.current = ""
         self.seen: dict[types.CodeType, set[str]] = {}
+        self.modules: dict[types.CodeType, str] = {}
 
     def __call__(self, frame: types.FrameType, event: str, arg: object) -> None:
         if event == "call":
             tests = self.seen.get(frame.f_code)
             if tests is None:
                 tests = self.seen[frame.f_code] = set()
+                self.modules[frame.f_code] = str(frame.f_globals.get("__name__", ""))
             if self.current:
                 tests.add(self.current)
 
@@ -150,8 +152,11 @@ class CallRecorder:
         threading.settrace(None)
 
     def runs(self) -> tuple[CodeRun, ...]:
-        prefix = self.root.rstrip("/") + "/"
-        return tuple(
-            CodeRun(code.co_filename, code.co_firstlineno, code.co_name, tuple(sorted(tests)))
-            for code, tests in self.seen.items()
-            if code.co_filename.startswith(prefix) and "site-packages" not in code.co_filename)
+        """The functions of the mutated packages that ran (pytest's own are left out)."""
+        found = []
+        for code, tests in self.seen.items():
+            module = self.modules[code]
+            if module.partition(".")[0] in self.packages:
+                found.append(CodeRun(module, code.co_filename, code.co_firstlineno,
+                                     code.co_name, tuple(sorted(tests))))
+        return tuple(found)

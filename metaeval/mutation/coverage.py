@@ -18,7 +18,7 @@ from metaeval.mutation.model import Mutant, MutantKind
 from metaeval.mutation.wire import CodeRun
 
 CodeKey = tuple[str, int, str]
-"""(resolved file path, ``co_firstlineno``, ``co_name``)."""
+"""(module name, ``co_firstlineno``, ``co_name``)."""
 
 
 def _code_objects(code: types.CodeType) -> list[types.CodeType]:
@@ -51,7 +51,7 @@ class Coverage:
     def from_runs(root: Path, runs: tuple[CodeRun, ...]) -> Coverage:
         ran: dict[CodeKey, tuple[str, ...]] = {}
         for run in runs:
-            key = (str(Path(run.file).resolve()), run.line, run.name)
+            key = (run.module, run.line, run.name)
             ran[key] = tuple(sorted({*ran.get(key, ()), *run.tests}))
         return Coverage(root.resolve(), ran)
 
@@ -89,11 +89,10 @@ class Coverage:
         code = self.enclosing(mutant)
         if code is None:
             return None
-        key = (code.co_filename, code.co_firstlineno, code.co_name)
-        return self.ran.get(key, ())
+        return self.ran.get((mutant.module, code.co_firstlineno, code.co_name), ())
 
     def reached(self, mutant: Mutant) -> bool:
         code = self.enclosing(mutant)
         if code is None:
             return True
-        return (code.co_filename, code.co_firstlineno, code.co_name) in self.ran
+        return (mutant.module, code.co_firstlineno, code.co_name) in self.ran

@@ -34,7 +34,7 @@ class MutantSession:
         self.tests_run = 0
         self.error_kind = ErrorKind.NONE
         self.error = ""
-        self.recorder = CallRecorder(spec.root) if spec.mode is Mode.BASELINE else None
+        self.recorder = CallRecorder(spec.packages) if spec.mode is Mode.BASELINE else None
 
     def fail_to_apply(self, kind: ErrorKind, error: BaseException) -> None:
         self.error_kind = kind

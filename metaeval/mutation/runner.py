@@ -111,14 +111,16 @@ Progress = Callable[[int, int, MutantResult], None]
 
 
 def _child(options: RunOptions, scratch: Path, name: str, spec_fields: dict[str, str],
-           mode: Mode, mutant_id: str, timeout: float | None, stop_first: bool) -> ChildOutcome:
+           mode: Mode, mutant_id: str, timeout: float | None, stop_first: bool,
+           packages: tuple[str, ...] = ()) -> ChildOutcome:
     """Run one pytest child with one spec; kill its whole process group on timeout."""
     spec_path = scratch / f"{name}.spec.json"
     result_path = scratch / f"{name}.result.json"
     out_path = scratch / f"{name}.out"
     ChildSpec(mode=mode, mutant_id=mutant_id, result_path=str(result_path),
               root=str(options.root.resolve()), parent_pid=os.getpid(),
-              mutants_dir=str(options.mutants_dir.resolve()), **spec_fields).write(spec_path)
+              mutants_dir=str(options.mutants_dir.resolve()), packages=packages,
+              **spec_fields).write(spec_path)
     command = [options.python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--metaeval-mutant", mutant_id, *(["-x"] if stop_first else []),
                *options.pytest_args]
@@ -147,10 +149,11 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def run_baseline(options: RunOptions, scratch: Path) -> Baseline:
-    """Run the unmutated suite with coverage; VoidRun naming the failing tests if it fails."""
+def run_baseline(options: RunOptions, scratch: Path, packages: tuple[str, ...]) -> Baseline:
+    """Run the unmutated suite, recording which tests run which functions of
+    ``packages``; VoidRun naming the failing tests if it fails."""
     outcome = _child(options, scratch, "baseline", {}, Mode.BASELINE, "baseline",
-                     timeout=None, stop_first=False)
+                     timeout=None, stop_first=False, packages=packages)
     if outcome.result is None:
         raise VoidRun("the baseline run did not report back: is metaeval installed in the "
                       f"environment that runs pytest ({options.python})?\n{outcome.output}")
@@ -227,7 +230,8 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
     """Baseline, forced-fail check, then every mutant; VoidRun if nothing can be trusted."""
     with tempfile.TemporaryDirectory(prefix="metaeval-mutate-") as tmp:
         scratch = Path(tmp)
-        baseline = run_baseline(options, scratch)
+        packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
+        baseline = run_baseline(options, scratch, packages)
         timeout = baseline.duration * options.timeout_factor + options.timeout_constant
         check_wiring(options, scratch, timeout)
         context = Context(options, scratch, timeout, baseline.coverage)

@@ -58,7 +58,9 @@ class ChildSpec:
     mutants_dir: str = ""
     """For a patch mutant: the directory whose files declare it."""
     root: str = ""
-    """The project root; the baseline records only code under it."""
+    """The project root, for messages."""
+    packages: tuple[str, ...] = ()
+    """Top-level packages of the mutated modules: the baseline records only their code."""
     parent_pid: int = 0
     """The runner's pid: the child ends itself when the runner is gone."""
 
@@ -71,6 +73,7 @@ class ChildSpec:
     def read(path: Path) -> ChildSpec:
         data = json.loads(path.read_text(encoding="utf-8"))
         data["mode"] = Mode(data["mode"])
+        data["packages"] = tuple(data["packages"])
         return ChildSpec(**data)
 
     @staticmethod
@@ -81,8 +84,13 @@ class ChildSpec:
 
 @dataclass(frozen=True, slots=True)
 class CodeRun:
-    """One function (code object) that ran in the baseline, and the tests that ran it."""
+    """One function (code object) that ran in the baseline, and the tests that ran it.
 
+    Keyed by module name, not file: the tests may import an installed copy of
+    the package while the mutants are made from the project's own files.
+    """
+
+    module: str
     file: str
     line: int
     """``co_firstlineno``: the ``def`` line, or its first decorator's."""
@@ -114,5 +122,5 @@ class ChildResult:
         return ChildResult(
             error_kind=ErrorKind(data["error_kind"]), error=data["error"],
             failed=tuple(data["failed"]), tests_run=data["tests_run"],
-            ran=tuple(CodeRun(r["file"], r["line"], r["name"], tuple(r["tests"]))
+            ran=tuple(CodeRun(r["module"], r["file"], r["line"], r["name"], tuple(r["tests"]))
                       for r in data["ran"]))

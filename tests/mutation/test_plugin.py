@@ -40,7 +40,8 @@ def spec_for(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp: Pa
              mode: Mode, **fields: str) -> Path:
     result = tmp / "result.json"
     spec = ChildSpec(mode=mode, mutant_id="m1", result_path=str(result),
-                     root=str(pytester.path), parent_pid=os.getpid(), **fields)
+                     root=str(pytester.path), parent_pid=os.getpid(), packages=("lib", "user"),
+                     **fields)
     spec.write(tmp / "spec.json")
     monkeypatch.setenv(SPEC_ENV, str(tmp / "spec.json"))
     # The child imports lib/user from its cwd, as pytest's rootdir conftest does.
@@ -109,10 +110,12 @@ def test_the_baseline_records_which_tests_ran_which_function(
         project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     out = spec_for(project, monkeypatch, tmp_path, Mode.BASELINE)
     project.runpytest_subprocess("--metaeval-mutant", "m1").assert_outcomes(passed=2)
-    ran = {(Path(r.file).name, r.name): r.tests for r in ChildResult.read(out).ran}
-    assert ran[("lib.py", "price")] == ("test_prices.py::test_lib_price",
+    ran = {(r.module, r.name): r.tests for r in ChildResult.read(out).ran}
+    # Only the packages asked for: the tests' own functions are not recorded.
+    assert {module for module, _ in ran} == {"lib", "user"}
+    assert ran[("lib", "price")] == ("test_prices.py::test_lib_price",
                                        "test_prices.py::test_user_price")
-    assert ran[("user.py", "shown")] == ("test_prices.py::test_user_price",)
+    assert ran[("user", "shown")] == ("test_prices.py::test_user_price",)
 
 
 def test_the_forced_fail_check_fails_every_test(project: pytest.Pytester,
