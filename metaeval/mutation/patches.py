@@ -220,20 +220,33 @@ def _relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def locate(target: str) -> tuple[Path, ast.AST] | None:
-    """The file and the definition node of ``package.module:attr``, read with ``ast``.
+def _module_file(module: str, root: Path) -> Path | None:
+    """The project's own file for ``module`` (under root, root/src), else the one
+    Python would import. Only the latter imports anything: the parent packages."""
+    # Imported here: the plugin loads this module in every patch child, and the
+    # children never locate anything, so they need not load libcst.
+    from metaeval.mutation.targets import find_module_file
 
-    Finding the file imports the parent packages (as any import would), never
-    the target module itself. None when the module or the name cannot be found.
-    """
-    module, _, attr = target.partition(":")
+    try:
+        return find_module_file(module, root)
+    except InputError:
+        pass
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return None
-    path = Path(spec.origin)
+    return Path(spec.origin)
+
+
+def locate(target: str, root: Path) -> tuple[Path, ast.AST] | None:
+    """The file and the definition node of ``package.module:attr``, read with ``ast``;
+    None when the module or the name cannot be found. Never imports the target."""
+    module, _, attr = target.partition(":")
+    path = _module_file(module, root)
+    if path is None:
+        return None
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     except (OSError, SyntaxError):
@@ -271,7 +284,7 @@ def first_line(node: ast.AST) -> int:
 def to_mutant(declared: Declared, root: Path) -> Mutant:
     m = declared.mutant
     module, _, attr = m.target.partition(":")
-    found = locate(m.target)
+    found = locate(m.target, root)
     if found is None:
         path = _relative(declared.file, root)
         span = Span(m.line, 1, m.line, 1)
