@@ -232,6 +232,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     report = root / (report_path or Path(settings.report))
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(json.dumps(mutation_report(run, root), indent=2) + "\n", encoding="utf-8")
+    if report.is_relative_to(Path.cwd()):
+        report = report.relative_to(Path.cwd())
     shown = mutation_json(run, root, report) if fmt == "json" else mutation_text(run, root, report)
     click.echo(shown)
     code = exit_code(run)

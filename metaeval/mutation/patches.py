@@ -88,21 +88,29 @@ class Declared:
     mutant: PatchMutant
 
 
+def shown(path: Path) -> Path:
+    """``path`` as a user would type it: relative to the current directory when inside it."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
 def exec_mutants_file(path: Path) -> dict[str, object]:
     """Run a mutants file in a fresh namespace, never writing bytecode beside it."""
     try:
         source = path.read_text(encoding="utf-8")
     except OSError as e:
-        raise InputError(f"{path}: cannot read: {e}") from e
+        raise InputError(f"{shown(path)}: cannot read: {e}") from e
     name = "metaeval_mutants_" + re.sub(r"\W", "_", path.stem)
     namespace: dict[str, object] = {"__name__": name, "__file__": str(path)}
     try:
         code = compile(source, str(path), "exec")
         exec(code, namespace)
     except SyntaxError as e:
-        raise InputError(f"{path}:{e.lineno}: not valid Python: {e.msg}") from e
+        raise InputError(f"{shown(path)}:{e.lineno}: not valid Python: {e.msg}") from e
     except Exception as e:  # the user's file failed while running: say where
-        raise InputError(f"{path}:{_error_line(e, path)}: raised {e!r} while loading") from e
+        raise InputError(f"{shown(path)}:{_error_line(e, path)}: raised {e!r} while loading") from e
     return namespace
 
 
@@ -118,10 +126,10 @@ def declarations(path: Path) -> list[PatchMutant]:
     found: dict[int, PatchMutant] = {}
     listed = namespace.get("MUTANTS", [])
     if not isinstance(listed, list | tuple):
-        raise InputError(f"{path}: MUTANTS: got {listed!r}; expected a list of PatchMutant")
+        raise InputError(f"{shown(path)}: MUTANTS: got {listed!r}; expected a list of PatchMutant")
     for i, item in enumerate(listed):
         if not isinstance(item, PatchMutant):
-            raise InputError(f"{path}: MUTANTS[{i}]: got {item!r}; expected a PatchMutant")
+            raise InputError(f"{shown(path)}: MUTANTS[{i}]: got {item!r}; expected a PatchMutant")
         found[id(item)] = item
     for value in namespace.values():
         if isinstance(value, PatchMutant):
@@ -164,7 +172,7 @@ def load_declared(directory: Path) -> list[Declared]:
     seen: dict[str, str] = {}
     for path in mutants_files(directory):
         for m in declarations(path):
-            where = f"{path}:{m.line}"
+            where = f"{shown(path)}:{m.line}"
             issues = _problems(m)
             if not issues and m.id in seen:
                 issues.append(f"id: got {m.id!r}; already declared at {seen[m.id]}")
