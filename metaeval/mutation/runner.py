@@ -15,11 +15,13 @@ runner (``kill -9`` included) through the parent-death signal.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -185,9 +187,6 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant") -> Mutant
         except (SyntaxError, ValueError) as e:
             return MutantResult(mutant, Status.COMPILE_ERROR, detail=f"{e!r}")
     covered_by = context.coverage.tests_for(mutant) or ()
-    if not context.coverage.reached(mutant):
-        return MutantResult(mutant, Status.NO_COVERAGE,
-                            detail="no test runs this code in the baseline")
     if mutant.kind is MutantKind.REWRITE:
         fields = {"module": mutant.module, "source": mutant.mutated_source,
                   "file": str((context.options.root / mutant.path).resolve())}
@@ -197,7 +196,15 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant") -> Mutant
         mode = Mode.PATCH
     outcome = _child(context.options, context.scratch, name, fields, mode, mutant.id,
                      timeout=context.timeout, stop_first=True)
-    return classify(mutant, outcome, covered_by, context.timeout)
+    result = classify(mutant, outcome, covered_by, context.timeout)
+    # Run even a mutant the baseline saw no test reach: its tracer can miss code
+    # (a thread started before it, a test that installs its own trace function,
+    # as coverage tools do), and a kill must never be reported as no coverage.
+    # Only a survivor the baseline saw no test reach is NoCoverage.
+    if result.status is Status.SURVIVED and not context.coverage.reached(mutant):
+        return dataclasses.replace(result, status=Status.NO_COVERAGE,
+                                   detail="no test runs this code in the baseline")
+    return result
 
 
 def classify(mutant: Mutant, outcome: ChildOutcome, covered_by: tuple[str, ...],
@@ -236,13 +243,15 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
         check_wiring(options, scratch, timeout)
         context = Context(options, scratch, timeout, baseline.coverage)
         done = 0
+        lock = threading.Lock()
 
         def one(index: int) -> MutantResult:
             nonlocal done
             result = run_mutant(mutants[index], context, name=f"m{index}")
-            done += 1  # only read for progress; a lost update shows a stale count
-            if progress is not None:
-                progress(done, len(mutants), result)
+            with lock:
+                done += 1
+                if progress is not None:
+                    progress(done, len(mutants), result)
             return result
 
         with ThreadPoolExecutor(max_workers=options.workers) as pool:

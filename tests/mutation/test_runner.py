@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +23,7 @@ from metaeval.mutation.runner import (
     exit_code,
     run_mutant,
 )
-from metaeval.mutation.wire import ChildResult, ErrorKind
+from metaeval.mutation.wire import ChildResult, CodeRun, ErrorKind
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 
@@ -49,12 +51,41 @@ def test_an_ignored_mutant_is_never_run(tmp_path: Path) -> None:
     assert (result.status, result.detail) == (Status.IGNORED, "legacy code")
 
 
-def test_a_mutant_in_a_function_no_test_ran_has_no_coverage(tmp_path: Path) -> None:
-    (tmp_path / "m.py").write_text("def f():\n    return 1\n", encoding="utf-8")
-    mutant = Mutant(id="m.py::f::op::0", kind=MutantKind.REWRITE, operator="op", path="m.py",
-                    module="m", qualname="f", span=Span(2, 12, 2, 13), original="1",
-                    replacement="2", mutated_source="def f():\n    return 2\n")
-    assert run_mutant(mutant, context(tmp_path)).status is Status.NO_COVERAGE
+M_SOURCE = "LIMIT = 3\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return [i for i in (1, 2)]\n"
+
+
+def at(line: int, qualname: str = "f") -> Mutant:
+    return Mutant(id=f"m.py::{qualname}::op::0", kind=MutantKind.REWRITE, operator="op",
+                  path="m.py", module="m", qualname=qualname, span=Span(line, 1, line, 2),
+                  original="", replacement="", mutated_source="")
+
+
+def test_coverage_maps_a_mutant_to_the_function_it_sits_in(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(M_SOURCE, encoding="utf-8")
+    coverage = Coverage.from_runs(tmp_path, (CodeRun("m", "/elsewhere/m.py", 4, "f",
+                                                     ("t.py::test_f",)),))
+    assert coverage.reached(at(5)) and coverage.tests_for(at(5)) == ("t.py::test_f",)
+    # g never ran, nor its comprehension: nothing can see a mutant there.
+    assert not coverage.reached(at(9, "g")) and coverage.tests_for(at(9, "g")) == ()
+    # Module-level code runs on import: always reached, no test to name.
+    assert coverage.reached(at(1, "<module>")) and coverage.tests_for(at(1, "<module>")) is None
+
+
+def test_coverage_of_a_patch_mutant_is_its_target_function(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(M_SOURCE, encoding="utf-8")
+    coverage = Coverage.from_runs(tmp_path, (CodeRun("m", "m.py", 8, "g", ()),))
+    patch = dataclasses.replace(at(8, "g"), kind=MutantKind.PATCH, target="m:g")
+    assert coverage.reached(patch)  # ran, even if only at import time
+    assert not coverage.reached(dataclasses.replace(patch, qualname="f",
+                                                    span=Span(4, 1, 5, 13)))
+    # A target that is not a function (a constant) cannot be told: counted as reached.
+    assert coverage.reached(dataclasses.replace(patch, qualname="LIMIT",
+                                                span=Span(1, 1, 1, 10)))
+
+
+def test_jobs_default_to_the_number_of_cores(tmp_path: Path) -> None:
+    assert RunOptions(tmp_path, tmp_path).workers == (os.cpu_count() or 1)
+    assert RunOptions(tmp_path, tmp_path, jobs=3).workers == 3
 
 
 CASES = [
