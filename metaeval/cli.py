@@ -60,3 +60,58 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     result = load_meta_sets(targets)
     click.echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(ExitCode.BAD_INPUT if result.errors else ExitCode.OK)
+
+
+@main.command("meta-eval")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--min-tpr", type=click.FloatRange(0, 1), default=None,
+              help="Bar for every check's TPR (overrides the config's).")
+@click.option("--min-tnr", type=click.FloatRange(0, 1), default=None,
+              help="Bar for every check's TNR (overrides the config's).")
+@click.option("--min-kappa", type=click.FloatRange(-1, 1), default=None,
+              help="Bar for every check's Cohen's kappa (overrides the config's).")
+@click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="A previous --format json result; a drop or a new failing flag is a "
+                   "regression.")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the bootstrap (default: config, else 0).")
+@click.option("--resamples", type=click.IntRange(min=1), default=None,
+              help="Bootstrap resamples for the kappa and Youden's J intervals (default 1000).")
+@FORMAT
+@user_errors
+def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | None,
+              min_kappa: float | None, baseline: Path | None, seed: int | None,
+              resamples: int | None, fmt: str) -> None:
+    """Run every check over the meta-sets (default: the configured ones) and measure
+    each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
+
+    Exit 0 when every check meets its bars; 1 when one does not, regresses from
+    the baseline, or is flagged a tautology; 2 for bad input (the good lines are
+    still measured); 3 when there is nothing to measure.
+    """
+    from metaeval.audit.baseline import load_baseline
+    from metaeval.audit.meta_eval import Settings
+    from metaeval.audit.meta_eval import meta_eval as run_meta_eval
+    from metaeval.config import Bars
+    from metaeval.report.meta_eval import meta_eval_json, meta_eval_table
+
+    config = load_config()
+    targets = list(paths) or config.paths(config.meta_sets)
+    loaded = load_meta_sets(targets)
+    before = load_baseline(baseline) if baseline is not None else None
+    settings = Settings(
+        bars=Bars(min_tpr, min_tnr, min_kappa).over(config.meta_eval.bars),
+        check_bars=config.meta_eval.check_bars,
+        seed=config.meta_eval.seed if seed is None else seed,
+        resamples=config.meta_eval.resamples if resamples is None else resamples)
+    if not loaded.runs:
+        for error in loaded.errors:
+            click.echo(str(error), err=True)
+        click.echo("error: no run to measure in " + ", ".join(map(str, targets)), err=True)
+        sys.exit(ExitCode.BAD_INPUT if loaded.errors else ExitCode.VOID)
+    result = run_meta_eval(loaded.runs, settings, before)
+    render = meta_eval_json if fmt == "json" else meta_eval_table
+    click.echo(render(result, files=loaded.files, errors=loaded.errors))
+    if loaded.errors:
+        sys.exit(ExitCode.BAD_INPUT)
+    sys.exit(ExitCode.FINDINGS if result.failed else ExitCode.OK)
