@@ -65,11 +65,12 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
 @main.command("meta-eval")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--min-tpr", type=click.FloatRange(0, 1), default=None,
-              help="Bar for every check's TPR (overrides the config's).")
+              help="Bar for every check's TPR (overrides every TPR bar of the config).")
 @click.option("--min-tnr", type=click.FloatRange(0, 1), default=None,
-              help="Bar for every check's TNR (overrides the config's).")
+              help="Bar for every check's TNR (overrides every TNR bar of the config).")
 @click.option("--min-kappa", type=click.FloatRange(-1, 1), default=None,
-              help="Bar for every check's Cohen's kappa (overrides the config's).")
+              help="Bar for every check's Cohen's kappa (overrides every kappa bar of the "
+                   "config).")
 @click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="A previous --format json result; a drop or a new failing flag is a "
                    "regression.")
@@ -101,7 +102,11 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     before = load_baseline(baseline) if baseline is not None else None
     settings = Settings(
         bars=Bars(min_tpr, min_tnr, min_kappa).over(config.meta_eval.bars),
-        check_bars=config.meta_eval.check_bars,
+        # A flag overrides the config for that metric, per-check bars included.
+        check_bars={name: Bars(None if min_tpr is not None else bars.min_tpr,
+                               None if min_tnr is not None else bars.min_tnr,
+                               None if min_kappa is not None else bars.min_kappa)
+                    for name, bars in config.meta_eval.check_bars.items()},
         seed=config.meta_eval.seed if seed is None else seed,
         resamples=config.meta_eval.resamples if resamples is None else resamples)
     if not loaded.runs:
