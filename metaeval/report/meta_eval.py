@@ -170,7 +170,11 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
         headers=["category", "runs", "evaluator agrees", "caught by", "let through by",
                  "wrongly failed by", "unscored by"],
         tablefmt="simple", disable_numparse=True))
-    verdict = "FAIL: a bar is missed, a regression or a tautology is flagged" if result.failed \
-        else "OK: every check meets its bars"
-    parts.append(verdict)
+    warned = sorted({f.value for c in (*result.checks, result.evaluator) for f in c.flags
+                     if not f.fails})
+    if result.failed:
+        parts.append("FAIL: a bar is missed, a regression or a tautology is flagged")
+    else:
+        parts.append("OK: every check meets its bars and none is a tautology"
+                     + (f" (warnings, not failures: {', '.join(warned)})" if warned else ""))
     return "\n\n".join(parts)
