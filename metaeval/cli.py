@@ -90,6 +90,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     the baseline, or is flagged a tautology; 2 for bad input (the good lines are
     still measured); 3 when there is nothing to measure.
     """
+    # Imported here: scikit-learn takes a second to load, and 'validate' does not need it.
     from metaeval.audit.baseline import load_baseline
     from metaeval.audit.meta_eval import Settings
     from metaeval.audit.meta_eval import meta_eval as run_meta_eval

@@ -90,7 +90,7 @@ def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
         "evaluator": check_json(result.evaluator),
         "categories": {name: _category_json(cat) for name, cat in result.categories},
         "baseline_missing": list(result.baseline_missing),
-        "failed": result.failed,
+        "ok": not result.failed,
     }
     return json.dumps(document, indent=2, sort_keys=True)
 
