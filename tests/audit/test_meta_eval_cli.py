@@ -121,7 +121,11 @@ def test_a_drop_since_the_baseline_exits_1(tmp_path: Path,
     assert bad.exit_code == 2 and "checks[0].tpr: got None; expected a number" in bad.output
 
 
-def test_nothing_to_measure_is_bad_input(tmp_path: Path) -> None:
+def test_no_file_is_bad_input_and_an_empty_meta_set_proves_nothing(tmp_path: Path) -> None:
     result = run(str(tmp_path))
     assert result.exit_code == 2
     assert "no .jsonl files" in result.output
+    (tmp_path / "empty.jsonl").write_text("")
+    empty = run(str(tmp_path))
+    assert empty.exit_code == 3
+    assert "no run to measure" in empty.output
