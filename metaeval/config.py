@@ -13,6 +13,7 @@ from pathlib import Path
 from metaeval.errors import InputError
 
 DEFAULT_META_SETS = ("meta_sets",)
+DEFAULT_FINDINGS = "mutants/findings.json"
 DEFAULT_SEED = 0
 DEFAULT_RESAMPLES = 1000
 
@@ -49,6 +50,7 @@ class Config:
 
     root: Path
     meta_sets: tuple[str, ...] = DEFAULT_META_SETS
+    findings: str = DEFAULT_FINDINGS
     meta_eval: MetaEvalConfig = MetaEvalConfig()
 
     def paths(self, names: tuple[str, ...]) -> list[Path]:
@@ -81,8 +83,12 @@ def load_config(start: Path | None = None) -> Config:
     if not isinstance(meta_sets, list) or not all(isinstance(m, str) for m in meta_sets):
         raise InputError(f"{pyproject}: tool.metaeval.meta_sets: got {meta_sets!r}; "
                          "expected a list of paths")
+    findings = section.get("findings", DEFAULT_FINDINGS)
+    if not isinstance(findings, str) or not findings:
+        raise InputError(f"{pyproject}: tool.metaeval.findings: got {findings!r}; "
+                         "expected a path")
     meta_eval = _meta_eval(section.get("meta_eval", {}), f"{pyproject}: tool.metaeval.meta_eval")
-    return Config(pyproject.parent, tuple(meta_sets), meta_eval)
+    return Config(pyproject.parent, tuple(meta_sets), findings, meta_eval)
 
 
 _BAR_KEYS = ("min_tpr", "min_tnr", "min_kappa")
