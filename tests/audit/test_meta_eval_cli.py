@@ -92,14 +92,23 @@ def test_a_missed_bar_exits_1_from_a_flag_or_from_the_config(
     assert json.loads(configured.output)["settings"]["resamples"] == 50
 
 
-def test_a_bad_bar_in_the_config_is_bad_input(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "pyproject.toml").write_text(
-        "[tool.metaeval.meta_eval.checks.refund_issued]\nmin_tpr = 1.5\n")
+@pytest.mark.parametrize(("toml", "message"), [
+    ("[tool.metaeval.meta_eval.checks.refund_issued]\nmin_tpr = 1.5\n",
+     "tool.metaeval.meta_eval.checks.refund_issued.min_tpr: got 1.5; expected a number in [0, 1]"),
+    ("[tool.metaeval.meta_eval]\nmin_tpx = 0.5\n",
+     "tool.metaeval.meta_eval.min_tpx: unknown key"),
+    ("[tool.metaeval.meta_eval]\nresamples = 0\n",
+     "tool.metaeval.meta_eval.resamples: got 0; expected an integer >= 1"),
+    ("[tool.metaeval.meta_eval]\nmin_kappa = true\n",
+     "tool.metaeval.meta_eval.min_kappa: got True; expected a number in [-1, 1]"),
+])
+def test_a_bad_meta_eval_config_is_bad_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             toml: str, message: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(toml)
     monkeypatch.chdir(tmp_path)
     result = run()
     assert result.exit_code == 2
-    assert "tool.metaeval.meta_eval.checks.refund_issued.min_tpr: got 1.5" in result.output
+    assert message in result.output
 
 
 def test_a_drop_since_the_baseline_exits_1(tmp_path: Path,
