@@ -137,3 +137,15 @@ def test_a_drop_since_the_baseline_is_a_regression(repo_meta_set: MetaSet) -> No
     assert flagged == ["max_steps"]
     assert result.baseline_missing == ("retired_check",)
     assert result.failed
+
+
+def test_a_grader_that_raises_is_unscored_never_a_pass(user_meta_set: UserMetaSet) -> None:
+    loaded = load_meta_sets([user_meta_set("raises", "answer_resolves_task")])
+    grading = grade_runs(loaded.runs)
+    broken = next(c for c in grading.checks if c.name == "raises")
+    assert {c.graded for c in broken.cases} == {Outcome.UNSCORED}
+    assert broken.cases[0].reason == "grader raised KeyError('criteria.answer')"
+    assert {c.graded for c in grading.evaluator} == {Outcome.UNSCORED}
+    result = measure_grading(grading, FAST)
+    measured = next(c for c in result.checks if c.name == "raises").measured
+    assert (measured.tpr.value, measured.tnr.value, measured.confusion.unscored) == (0, 0, 38)
