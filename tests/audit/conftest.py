@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from metaeval.audit.meta_eval import MetaEvalResult, Settings, meta_eval
 from metaeval.meta_set import MetaSet, load_meta_sets
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,6 +21,12 @@ def repo_meta_set() -> MetaSet:
     loaded = load_meta_sets([META_SETS])
     assert not loaded.errors
     return loaded
+
+
+@pytest.fixture(scope="session")
+def repo_result(repo_meta_set: MetaSet) -> MetaEvalResult:
+    """The repository's meta-eval with a small bootstrap, measured once for every test."""
+    return meta_eval(repo_meta_set.runs, Settings(resamples=100))
 
 
 def _refund_runs() -> list[dict[str, object]]:

@@ -7,6 +7,7 @@ from metaeval.audit.grading import grade_runs
 from metaeval.audit.meta_eval import (
     BaselineCheck,
     Flag,
+    MetaEvalResult,
     Settings,
     measure_grading,
     meta_eval,
@@ -23,8 +24,8 @@ BUILT_IN_CHECKS = {"answer_mentions_refund", "grounded_numbers", "lookup_before_
 
 
 def test_every_built_in_check_has_both_labels_and_defined_intervals(
-        repo_meta_set: MetaSet) -> None:
-    result = meta_eval(repo_meta_set.runs, FAST)
+        repo_meta_set: MetaSet, repo_result: MetaEvalResult) -> None:
+    result = repo_result
     assert {c.name for c in result.checks} == BUILT_IN_CHECKS
     assert len(repo_meta_set.runs) >= 40
     verdicts = [r.label.verdict for r in repo_meta_set.runs]
@@ -53,8 +54,8 @@ def test_kappa_equals_scikit_learn_on_the_graded_vectors(repo_meta_set: MetaSet)
 
 
 def test_unscored_is_its_own_column_and_stays_in_the_denominator(
-        repo_meta_set: MetaSet) -> None:
-    result = meta_eval(repo_meta_set.runs, FAST)
+        repo_result: MetaEvalResult) -> None:
+    result = repo_result
     grounded = next(c for c in result.checks if c.name == "grounded_numbers").measured
     k = grounded.confusion
     assert k.unscored == 2 and k.unscored_neg == 2
@@ -94,8 +95,8 @@ def test_weighted_kappa_only_for_an_ordinal_grader_and_equal_to_scikit_learn(
 
 
 def test_categories_show_what_each_check_catches_and_lets_through(
-        repo_meta_set: MetaSet) -> None:
-    result = meta_eval(repo_meta_set.runs, FAST)
+        repo_result: MetaEvalResult) -> None:
+    result = repo_result
     categories = dict(result.categories)
     wrong_target = dict(categories["near_miss/wrong_target"].cells)
     assert wrong_target["refund_issued"].caught == ("refund-wrong-order-01",
@@ -120,11 +121,12 @@ def test_bars_global_and_per_check(repo_meta_set: MetaSet) -> None:
     assert Flag.BELOW_TNR not in flags["refund_issued"] and Flag.BELOW_KAPPA not in flags[
         "refund_issued"]
     assert result.failed
-    assert not meta_eval(repo_meta_set.runs, FAST).failed
 
 
-def test_a_drop_since_the_baseline_is_a_regression(repo_meta_set: MetaSet) -> None:
-    first = meta_eval(repo_meta_set.runs, FAST)
+def test_a_drop_since_the_baseline_is_a_regression(repo_meta_set: MetaSet,
+                                                   repo_result: MetaEvalResult) -> None:
+    assert not repo_result.failed
+    first = repo_result
     same = {c.name: BaselineCheck(c.measured.tpr.value, c.measured.tnr.value,
                                   c.measured.kappa.value) for c in first.checks}
     assert not meta_eval(repo_meta_set.runs, FAST, same).failed
