@@ -232,8 +232,11 @@ def wilson_interval(successes: int, n: int, level: float = CONFIDENCE) -> Interv
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / denominator
-    # Clamp away float dust so an interval printed at 0 or 1 never reads -0.000 or 1.000001.
-    return Interval(max(0.0, centre - half), min(1.0, centre + half), level)
+    # At 0 or n successes the bound is exactly 0 or 1 in exact arithmetic; float
+    # dust (0.9999999999999999) would put the observed rate outside its interval.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return Interval(low, high, level)
 
 
 # --- kappa ----------------------------------------------------------------------------

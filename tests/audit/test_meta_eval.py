@@ -101,10 +101,11 @@ def test_categories_show_what_each_check_catches_and_lets_through(
     wrong_target = dict(categories["near_miss/wrong_target"].cells)
     assert wrong_target["refund_issued"].caught == ("refund-wrong-order-01",
                                                     "refund-wrong-order-02")
-    # the starter run has no per-check label, so max_steps is judged by the overall fail
-    assert wrong_target["max_steps"].let_through == ("refund-wrong-order-01",)
+    # the labeller judged max_steps met on these runs, so it lets nothing through
+    assert wrong_target["max_steps"].let_through == ()
     refusal = dict(categories["near_miss/over_refusal"].cells)
-    assert refusal["answer_mentions_refund"].let_through == ("over-refusal-01", "over-refusal-02")
+    # over-refusal-01 says "refunds" while refusing: the labeller judged that criterion met
+    assert refusal["answer_mentions_refund"].let_through == ("over-refusal-02",)
     alternative = dict(categories["pass/alternative_path"].cells)
     assert alternative["lookup_before_refund"].wrongly_failed == (
         "alternative-path-02-search-only",)
@@ -112,12 +113,12 @@ def test_categories_show_what_each_check_catches_and_lets_through(
 
 
 def test_bars_global_and_per_check(repo_meta_set: MetaSet) -> None:
-    strict = Settings(Bars(min_tnr=0.5), {"refund_issued": Bars(min_kappa=0.99),
-                                          "no_tool_called": Bars(min_tnr=0.2)}, resamples=100)
+    strict = Settings(Bars(min_tnr=0.7), {"refund_issued": Bars(min_kappa=0.99),
+                                          "grounded_numbers": Bars(min_tnr=0.5)}, resamples=100)
     result = meta_eval(repo_meta_set.runs, strict)
     flags = {c.name: c.flags for c in result.checks}
-    assert Flag.BELOW_TNR in flags["max_steps"]
-    assert Flag.BELOW_TNR not in flags["no_tool_called"]  # its own bar is lower
+    assert Flag.BELOW_TNR in flags["answer_mentions_refund"]
+    assert Flag.BELOW_TNR not in flags["grounded_numbers"]  # TNR 0.6: its own bar is lower
     assert Flag.BELOW_TNR not in flags["refund_issued"] and Flag.BELOW_KAPPA not in flags[
         "refund_issued"]
     assert result.failed

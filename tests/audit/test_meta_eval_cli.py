@@ -77,12 +77,12 @@ def test_a_missed_bar_exits_1_from_a_flag_or_from_the_config(
     monkeypatch.chdir(REPO)
     flagged = run(*FAST, "--min-tnr", "0.5")
     assert flagged.exit_code == 1
-    assert "BELOW-MIN-TNR" in flagged.output and "TNR 0.250 < bar 0.500" in flagged.output
+    assert "BELOW-MIN-TNR" in flagged.output and "TNR 0.000 < bar 0.500" in flagged.output
     (tmp_path / "pyproject.toml").write_text(
         f'[tool.metaeval]\nmeta_sets = ["{META_SETS}"]\n'
         "[tool.metaeval.meta_eval]\nresamples = 50\n"
         "[tool.metaeval.meta_eval.checks.refund_issued]\nmin_kappa = 0.99\n"
-        "[tool.metaeval.meta_eval.checks.grounded_numbers]\nmin_tnr = 0.3\n")
+        "[tool.metaeval.meta_eval.checks.grounded_numbers]\nmin_tnr = 0.7\n")
     monkeypatch.chdir(tmp_path)
     configured = run("--format", "json")
     assert configured.exit_code == 1
@@ -119,12 +119,12 @@ def test_a_drop_since_the_baseline_exits_1(tmp_path: Path,
     baseline.write_text(json.dumps(document))
     assert run(*FAST, "--baseline", str(baseline)).exit_code == 0
     for check in document["checks"]:
-        if check["name"] == "max_steps":
-            check["tnr"] = 0.5
+        if check["name"] == "grounded_numbers":
+            check["tnr"] = 0.9
     baseline.write_text(json.dumps(document))
     result = run(*FAST, "--baseline", str(baseline))
     assert result.exit_code == 1
-    assert "max_steps: TNR 0.5000 -> 0.2500 since the baseline" in result.output
+    assert "grounded_numbers: TNR 0.9000 -> 0.6000 since the baseline" in result.output
     baseline.write_text('{"checks": [{"name": "max_steps"}]}')
     bad = run(*FAST, "--baseline", str(baseline))
     assert bad.exit_code == 2 and "checks[0].tpr: got None; expected a number" in bad.output
