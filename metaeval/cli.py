@@ -60,3 +60,64 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     result = load_meta_sets(targets)
     click.echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(ExitCode.BAD_INPUT if result.errors else ExitCode.OK)
+
+
+@main.command("judge-audit")
+@click.option("--judge", "spec", required=True,
+              help="biased, steady, always-pass, package.module:attr, or a name under "
+              "[tool.metaeval.judges]. With --recorded it only names the judge.")
+@click.option("--items", "items_paths", multiple=True, type=click.Path(path_type=Path),
+              help="Judge-item files or folders (*.ndjson); default: <meta_sets>/judge/.")
+@click.option("--recorded", type=click.Path(path_type=Path),
+              help="Audit from recorded verdicts (JSONL); no call is made.")
+@click.option("--samples", default=1, show_default=True, type=int,
+              help="Ask each question K times for self-consistency.")
+@click.option("--cache", "cache_path", type=click.Path(path_type=Path),
+              help="Reply cache (sqlite); default .metaeval/judge-cache.sqlite.")
+@click.option("--no-cache", is_flag=True, help="Ask the judge even if a reply is cached.")
+@click.option("--kappa-bar", default=0.6, show_default=True, type=float)
+@click.option("--tpr-bar", default=0.8, show_default=True, type=float)
+@click.option("--tnr-bar", default=0.8, show_default=True, type=float)
+@click.option("--unscored-bar", default=0.1, show_default=True, type=float,
+              help="Largest share of unscored verdicts on labelled items.")
+@click.option("--alpha", default=0.05, show_default=True, type=float,
+              help="Significance level of the probes' exact tests.")
+@click.option("--write", is_flag=True,
+              help="On 'may gate', add an entry to the calibration file.")
+@click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
+              help="Calibration file; default meta_sets/judge/calibration.json.")
+@FORMAT
+@user_errors
+def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None, samples: int,
+                cache_path: Path | None, no_cache: bool, kappa_bar: float, tpr_bar: float,
+                tnr_bar: float, unscored_bar: float, alpha: float, write: bool,
+                calibration_path: Path | None, fmt: str) -> None:
+    """May this judge gate a release? Agreement with people, self-consistency, and
+    position, length and injection probes mirrored on planted controls.
+
+    Exit 0 may gate; 1 report only; 2 bad input; 3 a control failed (audit void).
+    """
+    from datetime import UTC, datetime
+
+    from metaeval.audit.calibration import DEFAULT_PATH, write_calibration
+    from metaeval.audit.judge_audit import AuditVerdict, Bars
+    from metaeval.audit.judge_run import load_items, run_judge_audit
+    from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
+    from metaeval.report.judge_audit import audit_json, audit_text
+
+    config = load_config()
+    paths = list(items_paths) or [p / "judge" for p in config.paths(config.meta_sets)]
+    bars = Bars(kappa_bar, tpr_bar, tnr_bar, unscored_bar, alpha)
+    cache = None if no_cache or recorded else (cache_path or config.root / DEFAULT_CACHE)
+    audit = run_judge_audit(spec, load_items(paths), recorded=recorded, samples=samples,
+                            cache=cache, bars=bars)
+    click.echo(audit_json(audit) if fmt == "json" else audit_text(audit))
+    if write:
+        target = calibration_path or config.root / DEFAULT_PATH
+        if write_calibration(target, audit, datetime.now(UTC).date()):
+            click.echo(f"calibration: entry added to {target}", err=True)
+        else:
+            click.echo(f"calibration: nothing written ({audit.verdict.value})", err=True)
+    codes = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
+             AuditVerdict.VOID: ExitCode.VOID}
+    sys.exit(codes[audit.verdict])
