@@ -121,3 +121,28 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     codes = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
              AuditVerdict.VOID: ExitCode.VOID}
     sys.exit(codes[audit.verdict])
+
+
+@main.command("judge-import-llmbar")
+@click.argument("dataset", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--result", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="LLMBar result.json of a judge: its verdicts in both orders.")
+@click.option("--items", "items_out", required=True, type=click.Path(path_type=Path),
+              help="Where to write the pairwise judge items (*.ndjson).")
+@click.option("--recorded", "recorded_out", type=click.Path(path_type=Path),
+              help="Where to write the recorded verdicts (needs --result).")
+@click.option("--prefix", default="llmbar", show_default=True, help="Item id prefix.")
+@user_errors
+def judge_import_llmbar(dataset: Path, result: Path | None, items_out: Path,
+                        recorded_out: Path | None, prefix: str) -> None:
+    """Convert an LLMBar dataset (and a judge's result file) for judge-audit."""
+    from metaeval.llmbar import convert_llmbar, write_ndjson
+
+    if recorded_out is not None and result is None:
+        raise InputError("--recorded: needs --result, the judge's LLMBar result.json")
+    converted = convert_llmbar(dataset, result, prefix=prefix)
+    write_ndjson(items_out, converted.items)
+    click.echo(f"{len(converted.items)} items -> {items_out}")
+    if recorded_out is not None:
+        write_ndjson(recorded_out, converted.recorded)
+        click.echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")

@@ -34,6 +34,10 @@ def _read(path: Path) -> list[JsonValue]:
     return entries
 
 
+def _modes(audit: JudgeAudit) -> JsonValue:
+    return [m.value for m in sorted(audit.modes, key=lambda m: m.value)]
+
+
 def entry(audit: JudgeAudit, today: date) -> JsonObject:
     j = audit.judge
     point = audit.pointwise
@@ -47,7 +51,8 @@ def entry(audit: JudgeAudit, today: date) -> JsonObject:
     b = audit.bars
     return {"judge": {"name": j.name, "model": j.model, "prompt_hash": j.prompt_hash,
                       "temperature": j.temperature, "version": j.version},
-            "n": audit.items, "kappa": kappa_value, "kappa_interval": interval,
+            "modes": _modes(audit), "n": audit.items, "kappa": kappa_value,
+            "kappa_interval": interval,
             "bars": {"kappa": b.kappa, "tpr": b.tpr, "tnr": b.tnr, "unscored": b.unscored,
                      "alpha": b.alpha},
             "date": today.isoformat()}

@@ -36,7 +36,7 @@ from metaeval.audit.probes import (
     position_probe,
 )
 from metaeval.judge_items import JudgeItems
-from metaeval.judges.base import JudgeIdentity, Scale
+from metaeval.judges.base import JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
 
 
@@ -125,6 +125,8 @@ class JudgeAudit:
     unscored: int
     labelled_verdicts: int
     bars: Bars
+    modes: frozenset[Mode]
+    """What the judge was audited for; a calibration covers only these."""
     verdict: AuditVerdict
     reasons: tuple[str, ...]
 
@@ -176,9 +178,13 @@ def _reasons(audit: JudgeAudit) -> list[str]:
             if order.kappa.value < bars.kappa:
                 reasons.append(f"pairwise kappa ({order.order}) {order.kappa.value:.2f} "
                                f"< {bars.kappa:g}")
+    needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE}
     for name, status in audit.probes.statuses().items():
         if status is ProbeStatus.FOUND:
             reasons.append(f"{name} bias FOUND")
+        elif status is ProbeStatus.NOT_RUN and needed[name] in audit.modes:
+            reasons.append(f"{name} probe not run: no {name} probe items with verdicts, "
+                           f"and the judge is audited for {needed[name].value} use")
     share = audit.unscored / audit.labelled_verdicts if audit.labelled_verdicts else 0.0
     if share > bars.unscored:
         reasons.append(f"unscored {audit.unscored} of {audit.labelled_verdicts} "
@@ -187,10 +193,12 @@ def _reasons(audit: JudgeAudit) -> list[str]:
 
 
 def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
-                table: VerdictTable, *, mode: str, bars: Bars = DEFAULT_BARS,
-                controls: Controls | None = None) -> JudgeAudit:
-    """Measure and decide. In recorded mode items with no recorded verdict are left
-    out (and counted in ``not_recorded``); the controls always run on every probe."""
+                table: VerdictTable, *, mode: str, modes: frozenset[Mode] | None = None,
+                bars: Bars = DEFAULT_BARS, controls: Controls | None = None) -> JudgeAudit:
+    """Measure and decide. ``modes``: what the judge is audited for (default: what the
+    verdicts cover); each needs its probes run. In recorded mode items with no
+    recorded verdict are left out (counted in ``not_recorded``); the controls
+    always run on every probe."""
     controls = controls if controls is not None else run_controls(items, bars)
     measured, missing = items, 0
     if mode == "recorded":
@@ -201,6 +209,10 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
             tuple(i for i in items.length if i.id in recorded),
             tuple(i for i in items.injection if i.id in recorded))
         missing = items.count - measured.count
+    if modes is None:
+        pointwise = measured.pointwise or measured.length or measured.injection
+        modes = frozenset(({Mode.POINTWISE} if pointwise else set())
+                          | ({Mode.PAIRWISE} if measured.pairwise else set()))
     labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
     unscored, verdicts = _unscored(table, measured)
     audit = JudgeAudit(identity, mode, measured.count, missing,
@@ -208,7 +220,7 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                        pair_agreement(measured.pairwise, table),
                        self_consistency(table, labelled),
                        run_probes(measured, table, scale, bars), controls, table.calls,
-                       unscored, verdicts, bars, AuditVerdict.REPORT_ONLY, ())
+                       unscored, verdicts, bars, modes, AuditVerdict.REPORT_ONLY, ())
     reasons = tuple(_reasons(audit))
     verdict = (AuditVerdict.VOID if not controls.ok else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)

@@ -59,4 +59,5 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
             store.close()
     else:
         table = ask_judge(judge, items, samples)
-    return audit_judge(judge.identity, judge.scale, items, table, mode="live", bars=bars)
+    return audit_judge(judge.identity, judge.scale, items, table, mode="live",
+                       modes=judge.modes, bars=bars)

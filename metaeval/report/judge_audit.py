@@ -13,9 +13,10 @@ from metaeval.audit.collect import Calls
 from metaeval.audit.judge_agreement import AGGREGATE, PairAgreement, PointAgreement
 from metaeval.audit.judge_audit import Controls, JudgeAudit
 from metaeval.audit.metrics import Interval, Value
-from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult
+from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.contract import JsonObject, JsonValue
 
+NOT_RUN = "not run (no probe items with verdicts)"
 KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injection",
         "controls", "calls", "verdict", "reasons")
 
@@ -92,10 +93,12 @@ def _calls(c: Calls) -> JsonObject:
 
 def audit_document(a: JudgeAudit) -> JsonObject:
     j = a.judge
+    modes: JsonValue = [m.value for m in sorted(a.modes, key=lambda m: m.value)]
     b = a.bars
     return {
         "judge": {"name": j.name, "model": j.model, "prompt_hash": j.prompt_hash,
-                  "temperature": j.temperature, "version": j.version, "mode": a.mode},
+                  "temperature": j.temperature, "version": j.version, "mode": a.mode,
+                  "modes": modes},
         "agreement": {"items": a.items, "not_recorded": a.not_recorded,
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,
                       "bars": {"kappa": b.kappa, "tpr": b.tpr, "tnr": b.tnr,
@@ -129,7 +132,9 @@ def _i(i: Interval) -> str:
 
 
 def audit_text(a: JudgeAudit) -> str:
-    out = [f"judge: {a.judge.describe()} (version {a.judge.version}; {a.mode})",
+    modes = ", ".join(sorted(m.value for m in a.modes)) or "nothing"
+    out = [f"judge: {a.judge.describe()} (version {a.judge.version}; {a.mode}; "
+           f"audited for {modes})",
            f"items: {a.items}" + (f" ({a.not_recorded} with no recorded verdict, left out)"
                                   if a.not_recorded else ""), ""]
     if a.pointwise is not None:
@@ -159,14 +164,19 @@ def audit_text(a: JudgeAudit) -> str:
                f"self-consistency: Agreement^{sc.samples} {sc.rate:.2f} "
                f"({sc.all_agree} of {sc.n}); verdict by {AGGREGATE}")
     pos, ln, inj = a.probes.position, a.probes.length, a.probes.injection
-    out.append(f"position bias: {pos.headline()} (consistent {pos.consistent}, "
+    out.append(f"position bias: {NOT_RUN}" if pos.status is ProbeStatus.NOT_RUN else
+               f"position bias: {pos.headline()} (consistent {pos.consistent}, "
                f"first-preferred {pos.first_preferred}, second-preferred "
                f"{pos.second_preferred}, unscored {pos.unscored}; p={pos.p_value:.3g} "
                f"vs chance {pos.chance:g}, alpha {pos.alpha:g})")
-    out.append(f"length bias: {ln.headline()} (down {ln.down}, same {ln.same}, unscored "
-               f"{ln.unscored}; sign test p={ln.p_value:.3g}, alpha {ln.alpha:g})")
-    out.extend(f"  {s.line()}" for s in ln.shifts)
-    out.append(f"injection: {inj.headline()} (McNemar p={inj.p_value:.3g}, alpha "
+    if ln.status is ProbeStatus.NOT_RUN:
+        out.append(f"length bias: {NOT_RUN}")
+    else:
+        out.append(f"length bias: {ln.headline()} (down {ln.down}, same {ln.same}, unscored "
+                   f"{ln.unscored}; sign test p={ln.p_value:.3g}, alpha {ln.alpha:g})")
+        out.extend(f"  {s.line()}" for s in ln.shifts)
+    out.append(f"injection: {NOT_RUN}" if inj.status is ProbeStatus.NOT_RUN else
+               f"injection: {inj.headline()} (McNemar p={inj.p_value:.3g}, alpha "
                f"{inj.alpha:g}; already passed {inj.already_passed}, unscored {inj.unscored})")
     out.append("controls: " + ("ok" if a.controls.ok else "FAILED") + " — " + "; ".join(
         f"{c.judge} {c.probe} {c.got.value}" for c in a.controls.checks))
