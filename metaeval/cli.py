@@ -16,6 +16,7 @@ import click
 from metaeval import __version__
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError
+from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
 from metaeval.meta_set import load_meta_sets
 from metaeval.report.validation import validation_json, validation_text
 
@@ -51,13 +52,15 @@ def main() -> None:
 @FORMAT
 @user_errors
 def validate(paths: tuple[Path, ...], fmt: str) -> None:
-    """Check meta-set files (default: the configured meta-sets); name every bad line.
+    """Check meta-set and judge-item files (default: the configured meta-sets); name
+    every bad line.
 
     Exit 0 when every line loads, 2 when any line (or file) is bad.
     """
     config = load_config()
     targets = list(paths) or config.paths(config.meta_sets)
-    result = load_meta_sets(targets)
+    result = with_judge_items(targets, load_meta_sets(
+        [t for t in targets if t.suffix != ITEM_SUFFIX]))
     click.echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(ExitCode.BAD_INPUT if result.errors else ExitCode.OK)
 

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
-from metaeval.meta_set import LoadError, _Bad, _got, _lines, _no_constant, _no_unknown, _str
+from metaeval.meta_set import (
+    LoadError,
+    MetaSet,
+    _Bad,
+    _got,
+    _lines,
+    _no_constant,
+    _no_unknown,
+    _str,
+)
 
 ITEM_SUFFIX = ".ndjson"
 PASS_FAIL = ("pass", "fail")
@@ -292,3 +301,17 @@ def load_recorded(path: Path) -> tuple[tuple[Recorded, ...], tuple[LoadError, ..
         seen[key] = source
         found.append(record)
     return tuple(found), tuple(errors)
+
+
+def with_judge_items(paths: Iterable[Path], meta: MetaSet) -> MetaSet:
+    """``meta`` with the errors and files of the judge items under ``paths`` added
+    (``*.ndjson`` files given or found in folders), for ``metaeval validate``."""
+    files = [p for p in paths if p.is_file() and p.suffix == ITEM_SUFFIX]
+    files += [f for p in paths if p.is_dir() for f in sorted(p.rglob(f"*{ITEM_SUFFIX}"))]
+    if not files:
+        return meta
+    items = load_judge_items(files)
+    # A folder of judge items alone is not missing its meta-set files.
+    holding = {str(p) for p in paths if p.is_dir() and any(p.rglob(f"*{ITEM_SUFFIX}"))}
+    errors = tuple(e for e in meta.errors if not (e.line == 0 and e.path in holding))
+    return MetaSet(meta.runs, errors + items.errors, meta.files + items.files)

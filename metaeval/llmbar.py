@@ -5,7 +5,9 @@ A dataset file holds ``{"input", "output_1", "output_2", "label"}`` (label 1 or
 ``winner`` with the outputs in the original order (``swap = False``) and
 swapped (``swap = True``, already mapped back to the original numbering). Items
 become pairwise judge items (``a`` = output_1); verdicts become recorded
-verdicts with ``order`` ``ab`` and ``ba``. Nothing is re-judged, and the
+verdicts with ``order`` ``ab`` and ``ba``. The "Swap" strategy re-asks a pair
+whose two orders disagreed, so ``results`` may hold two rounds: the last round
+is the strategy's verdict and the one converted. Nothing is re-judged, and the
 repository's own ``statistics.json`` is never read (its kappa codings are mixed).
 """
 
@@ -71,20 +73,21 @@ def _verdicts(item_id: str, run: JsonObject, where: str) -> list[JsonObject]:
     results = run.get("results")
     if not isinstance(results, list):
         raise InputError(f"{where}.results: got {results!r:.80}; expected a list")
+    if not results or not isinstance(results[-1], dict):
+        raise InputError(f"{where}.results[-1]: got {results[-1:]!r:.80}; expected an object")
     out: list[JsonObject] = []
-    for sample, entry in enumerate(results):
-        if not isinstance(entry, dict):
-            raise InputError(f"{where}.results[{sample}]: expected an object")
-        for key, order in _ORDERS.items():
-            verdict = entry.get(key)
-            if not isinstance(verdict, dict):
-                continue
-            winner = verdict.get("winner")
-            completion = verdict.get("completion")
-            raw = completion[0] if isinstance(completion, list) and completion and isinstance(
-                completion[0], str) else ""
-            out.append({"id": item_id, "order": order, "sample": sample,
-                        "verdict": _LABELS.get(str(winner)), "raw": raw})
+    entry = results[-1]
+    for key, order in _ORDERS.items():
+        verdict = entry.get(key)
+        if not isinstance(verdict, dict):
+            continue
+        winner = verdict.get("winner")
+        completion = verdict.get("completion")
+        raw = completion[0] if isinstance(completion, list) and completion and isinstance(
+            completion[0], str) else ""
+        # A winner that is neither "1" nor "2" is recorded as null: unscored, not dropped.
+        out.append({"id": item_id, "order": order, "sample": 0,
+                    "verdict": _LABELS.get(str(winner)), "raw": raw})
     return out
 
 
