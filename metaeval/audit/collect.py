@@ -24,7 +24,7 @@ from metaeval.judge_items import (
     PointItem,
     Recorded,
 )
-from metaeval.judges.base import Choice, Judge, JudgeReply
+from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, unscored_reply
 from metaeval.judges.spec import concurrency_of
 
 Decision = float | bool | str | None
@@ -92,11 +92,18 @@ Ask = tuple[Slot, int, Callable[[], JudgeReply], Callable[[JudgeReply], Decision
 
 def _score(judge: Judge, prompt: str, response: str, reference: str | None,
            sample: int) -> JudgeReply:
-    return judge.score(prompt, response, reference, sample=sample)
+    try:
+        return judge.score(prompt, response, reference, sample=sample)
+    except Exception as e:  # a user's judge broke on this question: that is its answer
+        return unscored_reply(f"judge raised {e!r}", call=CallInfo(failed=True))
 
 
 def _compare(judge: Judge, pair: PairItem, first: str, second: str, sample: int) -> JudgeReply:
-    return judge.compare(pair.prompt, first, second, reference=pair.reference, sample=sample)
+    try:
+        return judge.compare(pair.prompt, first, second, reference=pair.reference,
+                             sample=sample)
+    except Exception as e:  # as in _score
+        return unscored_reply(f"judge raised {e!r}", call=CallInfo(failed=True))
 
 
 def _asks(judge: Judge, items: JudgeItems, samples: int) -> list[Ask]:

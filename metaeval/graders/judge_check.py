@@ -60,7 +60,11 @@ class JudgeGrader:
             return Finding(self.name, self.version, self.kind, Outcome.UNSCORED,
                            evidence=(Evidence("trajectory", "no final assistant message"),),
                            reason=NO_ANSWER)
-        reply = self.judge.score(context(x), answer, criterion=self.criterion)
+        try:
+            reply = self.judge.score(context(x), answer, criterion=self.criterion)
+        except Exception as e:  # a grader must not raise on a well-formed run
+            return Finding(self.name, self.version, self.kind, Outcome.UNSCORED,
+                           reason=f"judge raised {e!r}")
         who = self.judge.identity.describe()
         if reply.value is None:
             return Finding(self.name, self.version, self.kind, Outcome.UNSCORED,

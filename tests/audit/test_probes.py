@@ -121,3 +121,17 @@ def test_aggregate_median_majority_and_unscored() -> None:
 def test_title_is_short_and_plain() -> None:
     assert title("How do I return an item?") == "how do I return an item"
     assert len(title("x" * 100)) == 48
+
+
+def test_self_consistency_counts_items_whose_samples_all_agree() -> None:
+    from metaeval.audit.judge_agreement import self_consistency
+
+    table = VerdictTable({("x", "original", "ab"): (4.0, 4.0, 4.0),
+                          ("y", "original", "ab"): (4.0, 2.0, 4.0),
+                          ("z", "original", "ab"): (None, None, None),
+                          ("w", "padded", "ab"): (1.0, 5.0, 1.0)})
+    result = self_consistency(table, {"x", "y", "z", "w"})
+    assert (result.samples, result.n, result.all_agree) == (3, 3, 1)
+    assert result.rate == pytest.approx(1 / 3)
+    assert "one sample" in self_consistency(
+        VerdictTable({("x", "original", "ab"): (4.0,)}), {"x"}).reason

@@ -26,10 +26,8 @@ class Stub:
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
 
-    def next(self) -> tuple[int, str]:
-        with self.lock:
-            index = min(len(self.requests) - 1, len(self.script) - 1)
-            return self.script[index]
+    def reply_for(self, number: int) -> tuple[int, str]:
+        return self.script[min(number, len(self.script) - 1)]
 
 
 def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
@@ -37,13 +35,14 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with stub.lock:
+                number = len(stub.requests)  # taken under the lock: concurrent requests
                 stub.requests.append(body)
                 stub.auth.append(self.headers.get("Authorization", ""))
                 stub.active += 1
                 stub.most_active = max(stub.most_active, stub.active)
             try:
                 time.sleep(stub.delay_s)
-                status, text = stub.next()
+                status, text = stub.reply_for(number)
                 if status == 200:
                     payload = json.dumps({"choices": [{"message": {"role": "assistant",
                                                                    "content": text}}],

@@ -98,3 +98,21 @@ def test_registered_as_judge_with_a_spec() -> None:
     assert info.value.field == "judge"
     with pytest.raises(CheckSpecError, match="criterion"):
         build_grader(CheckSpec("judge", {"judge": "steady"}))
+
+
+class Broken(Recording):
+    def score(self, prompt: str, response: str, reference: str | None = None, *,
+              criterion: str = "", sample: int = 0) -> JudgeReply:
+        raise TimeoutError("backend hung")
+
+
+def test_a_judge_that_raises_is_unscored_not_a_crash() -> None:
+    from metaeval.audit.collect import ask_judge
+    from metaeval.judge_items import JudgeItems, PointItem
+
+    finding = JudgeGrader(Broken(), "c", "c").grade(_run(ANSWERED))
+    assert finding.outcome is Outcome.UNSCORED and "backend hung" in finding.reason
+    items = JudgeItems(pointwise=(PointItem("p", "q", "r", None, "pass", None, "f:1"),))
+    table = ask_judge(Broken(), items)
+    assert table.decided("p") is None
+    assert table.calls.failed == 1
