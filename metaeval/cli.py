@@ -13,11 +13,21 @@ from typing import ParamSpec, TypeVar
 
 import click
 
-from metaeval import __version__
+from metaeval import __version__, vcs
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError
+from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
+from metaeval.findings import load as load_findings
+from metaeval.findings import save as save_findings
 from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
 from metaeval.meta_set import load_meta_sets
+from metaeval.report.findings import (
+    finding_text,
+    findings_diff_text,
+    findings_json,
+    findings_table,
+)
+from metaeval.report.sarif import sarif
 from metaeval.report.validation import validation_json, validation_text
 
 P = ParamSpec("P")
@@ -63,6 +73,154 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
         [t for t in targets if t.suffix != ITEM_SUFFIX]))
     click.echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(ExitCode.BAD_INPUT if result.errors else ExitCode.OK)
+
+
+# --- findings --------------------------------------------------------------------------
+
+FINDINGS_FILE = click.option("--file", "findings_file", type=click.Path(path_type=Path),
+                             default=None, help="The findings file [default: from config, "
+                             "else mutants/findings.json].")
+
+
+def _findings_path(findings_file: Path | None) -> Path:
+    if findings_file is not None:
+        return findings_file
+    config = load_config()
+    return config.root / config.findings
+
+
+@main.group()
+def findings() -> None:
+    """Tracked surviving mutants: list, show, accept with a reason, diff, export SARIF."""
+
+
+@findings.command("list")
+@FINDINGS_FILE
+@FORMAT
+@user_errors
+def findings_list(findings_file: Path | None, fmt: str) -> None:
+    """Every tracked finding. Exit 1 when any is open (or accepted but expired)."""
+    tracked = load_findings(_findings_path(findings_file))
+    today = vcs.today()
+    text = findings_json(tracked, today) if fmt == "json" else findings_table(tracked, today)
+    click.echo(text)
+    is_open = any(e.effective_status(today) is FindingStatus.OPEN for e in tracked.entries)
+    sys.exit(ExitCode.FINDINGS if is_open else ExitCode.OK)
+
+
+@findings.command("show")
+@click.argument("ref")
+@FINDINGS_FILE
+@user_errors
+def findings_show(ref: str, findings_file: Path | None) -> None:
+    """One finding (by fingerprint, a unique prefix of one, or mutant id), with its diff."""
+    tracked = load_findings(_findings_path(findings_file), missing_ok=False)
+    click.echo(finding_text(tracked.find(ref), vcs.today()))
+
+
+@findings.command("accept")
+@click.argument("ref")
+@click.option("--reason", required=True, help="Why this survivor is fine.")
+@click.option("--until", "until_text", default=None, metavar="YYYY-MM-DD",
+              help="After this date the finding is open again.")
+@click.option("--by", "by", default=None, help="Who accepts it [default: git user.name].")
+@FINDINGS_FILE
+@user_errors
+def findings_accept(ref: str, reason: str, until_text: str | None, by: str | None,
+                    findings_file: Path | None) -> None:
+    """Accept a finding with a reason, so it no longer fails a run."""
+    path = _findings_path(findings_file)
+    until = parse_date(until_text, "--until") if until_text else None
+    tracked, entry = accept(load_findings(path, missing_ok=False), ref, reason,
+                            by or vcs.user_name(path.parent), until)
+    save_findings(tracked, path)
+    expiry = f" until {entry.until}" if entry.until else ""
+    click.echo(f"accepted {entry.fingerprint[:12]} ({entry.mutant_id}){expiry}: {entry.reason}")
+
+
+@findings.command("diff")
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@user_errors
+def findings_diff(old: Path, new: Path) -> None:
+    """Compare two findings files. Exit 1 when NEW adds an open finding."""
+    d = diff_findings(load_findings(old), load_findings(new, missing_ok=False))
+    click.echo(findings_diff_text(d))
+    added_open = any(e.status is FindingStatus.OPEN for e in d.added)
+    sys.exit(ExitCode.FINDINGS if added_open else ExitCode.OK)
+
+
+@findings.command("export")
+@click.option("--sarif", "sarif_file", type=click.Path(path_type=Path), required=True,
+              help="Write the open findings as SARIF 2.1.0 here.")
+@FINDINGS_FILE
+@user_errors
+def findings_export(sarif_file: Path, findings_file: Path | None) -> None:
+    """Export the open findings as SARIF 2.1.0 for code-scanning upload."""
+    tracked = load_findings(_findings_path(findings_file))
+    text = sarif(tracked, vcs.today())
+    sarif_file.parent.mkdir(parents=True, exist_ok=True)
+    sarif_file.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {sarif_file}")
+@main.command("meta-eval")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--min-tpr", type=click.FloatRange(0, 1), default=None,
+              help="Bar for every check's TPR (overrides every TPR bar of the config).")
+@click.option("--min-tnr", type=click.FloatRange(0, 1), default=None,
+              help="Bar for every check's TNR (overrides every TNR bar of the config).")
+@click.option("--min-kappa", type=click.FloatRange(-1, 1), default=None,
+              help="Bar for every check's Cohen's kappa (overrides every kappa bar of the "
+                   "config).")
+@click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="A previous --format json result; a drop or a new failing flag is a "
+                   "regression.")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the bootstrap (default: config, else 0).")
+@click.option("--resamples", type=click.IntRange(min=1), default=None,
+              help="Bootstrap resamples for the kappa and Youden's J intervals (default 1000).")
+@FORMAT
+@user_errors
+def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | None,
+              min_kappa: float | None, baseline: Path | None, seed: int | None,
+              resamples: int | None, fmt: str) -> None:
+    """Run every check over the meta-sets (default: the configured ones) and measure
+    each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
+
+    Exit 0 when every check meets its bars; 1 when one does not, regresses from
+    the baseline, or is flagged a tautology; 2 for bad input (the good lines are
+    still measured); 3 when there is nothing to measure.
+    """
+    # Imported here: scikit-learn takes a second to load, and 'validate' does not need it.
+    from metaeval.audit.baseline import load_baseline
+    from metaeval.audit.meta_eval import Settings
+    from metaeval.audit.meta_eval import meta_eval as run_meta_eval
+    from metaeval.config import Bars
+    from metaeval.report.meta_eval import meta_eval_json, meta_eval_table
+
+    config = load_config()
+    targets = list(paths) or config.paths(config.meta_sets)
+    loaded = load_meta_sets(targets)
+    before = load_baseline(baseline) if baseline is not None else None
+    settings = Settings(
+        bars=Bars(min_tpr, min_tnr, min_kappa).over(config.meta_eval.bars),
+        # A flag overrides the config for that metric, per-check bars included.
+        check_bars={name: Bars(None if min_tpr is not None else bars.min_tpr,
+                               None if min_tnr is not None else bars.min_tnr,
+                               None if min_kappa is not None else bars.min_kappa)
+                    for name, bars in config.meta_eval.check_bars.items()},
+        seed=config.meta_eval.seed if seed is None else seed,
+        resamples=config.meta_eval.resamples if resamples is None else resamples)
+    if not loaded.runs:
+        for error in loaded.errors:
+            click.echo(str(error), err=True)
+        click.echo("error: no run to measure in " + ", ".join(map(str, targets)), err=True)
+        sys.exit(ExitCode.BAD_INPUT if loaded.errors else ExitCode.VOID)
+    result = run_meta_eval(loaded.runs, settings, before)
+    render = meta_eval_json if fmt == "json" else meta_eval_table
+    click.echo(render(result, files=loaded.files, errors=loaded.errors))
+    if loaded.errors:
+        sys.exit(ExitCode.BAD_INPUT)
+    sys.exit(ExitCode.FINDINGS if result.failed else ExitCode.OK)
 
 
 @main.command("judge-audit")

@@ -325,9 +325,18 @@ def kappa_interval(human: Sequence[Outcome], graded: Sequence[Outcome], *, seed:
         return Interval(-1.0, 1.0, level, NO_CASES)
     rng = np.random.default_rng(seed)
     n = len(human)
+    # kappa depends only on the table of (human, graded) pairs, so resamples with the
+    # same table share one scikit-learn call; near-perfect graders repeat tables a lot.
+    cells = [(h, g) for h in (Outcome.PASS, Outcome.FAIL) for g in Outcome]
+    codes = np.array([cells.index(pair) for pair in zip(human, graded, strict=True)])
+    cache: dict[tuple[int, ...], float] = {}
     samples = []
     for rows in rng.integers(0, n, size=(resamples, n)):
-        samples.append(kappa([human[i] for i in rows], [graded[i] for i in rows]).value)
+        table = tuple(int(k) for k in np.bincount(codes[rows], minlength=len(cells)))
+        if table not in cache:
+            pairs = [cell for cell, k in zip(cells, table, strict=True) for _ in range(k)]
+            cache[table] = kappa([h for h, _ in pairs], [g for _, g in pairs]).value
+        samples.append(cache[table])
     low, high = _percentiles(samples, level)
     return Interval(low, high, level)
 
