@@ -48,8 +48,14 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
         if unknown:
             raise InputError(f"{recorded}: id: got {unknown[0]!r} (and {len(unknown) - 1} "
                              "more); expected the id of a loaded judge item")
-        return audit_judge(JudgeIdentity(spec, model="recorded"), DEFAULT_SCALE, items,
-                           recorded_table(records), mode="recorded", bars=bars)
+        identity, scale = JudgeIdentity(spec, model="recorded"), DEFAULT_SCALE
+        try:  # a judge we can build lends its identity, so its calibration applies to it
+            named = build_judge(spec)
+            identity, scale = named.identity, named.scale
+        except InputError:
+            pass  # a name only: the logs' judge is not one metaeval can build
+        return audit_judge(identity, scale, items, recorded_table(records), mode="recorded",
+                           bars=bars)
     judge = build_judge(spec)
     if cache is not None:
         store = ReplyCache(cache)

@@ -103,8 +103,9 @@ class CachedJudge:
 
     def score(self, prompt: str, response: str, reference: str | None = None, *,
               criterion: str = "", sample: int = 0) -> JudgeReply:
-        key = cache_key(self.identity, Mode.POINTWISE, [prompt, response, reference, criterion],
-                        sample)
+        # The scale is rendered into the prompt, so it is part of the question.
+        key = cache_key(self.identity, Mode.POINTWISE,
+                        [prompt, response, reference, criterion, repr(self.scale)], sample)
         hit = self.cache.get(key)
         if hit is not None:
             return hit

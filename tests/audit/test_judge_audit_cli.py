@@ -160,3 +160,16 @@ def test_recorded_verdict_for_an_unknown_item_is_bad_input(tmp_path: Path) -> No
     recorded.write_text('{"id": "nope", "order": "ab", "verdict": "a"}\n')
     result = _audit("--judge", "x", "--recorded", str(recorded))
     assert result.exit_code == 2 and "'nope'" in result.output
+
+
+def test_recorded_audit_of_a_judge_metaeval_can_build_takes_its_identity(
+        tmp_path: Path) -> None:
+    recorded = tmp_path / "recorded.jsonl"
+    recorded.write_text('{"id": "pos-return-window", "order": "ab", "verdict": "a"}\n'
+                        '{"id": "pos-return-window", "order": "ba", "verdict": "a"}\n')
+    named = json.loads(_audit("--judge", "steady", "--recorded", str(recorded),
+                              "--format", "json").output)["judge"]
+    assert (named["name"], named["model"], named["mode"]) == ("steady", "fake", "recorded")
+    unknown = json.loads(_audit("--judge", "gpt-x", "--recorded", str(recorded),
+                                "--format", "json").output)["judge"]
+    assert (unknown["name"], unknown["model"]) == ("gpt-x", "recorded")

@@ -175,3 +175,15 @@ def test_fakes_by_name() -> None:
         assert isinstance(judge, Judge)
         assert judge.identity.name == name
     assert isinstance(build_judge("steady").score("q", "a"), JudgeReply)
+
+
+def test_another_scale_is_another_question_for_the_cache(stub: Stub, tmp_path: Path) -> None:
+    from metaeval.judges.base import Scale
+
+    path = tmp_path / "c.sqlite"
+    one_to_five = http_judge(HttpSettings(stub.url, "m", retries=0))
+    one_to_ten = http_judge(HttpSettings(stub.url, "m", retries=0), scale=Scale(1, 10, 7))
+    CachedJudge(one_to_five, ReplyCache(path)).score("q", "a")
+    CachedJudge(one_to_ten, ReplyCache(path)).score("q", "a")
+    assert len(stub.requests) == 2
+    assert "from 1 (worst) to 10 (best)" in str(stub.requests[1]["messages"])
