@@ -270,8 +270,13 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     paths = list(items_paths) or [p / "judge" for p in config.paths(config.meta_sets)]
     bars = Bars(kappa_bar, tpr_bar, tnr_bar, unscored_bar, alpha)
     cache = None if no_cache or recorded else (cache_path or config.root / DEFAULT_CACHE)
-    audit = run_judge_audit(spec, load_items(paths), recorded=recorded, samples=samples,
-                            cache=cache, bars=bars)
+    bar = _ProgressBar("asking the judge") if sys.stderr.isatty() else None
+    try:
+        audit = run_judge_audit(spec, load_items(paths), recorded=recorded, samples=samples,
+                                cache=cache, bars=bars, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     click.echo(audit_json(audit) if fmt == "json" else audit_text(audit))
     if write:
         target = calibration_path or config.root / DEFAULT_PATH
@@ -307,3 +312,23 @@ def judge_import_llmbar(dataset: Path, result: Path | None, items_out: Path,
     if recorded_out is not None:
         write_ndjson(recorded_out, converted.recorded)
         click.echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")
+
+
+class _ProgressBar:
+    """A click progress bar on stderr, fed (done, total) by the library."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar: click._termui_impl.ProgressBar[int] | None = None
+        self.done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)

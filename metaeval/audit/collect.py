@@ -133,12 +133,21 @@ def _asks(judge: Judge, items: JudgeItems, samples: int) -> list[Ask]:
     return asks
 
 
-def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1) -> VerdictTable:
+Progress = Callable[[int, int], None]
+"""Told (done, total) as replies arrive; for a progress bar."""
+
+
+def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
+              progress: Progress | None = None) -> VerdictTable:
     """Ask ``judge`` every question the items pose, ``samples`` times each, at most
     the judge's concurrency at once; count calls made, cached and failed."""
     asks = _asks(judge, items, samples)
     with ThreadPoolExecutor(max_workers=concurrency_of(judge)) as pool:
-        replies = list(pool.map(lambda ask: ask[2](), asks))
+        replies = []
+        for reply in pool.map(lambda ask: ask[2](), asks):
+            replies.append(reply)
+            if progress is not None:
+                progress(len(replies), len(asks))
     decisions: dict[Slot, list[Decision]] = {}
     raw: dict[Slot, list[str]] = {}
     made = cached = failed = 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from metaeval.audit.collect import ask_judge, item_ids, recorded_table
+from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table
 from metaeval.audit.judge_audit import DEFAULT_BARS, Bars, JudgeAudit, audit_judge
 from metaeval.errors import InputError
 from metaeval.judge_items import JudgeItems, load_judge_items, load_recorded
@@ -34,7 +34,7 @@ def load_items(paths: Sequence[Path]) -> JudgeItems:
 
 def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = None,
                     samples: int = 1, cache: Path | None = None,
-                    bars: Bars = DEFAULT_BARS) -> JudgeAudit:
+                    bars: Bars = DEFAULT_BARS, progress: Progress | None = None) -> JudgeAudit:
     """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
     unless None), or read from ``recorded`` with no call made."""
     if samples < 1:
@@ -60,10 +60,11 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     if cache is not None:
         store = ReplyCache(cache)
         try:
-            table = ask_judge(CachedJudge(judge, store, concurrency_of(judge)), items, samples)
+            table = ask_judge(CachedJudge(judge, store, concurrency_of(judge)), items, samples,
+                              progress)
         finally:
             store.close()
     else:
-        table = ask_judge(judge, items, samples)
+        table = ask_judge(judge, items, samples, progress)
     return audit_judge(judge.identity, judge.scale, items, table, mode="live",
                        modes=judge.modes, bars=bars)

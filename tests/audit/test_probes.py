@@ -135,3 +135,14 @@ def test_self_consistency_counts_items_whose_samples_all_agree() -> None:
     assert result.rate == pytest.approx(1 / 3)
     assert "one sample" in self_consistency(
         VerdictTable({("x", "original", "ab"): (4.0,)}), {"x"}).reason
+
+
+def test_ask_judge_reports_progress_to_the_last_reply() -> None:
+    from metaeval.audit.collect import ask_judge
+    from metaeval.judge_items import JudgeItems
+    from metaeval.judges.fakes import SteadyJudge
+
+    seen: list[tuple[int, int]] = []
+    ask_judge(SteadyJudge(), JudgeItems(pairwise=_pairs(3)), samples=2,
+              progress=lambda done, total: seen.append((done, total)))
+    assert seen[0] == (1, 12) and seen[-1] == (12, 12) and len(seen) == 12
