@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 
 from metaeval.contract import EvalInput, Evidence, Finding, Kind, Outcome, ToolCall, ToolResult
 from metaeval.errors import CheckSpecError, InputError
@@ -41,17 +42,27 @@ def context(x: EvalInput) -> str:
     ])
 
 
+@dataclass(frozen=True, slots=True)
 class JudgeGrader:
-    """A Grader that asks a judge whether the run meets one criterion."""
+    """A Grader that asks a judge whether the run meets one criterion. Its version
+    changes with the judge's identity and with the criterion."""
 
-    def __init__(self, judge: Judge, criterion: str, name: str) -> None:
-        self.judge = judge
-        self.criterion = criterion
-        self.name = name
-        digest = hashlib.sha256(criterion.encode()).hexdigest()[:8]
-        self.version = f"judge/{CODE_VERSION}+{judge.identity.version}+{digest}"
-        self.kind = Kind.GATE
-        self.cost_rank = RANK_JUDGE
+    judge: Judge
+    criterion: str
+    name: str
+
+    @property
+    def version(self) -> str:
+        digest = hashlib.sha256(self.criterion.encode()).hexdigest()[:8]
+        return f"judge/{CODE_VERSION}+{self.judge.identity.version}+{digest}"
+
+    @property
+    def kind(self) -> Kind:
+        return Kind.GATE
+
+    @property
+    def cost_rank(self) -> int:
+        return RANK_JUDGE
 
     def grade(self, x: EvalInput) -> Finding:
         index = x.trajectory.answer_index()
