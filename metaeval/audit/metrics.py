@@ -370,3 +370,31 @@ def youden_interval(human: Sequence[Outcome], graded: Sequence[Outcome], *, seed
     tnrs = neg[rng.integers(0, len(neg), size=(resamples, len(neg)))].mean(axis=1)
     low, high = _percentiles(list(tprs + tnrs - 1), level)
     return Interval(low, high, level)
+
+
+# --- nominal labels (pairwise judges) ---------------------------------------------------
+
+UNSCORED_LABEL = "unscored"
+
+
+def nominal_kappa(human: Sequence[str], judged: Sequence[str | None]) -> Value:
+    """Cohen's kappa (scikit-learn) between nominal labels, e.g. a pairwise judge's
+    ``a``/``b``/``tie`` against people's. An unscored verdict (``None``) is its own
+    category that never matches a human label. Range [-1, 1]; 0 is chance.
+
+    Degenerate cases, 0.0 with a reason instead of ``nan``: no cases; one and the
+    same label on both sides; either side constant (it cannot agree beyond chance).
+    """
+    _check_pair(human, judged)
+    if not human:
+        return Value(0.0, NO_CASES)
+    g = [UNSCORED_LABEL if j is None else j for j in judged]
+    h = list(human)
+    if len(set(g)) == 1 or len(set(h)) == 1:
+        if set(h) == set(g):
+            return Value(0.0, f"one label only: every case is {h[0]!r} for both")
+        side, label = ("judge", g[0]) if len(set(g)) == 1 else ("human", h[0])
+        return Value(0.0, NOTHING_SCORED if label == UNSCORED_LABEL else
+                     f"constant {side}: {label!r} on every case")
+    labels = sorted(set(h) | set(g))
+    return Value(float(cohen_kappa_score(h, g, labels=labels)))

@@ -81,7 +81,8 @@ def _example_spec(name: str) -> CheckSpec:
         "no_tool_called": {"tool": "refund"}, "tool_called": {"tool": "refund"},
         "tool_order": {"before": "get_order", "after": "refund"}, "max_steps": {"value": 3},
         "state_includes": {"path": "refunds", "match": {}}, "state_unchanged": {},
-        "answer_contains": {"text": "refund"}, "grounded_numbers": {}}
+        "answer_contains": {"text": "refund"}, "grounded_numbers": {},
+        "judge": {"judge": "steady", "criterion": "the refund is confirmed"}}
     return CheckSpec(name, params[name])  # type: ignore[arg-type]
 
 
