@@ -227,7 +227,7 @@ def mutants_in_source(
             qualname=site.qualname,
             span=_span(site.position),
             original=_text_at(lines, site.position),
-            replacement=_code(tree, site.variant.replacement),
+            replacement=_code(tree, site.variant.replacement, site.variant.insertion),
             mutated_source=mutated,
             ignored_reason=site.ignored_reason,
         ))
@@ -390,7 +390,15 @@ class _SiteCollector(cst.CSTVisitor):
     def _add(self, operator: str, node: cst.CSTNode, variant: Variant) -> None:
         qualname, scope_reason, _ = self.scopes[-1] if self.scopes else (MODULE_QUALNAME, "", 0)
         position = self.positions[variant.target]
-        reason = self.pragmas.get(position.start.line, "") or scope_reason
+        if variant.insertion:
+            # Nothing on the target's line changes: the site is where the code goes in,
+            # and a pragma for it sits on the line of the node that asked (the def).
+            start = position.start
+            position = CodeRange(start, start)
+            line = self.positions[node].start.line
+        else:
+            line = position.start.line
+        reason = self.pragmas.get(line, "") or scope_reason
         path = {id(a) for a in self.stack}
         path.add(id(node))
         path.update(_path_below(node, variant.target))
@@ -447,11 +455,12 @@ def _text_at(lines: list[str], position: CodeRange) -> str:
     return "".join(chunk)
 
 
-def _code(tree: cst.Module, replacement: Replacement) -> str:
+def _code(tree: cst.Module, replacement: Replacement, insertion: bool = False) -> str:
     if isinstance(replacement, cst.RemovalSentinel):
         return ""
     if isinstance(replacement, cst.FlattenSentinel):
-        return "\n".join(_code(tree, node) for node in replacement.nodes)
+        nodes = replacement.nodes[:-1] if insertion else replacement.nodes
+        return "\n".join(_code(tree, node) for node in nodes)
     if isinstance(replacement, cst.SimpleStatementLine | cst.BaseCompoundStatement):
         replacement = replacement.with_changes(leading_lines=[])
     return tree.code_for_node(replacement).strip()
