@@ -162,20 +162,22 @@ def find_mutants(
     """
     chosen = select_operators(operators)
     mutants: list[Mutant] = []
-    by_path: dict[Path, list[str | None]] = {}
+    by_path: dict[Path, list[Target]] = {}
     for target in resolve_targets(specs, root):
-        by_path.setdefault(target.path, []).append(target.qualname)
+        by_path.setdefault(target.path, []).append(target)
     for path in sorted(by_path):
-        qualnames = by_path[path]
-        source = read_source(path)
-        found = mutants_in_source(
-            source,
-            path=relative_path(path, root),
-            module=module_name(path, root),
-            operators=chosen,
+        targets = by_path[path]
+        relative = relative_path(path, root)
+        found, scopes = _scan(
+            read_source(path), path=relative, module=module_name(path, root), operators=chosen
         )
-        if None not in qualnames:
-            found = [mt for mt in found if any(_within(mt.qualname, q) for q in qualnames if q)]
+        if all(t.qualname for t in targets):
+            for target in targets:
+                if target.qualname not in scopes:
+                    raise InputError(f"mutate target {target.spec!r}: no function or class "
+                                     f"{target.qualname!r} in {relative!r}")
+            found = [mt for mt in found
+                     if any(_within(mt.qualname, t.qualname or "") for t in targets)]
         mutants.extend(found)
     return mutants
 
@@ -199,6 +201,17 @@ def mutants_in_source(
     operators: Sequence[Operator] | None = None,
 ) -> list[Mutant]:
     """The rewrite mutants of one module's text; ``path`` and ``module`` go into ids."""
+    return _scan(source, path=path, module=module, operators=operators)[0]
+
+
+def _scan(
+    source: str,
+    *,
+    path: str,
+    module: str,
+    operators: Sequence[Operator] | None,
+) -> tuple[list[Mutant], frozenset[str]]:
+    """The mutants of one module, and the qualnames of every def and class in it."""
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as e:
@@ -217,7 +230,6 @@ def mutants_in_source(
         key = (site.qualname, site.operator)
         index = counters.get(key, 0)
         counters[key] = index + 1
-        mutated = _apply(tree, site.variant, site.path_to_target)
         mutants.append(Mutant(
             id=f"{path}::{site.qualname}::{site.operator}::{index}",
             kind=MutantKind.REWRITE,
@@ -228,10 +240,10 @@ def mutants_in_source(
             span=_span(site.position),
             original=_text_at(lines, site.position),
             replacement=_code(tree, site.variant.replacement, site.variant.insertion),
-            mutated_source=mutated,
+            mutated_source=_apply(tree, site.variant, site.path_to_target),
             ignored_reason=site.ignored_reason,
         ))
-    return mutants
+    return mutants, frozenset(collector.qualnames)
 
 
 def mutant_diff(mutant: Mutant, root: Path) -> str:
@@ -317,6 +329,7 @@ class _SiteCollector(cst.CSTVisitor):
         self.scopes: list[tuple[str, str, int]] = []
         self.skipped: set[int] = set()
         self.sites: list[_Site] = []
+        self.qualnames: set[str] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         descend = True
@@ -358,6 +371,7 @@ class _SiteCollector(cst.CSTVisitor):
             qualname = f"{outer}.{node.name.value}"
         reason = outer_reason or self._header_pragma(node)
         self.scopes.append((qualname, reason, id(node)))
+        self.qualnames.add(qualname)
 
     def _innermost_scope_node(self) -> cst.CSTNode | None:
         for node in reversed(self.stack):
