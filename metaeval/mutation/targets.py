@@ -15,15 +15,22 @@ from __future__ import annotations
 import difflib
 import io
 import os
+import re
 import sys
 import tokenize
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst._nodes.internal import CodegenState
+from libcst.metadata import (
+    CodeRange,
+    MetadataWrapper,
+    PositionProvider,
+    WhitespaceInclusivePositionProvider,
+)
 
 from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, Span
@@ -223,7 +230,8 @@ def _scan(
         wrapper.resolve(PositionProvider),
     )
     wrapper.visit(collector)
-    lines = source.splitlines(keepends=True)
+    lines = _lines(source)
+    splicer = _Splicer(tree, source, wrapper.resolve(WhitespaceInclusivePositionProvider))
     counters: dict[tuple[str, str], int] = {}
     mutants: list[Mutant] = []
     for site in collector.sites:
@@ -240,7 +248,7 @@ def _scan(
             span=_span(site.position),
             original=_text_at(lines, site.position),
             replacement=_code(tree, site.variant.replacement, site.variant.insertion),
-            mutated_source=_apply(tree, site.variant, site.path_to_target),
+            mutated_source=splicer.apply(site.variant, site.chain),
             ignored_reason=site.ignored_reason,
         ))
     return mutants, frozenset(collector.qualnames)
@@ -254,8 +262,8 @@ def mutant_diff(mutant: Mutant, root: Path) -> str:
 
 def unified_diff(original: str, mutated: str, path: str) -> str:
     return "".join(difflib.unified_diff(
-        original.splitlines(keepends=True),
-        mutated.splitlines(keepends=True),
+        _lines(original),
+        _lines(mutated),
         fromfile=f"a/{path}",
         tofile=f"b/{path}",
     ))
@@ -269,8 +277,8 @@ class _Site:
     operator: str
     qualname: str
     variant: Variant
-    path_to_target: frozenset[int]
-    """``id()`` of every node from the module down to the target, to prune the rewrite."""
+    chain: tuple[cst.CSTNode, ...]
+    """Every node from the module down to the target, to prune and splice the rewrite."""
     position: CodeRange
     ignored_reason: str
 
@@ -413,20 +421,18 @@ class _SiteCollector(cst.CSTVisitor):
         else:
             line = position.start.line
         reason = self.pragmas.get(line, "") or scope_reason
-        path = {id(a) for a in self.stack}
-        path.add(id(node))
-        path.update(_path_below(node, variant.target))
-        self.sites.append(_Site(operator, qualname, variant, frozenset(path), position, reason))
+        chain = (*self.stack, *_path_below(node, variant.target))
+        self.sites.append(_Site(operator, qualname, variant, chain, position, reason))
 
 
-def _path_below(node: cst.CSTNode, target: cst.CSTNode) -> Iterable[int]:
-    """``id()`` of the nodes from ``node`` down to ``target`` (empty when not found)."""
+def _path_below(node: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes from ``node`` down to ``target`` (empty when not found)."""
     if node is target:
-        return [id(node)]
+        return [node]
     for child in node.children:
-        below = list(_path_below(child, target))
+        below = _path_below(child, target)
         if below:
-            return [id(node), *below]
+            return [node, *below]
     return []
 
 
@@ -449,14 +455,70 @@ class _Replace(cst.CSTTransformer):
         return updated_node
 
 
-def _apply(tree: cst.Module, variant: Variant, path: frozenset[int]) -> str:
-    return tree.visit(_Replace(variant, path)).code
+class _Splicer:
+    """Regenerates only the innermost statement that holds the fault.
+
+    Generating a whole large module for every mutant costs far more than finding
+    the mutants, so the statement around the fault is generated alone, with the
+    indentation of the blocks around it, and spliced into the source text. This
+    uses libcst's codegen state, which is internal; so each splice is checked:
+    the statement as it was must regenerate to exactly its slice of the source,
+    or the whole module is generated instead.
+    """
+
+    def __init__(
+        self, tree: cst.Module, source: str, ranges: Mapping[cst.CSTNode, CodeRange]
+    ) -> None:
+        self.tree = tree
+        self.source = source
+        self.ranges = ranges
+        self.line_starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", source))]
+
+    def apply(self, variant: Variant, chain: tuple[cst.CSTNode, ...]) -> str:
+        path = frozenset(id(node) for node in chain)
+        # An ``elif`` is an If inside an If, and only its parent writes ``elif``.
+        units = [i for i, n in enumerate(chain)
+                 if isinstance(n, cst.SimpleStatementLine | cst.BaseCompoundStatement)
+                 and not (isinstance(n, cst.If) and isinstance(chain[i - 1], cst.If))]
+        if units:
+            unit = chain[units[-1]]
+            indents = [n.indent if n.indent is not None else self.tree.default_indent
+                       for n in chain[:units[-1]] if isinstance(n, cst.IndentedBlock | cst.Match)]
+            start, end = self._offsets(self.ranges[unit])
+            if self.source[start:end] == self._generate(unit, indents):
+                new = unit.visit(_Replace(variant, path))
+                return self.source[:start] + self._generate(new, indents) + self.source[end:]
+        return self.tree.visit(_Replace(variant, path)).code
+
+    def _offsets(self, where: CodeRange) -> tuple[int, int]:
+        def offset(line: int, column: int) -> int:
+            index = min(line - 1, len(self.line_starts) - 1)
+            return self.line_starts[index] + column
+        return offset(where.start.line, where.start.column), offset(where.end.line,
+                                                                     where.end.column)
+
+    def _generate(self, result: Replacement, indents: list[str]) -> str:
+        if isinstance(result, cst.RemovalSentinel):
+            return ""
+        nodes = result.nodes if isinstance(result, cst.FlattenSentinel) else [result]
+        state = CodegenState(default_indent=self.tree.default_indent,
+                             default_newline=self.tree.default_newline,
+                             indent_tokens=list(indents))
+        for node in nodes:
+            node._codegen(state)
+        return "".join(state.tokens)
 
 
 def _span(position: CodeRange) -> Span:
     # libcst columns are 0-based; the report schema wants 1-based.
     return Span(position.start.line, position.start.column + 1,
                 position.end.line, position.end.column + 1)
+
+
+def _lines(source: str) -> list[str]:
+    # Only the newlines Python itself knows: str.splitlines would also split on
+    # form feeds and U+2028, and put libcst's line numbers off by one.
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)
 
 
 def _text_at(lines: list[str], position: CodeRange) -> str:

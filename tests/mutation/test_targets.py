@@ -7,12 +7,13 @@ import shutil
 from pathlib import Path
 from textwrap import dedent
 
+import libcst as cst
 import pytest
 
 import metaeval
 from metaeval.errors import InputError
 from metaeval.mutation.model import MutantKind, Span
-from metaeval.mutation.operators import select_operators
+from metaeval.mutation.operators import Variant, select_operators
 from metaeval.mutation.targets import (
     NO_REASON,
     find_module_file,
@@ -292,3 +293,34 @@ def test_diff_is_headed_with_the_relative_path(tmp_path: Path) -> None:
         "-    return x < 3\n"
         "+    return x <= 3\n"
     )
+
+
+def test_spliced_mutants_equal_whole_module_regeneration(
+    graders_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path (regenerate one statement) must give what libcst gives for the module."""
+    from metaeval.mutation import targets
+
+    spliced = find_mutants(["graders"], graders_copy)
+
+    def whole_module(self: targets._Splicer, variant: Variant,
+                     chain: tuple[cst.CSTNode, ...]) -> str:
+        return self.tree.visit(targets._Replace(variant, frozenset(map(id, chain)))).code
+
+    monkeypatch.setattr(targets._Splicer, "apply", whole_module)
+    regenerated = find_mutants(["graders"], graders_copy)
+    assert [m.mutated_source for m in spliced] == [m.mutated_source for m in regenerated]
+    assert len(spliced) > 100
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("def f(x):\n    return x < 1", "def f(x):\n    return x <= 1"),
+    ("def f(x):\r\n    if x:\r\n        return x < 1\r\n",
+     "def f(x):\r\n    if x:\r\n        return x <= 1\r\n"),
+    ("class C:\n\tdef f(self, x):\n\t\treturn x < 1\n",
+     "class C:\n\tdef f(self, x):\n\t\treturn x <= 1\n"),
+])
+def test_newlines_and_indentation_are_kept(source: str, expected: str) -> None:
+    [mutant] = mutants_in_source(source, path="m.py", module="m",
+                                 operators=select_operators(["flip_comparison"]))
+    assert mutant.mutated_source == expected
