@@ -128,8 +128,8 @@ def _negated(test: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def negate_condition(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
-    """The test of an ``if``, ``while``, ``assert`` or conditional expression is negated."""
-    if isinstance(node, cst.If | cst.While | cst.Assert | cst.IfExp):
+    """The test of an ``if``, ``while``, ``assert``, ``x if c else y`` or filter is negated."""
+    if isinstance(node, cst.If | cst.While | cst.Assert | cst.IfExp | cst.CompIf):
         return (Variant(node.test, _negated(node.test)),)
     return ()
 

@@ -78,30 +78,37 @@ def resolve_targets(specs: Sequence[str], root: Path) -> list[Target]:
     return targets
 
 
+_EXPECTED = "expected a .py file, a directory, 'package.module:qualname' or 'file.py:qualname'"
+
+
 def _resolve_one(spec: str, root: Path) -> list[Target]:
-    module_name, sep, qualname = spec.partition(":")
-    if sep and module_name and not _looks_like_path(module_name):
-        if not qualname:
-            raise InputError(f"mutate target {spec!r}: empty qualname; "
-                             "expected 'package.module:qualname'")
-        return [Target(find_module_file(module_name, root, spec), qualname, spec)]
-    path = Path(spec)
-    if not path.is_absolute():
-        path = root / path
+    path = _under(root, spec)
     if path.is_file():
         if path.suffix != ".py":
-            raise InputError(f"mutate target {spec!r} is not a Python file; "
-                             "expected a .py file, a directory or 'package.module:qualname'")
+            raise InputError(f"mutate target {spec!r} is not a Python file; {_EXPECTED}")
         return [Target(path.resolve(), None, spec)]
     if path.is_dir():
         return [Target(p, None, spec) for p in python_files(path.resolve())]
-    raise InputError(f"mutate target {spec!r} does not exist; "
-                     "expected a .py file, a directory or 'package.module:qualname'")
+    # ``rpartition``: a Windows path (``C:\\src\\gate.py:check``) has its own colon.
+    where, sep, qualname = spec.rpartition(":")
+    if not sep or not where:
+        raise InputError(f"mutate target {spec!r} does not exist; {_EXPECTED}")
+    if not qualname:
+        raise InputError(f"mutate target {spec!r}: empty qualname; {_EXPECTED}")
+    if not all(part.isidentifier() or part == "<locals>" for part in qualname.split(".")):
+        raise InputError(f"mutate target {spec!r}: {qualname!r} is not a qualname; {_EXPECTED}")
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        file = _under(root, where)
+        if not file.is_file() or file.suffix != ".py":
+            raise InputError(f"mutate target {spec!r}: {where!r} is not a Python file; "
+                             f"{_EXPECTED}")
+        return [Target(file.resolve(), qualname, spec)]
+    return [Target(find_module_file(where, root, spec), qualname, spec)]
 
 
-def _looks_like_path(text: str) -> bool:
-    # ``C:\\src`` or ``src/pkg.py`` are paths, never module names.
-    return "/" in text or "\\" in text or text.endswith(".py") or len(text) == 1
+def _under(root: Path, text: str) -> Path:
+    path = Path(text)
+    return path if path.is_absolute() else root / path
 
 
 def find_module_file(module: str, root: Path, spec: str = "") -> Path:

@@ -27,6 +27,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("negate_condition", "while a and b:\n    go()\n", ["while not (a and b):\n    go()\n"]),
     ("negate_condition", "assert x < 3\n", ["assert not x < 3\n"]),
     ("negate_condition", "y = a if ok else b\n", ["y = a if not ok else b\n"]),
+    ("negate_condition", "safe = [t for t in tools if t.allowed]\n",
+     ["safe = [t for t in tools if not t.allowed]\n"]),
     ("negate_condition", "if a:\n    f()\nelif b:\n    g()\n",
      ["if not a:\n    f()\nelif b:\n    g()\n", "if a:\n    f()\nelif not b:\n    g()\n"]),
     # must say no: boilerplate no test runs, and expressions that are not tests

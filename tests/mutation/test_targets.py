@@ -207,6 +207,9 @@ def test_a_named_test_file_is_still_a_target(tmp_path: Path) -> None:
     ("pkg.gate:", "empty qualname"),
     ("pkg.gate:Nope", "no function or class 'Nope' in 'src/pkg/gate.py'"),
     ("pkg-x.gate:f", "'pkg-x.gate' is not a module name"),
+    ("pkg.gate:Gate.1", "'Gate.1' is not a qualname"),
+    ("src/pkg/nope.py:Gate", "'src/pkg/nope.py' is not a Python file"),
+    ("src/pkg/gate.py:Nope", "no function or class 'Nope' in 'src/pkg/gate.py'"),
 ])
 def test_bad_targets_are_input_errors_naming_them(tmp_path: Path, spec: str,
                                                    message: str) -> None:
@@ -229,6 +232,8 @@ def test_module_qualname_target_is_found_on_disk_without_importing(tmp_path: Pat
     method = find_mutants(["pkg.gate:Gate.allows"], tmp_path)
     assert method and {m.qualname for m in method} == {"Gate.allows"}
     assert all(m.path == "src/pkg/gate.py" and m.module == "pkg.gate" for m in method)
+
+    assert find_mutants(["src/pkg/gate.py:Gate.allows"], tmp_path) == method
 
     whole_class = find_mutants(["pkg.gate:Gate"], tmp_path)
     assert {m.qualname for m in whole_class} == {"Gate.allows", "Gate.audit"}
