@@ -1,8 +1,9 @@
 """Find the rewrite mutants of a project: resolve targets, parse, apply every operator.
 
 A target is a file, a directory (searched recursively for ``*.py``, leaving out
-tests, hidden directories and virtual environments) or ``package.module:qualname``
-(found on disk relative to the project root or ``sys.path``, never imported).
+tests, hidden directories and virtual environments), ``file.py:qualname`` or
+``package.module:qualname`` (found on disk under the project root, its ``src/``
+or ``sys.path``, never imported); a qualname target keeps what is nested in it.
 Each file is parsed once with libcst; every site an operator offers becomes one
 ``Mutant`` whose ``mutated_source`` is the whole module with exactly that fault.
 
@@ -202,7 +203,8 @@ def _within(qualname: str, scope: str) -> bool:
 
 def read_source(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8")
+        # utf-8-sig: a byte-order mark is not code, and libcst would refuse it.
+        return path.read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read: {e}") from e
 
@@ -377,10 +379,11 @@ class _SiteCollector(cst.CSTVisitor):
 
     def _enter_scope(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         outer, outer_reason, _ = self.scopes[-1] if self.scopes else ("", "", 0)
-        enclosing_function = any(isinstance(a, cst.FunctionDef) for a in self.stack)
-        if not outer:
+        enclosing = self._innermost_scope_node()
+        # As Python spells ``__qualname__``: what a def holds is ``<locals>``.
+        if enclosing is None:
             qualname = node.name.value
-        elif enclosing_function and isinstance(self._innermost_scope_node(), cst.FunctionDef):
+        elif isinstance(enclosing, cst.FunctionDef):
             qualname = f"{outer}.<locals>.{node.name.value}"
         else:
             qualname = f"{outer}.{node.name.value}"
@@ -409,10 +412,8 @@ class _SiteCollector(cst.CSTVisitor):
         return ""
 
     def _ask_operators(self, node: cst.CSTNode) -> None:
-        context: Context | None = None
+        context = Context(tuple(self.stack))
         for operator in self.operators:
-            if context is None:
-                context = Context(tuple(self.stack))
             for variant in operator.mutate(node, context):
                 self._add(operator.name, node, variant)
 
