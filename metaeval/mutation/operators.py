@@ -129,9 +129,21 @@ def _negated(test: cst.BaseExpression) -> cst.BaseExpression:
 
 def negate_condition(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
     """The test of an ``if``, ``while``, ``assert``, ``x if c else y`` or filter is negated."""
-    if isinstance(node, cst.If | cst.While | cst.Assert | cst.IfExp | cst.CompIf):
-        return (Variant(node.test, _negated(node.test)),)
-    return ()
+    if not isinstance(node, cst.If | cst.While | cst.Assert | cst.IfExp | cst.CompIf):
+        return ()
+    if _is_invertible_comparison(node.test):
+        return ()  # ``not a == b`` is ``a != b``: flip_comparison's mutant, run twice
+    return (Variant(node.test, _negated(node.test)),)
+
+
+def _is_invertible_comparison(test: cst.BaseExpression) -> bool:
+    """A single ``==``, ``!=``, ``in``, ``not in``, ``is`` or ``is not``: flipping negates it."""
+    return (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator,
+                       cst.Equal | cst.NotEqual | cst.In | cst.NotIn | cst.Is | cst.IsNot)
+    )
 
 
 # --- flip_comparison -------------------------------------------------------------

@@ -35,6 +35,10 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("negate_condition", 'if __name__ == "__main__":\n    main()\n', []),
     ("negate_condition", "if TYPE_CHECKING:\n    import x\n", []),
     ("negate_condition", "y = a and b\n", []),
+    # ... and a test flip_comparison already negates (``a != b``); ``<`` is not one
+    ("negate_condition", "if a == b:\n    go()\n", []),
+    ("negate_condition", "while x is not None:\n    go()\n", []),
+    ("negate_condition", "if a < b:\n    go()\n", ["if not a < b:\n    go()\n"]),
     # flip_comparison
     ("flip_comparison", "ok = n < limit\n", ["ok = n <= limit\n"]),
     ("flip_comparison", "ok = n >= limit\n", ["ok = n > limit\n"]),
