@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 import libcst as cst
 import libcst.matchers as m
 
 from metaeval.errors import InputError
+from metaeval.mutation.fail_open import fail_open_constants, last_name, own_nodes
 
 Replacement = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]
 
@@ -41,6 +43,8 @@ class Variant:
 
     target: cst.CSTNode
     replacement: Replacement
+    insertion: bool = False
+    """The replacement is new code followed by the target: code is added, none changed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +128,22 @@ def _negated(test: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def negate_condition(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
-    """The test of an ``if``, ``while``, ``assert`` or conditional expression is negated."""
-    if isinstance(node, cst.If | cst.While | cst.Assert | cst.IfExp):
-        return (Variant(node.test, _negated(node.test)),)
-    return ()
+    """The test of an ``if``, ``while``, ``assert``, ``x if c else y`` or filter is negated."""
+    if not isinstance(node, cst.If | cst.While | cst.Assert | cst.IfExp | cst.CompIf):
+        return ()
+    if _is_invertible_comparison(node.test):
+        return ()  # ``not a == b`` is ``a != b``: flip_comparison's mutant, run twice
+    return (Variant(node.test, _negated(node.test)),)
+
+
+def _is_invertible_comparison(test: cst.BaseExpression) -> bool:
+    """A single ``==``, ``!=``, ``in``, ``not in``, ``is`` or ``is not``: flipping negates it."""
+    return (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator,
+                       cst.Equal | cst.NotEqual | cst.In | cst.NotIn | cst.Is | cst.IsNot)
+    )
 
 
 # --- flip_comparison -------------------------------------------------------------
@@ -214,6 +230,250 @@ def swap_bool_literal(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
     return (Variant(node, node.with_changes(value=other)),)
 
 
+# --- return_constant ------------------------------------------------------------------
+
+_STRUCTURAL_DECORATORS = frozenset({
+    "property", "setter", "getter", "deleter", "cached_property", "staticmethod",
+    "classmethod", "overload", "abstractmethod", "dataclass", "runtime_checkable", "final",
+    "override", "wraps", "cache", "lru_cache", "contextmanager", "asynccontextmanager",
+    "total_ordering", "fixture", "unique",
+})
+
+
+def _decorator_name(decorator: cst.Decorator) -> str:
+    expr = decorator.decorator
+    return last_name(expr.func if isinstance(expr, cst.Call) else expr)
+
+
+def return_constant(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
+    """A function returning a bool, collection or optional returns its fail-open value at once."""
+    if not isinstance(node, cst.FunctionDef):
+        return ()
+    if any(_decorator_name(d) in ("overload", "abstractmethod") for d in node.decorators):
+        return ()
+    if any(isinstance(n, cst.Yield) for n in own_nodes(node)):
+        return ()  # a generator's ``return`` ends the iteration: another fault entirely
+    body: Sequence[cst.BaseStatement | cst.BaseSmallStatement] = node.body.body
+    if isinstance(node.body, cst.IndentedBlock) and _docstring(body):
+        body = body[1:]
+    if not body or _is_stub_body(body):
+        return ()
+    first = body[0]
+    variants: list[Variant] = []
+    for constant in fail_open_constants(node):
+        value = cst.parse_expression(constant)
+        returned = cst.Return(value=value)
+        if _already_returns(first, returned):
+            continue
+        nodes: list[cst.CSTNode]
+        if isinstance(first, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+            # Comments above the first statement stay above the inserted return.
+            line = cst.SimpleStatementLine([returned], leading_lines=first.leading_lines)
+            moved = first.with_changes(leading_lines=[])
+            nodes = [line, moved]
+        else:
+            nodes = [returned, first]
+        variants.append(Variant(first, cst.FlattenSentinel(nodes), insertion=True))
+    return tuple(variants)
+
+
+def _docstring(body: Sequence[cst.CSTNode]) -> bool:
+    return bool(body) and m.matches(
+        body[0], m.SimpleStatementLine(body=[m.Expr(m.SimpleString() | m.ConcatenatedString())])
+    )
+
+
+def _already_returns(first: cst.CSTNode, returned: cst.Return) -> bool:
+    """True when the body already starts with that very ``return``: an equivalent mutant."""
+    if isinstance(first, cst.SimpleStatementLine):
+        first = first.body[0]
+    return (
+        isinstance(first, cst.Return)
+        and first.value is not None
+        and returned.value is not None
+        and first.value.deep_equals(returned.value)
+    )
+
+
+# --- drop_guard_clause ----------------------------------------------------------------
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    last: cst.CSTNode | None = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1]
+    return isinstance(last, cst.Raise | cst.Return)
+
+
+def drop_guard_clause(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
+    """An ``if ...: raise`` or ``if ...: return`` that guards the rest of its block is removed."""
+    if (
+        isinstance(node, cst.If)
+        and node.orelse is None
+        and _exits(node.body)
+        and _is_followed(node, ctx)
+    ):
+        return (Variant(node, cst.RemovalSentinel.REMOVE),)
+    return ()
+
+
+# --- shift_constant -------------------------------------------------------------------
+
+
+def _number(node: cst.Integer | cst.Float) -> Decimal:
+    text = node.value.replace("_", "")
+    if isinstance(node, cst.Integer):
+        return Decimal(int(text, 0))
+    return Decimal(text)
+
+
+def _literal(value: Decimal, like: cst.Integer | cst.Float) -> cst.BaseExpression:
+    magnitude = abs(value)
+    literal: cst.BaseExpression
+    if isinstance(like, cst.Integer):
+        hexadecimal = like.value.lower().startswith("0x")
+        literal = cst.Integer(format(int(magnitude), "#x") if hexadecimal else str(int(magnitude)))
+    else:
+        text = str(magnitude)
+        if not any(c in text for c in ".eE"):
+            text += ".0"  # stay a float: ``2.`` - 1 must not become the int ``1``
+        literal = cst.Float(text)
+    return cst.UnaryOperation(cst.Minus(), literal) if value < 0 else literal
+
+
+def shift_constant(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
+    """A number (a threshold, limit or budget) is shifted by one, up and down."""
+    negative = False
+    literal: cst.Integer | cst.Float
+    if isinstance(node, cst.Integer | cst.Float):
+        parent = ctx.parent
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Minus):
+            return ()  # ``-1`` is one number, shifted where the minus is
+        literal = node
+    elif (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer | cst.Float)
+        and not node.lpar
+    ):
+        literal, negative = node.expression, True
+    else:
+        return ()
+    # Indexes and slice bounds pick elements, they are not thresholds; shifting
+    # them mostly makes noise (an IndexError, or the same slice of a short list).
+    if _inside(ctx, cst.SubscriptElement) or _in_dunder_assignment(ctx):
+        return ()
+    value = -_number(literal) if negative else _number(literal)
+    variants: list[Variant] = []
+    for shifted in (value + 1, value - 1):
+        replacement = _literal(shifted, literal)
+        if isinstance(node, cst.BaseExpression):
+            replacement = replacement.with_changes(lpar=node.lpar, rpar=node.rpar)
+        variants.append(Variant(node, replacement))
+    return tuple(variants)
+
+
+def _in_dunder_assignment(ctx: Context) -> bool:
+    """Inside ``__all__ = ...``, ``__version__ = ...``: metadata, not behaviour."""
+    for ancestor in ctx.ancestors:
+        if isinstance(ancestor, cst.Assign):
+            return any(m.matches(t.target, m.Name(value=m.MatchRegex(r"__\w+__")))
+                       for t in ancestor.targets)
+    return False
+
+
+# --- swallow_exception ------------------------------------------------------------------
+
+
+def swallow_exception(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
+    """A ``raise`` (also a handler's re-raise) becomes ``pass``, so the error is swallowed."""
+    if isinstance(node, cst.Raise) and not _raises_not_implemented(node):
+        return (Variant(node, cst.Pass(semicolon=node.semicolon)),)
+    return ()
+
+
+# --- drop_call -------------------------------------------------------------------------
+
+
+def drop_call(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
+    """A call made as a statement (an audit log, a confirmation, a redaction) is removed."""
+    if isinstance(node, cst.Expr) and m.matches(node.value, m.Call() | m.Await(m.Call())):
+        return (Variant(node, cst.Pass(semicolon=node.semicolon)),)
+    return ()
+
+
+# --- empty_string_literal -----------------------------------------------------------------
+
+_KEY_METHODS = frozenset({"get", "pop", "setdefault", "getenv"})
+_NAME_FUNCTIONS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+_TYPING_CALLS = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "cast",
+                           "namedtuple", "NamedTuple", "TypedDict"})
+
+
+def _is_noise_string(node: cst.CSTNode, ctx: Context) -> bool:
+    """Strings where emptiness is not a fault worth finding: keys, names, messages."""
+    parent = ctx.parent
+    if isinstance(parent, cst.DictElement) and parent.key is node:
+        return True
+    for ancestor in ctx.ancestors:
+        if isinstance(ancestor, cst.SubscriptElement | cst.Raise):
+            return True
+        if isinstance(ancestor, cst.Assert) and ancestor.msg is not None:
+            return True
+        if isinstance(ancestor, cst.Call) and last_name(ancestor.func) in _TYPING_CALLS:
+            return True
+    if _is_key_argument(ctx):
+        return True
+    return _in_dunder_assignment(ctx)
+
+
+def _is_key_argument(ctx: Context) -> bool:
+    """The first argument of ``d.get("key")``, ``getattr(o, "name")``: a name, not a pattern."""
+    if len(ctx.ancestors) < 2:
+        return False
+    arg, call = ctx.ancestors[-1], ctx.ancestors[-2]
+    if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and arg.keyword is None):
+        return False
+    name = last_name(call.func)
+    if name in _KEY_METHODS:
+        return call.args[0] is arg
+    return name in _NAME_FUNCTIONS and len(call.args) > 1 and call.args[1] is arg
+
+
+def empty_string_literal(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
+    """A non-empty string (a pattern, an allow-list entry) becomes the empty string."""
+    if isinstance(ctx.parent, cst.ConcatenatedString):
+        return ()  # the whole concatenation is one site
+    if isinstance(node, cst.SimpleString):
+        first = node
+    elif isinstance(node, cst.ConcatenatedString) and isinstance(node.left, cst.SimpleString):
+        first = node.left
+    else:
+        return ()
+    value = node.evaluated_value
+    if not value or _is_noise_string(node, ctx):
+        return ()
+    quote = first.quote[0]
+    replacement = cst.SimpleString(f"{first.prefix}{quote}{quote}", lpar=node.lpar, rpar=node.rpar)
+    return (Variant(node, replacement),)
+
+
+# --- remove_decorator -------------------------------------------------------------------
+
+
+def remove_decorator(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
+    """A decorator (a permission check, a rate limit, a retry) is removed from its def."""
+    if not isinstance(node, cst.FunctionDef | cst.ClassDef):
+        return ()
+    return tuple(
+        Variant(d, cst.RemovalSentinel.REMOVE)
+        for d in node.decorators
+        if _decorator_name(d) not in _STRUCTURAL_DECORATORS
+    )
+
+
+# --- registry ----------------------------------------------------------------------------
+
 OPERATORS: dict[str, Operator] = {}
 
 
@@ -223,11 +483,18 @@ def _register(function: Callable[[cst.CSTNode, Context], tuple[Variant, ...]]) -
 
 
 for _function in (
+    return_constant,
     negate_condition,
+    drop_guard_clause,
     flip_comparison,
     swap_boolean_operator,
     swap_all_any,
     swap_bool_literal,
+    shift_constant,
+    swallow_exception,
+    drop_call,
+    empty_string_literal,
+    remove_decorator,
 ):
     _register(_function)
 

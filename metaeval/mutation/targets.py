@@ -1,8 +1,9 @@
 """Find the rewrite mutants of a project: resolve targets, parse, apply every operator.
 
 A target is a file, a directory (searched recursively for ``*.py``, leaving out
-tests, hidden directories and virtual environments) or ``package.module:qualname``
-(found on disk relative to the project root or ``sys.path``, never imported).
+tests, hidden directories and virtual environments), ``file.py:qualname`` or
+``package.module:qualname`` (found on disk under the project root, its ``src/``
+or ``sys.path``, never imported); a qualname target keeps what is nested in it.
 Each file is parsed once with libcst; every site an operator offers becomes one
 ``Mutant`` whose ``mutated_source`` is the whole module with exactly that fault.
 
@@ -15,15 +16,22 @@ from __future__ import annotations
 import difflib
 import io
 import os
+import re
 import sys
 import tokenize
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst._nodes.internal import CodegenState
+from libcst.metadata import (
+    CodeRange,
+    MetadataWrapper,
+    PositionProvider,
+    WhitespaceInclusivePositionProvider,
+)
 
 from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, Span
@@ -71,30 +79,37 @@ def resolve_targets(specs: Sequence[str], root: Path) -> list[Target]:
     return targets
 
 
+_EXPECTED = "expected a .py file, a directory, 'package.module:qualname' or 'file.py:qualname'"
+
+
 def _resolve_one(spec: str, root: Path) -> list[Target]:
-    module_name, sep, qualname = spec.partition(":")
-    if sep and module_name and not _looks_like_path(module_name):
-        if not qualname:
-            raise InputError(f"mutate target {spec!r}: empty qualname; "
-                             "expected 'package.module:qualname'")
-        return [Target(find_module_file(module_name, root, spec), qualname, spec)]
-    path = Path(spec)
-    if not path.is_absolute():
-        path = root / path
+    path = _under(root, spec)
     if path.is_file():
         if path.suffix != ".py":
-            raise InputError(f"mutate target {spec!r} is not a Python file; "
-                             "expected a .py file, a directory or 'package.module:qualname'")
+            raise InputError(f"mutate target {spec!r} is not a Python file; {_EXPECTED}")
         return [Target(path.resolve(), None, spec)]
     if path.is_dir():
         return [Target(p, None, spec) for p in python_files(path.resolve())]
-    raise InputError(f"mutate target {spec!r} does not exist; "
-                     "expected a .py file, a directory or 'package.module:qualname'")
+    # ``rpartition``: a Windows path (``C:\\src\\gate.py:check``) has its own colon.
+    where, sep, qualname = spec.rpartition(":")
+    if not sep or not where:
+        raise InputError(f"mutate target {spec!r} does not exist; {_EXPECTED}")
+    if not qualname:
+        raise InputError(f"mutate target {spec!r}: empty qualname; {_EXPECTED}")
+    if not all(part.isidentifier() or part == "<locals>" for part in qualname.split(".")):
+        raise InputError(f"mutate target {spec!r}: {qualname!r} is not a qualname; {_EXPECTED}")
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        file = _under(root, where)
+        if not file.is_file() or file.suffix != ".py":
+            raise InputError(f"mutate target {spec!r}: {where!r} is not a Python file; "
+                             f"{_EXPECTED}")
+        return [Target(file.resolve(), qualname, spec)]
+    return [Target(find_module_file(where, root, spec), qualname, spec)]
 
 
-def _looks_like_path(text: str) -> bool:
-    # ``C:\\src`` or ``src/pkg.py`` are paths, never module names.
-    return "/" in text or "\\" in text or text.endswith(".py") or len(text) == 1
+def _under(root: Path, text: str) -> Path:
+    path = Path(text)
+    return path if path.is_absolute() else root / path
 
 
 def find_module_file(module: str, root: Path, spec: str = "") -> Path:
@@ -162,20 +177,22 @@ def find_mutants(
     """
     chosen = select_operators(operators)
     mutants: list[Mutant] = []
-    by_path: dict[Path, list[str | None]] = {}
+    by_path: dict[Path, list[Target]] = {}
     for target in resolve_targets(specs, root):
-        by_path.setdefault(target.path, []).append(target.qualname)
+        by_path.setdefault(target.path, []).append(target)
     for path in sorted(by_path):
-        qualnames = by_path[path]
-        source = read_source(path)
-        found = mutants_in_source(
-            source,
-            path=relative_path(path, root),
-            module=module_name(path, root),
-            operators=chosen,
+        targets = by_path[path]
+        relative = relative_path(path, root)
+        found, scopes = _scan(
+            read_source(path), path=relative, module=module_name(path, root), operators=chosen
         )
-        if None not in qualnames:
-            found = [mt for mt in found if any(_within(mt.qualname, q) for q in qualnames if q)]
+        if all(t.qualname for t in targets):
+            for target in targets:
+                if target.qualname not in scopes:
+                    raise InputError(f"mutate target {target.spec!r}: no function or class "
+                                     f"{target.qualname!r} in {relative!r}")
+            found = [mt for mt in found
+                     if any(_within(mt.qualname, t.qualname or "") for t in targets)]
         mutants.extend(found)
     return mutants
 
@@ -186,7 +203,8 @@ def _within(qualname: str, scope: str) -> bool:
 
 def read_source(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8")
+        # utf-8-sig: a byte-order mark is not code, and libcst would refuse it.
+        return path.read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read: {e}") from e
 
@@ -199,6 +217,17 @@ def mutants_in_source(
     operators: Sequence[Operator] | None = None,
 ) -> list[Mutant]:
     """The rewrite mutants of one module's text; ``path`` and ``module`` go into ids."""
+    return _scan(source, path=path, module=module, operators=operators)[0]
+
+
+def _scan(
+    source: str,
+    *,
+    path: str,
+    module: str,
+    operators: Sequence[Operator] | None,
+) -> tuple[list[Mutant], frozenset[str]]:
+    """The mutants of one module, and the qualnames of every def and class in it."""
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as e:
@@ -210,14 +239,14 @@ def mutants_in_source(
         wrapper.resolve(PositionProvider),
     )
     wrapper.visit(collector)
-    lines = source.splitlines(keepends=True)
+    lines = _lines(source)
+    splicer = _Splicer(tree, source, wrapper.resolve(WhitespaceInclusivePositionProvider))
     counters: dict[tuple[str, str], int] = {}
     mutants: list[Mutant] = []
     for site in collector.sites:
         key = (site.qualname, site.operator)
         index = counters.get(key, 0)
         counters[key] = index + 1
-        mutated = _apply(tree, site.variant, site.path_to_target)
         mutants.append(Mutant(
             id=f"{path}::{site.qualname}::{site.operator}::{index}",
             kind=MutantKind.REWRITE,
@@ -227,11 +256,11 @@ def mutants_in_source(
             qualname=site.qualname,
             span=_span(site.position),
             original=_text_at(lines, site.position),
-            replacement=_code(tree, site.variant.replacement),
-            mutated_source=mutated,
+            replacement=_code(tree, site.variant.replacement, site.variant.insertion),
+            mutated_source=splicer.apply(site.variant, site.chain),
             ignored_reason=site.ignored_reason,
         ))
-    return mutants
+    return mutants, frozenset(collector.qualnames)
 
 
 def mutant_diff(mutant: Mutant, root: Path) -> str:
@@ -242,8 +271,8 @@ def mutant_diff(mutant: Mutant, root: Path) -> str:
 
 def unified_diff(original: str, mutated: str, path: str) -> str:
     return "".join(difflib.unified_diff(
-        original.splitlines(keepends=True),
-        mutated.splitlines(keepends=True),
+        _lines(original),
+        _lines(mutated),
         fromfile=f"a/{path}",
         tofile=f"b/{path}",
     ))
@@ -257,8 +286,8 @@ class _Site:
     operator: str
     qualname: str
     variant: Variant
-    path_to_target: frozenset[int]
-    """``id()`` of every node from the module down to the target, to prune the rewrite."""
+    chain: tuple[cst.CSTNode, ...]
+    """Every node from the module down to the target, to prune and splice the rewrite."""
     position: CodeRange
     ignored_reason: str
 
@@ -317,6 +346,7 @@ class _SiteCollector(cst.CSTVisitor):
         self.scopes: list[tuple[str, str, int]] = []
         self.skipped: set[int] = set()
         self.sites: list[_Site] = []
+        self.qualnames: set[str] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         descend = True
@@ -349,15 +379,17 @@ class _SiteCollector(cst.CSTVisitor):
 
     def _enter_scope(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         outer, outer_reason, _ = self.scopes[-1] if self.scopes else ("", "", 0)
-        enclosing_function = any(isinstance(a, cst.FunctionDef) for a in self.stack)
-        if not outer:
+        enclosing = self._innermost_scope_node()
+        # As Python spells ``__qualname__``: what a def holds is ``<locals>``.
+        if enclosing is None:
             qualname = node.name.value
-        elif enclosing_function and isinstance(self._innermost_scope_node(), cst.FunctionDef):
+        elif isinstance(enclosing, cst.FunctionDef):
             qualname = f"{outer}.<locals>.{node.name.value}"
         else:
             qualname = f"{outer}.{node.name.value}"
         reason = outer_reason or self._header_pragma(node)
         self.scopes.append((qualname, reason, id(node)))
+        self.qualnames.add(qualname)
 
     def _innermost_scope_node(self) -> cst.CSTNode | None:
         for node in reversed(self.stack):
@@ -380,31 +412,35 @@ class _SiteCollector(cst.CSTVisitor):
         return ""
 
     def _ask_operators(self, node: cst.CSTNode) -> None:
-        context: Context | None = None
+        context = Context(tuple(self.stack))
         for operator in self.operators:
-            if context is None:
-                context = Context(tuple(self.stack))
             for variant in operator.mutate(node, context):
                 self._add(operator.name, node, variant)
 
     def _add(self, operator: str, node: cst.CSTNode, variant: Variant) -> None:
         qualname, scope_reason, _ = self.scopes[-1] if self.scopes else (MODULE_QUALNAME, "", 0)
         position = self.positions[variant.target]
-        reason = self.pragmas.get(position.start.line, "") or scope_reason
-        path = {id(a) for a in self.stack}
-        path.add(id(node))
-        path.update(_path_below(node, variant.target))
-        self.sites.append(_Site(operator, qualname, variant, frozenset(path), position, reason))
+        if variant.insertion:
+            # Nothing on the target's line changes: the site is where the code goes in,
+            # and a pragma for it sits on the line of the node that asked (the def).
+            start = position.start
+            position = CodeRange(start, start)
+            line = self.positions[node].start.line
+        else:
+            line = position.start.line
+        reason = self.pragmas.get(line, "") or scope_reason
+        chain = (*self.stack, *_path_below(node, variant.target))
+        self.sites.append(_Site(operator, qualname, variant, chain, position, reason))
 
 
-def _path_below(node: cst.CSTNode, target: cst.CSTNode) -> Iterable[int]:
-    """``id()`` of the nodes from ``node`` down to ``target`` (empty when not found)."""
+def _path_below(node: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes from ``node`` down to ``target`` (empty when not found)."""
     if node is target:
-        return [id(node)]
+        return [node]
     for child in node.children:
-        below = list(_path_below(child, target))
+        below = _path_below(child, target)
         if below:
-            return [id(node), *below]
+            return [node, *below]
     return []
 
 
@@ -427,14 +463,70 @@ class _Replace(cst.CSTTransformer):
         return updated_node
 
 
-def _apply(tree: cst.Module, variant: Variant, path: frozenset[int]) -> str:
-    return tree.visit(_Replace(variant, path)).code
+class _Splicer:
+    """Regenerates only the innermost statement that holds the fault.
+
+    Generating a whole large module for every mutant costs far more than finding
+    the mutants, so the statement around the fault is generated alone, with the
+    indentation of the blocks around it, and spliced into the source text. This
+    uses libcst's codegen state, which is internal; so each splice is checked:
+    the statement as it was must regenerate to exactly its slice of the source,
+    or the whole module is generated instead.
+    """
+
+    def __init__(
+        self, tree: cst.Module, source: str, ranges: Mapping[cst.CSTNode, CodeRange]
+    ) -> None:
+        self.tree = tree
+        self.source = source
+        self.ranges = ranges
+        self.line_starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", source))]
+
+    def apply(self, variant: Variant, chain: tuple[cst.CSTNode, ...]) -> str:
+        path = frozenset(id(node) for node in chain)
+        # An ``elif`` is an If inside an If, and only its parent writes ``elif``.
+        units = [i for i, n in enumerate(chain)
+                 if isinstance(n, cst.SimpleStatementLine | cst.BaseCompoundStatement)
+                 and not (isinstance(n, cst.If) and isinstance(chain[i - 1], cst.If))]
+        if units:
+            unit = chain[units[-1]]
+            indents = [n.indent if n.indent is not None else self.tree.default_indent
+                       for n in chain[:units[-1]] if isinstance(n, cst.IndentedBlock | cst.Match)]
+            start, end = self._offsets(self.ranges[unit])
+            if self.source[start:end] == self._generate(unit, indents):
+                new = unit.visit(_Replace(variant, path))
+                return self.source[:start] + self._generate(new, indents) + self.source[end:]
+        return self.tree.visit(_Replace(variant, path)).code
+
+    def _offsets(self, where: CodeRange) -> tuple[int, int]:
+        def offset(line: int, column: int) -> int:
+            index = min(line - 1, len(self.line_starts) - 1)
+            return self.line_starts[index] + column
+        return offset(where.start.line, where.start.column), offset(where.end.line,
+                                                                     where.end.column)
+
+    def _generate(self, result: Replacement, indents: list[str]) -> str:
+        if isinstance(result, cst.RemovalSentinel):
+            return ""
+        nodes = result.nodes if isinstance(result, cst.FlattenSentinel) else [result]
+        state = CodegenState(default_indent=self.tree.default_indent,
+                             default_newline=self.tree.default_newline,
+                             indent_tokens=list(indents))
+        for node in nodes:
+            node._codegen(state)
+        return "".join(state.tokens)
 
 
 def _span(position: CodeRange) -> Span:
     # libcst columns are 0-based; the report schema wants 1-based.
     return Span(position.start.line, position.start.column + 1,
                 position.end.line, position.end.column + 1)
+
+
+def _lines(source: str) -> list[str]:
+    # Only the newlines Python itself knows: str.splitlines would also split on
+    # form feeds and U+2028, and put libcst's line numbers off by one.
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)
 
 
 def _text_at(lines: list[str], position: CodeRange) -> str:
@@ -447,11 +539,12 @@ def _text_at(lines: list[str], position: CodeRange) -> str:
     return "".join(chunk)
 
 
-def _code(tree: cst.Module, replacement: Replacement) -> str:
+def _code(tree: cst.Module, replacement: Replacement, insertion: bool = False) -> str:
     if isinstance(replacement, cst.RemovalSentinel):
         return ""
     if isinstance(replacement, cst.FlattenSentinel):
-        return "\n".join(_code(tree, node) for node in replacement.nodes)
+        nodes = replacement.nodes[:-1] if insertion else replacement.nodes
+        return "\n".join(_code(tree, node) for node in nodes)
     if isinstance(replacement, cst.SimpleStatementLine | cst.BaseCompoundStatement):
         replacement = replacement.with_changes(leading_lines=[])
     return tree.code_for_node(replacement).strip()
