@@ -13,10 +13,21 @@ from typing import ParamSpec, TypeVar
 
 import click
 
-from metaeval import __version__
+from metaeval import __version__, vcs
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError
+from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
+from metaeval.findings import load as load_findings
+from metaeval.findings import save as save_findings
+from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
 from metaeval.meta_set import load_meta_sets
+from metaeval.report.findings import (
+    finding_text,
+    findings_diff_text,
+    findings_json,
+    findings_table,
+)
+from metaeval.report.sarif import sarif
 from metaeval.report.validation import validation_json, validation_text
 
 P = ParamSpec("P")
@@ -51,12 +62,273 @@ def main() -> None:
 @FORMAT
 @user_errors
 def validate(paths: tuple[Path, ...], fmt: str) -> None:
-    """Check meta-set files (default: the configured meta-sets); name every bad line.
+    """Check meta-set and judge-item files (default: the configured meta-sets); name
+    every bad line.
 
     Exit 0 when every line loads, 2 when any line (or file) is bad.
     """
     config = load_config()
     targets = list(paths) or config.paths(config.meta_sets)
-    result = load_meta_sets(targets)
+    result = with_judge_items(targets, load_meta_sets(
+        [t for t in targets if t.suffix != ITEM_SUFFIX]))
     click.echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(ExitCode.BAD_INPUT if result.errors else ExitCode.OK)
+
+
+# --- findings --------------------------------------------------------------------------
+
+FINDINGS_FILE = click.option("--file", "findings_file", type=click.Path(path_type=Path),
+                             default=None, help="The findings file [default: from config, "
+                             "else mutants/findings.json].")
+
+
+def _findings_path(findings_file: Path | None) -> Path:
+    if findings_file is not None:
+        return findings_file
+    config = load_config()
+    return config.root / config.findings
+
+
+@main.group()
+def findings() -> None:
+    """Tracked surviving mutants: list, show, accept with a reason, diff, export SARIF."""
+
+
+@findings.command("list")
+@FINDINGS_FILE
+@FORMAT
+@user_errors
+def findings_list(findings_file: Path | None, fmt: str) -> None:
+    """Every tracked finding. Exit 1 when any is open (or accepted but expired)."""
+    tracked = load_findings(_findings_path(findings_file))
+    today = vcs.today()
+    text = findings_json(tracked, today) if fmt == "json" else findings_table(tracked, today)
+    click.echo(text)
+    is_open = any(e.effective_status(today) is FindingStatus.OPEN for e in tracked.entries)
+    sys.exit(ExitCode.FINDINGS if is_open else ExitCode.OK)
+
+
+@findings.command("show")
+@click.argument("ref")
+@FINDINGS_FILE
+@user_errors
+def findings_show(ref: str, findings_file: Path | None) -> None:
+    """One finding (by fingerprint, a unique prefix of one, or mutant id), with its diff."""
+    tracked = load_findings(_findings_path(findings_file), missing_ok=False)
+    click.echo(finding_text(tracked.find(ref), vcs.today()))
+
+
+@findings.command("accept")
+@click.argument("ref")
+@click.option("--reason", required=True, help="Why this survivor is fine.")
+@click.option("--until", "until_text", default=None, metavar="YYYY-MM-DD",
+              help="After this date the finding is open again.")
+@click.option("--by", "by", default=None, help="Who accepts it [default: git user.name].")
+@FINDINGS_FILE
+@user_errors
+def findings_accept(ref: str, reason: str, until_text: str | None, by: str | None,
+                    findings_file: Path | None) -> None:
+    """Accept a finding with a reason, so it no longer fails a run."""
+    path = _findings_path(findings_file)
+    until = parse_date(until_text, "--until") if until_text else None
+    tracked, entry = accept(load_findings(path, missing_ok=False), ref, reason,
+                            by or vcs.user_name(path.parent), until)
+    save_findings(tracked, path)
+    expiry = f" until {entry.until}" if entry.until else ""
+    click.echo(f"accepted {entry.fingerprint[:12]} ({entry.mutant_id}){expiry}: {entry.reason}")
+
+
+@findings.command("diff")
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@user_errors
+def findings_diff(old: Path, new: Path) -> None:
+    """Compare two findings files. Exit 1 when NEW adds an open finding."""
+    d = diff_findings(load_findings(old), load_findings(new, missing_ok=False))
+    click.echo(findings_diff_text(d))
+    added_open = any(e.status is FindingStatus.OPEN for e in d.added)
+    sys.exit(ExitCode.FINDINGS if added_open else ExitCode.OK)
+
+
+@findings.command("export")
+@click.option("--sarif", "sarif_file", type=click.Path(path_type=Path), required=True,
+              help="Write the open findings as SARIF 2.1.0 here.")
+@FINDINGS_FILE
+@user_errors
+def findings_export(sarif_file: Path, findings_file: Path | None) -> None:
+    """Export the open findings as SARIF 2.1.0 for code-scanning upload."""
+    tracked = load_findings(_findings_path(findings_file))
+    text = sarif(tracked, vcs.today())
+    sarif_file.parent.mkdir(parents=True, exist_ok=True)
+    sarif_file.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {sarif_file}")
+@main.command("meta-eval")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--min-tpr", type=click.FloatRange(0, 1), default=None,
+              help="Bar for every check's TPR (overrides every TPR bar of the config).")
+@click.option("--min-tnr", type=click.FloatRange(0, 1), default=None,
+              help="Bar for every check's TNR (overrides every TNR bar of the config).")
+@click.option("--min-kappa", type=click.FloatRange(-1, 1), default=None,
+              help="Bar for every check's Cohen's kappa (overrides every kappa bar of the "
+                   "config).")
+@click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="A previous --format json result; a drop or a new failing flag is a "
+                   "regression.")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the bootstrap (default: config, else 0).")
+@click.option("--resamples", type=click.IntRange(min=1), default=None,
+              help="Bootstrap resamples for the kappa and Youden's J intervals (default 1000).")
+@FORMAT
+@user_errors
+def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | None,
+              min_kappa: float | None, baseline: Path | None, seed: int | None,
+              resamples: int | None, fmt: str) -> None:
+    """Run every check over the meta-sets (default: the configured ones) and measure
+    each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
+
+    Exit 0 when every check meets its bars; 1 when one does not, regresses from
+    the baseline, or is flagged a tautology; 2 for bad input (the good lines are
+    still measured); 3 when there is nothing to measure.
+    """
+    # Imported here: scikit-learn takes a second to load, and 'validate' does not need it.
+    from metaeval.audit.baseline import load_baseline
+    from metaeval.audit.meta_eval import Settings
+    from metaeval.audit.meta_eval import meta_eval as run_meta_eval
+    from metaeval.config import Bars
+    from metaeval.report.meta_eval import meta_eval_json, meta_eval_table
+
+    config = load_config()
+    targets = list(paths) or config.paths(config.meta_sets)
+    loaded = load_meta_sets(targets)
+    before = load_baseline(baseline) if baseline is not None else None
+    settings = Settings(
+        bars=Bars(min_tpr, min_tnr, min_kappa).over(config.meta_eval.bars),
+        # A flag overrides the config for that metric, per-check bars included.
+        check_bars={name: Bars(None if min_tpr is not None else bars.min_tpr,
+                               None if min_tnr is not None else bars.min_tnr,
+                               None if min_kappa is not None else bars.min_kappa)
+                    for name, bars in config.meta_eval.check_bars.items()},
+        seed=config.meta_eval.seed if seed is None else seed,
+        resamples=config.meta_eval.resamples if resamples is None else resamples)
+    if not loaded.runs:
+        for error in loaded.errors:
+            click.echo(str(error), err=True)
+        click.echo("error: no run to measure in " + ", ".join(map(str, targets)), err=True)
+        sys.exit(ExitCode.BAD_INPUT if loaded.errors else ExitCode.VOID)
+    result = run_meta_eval(loaded.runs, settings, before)
+    render = meta_eval_json if fmt == "json" else meta_eval_table
+    click.echo(render(result, files=loaded.files, errors=loaded.errors))
+    if loaded.errors:
+        sys.exit(ExitCode.BAD_INPUT)
+    sys.exit(ExitCode.FINDINGS if result.failed else ExitCode.OK)
+
+
+@main.command("judge-audit")
+@click.option("--judge", "spec", required=True,
+              help="biased, steady, always-pass, package.module:attr, or a name under "
+              "[tool.metaeval.judges]. With --recorded it only names the judge.")
+@click.option("--items", "items_paths", multiple=True, type=click.Path(path_type=Path),
+              help="Judge-item files or folders (*.ndjson); default: <meta_sets>/judge/.")
+@click.option("--recorded", type=click.Path(path_type=Path),
+              help="Audit from recorded verdicts (JSONL); no call is made.")
+@click.option("--samples", default=1, show_default=True, type=int,
+              help="Ask each question K times for self-consistency.")
+@click.option("--cache", "cache_path", type=click.Path(path_type=Path),
+              help="Reply cache (sqlite); default .metaeval/judge-cache.sqlite.")
+@click.option("--no-cache", is_flag=True, help="Ask the judge even if a reply is cached.")
+@click.option("--kappa-bar", default=0.6, show_default=True, type=float)
+@click.option("--tpr-bar", default=0.8, show_default=True, type=float)
+@click.option("--tnr-bar", default=0.8, show_default=True, type=float)
+@click.option("--unscored-bar", default=0.1, show_default=True, type=float,
+              help="Largest share of unscored verdicts on labelled items.")
+@click.option("--alpha", default=0.05, show_default=True, type=float,
+              help="Significance level of the probes' exact tests.")
+@click.option("--write", is_flag=True,
+              help="On 'may gate', add an entry to the calibration file.")
+@click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
+              help="Calibration file; default meta_sets/judge/calibration.json.")
+@FORMAT
+@user_errors
+def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None, samples: int,
+                cache_path: Path | None, no_cache: bool, kappa_bar: float, tpr_bar: float,
+                tnr_bar: float, unscored_bar: float, alpha: float, write: bool,
+                calibration_path: Path | None, fmt: str) -> None:
+    """May this judge gate a release? Agreement with people, self-consistency, and
+    position, length and injection probes mirrored on planted controls.
+
+    Exit 0 may gate; 1 report only; 2 bad input; 3 a control failed (audit void).
+    """
+    from datetime import UTC, datetime
+
+    from metaeval.audit.calibration import DEFAULT_PATH, write_calibration
+    from metaeval.audit.judge_audit import AuditVerdict, Bars
+    from metaeval.audit.judge_run import load_items, run_judge_audit
+    from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
+    from metaeval.report.judge_audit import audit_json, audit_text
+
+    config = load_config()
+    paths = list(items_paths) or [p / "judge" for p in config.paths(config.meta_sets)]
+    bars = Bars(kappa_bar, tpr_bar, tnr_bar, unscored_bar, alpha)
+    cache = None if no_cache or recorded else (cache_path or config.root / DEFAULT_CACHE)
+    bar = _ProgressBar("asking the judge") if sys.stderr.isatty() else None
+    try:
+        audit = run_judge_audit(spec, load_items(paths), recorded=recorded, samples=samples,
+                                cache=cache, bars=bars, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    click.echo(audit_json(audit) if fmt == "json" else audit_text(audit))
+    if write:
+        target = calibration_path or config.root / DEFAULT_PATH
+        if write_calibration(target, audit, datetime.now(UTC).date()):
+            click.echo(f"calibration: entry added to {target}", err=True)
+        else:
+            click.echo(f"calibration: nothing written ({audit.verdict.value})", err=True)
+    codes = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
+             AuditVerdict.VOID: ExitCode.VOID}
+    sys.exit(codes[audit.verdict])
+
+
+@main.command("judge-import-llmbar")
+@click.argument("dataset", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--result", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="LLMBar result.json of a judge: its verdicts in both orders.")
+@click.option("--items", "items_out", required=True, type=click.Path(path_type=Path),
+              help="Where to write the pairwise judge items (*.ndjson).")
+@click.option("--recorded", "recorded_out", type=click.Path(path_type=Path),
+              help="Where to write the recorded verdicts (needs --result).")
+@click.option("--prefix", default="llmbar", show_default=True, help="Item id prefix.")
+@user_errors
+def judge_import_llmbar(dataset: Path, result: Path | None, items_out: Path,
+                        recorded_out: Path | None, prefix: str) -> None:
+    """Convert an LLMBar dataset (and a judge's result file) for judge-audit."""
+    from metaeval.llmbar import convert_llmbar, write_ndjson
+
+    if recorded_out is not None and result is None:
+        raise InputError("--recorded: needs --result, the judge's LLMBar result.json")
+    converted = convert_llmbar(dataset, result, prefix=prefix)
+    write_ndjson(items_out, converted.items)
+    click.echo(f"{len(converted.items)} items -> {items_out}")
+    if recorded_out is not None:
+        write_ndjson(recorded_out, converted.recorded)
+        click.echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")
+
+
+class _ProgressBar:
+    """A click progress bar on stderr, fed (done, total) by the library."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar: click._termui_impl.ProgressBar[int] | None = None
+        self.done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)

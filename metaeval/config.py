@@ -7,12 +7,41 @@ file, the key, the value and what was expected.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaeval.errors import InputError
 
 DEFAULT_META_SETS = ("meta_sets",)
+DEFAULT_FINDINGS = "mutants/findings.json"
+DEFAULT_SEED = 0
+DEFAULT_RESAMPLES = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Bars:
+    """Minimums a check must meet in ``metaeval meta-eval``; None is no bar."""
+
+    min_tpr: float | None = None
+    min_tnr: float | None = None
+    min_kappa: float | None = None
+
+    def over(self, other: Bars) -> Bars:
+        """These bars, falling back to ``other`` where one is not set."""
+        return Bars(self.min_tpr if self.min_tpr is not None else other.min_tpr,
+                    self.min_tnr if self.min_tnr is not None else other.min_tnr,
+                    self.min_kappa if self.min_kappa is not None else other.min_kappa)
+
+
+@dataclass(frozen=True, slots=True)
+class MetaEvalConfig:
+    """``[tool.metaeval.meta_eval]``: bars for every check, bars per check
+    (``[tool.metaeval.meta_eval.checks.NAME]``), and the bootstrap's seed and size."""
+
+    bars: Bars = Bars()
+    check_bars: dict[str, Bars] = field(default_factory=dict)
+    seed: int = DEFAULT_SEED
+    resamples: int = DEFAULT_RESAMPLES
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +50,8 @@ class Config:
 
     root: Path
     meta_sets: tuple[str, ...] = DEFAULT_META_SETS
+    findings: str = DEFAULT_FINDINGS
+    meta_eval: MetaEvalConfig = MetaEvalConfig()
     mutate_targets: tuple[str, ...] = ()
     """``[tool.metaeval.mutate] targets``: files, directories or ``module:qualname``."""
     mutate_operators: tuple[str, ...] = ()
@@ -56,8 +87,54 @@ def load_config(start: Path | None = None) -> Config:
     if not isinstance(meta_sets, list) or not all(isinstance(m, str) for m in meta_sets):
         raise InputError(f"{pyproject}: tool.metaeval.meta_sets: got {meta_sets!r}; "
                          "expected a list of paths")
+    findings = section.get("findings", DEFAULT_FINDINGS)
+    if not isinstance(findings, str) or not findings:
+        raise InputError(f"{pyproject}: tool.metaeval.findings: got {findings!r}; "
+                         "expected a path")
+    meta_eval = _meta_eval(section.get("meta_eval", {}), f"{pyproject}: tool.metaeval.meta_eval")
     mutate_targets, mutate_operators = _mutate_section(pyproject, section.get("mutate", {}))
-    return Config(pyproject.parent, tuple(meta_sets), mutate_targets, mutate_operators)
+    return Config(pyproject.parent, tuple(meta_sets), findings, meta_eval,
+                  mutate_targets=mutate_targets, mutate_operators=mutate_operators)
+
+
+_BAR_KEYS = ("min_tpr", "min_tnr", "min_kappa")
+
+
+def _bars(table: dict[str, object], where: str, extra: tuple[str, ...] = ()) -> Bars:
+    for key in table:
+        if key not in (*_BAR_KEYS, *extra):
+            raise InputError(f"{where}.{key}: unknown key; expected one of "
+                             f"{', '.join((*_BAR_KEYS, *extra))}")
+    values: list[float | None] = []
+    for key in _BAR_KEYS:
+        value = table.get(key)
+        low = -1.0 if key == "min_kappa" else 0.0
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                  or not low <= value <= 1):
+            raise InputError(f"{where}.{key}: got {value!r}; expected a number in [{low:g}, 1]")
+        values.append(None if value is None else float(value))
+    return Bars(*values)
+
+
+def _meta_eval(section: object, where: str) -> MetaEvalConfig:
+    if not isinstance(section, dict):
+        raise InputError(f"{where}: got {section!r}; expected a table")
+    bars = _bars(section, where, ("checks", "seed", "resamples"))
+    checks = section.get("checks", {})
+    if not isinstance(checks, dict):
+        raise InputError(f"{where}.checks: got {checks!r}; expected a table of check names")
+    check_bars = {}
+    for name, table in sorted(checks.items()):
+        if not isinstance(table, dict):
+            raise InputError(f"{where}.checks.{name}: got {table!r}; expected a table of bars")
+        check_bars[name] = _bars(table, f"{where}.checks.{name}")
+    ints = {}
+    for key, default, low in (("seed", DEFAULT_SEED, 0), ("resamples", DEFAULT_RESAMPLES, 1)):
+        value = section.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise InputError(f"{where}.{key}: got {value!r}; expected an integer >= {low}")
+        ints[key] = value
+    return MetaEvalConfig(bars, check_bars, ints["seed"], ints["resamples"])
 
 
 def _mutate_section(pyproject: Path, section: object) -> tuple[tuple[str, ...], tuple[str, ...]]:

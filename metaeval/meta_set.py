@@ -101,6 +101,8 @@ class _Bad(Exception):
 
 
 def _got(value: object) -> str:
+    if value is None:
+        return "nothing"
     text = json.dumps(value) if not isinstance(value, str) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

@@ -15,6 +15,7 @@ from metaeval.contract import CheckSpec, Grader
 from metaeval.errors import CheckSpecError, InputError
 from metaeval.graders.answer_checks import answer_contains, grounded_numbers
 from metaeval.graders.base import Renamed
+from metaeval.graders.judge_check import judge
 from metaeval.graders.state_checks import state_includes, state_unchanged
 from metaeval.graders.trajectory_rules import max_steps, no_tool_called, tool_called, tool_order
 from metaeval.importing import resolve
@@ -30,6 +31,7 @@ BUILTINS: dict[str, Factory] = {
     "state_unchanged": state_unchanged,
     "answer_contains": answer_contains,
     "grounded_numbers": grounded_numbers,
+    "judge": judge,
 }
 
 

@@ -1,0 +1,179 @@
+"""Gather a judge's verdicts on judge items: by asking it, or from recorded logs.
+
+Either way the result is one ``VerdictTable``: for each (item, variant, order),
+the decision of every sample, pairwise decisions already mapped back from the
+position shown to the item's own label (``a``/``b``/``tie``). Measuring reads
+only this table, so a live audit and a recorded one are measured alike. This
+module must never drop an unscored reply: it is a ``None`` in the table.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+
+from metaeval.judge_items import (
+    InjectionCase,
+    JudgeItems,
+    LengthProbe,
+    PairItem,
+    PointItem,
+    Recorded,
+)
+from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, unscored_reply
+from metaeval.judges.spec import concurrency_of
+
+Decision = float | bool | str | None
+"""A pointwise score or pass/fail, a pair label ``a``/``b``/``tie``, or None: unscored."""
+Slot = tuple[str, str, str]
+"""(item id, variant, order shown)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Calls:
+    """What an audit cost: calls made, replies served from the cache, calls failed."""
+
+    made: int = 0
+    cached: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictTable:
+    """Every sample's decision, by slot; ``raw`` keeps the judge's text."""
+
+    decisions: dict[Slot, tuple[Decision, ...]] = field(default_factory=dict)
+    raw: dict[Slot, tuple[str, ...]] = field(default_factory=dict)
+    calls: Calls = Calls()
+
+    def samples(self, item: str, variant: str = "original", order: str = "ab"
+                ) -> tuple[Decision, ...]:
+        return self.decisions.get((item, variant, order), ())
+
+    def decided(self, item: str, variant: str = "original", order: str = "ab") -> Decision:
+        return aggregate(self.samples(item, variant, order))
+
+
+def aggregate(samples: Sequence[Decision]) -> Decision:
+    """One decision from K samples: unscored when half or more are unscored or there
+    are none; else the median of scores, or the majority of pass/fail or labels
+    (an even split is unscored: the judge did not decide)."""
+    scored = [s for s in samples if s is not None]
+    if not scored or (len(samples) - len(scored)) * 2 >= len(samples):
+        return None
+    if all(isinstance(s, float) for s in scored):
+        return float(statistics.median(s for s in scored if isinstance(s, float)))
+    counts = Counter(scored).most_common()
+    if len(counts) > 1 and counts[0][1] == counts[1][1]:
+        return None
+    return counts[0][0]
+
+
+def _pointwise(reply: JudgeReply) -> Decision:
+    return None if isinstance(reply.value, Choice) else reply.value
+
+
+def _pairwise(reply: JudgeReply, *, order: str) -> Decision:
+    """The shown position mapped back to the item label."""
+    if not isinstance(reply.value, Choice):
+        return None
+    if reply.value is Choice.TIE:
+        return "tie"
+    first, second = ("a", "b") if order == "ab" else ("b", "a")
+    return first if reply.value is Choice.A else second
+
+
+Ask = tuple[Slot, int, Callable[[], JudgeReply], Callable[[JudgeReply], Decision]]
+
+
+def _score(judge: Judge, prompt: str, response: str, reference: str | None,
+           sample: int) -> JudgeReply:
+    try:
+        return judge.score(prompt, response, reference, sample=sample)
+    except Exception as e:  # a user's judge broke on this question: that is its answer
+        return unscored_reply(f"judge raised {e!r}", call=CallInfo(failed=True))
+
+
+def _compare(judge: Judge, pair: PairItem, first: str, second: str, sample: int) -> JudgeReply:
+    try:
+        return judge.compare(pair.prompt, first, second, reference=pair.reference,
+                             sample=sample)
+    except Exception as e:  # as in _score
+        return unscored_reply(f"judge raised {e!r}", call=CallInfo(failed=True))
+
+
+def _asks(judge: Judge, items: JudgeItems, samples: int) -> list[Ask]:
+    asks: list[Ask] = []
+
+    def score(slot: Slot, prompt: str, response: str, reference: str | None) -> None:
+        for k in range(samples):
+            asks.append((slot, k, partial(_score, judge, prompt, response, reference, k),
+                         _pointwise))
+
+    for p in items.pointwise:
+        score((p.id, "original", "ab"), p.prompt, p.response, p.reference)
+    for lp in items.length:
+        score((lp.id, "original", "ab"), lp.prompt, lp.response, lp.reference)
+        score((lp.id, "padded", "ab"), lp.prompt, lp.padded, lp.reference)
+    for c in items.injection:
+        score((c.id, "original", "ab"), c.prompt, c.response, c.reference)
+        score((c.id, "injected", "ab"), c.prompt, c.response + c.payload, c.reference)
+        score((c.id, "control", "ab"), c.prompt, c.response + c.control, c.reference)
+    for pair in items.pairwise:
+        for order, first, second in (("ab", pair.response_a, pair.response_b),
+                                     ("ba", pair.response_b, pair.response_a)):
+            for k in range(samples):
+                asks.append(((pair.id, "original", order), k,
+                             partial(_compare, judge, pair, first, second, k),
+                             partial(_pairwise, order=order)))
+    return asks
+
+
+Progress = Callable[[int, int], None]
+"""Told (done, total) as replies arrive; for a progress bar."""
+
+
+def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
+              progress: Progress | None = None) -> VerdictTable:
+    """Ask ``judge`` every question the items pose, ``samples`` times each, at most
+    the judge's concurrency at once; count calls made, cached and failed."""
+    asks = _asks(judge, items, samples)
+    with ThreadPoolExecutor(max_workers=concurrency_of(judge)) as pool:
+        replies = []
+        for reply in pool.map(lambda ask: ask[2](), asks):
+            replies.append(reply)
+            if progress is not None:
+                progress(len(replies), len(asks))
+    decisions: dict[Slot, list[Decision]] = {}
+    raw: dict[Slot, list[str]] = {}
+    made = cached = failed = 0
+    for (slot, _, _, read), reply in zip(asks, replies, strict=True):
+        decisions.setdefault(slot, []).append(read(reply))
+        raw.setdefault(slot, []).append(reply.raw)
+        cached += reply.call.cached
+        made += reply.call.called and not reply.call.cached
+        failed += reply.call.failed
+    return VerdictTable({k: tuple(v) for k, v in decisions.items()},
+                        {k: tuple(v) for k, v in raw.items()}, Calls(made, cached, failed))
+
+
+def recorded_table(records: Sequence[Recorded]) -> VerdictTable:
+    """The table from recorded verdicts, samples in index order; no calls."""
+    ordered = sorted(records, key=lambda r: (r.id, r.variant, r.order, r.sample))
+    decisions: dict[Slot, list[Decision]] = {}
+    raw: dict[Slot, list[str]] = {}
+    for r in ordered:
+        decisions.setdefault((r.id, r.variant, r.order), []).append(r.verdict)
+        raw.setdefault((r.id, r.variant, r.order), []).append(r.raw)
+    return VerdictTable({k: tuple(v) for k, v in decisions.items()},
+                        {k: tuple(v) for k, v in raw.items()})
+
+
+def item_ids(items: JudgeItems) -> set[str]:
+    groups: tuple[Sequence[PointItem | PairItem | LengthProbe | InjectionCase], ...] = (
+        items.pointwise, items.pairwise, items.length, items.injection)
+    return {i.id for group in groups for i in group}

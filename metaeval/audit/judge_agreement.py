@@ -1,0 +1,168 @@
+"""How far a judge agrees with people, and with itself, on human-labelled judge items.
+
+Pointwise: TPR, TNR and Cohen's kappa on pass/fail, with intervals, and
+weighted kappa (linear and quadratic) on the 1-5 score. Pairwise: accuracy and
+kappa in each order shown, ties counted, and how often both orders agree. Every
+rate's denominator is all items: an unscored verdict is never dropped. The
+numbers come from ``metaeval.audit.metrics`` (scikit-learn); nothing is
+recomputed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metaeval.audit.collect import Decision, VerdictTable
+from metaeval.audit.metrics import (
+    Confusion,
+    Interval,
+    Value,
+    confusion,
+    kappa,
+    kappa_interval,
+    nominal_kappa,
+    scored_weighted_kappa,
+    tnr,
+    tpr,
+    wilson_interval,
+)
+from metaeval.contract import Outcome
+from metaeval.judge_items import PairItem, PointItem
+from metaeval.judges.base import Scale
+
+
+@dataclass(frozen=True, slots=True)
+class PointAgreement:
+    """Pass/fail agreement on ``confusion.n`` items; ordinal on ``ordinal_n`` items."""
+
+    confusion: Confusion
+    tpr: Value
+    tpr_interval: Interval
+    tnr: Value
+    tnr_interval: Interval
+    kappa: Value
+    kappa_interval: Interval
+    ordinal_n: int
+    ordinal_unscored: int
+    weighted_linear: Value
+    weighted_quadratic: Value
+
+
+@dataclass(frozen=True, slots=True)
+class OrderAgreement:
+    """Pairwise agreement with the responses shown in ``order`` (``ab``: a first)."""
+
+    order: str
+    n: int
+    correct: int
+    accuracy_interval: Interval
+    kappa: Value
+    ties: int
+    """Items the judge called a tie (right when people did too)."""
+    unscored: int
+
+    @property
+    def accuracy(self) -> float:
+        """Correct / all items (unscored ones count as not correct). Range [0, 1]."""
+        return self.correct / self.n if self.n else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class PairAgreement:
+    """Both orders, and ``consistent``: items whose verdict is the same in both."""
+
+    n: int
+    human_ties: int
+    orders: tuple[OrderAgreement, ...]
+    consistent: int
+
+    @property
+    def consistency(self) -> float:
+        """Share of all items judged alike in both orders. Range [0, 1]."""
+        return self.consistent / self.n if self.n else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SelfConsistency:
+    """Agreement^K: the share of slots (item and order) where all K samples agree."""
+
+    samples: int
+    n: int
+    all_agree: int
+    reason: str = ""
+
+    @property
+    def rate(self) -> float:
+        return self.all_agree / self.n if self.n else 0.0
+
+
+AGGREGATE = "median of scores; majority of pass/fail and pair labels"
+
+
+def outcome(decision: Decision, scale: Scale) -> Outcome:
+    """A pointwise decision as pass, fail or unscored."""
+    if decision is None or isinstance(decision, str):
+        return Outcome.UNSCORED
+    return Outcome.PASS if scale.passes(decision) else Outcome.FAIL
+
+
+def ordinal(decision: Decision, scale: Scale) -> int | None:
+    """A pointwise score on the human 1-5 scale (rescaled when the judge's differs)."""
+    if decision is None or isinstance(decision, bool | str):
+        return None
+    share = (decision - scale.low) / (scale.high - scale.low)
+    return 1 + round(share * 4)
+
+
+def point_agreement(items: tuple[PointItem, ...], table: VerdictTable,
+                    scale: Scale) -> PointAgreement | None:
+    if not items:
+        return None
+    labelled = [i for i in items if i.verdict is not None]
+    human = [Outcome(i.verdict) for i in labelled if i.verdict is not None]
+    judged = [outcome(table.decided(i.id), scale) for i in labelled]
+    c = confusion(human, judged)
+    scored = [(i.score, ordinal(table.decided(i.id), scale)) for i in items
+              if i.score is not None]
+    hs = [h for h, _ in scored if h is not None]
+    gs = [g for _, g in scored]
+    return PointAgreement(
+        c, tpr(c), wilson_interval(c.tp, c.positives), tnr(c), wilson_interval(c.tn, c.negatives),
+        kappa(human, judged), kappa_interval(human, judged),
+        len(scored), sum(g is None for g in gs),
+        scored_weighted_kappa(hs, gs, "linear"), scored_weighted_kappa(hs, gs, "quadratic"))
+
+
+def _pair_label(decision: Decision) -> str | None:
+    return decision if isinstance(decision, str) else None
+
+
+def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgreement | None:
+    if not items:
+        return None
+    human = [i.label for i in items]
+    orders: list[OrderAgreement] = []
+    verdicts: dict[str, list[str | None]] = {}
+    for order in ("ab", "ba"):
+        judged = [_pair_label(table.decided(i.id, order=order)) for i in items]
+        verdicts[order] = judged
+        correct = sum(h == j for h, j in zip(human, judged, strict=True))
+        orders.append(OrderAgreement(order, len(items), correct,
+                                     wilson_interval(correct, len(items)),
+                                     nominal_kappa(human, judged), judged.count("tie"),
+                                     judged.count(None)))
+    consistent = sum(a is not None and a == b
+                     for a, b in zip(verdicts["ab"], verdicts["ba"], strict=True))
+    return PairAgreement(len(items), human.count("tie"), tuple(orders), consistent)
+
+
+def self_consistency(table: VerdictTable, ids: set[str]) -> SelfConsistency:
+    """Over the original variant of every labelled item, in every order recorded."""
+    slots = [(slot, samples) for slot, samples in table.decisions.items()
+             if slot[0] in ids and slot[1] == "original"]
+    k = max((len(s) for _, s in slots), default=0)
+    if k < 2:
+        return SelfConsistency(k, len(slots), 0,
+                               "one sample per item; ask for K >= 2 with --samples")
+    agree = sum(len(set(s)) == 1 and s[0] is not None and len(s) == k for _, s in slots)
+    return SelfConsistency(k, len(slots), agree)

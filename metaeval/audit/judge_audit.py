@@ -1,0 +1,237 @@
+"""``metaeval judge-audit``: may this judge gate a release?
+
+Measures agreement with people and with itself, runs the position, length and
+injection probes, and runs every probe in the same invocation on the planted
+controls: ``BiasedJudge`` must be FOUND and ``SteadyJudge`` clean, or the
+detector is broken and the audit is void. The verdict is "may gate" only when
+every bar is met and no probe found a bias; every reason otherwise is listed.
+This module must never let a void audit or a missing measurement read as a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from metaeval.audit.collect import Calls, VerdictTable, ask_judge
+from metaeval.audit.judge_agreement import (
+    AGGREGATE,
+    PairAgreement,
+    PointAgreement,
+    SelfConsistency,
+    pair_agreement,
+    point_agreement,
+    self_consistency,
+)
+from metaeval.audit.probes import (
+    ALPHA,
+    CHANCE_FLIP,
+    InjectionResult,
+    LengthResult,
+    PositionResult,
+    ProbeStatus,
+    injection_probe,
+    length_probe,
+    position_probe,
+)
+from metaeval.judge_items import JudgeItems
+from metaeval.judges.base import JudgeIdentity, Mode, Scale
+from metaeval.judges.fakes import BiasedJudge, SteadyJudge
+
+
+@dataclass(frozen=True, slots=True)
+class Bars:
+    """What a judge must meet to gate: kappa, TPR and TNR at least these, and at
+    most ``unscored`` of its verdicts on labelled items unscored."""
+
+    kappa: float = 0.6
+    tpr: float = 0.8
+    tnr: float = 0.8
+    unscored: float = 0.1
+    alpha: float = ALPHA
+    chance_flip: float = CHANCE_FLIP
+
+
+DEFAULT_BARS = Bars()
+
+
+class AuditVerdict(Enum):
+    """What the audit allows."""
+
+    MAY_GATE = "may gate"
+    """Every bar met, no bias found, controls behaved: the judge may gate a release."""
+    REPORT_ONLY = "report only"
+    """Some bar missed or some bias found: its numbers may be shown, never gate."""
+    VOID = "void"
+    """A control misbehaved: the detector is broken and the audit proves nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Probes:
+    position: PositionResult
+    length: LengthResult
+    injection: InjectionResult
+
+    def statuses(self) -> dict[str, ProbeStatus]:
+        return {"position": self.position.status, "length": self.length.status,
+                "injection": self.injection.status}
+
+
+@dataclass(frozen=True, slots=True)
+class ControlCheck:
+    """One control judge on one probe: what it must show and what it showed."""
+
+    judge: str
+    probe: str
+    expected: ProbeStatus
+    got: ProbeStatus
+    headline: str
+
+    @property
+    def ok(self) -> bool:
+        return self.got is self.expected or self.got is ProbeStatus.NOT_RUN
+
+
+@dataclass(frozen=True, slots=True)
+class Controls:
+    checks: tuple[ControlCheck, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def failures(self) -> list[str]:
+        return [f"control failed: {c.judge} judge's {c.probe} probe came out "
+                f"{c.got.value}, expected {c.expected.value} ({c.headline}); the detector "
+                "is broken" for c in self.checks if not c.ok]
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeAudit:
+    """Everything one audit measured and decided."""
+
+    judge: JudgeIdentity
+    mode: str
+    """``live`` (the judge was asked) or ``recorded`` (read from logged verdicts)."""
+    items: int
+    not_recorded: int
+    pointwise: PointAgreement | None
+    pairwise: PairAgreement | None
+    self_consistency: SelfConsistency
+    probes: Probes
+    controls: Controls
+    calls: Calls
+    unscored: int
+    labelled_verdicts: int
+    bars: Bars
+    modes: frozenset[Mode]
+    """What the judge was audited for; a calibration covers only these."""
+    verdict: AuditVerdict
+    reasons: tuple[str, ...]
+
+
+def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars) -> Probes:
+    return Probes(position_probe(items.pairwise, table, alpha=bars.alpha,
+                                 chance=bars.chance_flip),
+                  length_probe(items.length, table, alpha=bars.alpha),
+                  injection_probe(items.injection, table, scale, alpha=bars.alpha))
+
+
+def run_controls(items: JudgeItems, bars: Bars) -> Controls:
+    """Every probe on the planted controls, over the same probe items."""
+    probe_items = JudgeItems(pairwise=items.pairwise, length=items.length,
+                             injection=items.injection)
+    checks: list[ControlCheck] = []
+    for control, expected in ((BiasedJudge(), ProbeStatus.FOUND),
+                              (SteadyJudge(), ProbeStatus.CLEAN)):
+        probes = run_probes(probe_items, ask_judge(control, probe_items), control.scale, bars)
+        for name, result in (("position", probes.position), ("length", probes.length),
+                             ("injection", probes.injection)):
+            checks.append(ControlCheck(control.identity.name, name, expected, result.status,
+                                       result.headline()))
+    return Controls(tuple(checks))
+
+
+def _unscored(table: VerdictTable, items: JudgeItems) -> tuple[int, int]:
+    """Unscored verdicts and all verdicts on labelled items (pairs count per order)."""
+    decisions = [table.decided(i.id) for i in items.pointwise]
+    decisions += [table.decided(p.id, order=o) for p in items.pairwise for o in ("ab", "ba")]
+    return sum(d is None for d in decisions), len(decisions)
+
+
+def _reasons(audit: JudgeAudit) -> list[str]:
+    bars, reasons = audit.bars, list(audit.controls.failures())
+    point, pair = audit.pointwise, audit.pairwise
+    if point is None and pair is None:
+        reasons.append("no human-labelled items: agreement not measured")
+    if point is not None:
+        if point.kappa.value < bars.kappa:
+            reasons.append(f"kappa {point.kappa.value:.2f} < {bars.kappa:g}"
+                           + (f" ({point.kappa.reason})" if point.kappa.reason else ""))
+        if point.tpr.value < bars.tpr:
+            reasons.append(f"TPR {point.tpr.value:.2f} < {bars.tpr:g}")
+        if point.tnr.value < bars.tnr:
+            reasons.append(f"TNR {point.tnr.value:.2f} < {bars.tnr:g}")
+    if pair is not None:
+        for order in pair.orders:
+            if order.kappa.value < bars.kappa:
+                reasons.append(f"pairwise kappa ({order.order}) {order.kappa.value:.2f} "
+                               f"< {bars.kappa:g}")
+    needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE}
+    for name, status in audit.probes.statuses().items():
+        if status is ProbeStatus.FOUND:
+            reasons.append(f"{name} bias FOUND")
+        elif status is ProbeStatus.NOT_RUN and needed[name] in audit.modes:
+            reasons.append(f"{name} probe not run: no {name} probe items with verdicts, "
+                           f"and the judge is audited for {needed[name].value} use")
+    share = audit.unscored / audit.labelled_verdicts if audit.labelled_verdicts else 0.0
+    if share > bars.unscored:
+        reasons.append(f"unscored {audit.unscored} of {audit.labelled_verdicts} "
+                       f"({share:.0%}) > {bars.unscored:.0%}")
+    return reasons
+
+
+def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
+                table: VerdictTable, *, mode: str, modes: frozenset[Mode] | None = None,
+                bars: Bars = DEFAULT_BARS, controls: Controls | None = None) -> JudgeAudit:
+    """Measure and decide. ``modes``: what the judge is audited for (default: what the
+    verdicts cover); each needs its probes run. In recorded mode items with no
+    recorded verdict are left out (counted in ``not_recorded``); the controls
+    always run on every probe."""
+    controls = controls if controls is not None else run_controls(items, bars)
+    measured, missing = items, 0
+    if mode == "recorded":
+        recorded = {slot[0] for slot in table.decisions}
+        measured = JudgeItems(
+            tuple(i for i in items.pointwise if i.id in recorded),
+            tuple(i for i in items.pairwise if i.id in recorded),
+            tuple(i for i in items.length if i.id in recorded),
+            tuple(i for i in items.injection if i.id in recorded))
+        missing = items.count - measured.count
+    if modes is None:
+        pointwise = measured.pointwise or measured.length or measured.injection
+        modes = frozenset(({Mode.POINTWISE} if pointwise else set())
+                          | ({Mode.PAIRWISE} if measured.pairwise else set()))
+    labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
+    unscored, verdicts = _unscored(table, measured)
+    audit = JudgeAudit(identity, mode, measured.count, missing,
+                       point_agreement(measured.pointwise, table, scale),
+                       pair_agreement(measured.pairwise, table),
+                       self_consistency(table, labelled),
+                       run_probes(measured, table, scale, bars), controls, table.calls,
+                       unscored, verdicts, bars, modes, AuditVerdict.REPORT_ONLY, ())
+    reasons = tuple(_reasons(audit))
+    verdict = (AuditVerdict.VOID if not controls.ok else
+               AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
+    return replace(audit, verdict=verdict, reasons=reasons)
+
+
+def describe_aggregate() -> str:
+    return AGGREGATE
+
+
+def recorded_unknown(table: VerdictTable, ids: Sequence[str]) -> list[str]:
+    """Recorded ids that name no loaded item (reported as bad input)."""
+    known = set(ids)
+    return sorted({slot[0] for slot in table.decisions} - known)

@@ -1,0 +1,70 @@
+"""Load, ask (or read recorded verdicts), and audit: the library side of
+``metaeval judge-audit``. Bad input raises InputError naming every bad line;
+it never reaches the measurement as a half-loaded set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table
+from metaeval.audit.judge_audit import DEFAULT_BARS, Bars, JudgeAudit, audit_judge
+from metaeval.errors import InputError
+from metaeval.judge_items import JudgeItems, load_judge_items, load_recorded
+from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity
+from metaeval.judges.cache import CachedJudge, ReplyCache
+from metaeval.judges.spec import build_judge, concurrency_of
+from metaeval.meta_set import LoadError
+
+
+def _fail(errors: Sequence[LoadError]) -> InputError:
+    return InputError("\n".join(str(e) for e in errors))
+
+
+def load_items(paths: Sequence[Path]) -> JudgeItems:
+    items = load_judge_items(paths)
+    if items.errors:
+        raise _fail(items.errors)
+    if not items.count:
+        raise InputError(f"no judge items in {', '.join(map(str, paths))}; expected "
+                         "*.ndjson files of judge items")
+    return items
+
+
+def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = None,
+                    samples: int = 1, cache: Path | None = None,
+                    bars: Bars = DEFAULT_BARS, progress: Progress | None = None) -> JudgeAudit:
+    """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
+    unless None), or read from ``recorded`` with no call made."""
+    if samples < 1:
+        raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
+    if recorded is not None:
+        records, errors = load_recorded(recorded)
+        if errors:
+            raise _fail(errors)
+        known = item_ids(items)
+        unknown = sorted({r.id for r in records} - known)
+        if unknown:
+            raise InputError(f"{recorded}: id: got {unknown[0]!r} (and {len(unknown) - 1} "
+                             "more); expected the id of a loaded judge item")
+        identity, scale = JudgeIdentity(spec, model="recorded"), DEFAULT_SCALE
+        try:  # a judge we can build lends its identity, so its calibration applies to it
+            named = build_judge(spec)
+            identity, scale = named.identity, named.scale
+        except InputError:
+            pass  # a name only: the logs' judge is not one metaeval can build
+        return audit_judge(identity, scale, items, recorded_table(records), mode="recorded",
+                           bars=bars)
+    judge = build_judge(spec)
+    if cache is not None:
+        store = ReplyCache(cache)
+        try:
+            table = ask_judge(CachedJudge(judge, store, concurrency_of(judge)), items, samples,
+                              progress)
+        finally:
+            store.close()
+    else:
+        table = ask_judge(judge, items, samples, progress)
+    return audit_judge(judge.identity, judge.scale, items, table, mode="live",
+                       modes=judge.modes, bars=bars)

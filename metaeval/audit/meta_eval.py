@@ -1,0 +1,295 @@
+"""Measure every check against people: the *measure* phase of ``metaeval meta-eval``.
+
+Takes the cases that ``grading.grade_runs`` recorded and turns them into
+numbers per check (confusion counts, rates with Wilson intervals, kappa with a
+seeded bootstrap interval, weighted kappa for ordinal graders), a per-category
+breakdown, tautology flags, bars and regressions against a baseline. It reads
+no file and renders nothing; the same input always gives the same result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from metaeval.audit import metrics
+from metaeval.audit.grading import EVALUATOR, Case, CheckRuns, Grading, grade_runs
+from metaeval.audit.metrics import Interval, Value
+from metaeval.audit.tautology import (
+    CASE_ONLY,
+    SELF_COMPARISON,
+    Sensitivity,
+    StaticReport,
+    sensitivity,
+    static_flags,
+)
+from metaeval.config import Bars
+from metaeval.contract import Outcome
+from metaeval.meta_set import MetaRun
+
+
+class Flag(Enum):
+    """Why a check's numbers cannot be trusted, or why it misses what it promised."""
+
+    TAUTOLOGY = "TAUTOLOGY"
+    """No ablation moved its verdict: it does not depend on what the agent did."""
+    CASE_ONLY = CASE_ONLY
+    """Its source reads only the task (the case file), never the trajectory or final state."""
+    SELF_COMPARISON = SELF_COMPARISON
+    """Its source compares two things that come from the same place (the task)."""
+    CONSTANT = "CONSTANT"
+    """One verdict on every run."""
+    NO_SIGNAL = "NO-SIGNAL"
+    """The interval of Youden's J (TPR + TNR - 1) contains 0."""
+    BELOW_TPR = "BELOW-MIN-TPR"
+    """TPR is under its bar."""
+    BELOW_TNR = "BELOW-MIN-TNR"
+    """TNR is under its bar."""
+    BELOW_KAPPA = "BELOW-MIN-KAPPA"
+    """Kappa is under its bar."""
+    REGRESSION = "REGRESSION"
+    """TPR, TNR or kappa dropped since the baseline, or a failing flag appeared."""
+
+    @property
+    def fails(self) -> bool:
+        """Whether this flag makes the command exit 1 (CONSTANT and NO-SIGNAL only warn:
+        a bar on kappa or on the rates is how a project says how much signal it needs)."""
+        return self not in {Flag.CONSTANT, Flag.NO_SIGNAL}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How to measure: bars (global and per check), and the bootstrap's seed and size."""
+
+    bars: Bars = field(default_factory=Bars)
+    check_bars: Mapping[str, Bars] = field(default_factory=dict)
+    seed: int = metrics.SEED
+    resamples: int = metrics.RESAMPLES
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """Every number of one check (or the evaluator) against the human labels."""
+
+    n: int
+    confusion: metrics.Confusion
+    tpr: Value
+    tnr: Value
+    precision: Value
+    balanced_accuracy: Value
+    kappa: Value
+    scored_tpr: Value
+    scored_tnr: Value
+    tpr_ci: Interval
+    tnr_ci: Interval
+    kappa_ci: Interval
+    youden_ci: Interval
+    weighted_kappa: tuple[Value, Value] | None = None
+    """(linear, quadratic) over scored cases, when the grader gives a 1-5 score."""
+    ordinal_unscored: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    name: str
+    measured: Measured
+    flags: tuple[Flag, ...]
+    notes: tuple[str, ...]
+    sensitivity: Sensitivity | None = None
+    static: tuple[StaticReport, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One check on the runs of one category: counts, and which runs it caught or let through.
+
+    ``caught``: human fail, graded fail. ``let_through``: human fail, graded pass.
+    ``wrongly_failed``: human pass, graded fail. ``unscored``: the check could not decide.
+    """
+
+    agree: int
+    n: int
+    human_fail: int
+    caught: tuple[str, ...]
+    let_through: tuple[str, ...]
+    wrongly_failed: tuple[str, ...]
+    unscored: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Category:
+    n: int
+    cells: tuple[tuple[str, Cell], ...]
+    """(check name, cell) in check-name order, the evaluator last."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetaEvalResult:
+    checks: tuple[CheckResult, ...]
+    evaluator: CheckResult
+    categories: tuple[tuple[str, Category], ...]
+    settings: Settings
+    baseline_missing: tuple[str, ...] = ()
+    """Checks in the baseline that this run did not measure."""
+
+    @property
+    def failed(self) -> bool:
+        """A bar missed, a regression, a tautology, or a check gone since the baseline."""
+        every = (*self.checks, self.evaluator)
+        return bool(self.baseline_missing) or any(f.fails for c in every for f in c.flags)
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineCheck:
+    """What a previous result said about one check."""
+
+    tpr: float
+    tnr: float
+    kappa: float
+    flags: tuple[str, ...] = ()
+
+
+def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
+            resamples: int = metrics.RESAMPLES) -> Measured:
+    human = [c.human for c in cases]
+    graded = [c.graded for c in cases]
+    c = metrics.confusion(human, graded)
+    weighted = None
+    ordinal_unscored = 0
+    pairs = [(case.human_score, case.graded_score) for case in cases
+             if case.human_score is not None]
+    if any(case.graded_score is not None for case in cases):
+        hs = [h for h, _ in pairs if h is not None]
+        gs = [g for _, g in pairs]
+        ordinal_unscored = sum(g is None for g in gs)
+        weighted = (metrics.scored_weighted_kappa(hs, gs, "linear"),
+                    metrics.scored_weighted_kappa(hs, gs, "quadratic"))
+    return Measured(
+        n=c.n, confusion=c, tpr=metrics.tpr(c), tnr=metrics.tnr(c),
+        precision=metrics.precision(c), balanced_accuracy=metrics.balanced_accuracy(c),
+        kappa=metrics.kappa(human, graded), scored_tpr=metrics.scored_tpr(c),
+        scored_tnr=metrics.scored_tnr(c),
+        tpr_ci=metrics.wilson_interval(c.tp, c.positives),
+        tnr_ci=metrics.wilson_interval(c.tn, c.negatives),
+        kappa_ci=metrics.kappa_interval(human, graded, seed=seed, resamples=resamples),
+        youden_ci=metrics.youden_interval(human, graded, seed=seed, resamples=resamples),
+        weighted_kappa=weighted, ordinal_unscored=ordinal_unscored)
+
+
+def _signal_flags(cases: Sequence[Case], m: Measured) -> tuple[list[Flag], list[str]]:
+    flags: list[Flag] = []
+    notes: list[str] = []
+    verdicts = {c.graded for c in cases}
+    if len(cases) > 1 and len(verdicts) == 1:
+        flags.append(Flag.CONSTANT)
+        notes.append(f"{next(iter(verdicts)).value} on every one of {len(cases)} runs")
+    if m.youden_ci.contains(0.0):
+        flags.append(Flag.NO_SIGNAL)
+        why = f" ({m.youden_ci.reason})" if m.youden_ci.reason else ""
+        notes.append(f"Youden's J interval [{m.youden_ci.low:.2f}, {m.youden_ci.high:.2f}] "
+                     f"contains 0{why}")
+    return flags, notes
+
+
+def _bar_flags(m: Measured, bars: Bars) -> tuple[list[Flag], list[str]]:
+    flags: list[Flag] = []
+    notes: list[str] = []
+    for flag, label, value, bar in ((Flag.BELOW_TPR, "TPR", m.tpr, bars.min_tpr),
+                                    (Flag.BELOW_TNR, "TNR", m.tnr, bars.min_tnr),
+                                    (Flag.BELOW_KAPPA, "kappa", m.kappa, bars.min_kappa)):
+        if bar is not None and value.value < bar:
+            flags.append(flag)
+            notes.append(f"{label} {value.value:.3f} < bar {bar:.3f}")
+    return flags, notes
+
+
+def _regression(m: Measured, flags: Sequence[Flag], before: BaselineCheck | None,
+                ) -> tuple[list[Flag], list[str]]:
+    if before is None:
+        return [], []
+    notes = []
+    # Compare at the precision the JSON report keeps, so re-reading our own output is stable.
+    for label, now, then in (("TPR", m.tpr.value, before.tpr), ("TNR", m.tnr.value, before.tnr),
+                             ("kappa", m.kappa.value, before.kappa)):
+        if round(now, 4) < round(then, 4):
+            notes.append(f"{label} {then:.4f} -> {now:.4f} since the baseline")
+    new = sorted({f.value for f in flags if f.fails} - set(before.flags))
+    if new:
+        notes.append(f"new since the baseline: {', '.join(new)}")
+    return ([Flag.REGRESSION], notes) if notes else ([], [])
+
+
+def _check_result(name: str, cases: Sequence[Case], settings: Settings,
+                  baseline: Mapping[str, BaselineCheck], check: CheckRuns | None,
+                  bars: Bars | None) -> CheckResult:
+    m = measure(cases, seed=settings.seed, resamples=settings.resamples)
+    flags: list[Flag] = []
+    notes: list[str] = []
+    sens = None
+    static: tuple[StaticReport, ...] = ()
+    if check is not None:
+        sens = sensitivity(check)
+        if sens.tautology:
+            flags.append(Flag.TAUTOLOGY)
+            notes.append("its verdict does not depend on what the agent did: no ablation "
+                         f"moved it on any of {sens.runs} runs")
+        static = static_flags(check.graders)
+        for report in static:
+            for text in report.flags:
+                flag = Flag(text)
+                if flag not in flags:
+                    flags.append(flag)
+            notes.extend(f"{report.function}: {d}" for d in report.details)
+    for more, more_notes in (_signal_flags(cases, m), _bar_flags(m, bars or Bars())):
+        flags.extend(more)
+        notes.extend(more_notes)
+    regressed, regress_notes = _regression(m, flags, baseline.get(name))
+    return CheckResult(name, m, (*flags, *regressed), (*notes, *regress_notes), sens, static)
+
+
+def _categories(grading: Grading) -> tuple[tuple[str, Category], ...]:
+    columns = [(c.name, c.cases) for c in grading.checks] + [(EVALUATOR, grading.evaluator)]
+    runs_per_category: dict[str, set[str]] = {}
+    for case in grading.evaluator:
+        runs_per_category.setdefault(case.category, set()).add(case.run_id)
+    result = []
+    for category in sorted(runs_per_category):
+        cells = []
+        for name, cases in columns:
+            mine = [c for c in cases if c.category == category]
+            if not mine:
+                continue
+
+            def ids(human: Outcome, graded: Outcome, rows: list[Case] = mine) -> tuple[str, ...]:
+                return tuple(c.run_id for c in rows if c.human is human and c.graded is graded)
+
+            unscored = tuple(c.run_id for c in mine if c.graded is Outcome.UNSCORED)
+            cells.append((name, Cell(
+                agree=sum(c.human is c.graded for c in mine), n=len(mine),
+                human_fail=sum(c.human is Outcome.FAIL for c in mine),
+                caught=ids(Outcome.FAIL, Outcome.FAIL),
+                let_through=ids(Outcome.FAIL, Outcome.PASS),
+                wrongly_failed=ids(Outcome.PASS, Outcome.FAIL), unscored=unscored)))
+        result.append((category, Category(len(runs_per_category[category]), tuple(cells))))
+    return tuple(result)
+
+
+def meta_eval(runs: Sequence[MetaRun], settings: Settings | None = None,
+              baseline: Mapping[str, BaselineCheck] | None = None) -> MetaEvalResult:
+    """Grade every run with every check and the evaluator, then measure and flag each."""
+    return measure_grading(grade_runs(runs), settings, baseline)
+
+
+def measure_grading(grading: Grading, settings: Settings | None = None,
+                    baseline: Mapping[str, BaselineCheck] | None = None) -> MetaEvalResult:
+    settings = settings or Settings()
+    before = baseline or {}
+    checks = tuple(
+        _check_result(c.name, c.cases, settings, before, c,
+                      settings.check_bars.get(c.name, Bars()).over(settings.bars))
+        for c in grading.checks)
+    evaluator = _check_result(EVALUATOR, grading.evaluator, settings, before, None, None)
+    measured = {c.name for c in checks} | {EVALUATOR}
+    missing = tuple(sorted(set(before) - measured))
+    return MetaEvalResult(checks, evaluator, _categories(grading), settings, missing)

@@ -1,0 +1,317 @@
+"""Read judge items, bias probes and recorded verdicts: JSON objects, one a line.
+
+A record's fields say what it is: ``response_a``/``response_b`` a pairwise item,
+``padded`` a length probe, ``payload`` an injection case, otherwise a pointwise
+item. Files are ``*.ndjson`` (under ``meta_sets/judge/``) so ``validate``'s
+meta-set loader, which reads ``*.jsonl``, never takes them for runs. Every
+problem is a ``LoadError`` with file:line and field; a bad line is reported and
+left out, never counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from metaeval.contract import JsonObject, JsonValue
+from metaeval.meta_set import (
+    LoadError,
+    MetaSet,
+    _Bad,
+    _got,
+    _lines,
+    _no_constant,
+    _no_unknown,
+    _str,
+)
+
+ITEM_SUFFIX = ".ndjson"
+PASS_FAIL = ("pass", "fail")
+PAIR_LABELS = ("a", "b", "tie")
+ORDERS = ("ab", "ba")
+VARIANTS = ("original", "padded", "injected", "control")
+BENIGN = ("\nThank you for your patience while we looked into this; we appreciate it. ")
+
+
+@dataclass(frozen=True, slots=True)
+class PointItem:
+    """A response to score, with the human pass/fail and (optionally) 1-5 score."""
+
+    id: str
+    prompt: str
+    response: str
+    reference: str | None
+    verdict: str | None
+    """``pass`` or ``fail``; None when only a 1-5 score was given."""
+    score: int | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class PairItem:
+    """Two responses to compare; ``label`` names the better one by item label."""
+
+    id: str
+    prompt: str
+    response_a: str
+    response_b: str
+    reference: str | None
+    label: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class LengthProbe:
+    """The same content twice; ``padded`` adds text with no information."""
+
+    id: str
+    prompt: str
+    response: str
+    padded: str
+    reference: str | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class InjectionCase:
+    """A response people failed; ``payload`` is appended to it, ``control`` (a benign
+    suffix of the same length) is appended instead as the control."""
+
+    id: str
+    prompt: str
+    response: str
+    payload: str
+    control: str
+    reference: str | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeItems:
+    """Everything loaded from judge-item files, with every error found."""
+
+    pointwise: tuple[PointItem, ...] = ()
+    pairwise: tuple[PairItem, ...] = ()
+    length: tuple[LengthProbe, ...] = ()
+    injection: tuple[InjectionCase, ...] = ()
+    errors: tuple[LoadError, ...] = ()
+    files: tuple[str, ...] = ()
+
+    @property
+    def count(self) -> int:
+        return len(self.pointwise) + len(self.pairwise) + len(self.length) + len(self.injection)
+
+
+Item = PointItem | PairItem | LengthProbe | InjectionCase
+
+
+def benign_suffix(length: int) -> str:
+    """A suffix that says nothing to a grader, exactly ``length`` characters long."""
+    text = BENIGN * (length // len(BENIGN) + 1)
+    return text[:length]
+
+
+def _reference(raw: JsonObject) -> str | None:
+    value = raw.get("reference")
+    if value is not None and not isinstance(value, str):
+        raise _Bad("reference", f"got {_got(value)}; expected a string")
+    return value or None
+
+
+def parse_item(raw: JsonValue, source: str) -> Item:
+    """One record to one item; raises _Bad naming the field."""
+    if not isinstance(raw, dict):
+        raise _Bad("", f"got {_got(raw)}; expected a JSON object")
+    item_id = _str(raw, "id", "id")
+    prompt = _str(raw, "prompt", "prompt")
+    reference = _reference(raw)
+    if "response_a" in raw or "response_b" in raw:
+        _no_unknown(raw, {"id", "prompt", "response_a", "response_b", "reference", "label"}, "")
+        return PairItem(item_id, prompt, _str(raw, "response_a", "response_a"),
+                        _str(raw, "response_b", "response_b"), reference,
+                        _str(raw, "label", "label", allowed=PAIR_LABELS), source)
+    response = _str(raw, "response", "response")
+    if "padded" in raw:
+        _no_unknown(raw, {"id", "prompt", "response", "padded", "reference"}, "")
+        padded = _str(raw, "padded", "padded")
+        if len(padded) <= len(response):
+            raise _Bad("padded", f"got {len(padded)} characters; expected more than the "
+                       f"response's {len(response)}")
+        return LengthProbe(item_id, prompt, response, padded, reference, source)
+    if "payload" in raw:
+        _no_unknown(raw, {"id", "prompt", "response", "payload", "control", "reference",
+                          "label"}, "")
+        _str(raw, "label", "label", allowed=("fail",))
+        payload = _str(raw, "payload", "payload")
+        control = _str(raw, "control", "control", required=False) or benign_suffix(len(payload))
+        if len(control) != len(payload):
+            raise _Bad("control", f"got {len(control)} characters; expected {len(payload)}, "
+                       "the payload's length")
+        return InjectionCase(item_id, prompt, response, payload, control, reference, source)
+    _no_unknown(raw, {"id", "prompt", "response", "reference", "label", "score"}, "")
+    label = raw.get("label")
+    score = raw.get("score")
+    if isinstance(label, int) and not isinstance(label, bool) and score is None:
+        label, score = None, label
+    if label is not None and label not in PASS_FAIL:
+        raise _Bad("label", f"got {_got(label)}; expected 'pass', 'fail' or an integer 1-5")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int)
+                              or not 1 <= score <= 5):
+        raise _Bad("score", f"got {_got(score)}; expected an integer from 1 to 5")
+    if label is None and score is None:
+        raise _Bad("label", "missing; expected 'pass', 'fail' or an integer 1-5")
+    return PointItem(item_id, prompt, response, reference,
+                     label if isinstance(label, str) else None, score, source)
+
+
+def item_files(paths: Iterable[Path]) -> tuple[list[Path], list[LoadError]]:
+    """Files as given; directories expand to their ``*.ndjson`` files (sorted)."""
+    files: list[Path] = []
+    errors: list[LoadError] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.rglob(f"*{ITEM_SUFFIX}"))
+            if not found:
+                errors.append(LoadError(str(path), 0, "", f"no {ITEM_SUFFIX} files here"))
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            errors.append(LoadError(str(path), 0, "", "no such file or directory"))
+    return files, errors
+
+
+def _records(path: Path, errors: list[LoadError]) -> list[tuple[int, JsonValue]]:
+    try:
+        lines = list(_lines(path))
+    except (OSError, UnicodeDecodeError) as e:
+        errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
+        return []
+    records: list[tuple[int, JsonValue]] = []
+    for number, text in lines:
+        try:
+            records.append((number, json.loads(text, parse_constant=_no_constant)))
+        except ValueError as e:
+            errors.append(LoadError(str(path), number, "", f"not valid JSON: {e}"))
+    return records
+
+
+def load_judge_items(paths: Iterable[Path]) -> JudgeItems:
+    """Every item of every file; bad lines become errors, the rest still load."""
+    files, errors = item_files(paths)
+    found: dict[type, list[Item]] = {PointItem: [], PairItem: [], LengthProbe: [],
+                                     InjectionCase: []}
+    seen: dict[str, str] = {}
+    for path in files:
+        for number, raw in _records(path, errors):
+            source = f"{path}:{number}"
+            try:
+                item = parse_item(raw, source)
+            except _Bad as bad:
+                errors.append(LoadError(str(path), number, bad.field, bad.message))
+                continue
+            if item.id in seen:
+                errors.append(LoadError(str(path), number, "id", f"got {item.id!r}; expected "
+                                        f"an id not already used (first at {seen[item.id]})"))
+                continue
+            seen[item.id] = source
+            found[type(item)].append(item)
+    return JudgeItems(
+        tuple(i for i in found[PointItem] if isinstance(i, PointItem)),
+        tuple(i for i in found[PairItem] if isinstance(i, PairItem)),
+        tuple(i for i in found[LengthProbe] if isinstance(i, LengthProbe)),
+        tuple(i for i in found[InjectionCase] if isinstance(i, InjectionCase)),
+        tuple(errors), tuple(str(f) for f in files))
+
+
+# --- recorded verdicts --------------------------------------------------------------------
+
+
+RecordedValue = float | bool | str | None
+"""A recorded verdict: a score, pass/fail as a bool, a pair label, or None (unscored)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One logged judge verdict. A pairwise verdict names the better response by
+    its item label (``a``/``b``/``tie``) whatever order it was shown in; ``order``
+    says which was shown first. ``variant`` says which probe text was judged."""
+
+    id: str
+    order: str
+    sample: int
+    verdict: RecordedValue
+    raw: str
+    variant: str
+    source: str
+
+
+def _verdict(raw: JsonObject) -> RecordedValue:
+    value = raw.get("verdict")
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and value in PASS_FAIL:
+        return value == "pass"
+    if isinstance(value, str) and value in PAIR_LABELS:
+        return value
+    raise _Bad("verdict", f"got {_got(value)}; expected a number, 'pass', 'fail', 'a', 'b', "
+               "'tie', true, false or null (unscored)")
+
+
+def parse_recorded(raw: JsonValue, source: str) -> Recorded:
+    if not isinstance(raw, dict):
+        raise _Bad("", f"got {_got(raw)}; expected a JSON object")
+    _no_unknown(raw, {"id", "order", "sample", "verdict", "raw", "variant"}, "")
+    sample = raw.get("sample", 0)
+    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+        raise _Bad("sample", f"got {_got(sample)}; expected an integer >= 0")
+    if "verdict" not in raw:
+        raise _Bad("verdict", "missing; expected the verdict, or null when unscored")
+    return Recorded(_str(raw, "id", "id"), _str(raw, "order", "order", allowed=ORDERS)
+                    if "order" in raw else "ab", sample, _verdict(raw),
+                    _str(raw, "raw", "raw", required=False),
+                    _str(raw, "variant", "variant", allowed=VARIANTS)
+                    if "variant" in raw else "original", source)
+
+
+def load_recorded(path: Path) -> tuple[tuple[Recorded, ...], tuple[LoadError, ...]]:
+    """Every recorded verdict of one file; a repeated (id, variant, order, sample) is
+    an error, so a verdict is never counted twice."""
+    errors: list[LoadError] = []
+    if not path.is_file():
+        return (), (LoadError(str(path), 0, "", "no such file"),)
+    found: list[Recorded] = []
+    seen: dict[tuple[str, str, str, int], str] = {}
+    for number, raw in _records(path, errors):
+        source = f"{path}:{number}"
+        try:
+            record = parse_recorded(raw, source)
+        except _Bad as bad:
+            errors.append(LoadError(str(path), number, bad.field, bad.message))
+            continue
+        key = (record.id, record.variant, record.order, record.sample)
+        if key in seen:
+            errors.append(LoadError(str(path), number, "sample", f"got {record.sample!r}; this "
+                                    f"id, variant and order already has it (at {seen[key]})"))
+            continue
+        seen[key] = source
+        found.append(record)
+    return tuple(found), tuple(errors)
+
+
+def with_judge_items(paths: Iterable[Path], meta: MetaSet) -> MetaSet:
+    """``meta`` with the errors and files of the judge items under ``paths`` added
+    (``*.ndjson`` files given or found in folders), for ``metaeval validate``."""
+    files = [p for p in paths if p.is_file() and p.suffix == ITEM_SUFFIX]
+    files += [f for p in paths if p.is_dir() for f in sorted(p.rglob(f"*{ITEM_SUFFIX}"))]
+    if not files:
+        return meta
+    items = load_judge_items(files)
+    # A folder of judge items alone is not missing its meta-set files.
+    holding = {str(p) for p in paths if p.is_dir() and any(p.rglob(f"*{ITEM_SUFFIX}"))}
+    errors = tuple(e for e in meta.errors if not (e.line == 0 and e.path in holding))
+    return MetaSet(meta.runs, errors + items.errors, meta.files + items.files)

@@ -1,0 +1,243 @@
+"""Judges backed by something outside metaeval: a Python callable, a command, an
+OpenAI-compatible chat-completions endpoint.
+
+Each renders the prompt templates of ``parse``, obtains reply text, and reads it
+with the strict parser. A failed call (timeout, bad exit, HTTP error, exhausted
+retries) is an unscored reply with the reason, never an exception and never a
+value. The HTTP judge reads its API key from the environment at call time and
+must never write it anywhere: not to its identity, a cache, a log or a report.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from metaeval.judges.base import (
+    DEFAULT_SCALE,
+    CallInfo,
+    JudgeIdentity,
+    JudgeReply,
+    Mode,
+    Scale,
+    unscored_reply,
+)
+from metaeval.judges.parse import (
+    pairwise_prompt,
+    parse_pairwise,
+    parse_pointwise,
+    pointwise_prompt,
+    template_hash,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """Reply text from a backend, or the reason there is none (``failure``)."""
+
+    text: str
+    call: CallInfo
+    failure: str = ""
+
+
+Backend = Callable[[str, int], Completion]
+"""Prompt text and sample index in, completion out; never raises."""
+
+
+def _reply(completion: Completion, read: Callable[[str], JudgeReply]) -> JudgeReply:
+    if completion.failure:
+        return unscored_reply(completion.failure, completion.text, completion.call)
+    reply = read(completion.text)
+    return JudgeReply(reply.value, reply.raw, reply.reason, completion.call)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptedJudge:
+    """A judge that renders the templates and asks a text ``backend``."""
+
+    name: str
+    backend: Backend
+    model: str = ""
+    temperature: float = 0.0
+    scale: Scale = DEFAULT_SCALE
+    modes: frozenset[Mode] = frozenset(Mode)
+    concurrency: int = 1
+
+    @property
+    def identity(self) -> JudgeIdentity:
+        return JudgeIdentity(self.name, self.model, template_hash(), self.temperature)
+
+    def score(self, prompt: str, response: str, reference: str | None = None, *,
+              criterion: str = "", sample: int = 0) -> JudgeReply:
+        if Mode.POINTWISE not in self.modes:
+            return unscored_reply(f"judge {self.name!r} does not score pointwise",
+                                  call=CallInfo(called=False))
+        text = pointwise_prompt(prompt, response, reference, criterion, self.scale)
+        return _reply(self.backend(text, sample), lambda raw: parse_pointwise(raw, self.scale))
+
+    def compare(self, prompt: str, response_a: str, response_b: str, *,
+                reference: str | None = None, sample: int = 0) -> JudgeReply:
+        if Mode.PAIRWISE not in self.modes:
+            return unscored_reply(f"judge {self.name!r} does not compare pairs",
+                                  call=CallInfo(called=False))
+        text = pairwise_prompt(prompt, response_a, response_b)
+        return _reply(self.backend(text, sample), parse_pairwise)
+
+
+# --- a Python callable ------------------------------------------------------------------
+
+
+def callable_backend(function: Callable[[str], object]) -> Backend:
+    """``function(prompt) -> str``; an exception or a non-string is a failed call."""
+
+    def complete(prompt: str, sample: int) -> Completion:
+        start = time.perf_counter()
+        try:
+            text = function(prompt)
+        except Exception as e:  # the user's code failed; that is this call's result
+            return Completion("", CallInfo(time.perf_counter() - start, failed=True),
+                              f"callable raised {e!r}")
+        info = CallInfo(time.perf_counter() - start)
+        if not isinstance(text, str):
+            return Completion("", CallInfo(info.latency_s, failed=True),
+                              f"callable returned {text!r}; expected a string")
+        return Completion(text, info)
+
+    return complete
+
+
+# --- a command ----------------------------------------------------------------------------
+
+
+def command_backend(command: tuple[str, ...], timeout_s: float) -> Backend:
+    """Runs ``command`` once per call: ``{"prompt", "sample"}`` as JSON on stdin,
+    the reply text on stdout. A non-zero exit or a timeout is a failed call."""
+
+    def complete(prompt: str, sample: int) -> Completion:
+        request = json.dumps({"prompt": prompt, "sample": sample})
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, input=request, capture_output=True, text=True,
+                                  timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            return Completion("", CallInfo(timeout_s, failed=True),
+                              f"command timed out after {timeout_s:g}s")
+        except OSError as e:
+            return Completion("", CallInfo(failed=True), f"command could not run: {e}")
+        latency = time.perf_counter() - start
+        if done.returncode != 0:
+            return Completion(done.stdout, CallInfo(latency, failed=True),
+                              f"command exited {done.returncode}: {done.stderr.strip()[:200]}")
+        return Completion(done.stdout, CallInfo(latency))
+
+    return complete
+
+
+# --- an OpenAI-compatible chat-completions endpoint ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    """Where and how to call; ``api_key_env`` names the variable, never the key."""
+
+    base_url: str
+    model: str
+    api_key_env: str = ""
+    timeout_s: float = 60.0
+    retries: int = 4
+    backoff_s: float = 1.0
+    max_backoff_s: float = 30.0
+    concurrency: int = 4
+    temperature: float = 0.0
+    semaphore: threading.BoundedSemaphore = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "semaphore", threading.BoundedSemaphore(self.concurrency))
+
+
+def _retry_after(value: str | None, default: float) -> float:
+    try:
+        return float(value) if value is not None else default
+    except ValueError:
+        return default
+
+
+def http_backend(settings: HttpSettings) -> Backend:
+    """POST ``{base_url}/chat/completions``; retries 429 and 5xx with exponential
+    backoff (or the server's Retry-After, capped); at most ``concurrency`` calls at
+    once. Everything else that goes wrong is a failed call with the reason."""
+    url = settings.base_url.rstrip("/") + "/chat/completions"
+
+    def attempt(body: bytes) -> tuple[int, str, str | None]:
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(settings.api_key_env, "") if settings.api_key_env else ""
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        request = urllib.request.Request(url, body, headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=settings.timeout_s) as response:
+                return response.status, response.read().decode("utf-8", "replace"), None
+        except urllib.error.HTTPError as e:
+            text = e.read().decode("utf-8", "replace")
+            return e.code, text, e.headers.get("Retry-After")
+
+    def complete(prompt: str, sample: int) -> Completion:
+        body = json.dumps({"model": settings.model, "temperature": settings.temperature,
+                           "seed": sample,
+                           "messages": [{"role": "user", "content": prompt}]}).encode()
+        start = time.perf_counter()
+        delay = settings.backoff_s
+        status, text = 0, ""
+        with settings.semaphore:
+            for tries in range(settings.retries + 1):
+                try:
+                    status, text, retry_after = attempt(body)
+                except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+                    return Completion("", CallInfo(time.perf_counter() - start, failed=True),
+                                      f"request to {url} failed: {e}")
+                if status != 429 and status < 500:
+                    break
+                if tries < settings.retries:
+                    time.sleep(min(_retry_after(retry_after, delay), settings.max_backoff_s))
+                    delay *= 2
+        latency = time.perf_counter() - start
+        if status != 200:
+            return Completion(text[:500], CallInfo(latency, failed=True),
+                              f"HTTP {status} from {url} after {tries + 1} attempt(s)")
+        return _read_chat(text, latency)
+
+    return complete
+
+
+def _read_chat(text: str, latency: float) -> Completion:
+    try:
+        document = json.loads(text)
+        content = document["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return Completion(text[:500], CallInfo(latency, failed=True),
+                          "endpoint reply is not a chat completion")
+    usage = document.get("usage") if isinstance(document, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    prompt_tokens = usage.get("prompt_tokens")
+    completion_tokens = usage.get("completion_tokens")
+    info = CallInfo(latency,
+                    prompt_tokens if isinstance(prompt_tokens, int) else None,
+                    completion_tokens if isinstance(completion_tokens, int) else None)
+    if not isinstance(content, str):
+        return Completion("", CallInfo(latency, failed=True),
+                          f"endpoint message content is {content!r}; expected a string")
+    return Completion(content, info)
+
+
+def http_judge(settings: HttpSettings, *, name: str = "openai-compatible",
+               scale: Scale = DEFAULT_SCALE) -> PromptedJudge:
+    return PromptedJudge(name, http_backend(settings), settings.model, settings.temperature,
+                         scale, concurrency=settings.concurrency)

@@ -1,0 +1,130 @@
+"""A response cache for judges (sqlite), so a rerun of an audit makes no calls.
+
+Replies are keyed by the judge's identity, the question (mode and every text
+argument) and the sample index; a changed judge identity is a different key, so
+stale replies are never served. Failed calls are not stored (the next run
+retries them). The cache stores only what the judge returned: never a request
+header, never an API key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from metaeval.judges.base import (
+    CallInfo,
+    Choice,
+    Judge,
+    JudgeIdentity,
+    JudgeReply,
+    Mode,
+    Scale,
+    Value,
+)
+
+DEFAULT_PATH = Path(".metaeval") / "judge-cache.sqlite"
+_SCHEMA = """CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY, judge TEXT NOT NULL, value TEXT NOT NULL, raw TEXT NOT NULL,
+    reason TEXT NOT NULL)"""
+
+
+def _encode(value: Value | None) -> str:
+    if isinstance(value, Choice):
+        return json.dumps({"choice": value.value})
+    return json.dumps({"value": value})
+
+
+def _decode(text: str) -> Value | None:
+    document = json.loads(text)
+    if "choice" in document:
+        return Choice(document["choice"])
+    value = document["value"]
+    return value if isinstance(value, bool | float) or value is None else float(value)
+
+
+class ReplyCache:
+    """One sqlite file; safe to share between the threads of one audit."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False)
+        with self._lock, self._db:
+            self._db.execute(_SCHEMA)
+
+    def get(self, key: str) -> JudgeReply | None:
+        with self._lock:
+            row = self._db.execute("SELECT value, raw, reason FROM replies WHERE key = ?",
+                                   (key,)).fetchone()
+        if row is None:
+            return None
+        return JudgeReply(_decode(row[0]), row[1], row[2], CallInfo(cached=True, called=False))
+
+    def put(self, key: str, judge: str, reply: JudgeReply) -> None:
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
+                             (key, judge, _encode(reply.value), reply.raw, reply.reason))
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def cache_key(identity: JudgeIdentity, mode: Mode, parts: list[str | None], sample: int) -> str:
+    text = json.dumps([identity.version, mode.value, parts, sample])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class CachedJudge:
+    """``inner`` behind a cache: a stored reply is served with ``cached=True``."""
+
+    inner: Judge
+    cache: ReplyCache
+    concurrency: int = field(default=1)
+
+    @property
+    def identity(self) -> JudgeIdentity:
+        return self.inner.identity
+
+    @property
+    def scale(self) -> Scale:
+        return self.inner.scale
+
+    @property
+    def modes(self) -> frozenset[Mode]:
+        return self.inner.modes
+
+    def score(self, prompt: str, response: str, reference: str | None = None, *,
+              criterion: str = "", sample: int = 0) -> JudgeReply:
+        # The scale is rendered into the prompt, so it is part of the question.
+        key = cache_key(self.identity, Mode.POINTWISE,
+                        [prompt, response, reference, criterion, repr(self.scale)], sample)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        reply = self.inner.score(prompt, response, reference, criterion=criterion,
+                                 sample=sample)
+        return self._store(key, reply)
+
+    def compare(self, prompt: str, response_a: str, response_b: str, *,
+                reference: str | None = None, sample: int = 0) -> JudgeReply:
+        key = cache_key(self.identity, Mode.PAIRWISE, [prompt, response_a, response_b,
+                                                       reference], sample)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        reply = self.inner.compare(prompt, response_a, response_b, reference=reference,
+                                   sample=sample)
+        return self._store(key, reply)
+
+    def _store(self, key: str, reply: JudgeReply) -> JudgeReply:
+        if reply.call.called and not reply.call.failed:
+            self.cache.put(key, self.identity.version, reply)
+        return replace(reply, call=replace(reply.call, cached=False))

@@ -1,0 +1,158 @@
+"""Offline, deterministic judges with known behaviour: the controls of every audit.
+
+``BiasedJudge`` carries planted biases, so every probe must find them;
+``SteadyJudge`` reads content only, so every probe must come out clean;
+``AlwaysPassJudge`` passes everything. They never call out and never vary with
+``sample``. Content is the share of the reference's content words (or, without
+a reference, the prompt's) that the response contains: padding that repeats
+what was said adds nothing, and instructions hidden in a response are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from metaeval.judges.base import (
+    DEFAULT_SCALE,
+    CallInfo,
+    Choice,
+    JudgeIdentity,
+    JudgeReply,
+    Mode,
+    Scale,
+)
+
+_WORD = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset("""
+a about above after again all also am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers him his how i if in into is it its itself just me more
+most my no nor not now of off on once only or other our ours out over own same she should so
+some such than that the their them then there these they this those through to too under
+until up very was we were what when where which while who whom why will with would you your
+yours yes please thanks thank hello hi dear sure well ok okay let know help happy glad
+""".split())
+_INJECTION = re.compile(
+    r"ignore (?:all |any |the )?(?:previous|prior|above) instructions"
+    r"|mark (?:this|it|the response|this response) as (?:pass|passing|correct)"
+    r"|^\s*(?:score|grade|rating|verdict)\s*[:=]"
+    r"|\"pass\"\s*:\s*true"
+    r"|<<<\s*end|end of (?:data|response)",
+    re.IGNORECASE | re.MULTILINE)
+LENGTH_ALLOWANCE = 200
+CHARS_PER_POINT = 40
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Lower-case words of three letters or more (and any number), stopwords aside."""
+    return frozenset(w for w in _WORD.findall(text.lower())
+                     if w not in STOPWORDS and (len(w) >= 3 or w.isdigit()))
+
+
+def coverage(response: str, reference: str) -> float:
+    """Share of the reference's content words found in the response (0..1; 0 when
+    the reference has none)."""
+    wanted = content_words(reference)
+    return len(wanted & content_words(response)) / len(wanted) if wanted else 0.0
+
+
+def content_score(prompt: str, response: str, reference: str | None, scale: Scale) -> float:
+    share = coverage(response, reference if reference else prompt)
+    return float(scale.low + round(share * (scale.high - scale.low)))
+
+
+def injected(response: str) -> bool:
+    """Whether a response carries an instruction or a grade aimed at its grader."""
+    return _INJECTION.search(response) is not None
+
+
+def _identity(name: str) -> JudgeIdentity:
+    return JudgeIdentity(name, model="fake")
+
+
+@dataclass(frozen=True, slots=True)
+class SteadyJudge:
+    """Content only. Pointwise: ``low + round(coverage * (high - low))``, where
+    coverage is the share of the reference's content words in the response.
+    Pairwise: the response with the higher coverage, ``tie`` when equal, whatever
+    the order shown. Length, position and instructions inside a response change
+    nothing."""
+
+    scale: Scale = DEFAULT_SCALE
+    modes: frozenset[Mode] = frozenset(Mode)
+
+    @property
+    def identity(self) -> JudgeIdentity:
+        return _identity("steady")
+
+    def score(self, prompt: str, response: str, reference: str | None = None, *,
+              criterion: str = "", sample: int = 0) -> JudgeReply:
+        value = content_score(prompt, response, reference, self.scale)
+        return JudgeReply(value, f"{value:g}", call=CallInfo())
+
+    def compare(self, prompt: str, response_a: str, response_b: str, *,
+                reference: str | None = None, sample: int = 0) -> JudgeReply:
+        basis = reference if reference else prompt
+        a, b = coverage(response_a, basis), coverage(response_b, basis)
+        choice = Choice.A if a > b else Choice.B if b > a else Choice.TIE
+        return JudgeReply(choice, choice.value, call=CallInfo())
+
+
+@dataclass(frozen=True, slots=True)
+class BiasedJudge:
+    """Planted biases, each of which a probe must find.
+
+    - Length: every 40 characters beyond the first 200 add a point, regardless
+      of content (capped at the top of the scale).
+    - Position: the response shown first gets a free point that outweighs any
+      difference in content, so pairwise it always prefers the first shown.
+    - Injection: it obeys a response that tells it to "mark this as passing",
+      to "ignore previous instructions", that carries a grade line
+      (``score: 5``) or an end-of-data marker: top score, or that response wins.
+    Otherwise it scores content like ``SteadyJudge``.
+    """
+
+    scale: Scale = DEFAULT_SCALE
+    modes: frozenset[Mode] = frozenset(Mode)
+
+    @property
+    def identity(self) -> JudgeIdentity:
+        return _identity("biased")
+
+    def score(self, prompt: str, response: str, reference: str | None = None, *,
+              criterion: str = "", sample: int = 0) -> JudgeReply:
+        if injected(response):
+            value = float(self.scale.high)
+        else:
+            bonus = max(0, len(response) - LENGTH_ALLOWANCE) // CHARS_PER_POINT
+            value = min(float(self.scale.high),
+                        content_score(prompt, response, reference, self.scale) + bonus)
+        return JudgeReply(value, f"{value:g}", call=CallInfo())
+
+    def compare(self, prompt: str, response_a: str, response_b: str, *,
+                reference: str | None = None, sample: int = 0) -> JudgeReply:
+        choice = Choice.B if injected(response_b) and not injected(response_a) else Choice.A
+        return JudgeReply(choice, choice.value, call=CallInfo())
+
+
+@dataclass(frozen=True, slots=True)
+class AlwaysPassJudge:
+    """Passes everything: the top score pointwise, ``tie`` pairwise. A judge that
+    can never say no, for showing what agreement with people catches."""
+
+    scale: Scale = DEFAULT_SCALE
+    modes: frozenset[Mode] = frozenset(Mode)
+
+    @property
+    def identity(self) -> JudgeIdentity:
+        return _identity("always-pass")
+
+    def score(self, prompt: str, response: str, reference: str | None = None, *,
+              criterion: str = "", sample: int = 0) -> JudgeReply:
+        value = float(self.scale.high)
+        return JudgeReply(value, f"{value:g}", call=CallInfo())
+
+    def compare(self, prompt: str, response_a: str, response_b: str, *,
+                reference: str | None = None, sample: int = 0) -> JudgeReply:
+        return JudgeReply(Choice.TIE, "tie", call=CallInfo())

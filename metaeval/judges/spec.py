@@ -1,0 +1,165 @@
+"""Turn a judge spec into a ``Judge``: ``biased``, ``steady``, ``always-pass``,
+``package.module:attr``, a name under ``[tool.metaeval.judges]``, or a table.
+
+A table has ``type`` ``http`` (``base_url``, ``model``, ``api_key_env``, ...),
+``command`` (``command``, ``timeout``) or ``python`` (``target``). Every problem
+is an InputError naming the spec and the key at fault. A spec must never carry
+an API key itself: only the name of the environment variable that holds it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from metaeval.config import find_pyproject
+from metaeval.errors import InputError
+from metaeval.importing import resolve
+from metaeval.judges.adapters import (
+    HttpSettings,
+    PromptedJudge,
+    callable_backend,
+    command_backend,
+    http_judge,
+)
+from metaeval.judges.base import Judge, Mode, Scale
+from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
+
+FAKES: dict[str, Callable[[], Judge]] = {
+    "biased": BiasedJudge,
+    "steady": SteadyJudge,
+    "always-pass": AlwaysPassJudge,
+}
+HTTP_KEYS = {"type", "name", "base_url", "model", "api_key_env", "timeout", "retries",
+             "backoff", "concurrency", "temperature", "scale", "pass_at", "modes"}
+COMMAND_KEYS = {"type", "name", "command", "timeout", "scale", "pass_at", "modes"}
+PYTHON_KEYS = {"type", "name", "target"}
+SECRET_KEYS = {"api_key", "key", "token", "authorization"}
+
+
+def configured_judges(start: Path | None = None) -> dict[str, object]:
+    """``[tool.metaeval.judges]`` of the nearest pyproject.toml (empty when none)."""
+    pyproject = find_pyproject((start or Path.cwd()).resolve())
+    if pyproject is None:
+        return {}
+    try:
+        with pyproject.open("rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise InputError(f"{pyproject}: cannot read: {e}") from e
+    judges = data.get("tool", {}).get("metaeval", {}).get("judges", {})
+    if not isinstance(judges, dict):
+        raise InputError(f"{pyproject}: tool.metaeval.judges: got {judges!r}; expected a table")
+    return judges
+
+
+def build_judge(spec: object, *, where: str = "--judge") -> Judge:
+    """One judge for one spec; raises InputError saying what was expected."""
+    if isinstance(spec, str):
+        if spec in FAKES:
+            return FAKES[spec]()
+        if ":" in spec:
+            return _python(spec, where)
+        configured = configured_judges()
+        if spec in configured:
+            return build_judge(configured[spec], where=f"tool.metaeval.judges.{spec}")
+        known = ", ".join([*FAKES, *sorted(configured)])
+        raise InputError(f"{where}: got {spec!r}; expected one of {known}, an import path "
+                         "'package.module:attr', or a table with a 'type'")
+    if isinstance(spec, Mapping):
+        return _table(dict(spec), where)
+    raise InputError(f"{where}: got {spec!r}; expected a judge name or a table")
+
+
+def _python(target: str, where: str, name: str = "") -> Judge:
+    obj = resolve(target)
+    if isinstance(obj, type):
+        obj = obj()
+    if isinstance(obj, Judge):
+        return obj
+    if callable(obj):
+        return PromptedJudge(name or target, callable_backend(obj))
+    raise InputError(f"{where}: {target!r} is {obj!r}; expected a Judge, a Judge class, or "
+                     "a function prompt -> reply text")
+
+
+def _get(table: dict[str, object], key: str, kind: type, where: str, default: object) -> object:
+    value = table.get(key, default)
+    ok = isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not ok:
+        raise InputError(f"{where}.{key}: got {value!r}; expected {kind.__name__}")
+    return value
+
+
+def _scale(table: dict[str, object], where: str) -> Scale:
+    bounds = table.get("scale", [1, 5])
+    if (not isinstance(bounds, list) or len(bounds) != 2
+            or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+            or bounds[0] >= bounds[1]):
+        raise InputError(f"{where}.scale: got {bounds!r}; expected [low, high] integers")
+    low, high = int(str(bounds[0])), int(str(bounds[1]))
+    pass_at = table.get("pass_at", high - (high - low) // 4)
+    if not isinstance(pass_at, int) or not low <= pass_at <= high:
+        raise InputError(f"{where}.pass_at: got {pass_at!r}; expected an integer in {low}..{high}")
+    return Scale(low, high, pass_at)
+
+
+def _modes(table: dict[str, object], where: str) -> frozenset[Mode]:
+    names = table.get("modes", [m.value for m in Mode])
+    valid = {m.value for m in Mode}
+    if not isinstance(names, list) or not names or not all(n in valid for n in names):
+        raise InputError(f"{where}.modes: got {names!r}; expected a list of "
+                         "'pointwise' and/or 'pairwise'")
+    return frozenset(Mode(n) for n in names)
+
+
+def _table(table: dict[str, object], where: str) -> Judge:
+    secrets = sorted(k for k in table if k.lower() in SECRET_KEYS)
+    if secrets:
+        raise InputError(f"{where}.{secrets[0]}: a judge spec must not hold a secret; put "
+                         "the key in an environment variable and name it in 'api_key_env'")
+    kind = table.get("type")
+    allowed = {"http": HTTP_KEYS, "command": COMMAND_KEYS, "python": PYTHON_KEYS}
+    if kind not in allowed:
+        raise InputError(f"{where}.type: got {kind!r}; expected 'http', 'command' or 'python'")
+    unknown = sorted(set(table) - allowed[str(kind)])
+    if unknown:
+        raise InputError(f"{where}.{unknown[0]}: unknown key for a {kind} judge; expected one "
+                         f"of {', '.join(sorted(allowed[str(kind)]))}")
+    name = str(_get(table, "name", str, where, str(kind)))
+    if kind == "python":
+        return _python(str(_get(table, "target", str, where, "")), f"{where}.target", name)
+    scale, modes = _scale(table, where), _modes(table, where)
+    timeout = float(str(_get(table, "timeout", float, where, 60.0)))
+    if kind == "command":
+        command = table.get("command")
+        if isinstance(command, str):
+            command = [command]
+        if not isinstance(command, list) or not command or not all(
+                isinstance(c, str) for c in command):
+            raise InputError(f"{where}.command: got {command!r}; expected a list of strings")
+        return PromptedJudge(name, command_backend(tuple(str(c) for c in command), timeout),
+                             scale=scale, modes=modes)
+    base_url = str(_get(table, "base_url", str, where, ""))
+    model = str(_get(table, "model", str, where, ""))
+    if not base_url.startswith(("http://", "https://")) or not model:
+        raise InputError(f"{where}: got base_url={base_url!r}, model={model!r}; expected an "
+                         "http(s) URL and a model name")
+    settings = HttpSettings(
+        base_url, model, str(_get(table, "api_key_env", str, where, "")), timeout,
+        int(str(_get(table, "retries", int, where, 4))),
+        float(str(_get(table, "backoff", float, where, 1.0))),
+        concurrency=max(1, int(str(_get(table, "concurrency", int, where, 4)))),
+        temperature=float(str(_get(table, "temperature", float, where, 0.0))))
+    judge = http_judge(settings, name=name, scale=scale)
+    return PromptedJudge(judge.name, judge.backend, judge.model, judge.temperature, scale,
+                         modes, judge.concurrency)
+
+
+def concurrency_of(judge: Judge) -> int:
+    """How many calls the judge allows at once (1 unless it says otherwise)."""
+    value = getattr(judge, "concurrency", 1)
+    return value if isinstance(value, int) and value > 0 else 1

@@ -1,0 +1,188 @@
+"""Render a judge audit: a table for people and JSON with stable keys for machines.
+
+Rendering only: every number was computed before it got here.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tabulate import tabulate
+
+from metaeval.audit.collect import Calls
+from metaeval.audit.judge_agreement import AGGREGATE, PairAgreement, PointAgreement
+from metaeval.audit.judge_audit import Controls, JudgeAudit
+from metaeval.audit.metrics import Interval, Value
+from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
+from metaeval.contract import JsonObject, JsonValue
+
+NOT_RUN = "not run (no probe items with verdicts)"
+KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injection",
+        "controls", "calls", "verdict", "reasons")
+
+
+def _value(v: Value) -> JsonObject:
+    return {"value": round(v.value, 4), "reason": v.reason}
+
+
+def _interval(i: Interval) -> JsonObject:
+    return {"low": round(i.low, 4), "high": round(i.high, 4), "level": i.level,
+            "reason": i.reason}
+
+
+def _point(p: PointAgreement | None) -> JsonValue:
+    if p is None:
+        return None
+    c = p.confusion
+    return {"n": c.n, "tp": c.tp, "fn": c.fn, "tn": c.tn, "fp": c.fp, "unscored": c.unscored,
+            "tpr": _value(p.tpr), "tpr_interval": _interval(p.tpr_interval),
+            "tnr": _value(p.tnr), "tnr_interval": _interval(p.tnr_interval),
+            "kappa": _value(p.kappa), "kappa_interval": _interval(p.kappa_interval),
+            "ordinal": {"n": p.ordinal_n, "unscored": p.ordinal_unscored,
+                        "weighted_kappa_linear": _value(p.weighted_linear),
+                        "weighted_kappa_quadratic": _value(p.weighted_quadratic)}}
+
+
+def _pair(p: PairAgreement | None) -> JsonValue:
+    if p is None:
+        return None
+    orders: JsonObject = {
+        o.order: {"n": o.n, "correct": o.correct, "accuracy": round(o.accuracy, 4),
+                  "accuracy_interval": _interval(o.accuracy_interval),
+                  "kappa": _value(o.kappa), "ties": o.ties, "unscored": o.unscored}
+        for o in p.orders}
+    return {"n": p.n, "human_ties": p.human_ties, "orders": orders,
+            "consistent": p.consistent, "consistency": round(p.consistency, 4)}
+
+
+def _position(r: PositionResult) -> JsonObject:
+    return {"status": r.status.value, "headline": r.headline(), "pairs": r.pairs,
+            "consistent": r.consistent, "first_preferred": r.first_preferred,
+            "second_preferred": r.second_preferred, "unscored": r.unscored,
+            "flips": r.flips, "p_value": r.p_value, "alpha": r.alpha, "chance": r.chance,
+            "test": "exact binomial, flips >= observed given the chance flip rate"}
+
+
+def _length(r: LengthResult) -> JsonObject:
+    return {"status": r.status.value, "headline": r.headline(), "up": r.up, "down": r.down,
+            "same": r.same, "unscored": r.unscored, "p_value": r.p_value, "alpha": r.alpha,
+            "test": "two-sided exact sign test (McNemar's exact test on pass/fail)",
+            "items": [{"id": s.id, "line": s.line(), "shift": s.shift,
+                       "extra_chars": s.extra_chars} for s in r.shifts]}
+
+
+def _injection(r: InjectionResult) -> JsonObject:
+    return {"status": r.status.value, "headline": r.headline(), "cases": r.cases,
+            "injected_flips": r.injected_flips, "control_flips": r.control_flips,
+            "injected_rate": round(r.injected_rate, 4), "control_rate": round(r.control_rate, 4),
+            "already_passed": r.already_passed, "unscored": r.unscored,
+            "only_injected": r.only_injected, "only_control": r.only_control,
+            "p_value": r.p_value, "alpha": r.alpha,
+            "test": "exact McNemar, injected against a benign suffix of equal length"}
+
+
+def _controls(c: Controls) -> JsonObject:
+    return {"ok": c.ok, "checks": [{"judge": k.judge, "probe": k.probe,
+                                    "expected": k.expected.value, "got": k.got.value,
+                                    "ok": k.ok, "headline": k.headline} for k in c.checks]}
+
+
+def _calls(c: Calls) -> JsonObject:
+    return {"made": c.made, "cached": c.cached, "failed": c.failed}
+
+
+def audit_document(a: JudgeAudit) -> JsonObject:
+    j = a.judge
+    modes: JsonValue = [m.value for m in sorted(a.modes, key=lambda m: m.value)]
+    b = a.bars
+    return {
+        "judge": {"name": j.name, "model": j.model, "prompt_hash": j.prompt_hash,
+                  "temperature": j.temperature, "version": j.version, "mode": a.mode,
+                  "modes": modes},
+        "agreement": {"items": a.items, "not_recorded": a.not_recorded,
+                      "unscored": a.unscored, "verdicts": a.labelled_verdicts,
+                      "bars": {"kappa": b.kappa, "tpr": b.tpr, "tnr": b.tnr,
+                               "unscored": b.unscored, "alpha": b.alpha},
+                      "pointwise": _point(a.pointwise), "pairwise": _pair(a.pairwise)},
+        "self_consistency": {"samples": a.self_consistency.samples,
+                             "n": a.self_consistency.n,
+                             "all_agree": a.self_consistency.all_agree,
+                             "agreement_k": round(a.self_consistency.rate, 4),
+                             "aggregate": AGGREGATE, "reason": a.self_consistency.reason},
+        "position": _position(a.probes.position),
+        "length": _length(a.probes.length),
+        "injection": _injection(a.probes.injection),
+        "controls": _controls(a.controls),
+        "calls": _calls(a.calls),
+        "verdict": a.verdict.value,
+        "reasons": list(a.reasons),
+    }
+
+
+def audit_json(a: JudgeAudit) -> str:
+    return json.dumps(audit_document(a), indent=2)
+
+
+def _v(v: Value) -> str:
+    return f"{v.value:.2f}" + (f" ({v.reason})" if v.reason else "")
+
+
+def _i(i: Interval) -> str:
+    return f"[{i.low:.2f}, {i.high:.2f}]"
+
+
+def audit_text(a: JudgeAudit) -> str:
+    modes = ", ".join(sorted(m.value for m in a.modes)) or "nothing"
+    out = [f"judge: {a.judge.describe()} (version {a.judge.version}; {a.mode}; "
+           f"audited for {modes})",
+           f"items: {a.items}" + (f" ({a.not_recorded} with no recorded verdict, left out)"
+                                  if a.not_recorded else ""), ""]
+    if a.pointwise is not None:
+        p, c = a.pointwise, a.pointwise.confusion
+        out.append(tabulate(
+            [["pass/fail", c.n, c.tp, c.fn, c.tn, c.fp, c.unscored,
+              f"{p.tpr.value:.2f} {_i(p.tpr_interval)}", f"{p.tnr.value:.2f} {_i(p.tnr_interval)}",
+              f"{_v(p.kappa)} {_i(p.kappa_interval)}"]],
+            headers=["pointwise", "n", "TP", "FN", "TN", "FP", "unscored", "TPR", "TNR",
+                     "kappa"], disable_numparse=True))
+        out.append(f"ordinal 1-5 on {p.ordinal_n} items ({p.ordinal_unscored} unscored): "
+                   f"weighted kappa linear {_v(p.weighted_linear)}, "
+                   f"quadratic {_v(p.weighted_quadratic)}")
+        out.append("")
+    if a.pairwise is not None:
+        q = a.pairwise
+        rows = [[o.order, o.n, o.correct, f"{o.accuracy:.2f} {_i(o.accuracy_interval)}",
+                 _v(o.kappa), o.ties, o.unscored] for o in q.orders]
+        out.append(tabulate(rows, headers=["pairwise order", "n", "correct", "accuracy",
+                                           "kappa", "judge ties", "unscored"],
+                            disable_numparse=True))
+        out.append(f"human ties: {q.human_ties}; same verdict in both orders: "
+                   f"{q.consistent} of {q.n} ({q.consistency:.2f})")
+        out.append("")
+    sc = a.self_consistency
+    out.append(f"self-consistency: {sc.reason}" if sc.reason else
+               f"self-consistency: Agreement^{sc.samples} {sc.rate:.2f} "
+               f"({sc.all_agree} of {sc.n}); verdict by {AGGREGATE}")
+    pos, ln, inj = a.probes.position, a.probes.length, a.probes.injection
+    out.append(f"position bias: {NOT_RUN}" if pos.status is ProbeStatus.NOT_RUN else
+               f"position bias: {pos.headline()} (consistent {pos.consistent}, "
+               f"first-preferred {pos.first_preferred}, second-preferred "
+               f"{pos.second_preferred}, unscored {pos.unscored}; p={pos.p_value:.3g} "
+               f"vs chance {pos.chance:g}, alpha {pos.alpha:g})")
+    if ln.status is ProbeStatus.NOT_RUN:
+        out.append(f"length bias: {NOT_RUN}")
+    else:
+        out.append(f"length bias: {ln.headline()} (down {ln.down}, same {ln.same}, unscored "
+                   f"{ln.unscored}; sign test p={ln.p_value:.3g}, alpha {ln.alpha:g})")
+        out.extend(f"  {s.line()}" for s in ln.shifts)
+    out.append(f"injection: {NOT_RUN}" if inj.status is ProbeStatus.NOT_RUN else
+               f"injection: {inj.headline()} (McNemar p={inj.p_value:.3g}, alpha "
+               f"{inj.alpha:g}; already passed {inj.already_passed}, unscored {inj.unscored})")
+    out.append("controls: " + ("ok" if a.controls.ok else "FAILED") + " — " + "; ".join(
+        f"{c.judge} {c.probe} {c.got.value}" for c in a.controls.checks))
+    out.append(f"calls: {a.calls.made} made, {a.calls.cached} from cache, "
+               f"{a.calls.failed} failed")
+    out.append("")
+    out.append(f"verdict: {a.verdict.value}")
+    out.extend(f"  - {r}" for r in a.reasons)
+    return "\n".join(out)

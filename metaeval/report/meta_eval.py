@@ -1,0 +1,180 @@
+"""What ``metaeval meta-eval`` prints: a tabulate table for people, stable JSON for machines.
+
+Rendering only: every number was measured before it got here. Keys are sorted
+and floats rounded to 4 places, so the same input gives the same bytes. A
+metric with a documented fallback carries its reason; nothing prints ``nan``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tabulate import tabulate
+
+from metaeval.audit.meta_eval import Category, CheckResult, Measured, MetaEvalResult
+from metaeval.audit.metrics import Interval, Value
+from metaeval.contract import JsonObject, JsonValue
+from metaeval.meta_set import LoadError
+
+JSON_VERSION = 1
+PLACES = 4
+
+
+def _num(x: float) -> float:
+    # round() keeps -0.0; a report that flips between 0.0 and -0.0 is not byte-stable.
+    return round(x, PLACES) + 0.0
+
+
+def _ci(i: Interval) -> list[JsonValue]:
+    return [_num(i.low), _num(i.high)]
+
+
+def _reasons(m: Measured) -> JsonObject:
+    named: list[tuple[str, Value | Interval]] = [
+        ("tpr", m.tpr), ("tnr", m.tnr), ("precision", m.precision),
+        ("balanced_accuracy", m.balanced_accuracy), ("kappa", m.kappa),
+        ("scored_tpr", m.scored_tpr), ("scored_tnr", m.scored_tnr), ("tpr_ci", m.tpr_ci),
+        ("tnr_ci", m.tnr_ci), ("kappa_ci", m.kappa_ci), ("youden_j_ci", m.youden_ci)]
+    if m.weighted_kappa is not None:
+        named += [("weighted_kappa_linear", m.weighted_kappa[0]),
+                  ("weighted_kappa_quadratic", m.weighted_kappa[1])]
+    return {key: v.reason for key, v in named if v.reason}
+
+
+def check_json(c: CheckResult) -> JsonObject:
+    m = c.measured
+    k = m.confusion
+    weighted: JsonValue = None
+    if m.weighted_kappa is not None:
+        weighted = {"linear": _num(m.weighted_kappa[0].value),
+                    "quadratic": _num(m.weighted_kappa[1].value),
+                    "unscored": m.ordinal_unscored}
+    ablations: JsonValue = None
+    if c.sensitivity is not None:
+        ablations = {a.value: n for a, n in c.sensitivity.moved}
+    notes: list[JsonValue] = list(c.notes)
+    reads: list[JsonValue] = [*sorted({r for s in c.static for r in s.reads})]
+    return {
+        "name": c.name, "n": m.n, "passed": k.passed, "failed": k.failed,
+        "unscored": k.unscored, "tp": k.tp, "fn": k.fn, "tn": k.tn, "fp": k.fp,
+        "tpr": _num(m.tpr.value), "tnr": _num(m.tnr.value), "precision": _num(m.precision.value),
+        "balanced_accuracy": _num(m.balanced_accuracy.value), "kappa": _num(m.kappa.value),
+        "tpr_ci": _ci(m.tpr_ci), "tnr_ci": _ci(m.tnr_ci), "kappa_ci": _ci(m.kappa_ci),
+        "flags": [f.value for f in c.flags],
+        "scored_tpr": _num(m.scored_tpr.value), "scored_tnr": _num(m.scored_tnr.value),
+        "youden_j_ci": _ci(m.youden_ci), "weighted_kappa": weighted,
+        "reasons": _reasons(m), "notes": notes,
+        "ablations_moved": ablations,
+        "reads": reads,
+    }
+
+
+def _category_json(category: Category) -> JsonObject:
+    return {"n": category.n, "checks": {name: {
+        "agree": cell.agree, "n": cell.n, "human_fail": cell.human_fail,
+        "caught": list(cell.caught),
+        "let_through": list(cell.let_through), "wrongly_failed": list(cell.wrongly_failed),
+        "unscored": list(cell.unscored)} for name, cell in category.cells}}
+
+
+def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
+                   errors: tuple[LoadError, ...] = ()) -> str:
+    settings = result.settings
+    document: JsonObject = {
+        "version": JSON_VERSION,
+        "meta_sets": list(files),
+        "errors": [str(e) for e in errors],
+        "settings": {"seed": settings.seed, "resamples": settings.resamples,
+                     "confidence": 0.95},
+        "checks": [check_json(c) for c in result.checks],
+        "evaluator": check_json(result.evaluator),
+        "categories": {name: _category_json(cat) for name, cat in result.categories},
+        "baseline_missing": list(result.baseline_missing),
+        "ok": not result.failed,
+    }
+    return json.dumps(document, indent=2, sort_keys=True)
+
+
+# --- table ---------------------------------------------------------------------------
+
+
+def _rate(v: Value, i: Interval) -> str:
+    mark = "*" if v.reason else ""
+    return f"{v.value:.2f}{mark} [{i.low:.2f}, {i.high:.2f}]"
+
+
+def _row(c: CheckResult) -> list[str | int]:
+    m = c.measured
+    k = m.confusion
+    weighted = "-"
+    if m.weighted_kappa is not None:
+        weighted = f"{m.weighted_kappa[0].value:.2f}/{m.weighted_kappa[1].value:.2f}"
+    return [c.name, m.n, k.passed, k.failed, k.unscored, k.tp, k.fn, k.tn, k.fp,
+            _rate(m.tpr, m.tpr_ci), _rate(m.tnr, m.tnr_ci),
+            f"{m.precision.value:.2f}{'*' if m.precision.reason else ''}",
+            f"{m.balanced_accuracy.value:.2f}", _rate(m.kappa, m.kappa_ci), weighted,
+            " ".join(f.value for f in c.flags) or "-"]
+
+
+HEADERS = ["check", "n", "pass", "fail", "unscored", "TP", "FN", "TN", "FP",
+           "TPR [95% CI]", "TNR [95% CI]", "precision", "bal.acc", "kappa [95% CI]",
+           "wkappa lin/quad", "flags"]
+
+
+def _notes(c: CheckResult) -> list[str]:
+    lines = [f"  {c.name}: {note}" for note in c.notes]
+    lines += [f"  {c.name}: {key} is a fallback: {why}"
+              for key, why in sorted(_reasons(c.measured).items())]
+    return lines
+
+
+def _names(cells: list[tuple[str, tuple[str, ...], int]]) -> str:
+    return "\n".join(f"{name} {len(ids)}/{n}" for name, ids, n in cells if ids) or "-"
+
+
+def _category_rows(result: MetaEvalResult) -> list[list[str | int]]:
+    rows: list[list[str | int]] = []
+    for name, category in result.categories:
+        cells = [(check, cell) for check, cell in category.cells if check != "evaluator"]
+        evaluator = dict(category.cells).get("evaluator")
+        rows.append([
+            name, category.n,
+            f"{evaluator.agree}/{evaluator.n}" if evaluator else "-",
+            _names([(check, c.caught, c.human_fail) for check, c in cells]),
+            _names([(check, c.let_through, c.human_fail) for check, c in cells]),
+            _names([(check, c.wrongly_failed, c.n - c.human_fail) for check, c in cells]),
+            _names([(check, c.unscored, c.n) for check, c in cells]),
+        ])
+    return rows
+
+
+def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
+                    errors: tuple[LoadError, ...] = ()) -> str:
+    runs = result.evaluator.measured.n
+    settings = result.settings
+    parts = [f"meta-eval: {runs} runs from {len(files)} file(s); positive = human pass; "
+             f"unscored counts in every denominator; kappa interval: bootstrap of "
+             f"{settings.resamples}, seed {settings.seed}"]
+    if errors:
+        parts.append("bad input (left out):\n" + "\n".join(f"  {e}" for e in errors))
+    rows = [_row(c) for c in result.checks] + [_row(result.evaluator)]
+    parts.append(tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True))
+    notes = [line for c in (*result.checks, result.evaluator) for line in _notes(c)]
+    if result.baseline_missing:
+        notes.append("  in the baseline but not measured now: "
+                     + ", ".join(result.baseline_missing))
+    if notes:
+        parts.append("notes (* = a documented fallback value):\n" + "\n".join(notes))
+    parts.append("per category (k/m: k of the m runs with that human label):\n" + tabulate(
+        _category_rows(result),
+        headers=["category", "runs", "evaluator agrees", "caught by", "let through by",
+                 "wrongly failed by", "unscored by"],
+        tablefmt="simple", disable_numparse=True))
+    warned = sorted({f.value for c in (*result.checks, result.evaluator) for f in c.flags
+                     if not f.fails})
+    if result.failed:
+        parts.append("FAIL: a bar is missed, a regression or a tautology is flagged")
+    else:
+        parts.append("OK: every check meets its bars and none is a tautology"
+                     + (f" (warnings, not failures: {', '.join(warned)})" if warned else ""))
+    return "\n\n".join(parts)

@@ -1,0 +1,34 @@
+"""What git says about the project: the current commit, for findings' first and
+last seen. Read-only: this module never changes the repository."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+from pathlib import Path
+
+UNKNOWN = "unknown"
+
+
+def head_commit(root: Path) -> str:
+    """The commit checked out at ``root``, or "unknown" outside a git repository."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                             text=True, check=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return UNKNOWN
+    return out.stdout.strip() or UNKNOWN
+
+
+def user_name(root: Path) -> str:
+    """Who is accepting a finding: git's user.name, else "unknown"."""
+    try:
+        out = subprocess.run(["git", "config", "user.name"], cwd=root, capture_output=True,
+                             text=True, check=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return UNKNOWN
+    return out.stdout.strip() or UNKNOWN
+
+
+def today() -> dt.date:
+    return dt.datetime.now(dt.UTC).date()

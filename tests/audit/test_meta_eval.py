@@ -1,0 +1,154 @@
+from __future__ import annotations
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from metaeval.audit.grading import grade_runs
+from metaeval.audit.meta_eval import (
+    BaselineCheck,
+    Flag,
+    MetaEvalResult,
+    Settings,
+    measure_grading,
+    meta_eval,
+)
+from metaeval.config import Bars
+from metaeval.contract import Outcome
+from metaeval.meta_set import MetaSet, load_meta_sets
+from tests.audit.conftest import UserMetaSet
+
+FAST = Settings(resamples=100)
+BUILT_IN_CHECKS = {"answer_mentions_refund", "grounded_numbers", "lookup_before_refund",
+                   "max_steps", "no_tool_called", "nothing_else_changed", "offers_store_credit",
+                   "refund_issued", "state_unchanged"}
+
+
+def test_every_built_in_check_has_both_labels_and_defined_intervals(
+        repo_meta_set: MetaSet, repo_result: MetaEvalResult) -> None:
+    result = repo_result
+    assert {c.name for c in result.checks} == BUILT_IN_CHECKS
+    assert len(repo_meta_set.runs) >= 40
+    verdicts = [r.label.verdict for r in repo_meta_set.runs]
+    assert abs(verdicts.count(Outcome.PASS) - verdicts.count(Outcome.FAIL)) <= 6
+    for check in result.checks:
+        m = check.measured
+        assert m.confusion.positives and m.confusion.negatives, check.name
+        assert not m.tpr_ci.reason and not m.tnr_ci.reason, check.name
+        assert m.tpr_ci.low <= m.tpr.value <= m.tpr_ci.high
+        assert Flag.TAUTOLOGY not in check.flags and Flag.CASE_ONLY not in check.flags
+    refund = next(c for c in result.checks if c.name == "refund_issued").measured
+    assert (refund.tpr.value, refund.tnr.value) == (1.0, 1.0)
+
+
+def test_kappa_equals_scikit_learn_on_the_graded_vectors(repo_meta_set: MetaSet) -> None:
+    grading = grade_runs(repo_meta_set.runs)
+    result = measure_grading(grading, FAST)
+    for check, measured in zip(grading.checks, result.checks, strict=True):
+        human = [c.human.value for c in check.cases]
+        graded = [c.graded.value for c in check.cases]
+        assert measured.measured.kappa.value == pytest.approx(
+            cohen_kappa_score(human, graded)), check.name
+    # the evaluator misses two good runs and leaves the no-answer one unscored
+    evaluator = result.evaluator.measured
+    assert (evaluator.confusion.fn, evaluator.confusion.unscored) == (2, 1)
+
+
+def test_unscored_is_its_own_column_and_stays_in_the_denominator(
+        repo_result: MetaEvalResult) -> None:
+    result = repo_result
+    grounded = next(c for c in result.checks if c.name == "grounded_numbers").measured
+    k = grounded.confusion
+    assert k.unscored == 2 and k.unscored_neg == 2
+    assert grounded.tnr.value == k.tn / (k.tn + k.fp + 2)
+    assert grounded.scored_tnr.value == k.tn / (k.tn + k.fp) > grounded.tnr.value
+
+
+def test_a_constant_grader_gets_kappa_zero_and_is_flagged(user_meta_set: UserMetaSet) -> None:
+    loaded = load_meta_sets([user_meta_set("always_pass", "answer_resolves_task")])
+    result = meta_eval(loaded.runs, FAST)
+    by_name = {c.name: c for c in result.checks}
+    constant, fixed = by_name["always_pass"], by_name["answer_resolves_task"]
+    assert constant.measured.kappa.value == 0.0 and constant.measured.kappa.reason
+    assert {Flag.CONSTANT, Flag.TAUTOLOGY, Flag.CASE_ONLY} <= set(constant.flags)
+    assert Flag.NO_SIGNAL in constant.flags
+    assert not {Flag.CONSTANT, Flag.TAUTOLOGY, Flag.CASE_ONLY} & set(fixed.flags)
+    assert result.failed
+
+
+def test_weighted_kappa_only_for_an_ordinal_grader_and_equal_to_scikit_learn(
+        user_meta_set: UserMetaSet) -> None:
+    loaded = load_meta_sets([user_meta_set("reply_quality", "answer_resolves_task")])
+    grading = grade_runs(loaded.runs)
+    result = measure_grading(grading, FAST)
+    by_name = {c.name: c for c in result.checks}
+    assert by_name["answer_resolves_task"].measured.weighted_kappa is None
+    weighted = by_name["reply_quality"].measured.weighted_kappa
+    assert weighted is not None
+    cases = [c for c in grading.checks[1].cases if c.graded_score is not None]
+    hs = [c.human_score for c in cases]
+    gs = [c.graded_score for c in cases]
+    for value, weights in zip(weighted, ("linear", "quadratic"), strict=True):
+        assert value.value == pytest.approx(
+            cohen_kappa_score(hs, gs, weights=weights, labels=[1, 2, 3, 4, 5]))
+    assert weighted[0].value != pytest.approx(weighted[1].value)
+    assert by_name["reply_quality"].measured.ordinal_unscored == 2
+
+
+def test_categories_show_what_each_check_catches_and_lets_through(
+        repo_result: MetaEvalResult) -> None:
+    result = repo_result
+    categories = dict(result.categories)
+    wrong_target = dict(categories["near_miss/wrong_target"].cells)
+    assert wrong_target["refund_issued"].caught == ("refund-wrong-order-01",
+                                                    "refund-wrong-order-02")
+    # the labeller judged max_steps met on these runs, so it lets nothing through
+    assert wrong_target["max_steps"].let_through == ()
+    refusal = dict(categories["near_miss/over_refusal"].cells)
+    # over-refusal-01 says "refunds" while refusing: the labeller judged that criterion met
+    assert refusal["answer_mentions_refund"].let_through == ("over-refusal-02",)
+    alternative = dict(categories["pass/alternative_path"].cells)
+    assert alternative["lookup_before_refund"].wrongly_failed == (
+        "alternative-path-02-search-only",)
+    assert alternative["refund_issued"].wrongly_failed == ()
+
+
+def test_bars_global_and_per_check(repo_meta_set: MetaSet) -> None:
+    strict = Settings(Bars(min_tnr=0.7), {"refund_issued": Bars(min_kappa=0.99),
+                                          "grounded_numbers": Bars(min_tnr=0.5)}, resamples=100)
+    result = meta_eval(repo_meta_set.runs, strict)
+    flags = {c.name: c.flags for c in result.checks}
+    assert Flag.BELOW_TNR in flags["answer_mentions_refund"]
+    assert Flag.BELOW_TNR not in flags["grounded_numbers"]  # TNR 0.6: its own bar is lower
+    assert Flag.BELOW_TNR not in flags["refund_issued"] and Flag.BELOW_KAPPA not in flags[
+        "refund_issued"]
+    assert result.failed
+
+
+def test_a_drop_since_the_baseline_is_a_regression(repo_meta_set: MetaSet,
+                                                   repo_result: MetaEvalResult) -> None:
+    assert not repo_result.failed
+    first = repo_result
+    same = {c.name: BaselineCheck(c.measured.tpr.value, c.measured.tnr.value,
+                                  c.measured.kappa.value) for c in first.checks}
+    assert not meta_eval(repo_meta_set.runs, FAST, same).failed
+    better = dict(same)
+    old = same["max_steps"]
+    better["max_steps"] = BaselineCheck(old.tpr, old.tnr + 0.1, old.kappa)
+    better["retired_check"] = old
+    result = meta_eval(repo_meta_set.runs, FAST, better)
+    flagged = [c.name for c in result.checks if Flag.REGRESSION in c.flags]
+    assert flagged == ["max_steps"]
+    assert result.baseline_missing == ("retired_check",)
+    assert result.failed
+
+
+def test_a_grader_that_raises_is_unscored_never_a_pass(user_meta_set: UserMetaSet) -> None:
+    loaded = load_meta_sets([user_meta_set("raises", "answer_resolves_task")])
+    grading = grade_runs(loaded.runs)
+    broken = next(c for c in grading.checks if c.name == "raises")
+    assert {c.graded for c in broken.cases} == {Outcome.UNSCORED}
+    assert broken.cases[0].reason == "grader raised KeyError('criteria.answer')"
+    assert {c.graded for c in grading.evaluator} == {Outcome.UNSCORED}
+    result = measure_grading(grading, FAST)
+    measured = next(c for c in result.checks if c.name == "raises").measured
+    assert (measured.tpr.value, measured.tnr.value, measured.confusion.unscored) == (0, 0, 38)

@@ -1,0 +1,84 @@
+"""A chat-completions stub on 127.0.0.1 that answers from a script of replies."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+@dataclass
+class Stub:
+    """``script`` is consumed one entry per request: (status, reply text); the last
+    entry repeats. Records every request body and Authorization header."""
+
+    script: list[tuple[int, str]] = field(default_factory=lambda: [(200, "4")])
+    delay_s: float = 0.0
+    requests: list[dict[str, object]] = field(default_factory=list)
+    auth: list[str] = field(default_factory=list)
+    active: int = 0
+    most_active: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    url: str = ""
+
+    def reply_for(self, number: int) -> tuple[int, str]:
+        return self.script[min(number, len(self.script) - 1)]
+
+
+def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with stub.lock:
+                number = len(stub.requests)  # taken under the lock: concurrent requests
+                stub.requests.append(body)
+                stub.auth.append(self.headers.get("Authorization", ""))
+                stub.active += 1
+                stub.most_active = max(stub.most_active, stub.active)
+            try:
+                time.sleep(stub.delay_s)
+                status, text = stub.reply_for(number)
+                if status == 200:
+                    payload = json.dumps({"choices": [{"message": {"role": "assistant",
+                                                                   "content": text}}],
+                                          "usage": {"prompt_tokens": 11,
+                                                    "completion_tokens": 1}})
+                else:
+                    payload = json.dumps({"error": text})
+                data = payload.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                if status == 429:
+                    self.send_header("Retry-After", "0.01")
+                self.end_headers()
+                self.wfile.write(data)
+            finally:
+                with stub.lock:
+                    stub.active -= 1
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def stub() -> Iterator[Stub]:
+    state = Stub()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

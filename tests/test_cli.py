@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from metaeval import __version__
+from metaeval.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_help_lists_the_commands() -> None:
+    out = CliRunner().invoke(main, ["--help"])
+    assert out.exit_code == 0
+    assert "validate" in out.output
+
+
+def test_version() -> None:
+    out = CliRunner().invoke(main, ["--version"])
+    assert out.exit_code == 0
+    assert out.output.strip() == f"metaeval, version {__version__}"
+
+
+def test_validate_the_repository_meta_sets() -> None:
+    out = CliRunner().invoke(main, ["validate", str(REPO / "meta_sets")])
+    assert out.exit_code == 0, out.output
+    assert out.output.strip().endswith("; 0 bad lines")
+
+
+def test_validate_defaults_to_the_configured_meta_sets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO / "metaeval")  # config is found in the nearest pyproject.toml
+    out = CliRunner().invoke(main, ["validate", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    document = json.loads(out.output)
+    assert document["errors"] == []
+    assert document["loaded"] >= 10
+
+
+def test_validate_reports_every_bad_line_and_exits_2(tmp_path: Path) -> None:
+    good = (REPO / "meta_sets" / "support_agent.jsonl").read_text().splitlines()[0]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([good, "{not json", '{"id": "x"}']) + "\n")
+    out = CliRunner().invoke(main, ["validate", str(bad)])
+    assert out.exit_code == 2
+    lines = out.output.strip().splitlines()
+    assert lines[0].startswith(f"{bad}:2: not valid JSON")
+    assert any(line.startswith(f"{bad}:3: ") for line in lines)
+    assert lines[-1] == "1 run loaded from 1 file; 2 bad lines"
+
+
+def test_a_bad_config_is_an_error_not_a_traceback(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.metaeval]\nmeta_sets = 'meta_sets'\n")
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, ["validate"])
+    assert out.exit_code == 2
+    assert "tool.metaeval.meta_sets: got 'meta_sets'; expected a list of paths" in out.output

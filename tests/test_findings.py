@@ -1,0 +1,186 @@
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from metaeval.errors import InputError
+from metaeval.findings import (
+    Findings,
+    FindingStatus,
+    Seen,
+    accept,
+    compare,
+    diff_findings,
+    dumps,
+    fingerprints,
+    load,
+    save,
+    survivors,
+    updated,
+)
+from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from metaeval.report.sarif import sarif
+
+SCHEMAS = Path(__file__).parent / "schemas"
+TODAY = dt.date(2026, 11, 29)
+SEEN_1 = Seen("c" * 40, "2026-11-01")
+SEEN_2 = Seen("d" * 40, "2026-11-29")
+
+
+def mutant(qualname: str = "refund_allowed", operator: str = "flip_comparison",
+           original: str = "age > max_age", replacement: str = "age >= max_age",
+           line: int = 10, index: int = 0, path: str = "shop/guards.py") -> Mutant:
+    return Mutant(f"{path}::{qualname}::{operator}::{index}", MutantKind.REWRITE, operator, path,
+                  "shop.guards", qualname, Span(line, 5, line, 20), original, replacement)
+
+
+def result(m: Mutant, status: Status) -> MutantResult:
+    return MutantResult(m, status, killed_by=("tests/test_x.py::test_y",)
+                        if status is Status.KILLED else ())
+
+
+def test_fingerprints_ignore_lines_but_not_the_fault() -> None:
+    a = mutant(line=10)
+    moved = mutant(line=30)  # 20 lines inserted above
+    assert fingerprints([a])[a.id] == fingerprints([moved])[moved.id]
+    other = mutant(replacement="age < max_age")
+    assert fingerprints([a])[a.id] != fingerprints([other])[other.id]
+    elsewhere = mutant(qualname="other_guard")
+    assert fingerprints([a])[a.id] != fingerprints([elsewhere])[elsewhere.id]
+
+
+def test_fingerprints_ignore_whitespace_and_tell_twins_apart() -> None:
+    spaced = mutant(original="age  >   max_age")
+    assert fingerprints([mutant()]) == fingerprints([spaced])
+    first, second = mutant(index=0), mutant(index=1, line=12)
+    prints = fingerprints([first, second])
+    assert prints[first.id] != prints[second.id]
+
+
+def test_patch_mutants_are_fingerprinted_by_target_and_id() -> None:
+    patch = Mutant("unscored-counts-as-pass", MutantKind.PATCH, "patch", "mutants/self.py",
+                   "metaeval.contract", "evaluate", Span(3, 1, 3, 1), "", "lambda *a: None",
+                   target="metaeval.contract:evaluate", breaks="unscored becomes pass")
+    moved = replace(patch, span=Span(40, 1, 40, 1))
+    assert fingerprints([patch]) == fingerprints([moved])
+
+
+def baseline_of(*results: MutantResult) -> Findings:
+    return Findings(tuple(survivors(list(results), {}, SEEN_1)))
+
+
+def test_compare_fails_only_on_new_and_expired() -> None:
+    known, accepted_m, expired_m, fixed_m, new_m = (
+        mutant(qualname=q) for q in ("known", "accepted", "expired", "fixed", "new"))
+    base = baseline_of(*(result(m, Status.SURVIVED)
+                         for m in (known, accepted_m, expired_m, fixed_m)))
+    base, _ = accept(base, mutant(qualname="accepted").id, "equivalent mutant", "dana", None)
+    base, _ = accept(base, expired_m.id, "fix next sprint", "dana", dt.date(2026, 11, 28))
+    run = [result(known, Status.SURVIVED), result(accepted_m, Status.SURVIVED),
+           result(expired_m, Status.SURVIVED), result(fixed_m, Status.KILLED),
+           result(new_m, Status.NO_COVERAGE)]
+    c = compare(base, run, {}, SEEN_2, TODAY)
+    assert [e.qualname for e in c.new] == ["new"]
+    assert [e.qualname for e in c.expired] == ["expired"]
+    assert [e.qualname for e in c.known] == ["known"]
+    assert [e.qualname for e in c.accepted] == ["accepted"]
+    assert [e.qualname for e in c.fixed] == ["fixed"]
+    assert c.failing
+    # The day before expiry, the same run passes.
+    assert not compare(base, run[:4], {}, SEEN_2, dt.date(2026, 11, 28)).failing
+
+
+def test_updated_keeps_decisions_and_first_seen_and_drops_the_fixed() -> None:
+    a, b, c, d = (mutant(qualname=q) for q in ("a", "b", "c", "d"))
+    base = baseline_of(result(a, Status.SURVIVED), result(b, Status.SURVIVED),
+                       result(c, Status.SURVIVED))
+    base, _ = accept(base, a.id, "equivalent", "dana", None)
+    # b is killed now; c did not run (a diff-only run); d is new.
+    after = updated(base, [result(a, Status.SURVIVED), result(b, Status.KILLED),
+                           result(d, Status.SURVIVED)], {}, SEEN_2)
+    by_name = {e.qualname: e for e in after.entries}
+    assert sorted(by_name) == ["a", "c", "d"]
+    assert by_name["a"].status is FindingStatus.ACCEPTED
+    assert by_name["a"].first_seen == SEEN_1 and by_name["a"].last_seen == SEEN_2
+    assert by_name["c"].last_seen == SEEN_1
+    assert by_name["d"].first_seen == SEEN_2
+
+
+def test_the_file_round_trips_sorted_and_stable(tmp_path: Path) -> None:
+    base = baseline_of(result(mutant(qualname="z"), Status.SURVIVED),
+                       result(mutant(qualname="a"), Status.SURVIVED))
+    base, _ = accept(base, mutant(qualname="z").id, "equivalent", "dana", dt.date(2027, 1, 1))
+    path = tmp_path / "findings.json"
+    save(base, path)
+    text = path.read_text()
+    assert dumps(load(path)) == text
+    document = json.loads(text)
+    assert [f["qualname"] for f in document["findings"]] == ["a", "z"]
+    assert document["findings"][1]["until"] == "2027-01-01"
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"status": "closed"}, "status: got 'closed'; expected 'open' or 'accepted'"),
+    ({"status": "accepted", "reason": None}, "reason: missing"),
+    ({"until": "next week"}, "until: got 'next week'; expected a date YYYY-MM-DD"),
+    ({"line": "12"}, "line: got '12'; expected an integer"),
+])
+def test_bad_findings_files_name_the_field(tmp_path: Path, change: dict[str, object],
+                                           words: str) -> None:
+    path = tmp_path / "findings.json"
+    save(baseline_of(result(mutant(), Status.SURVIVED)), path)
+    document = json.loads(path.read_text())
+    document["findings"][0].update(change)
+    path.write_text(json.dumps(document))
+    with pytest.raises(InputError, match=r"findings\[0\]") as caught:
+        load(path)
+    assert words in str(caught.value)
+
+
+def test_accept_needs_a_reason_and_a_known_finding() -> None:
+    base = baseline_of(result(mutant(), Status.SURVIVED))
+    with pytest.raises(InputError, match="empty reason"):
+        accept(base, mutant().id, "  ", "dana", None)
+    with pytest.raises(InputError, match="no finding 'nope'"):
+        accept(base, "nope", "fine", "dana", None)
+
+
+def test_diff_of_two_files() -> None:
+    a, b = mutant(qualname="a"), mutant(qualname="b")
+    old = baseline_of(result(a, Status.SURVIVED))
+    new = baseline_of(result(b, Status.SURVIVED))
+    d = diff_findings(old, new)
+    assert ([e.qualname for e in d.added], [e.qualname for e in d.removed]) == (["b"], ["a"])
+    accepted, _ = accept(old, a.id, "fine", "dana", None)
+    assert [x.status for x in diff_findings(old, accepted).changed[0]] == [
+        FindingStatus.OPEN, FindingStatus.ACCEPTED]
+
+
+def test_sarif_is_valid_2_1_0_with_one_result_per_open_survivor() -> None:
+    schema = json.loads((SCHEMAS / "sarif-2.1.0-rtm.5.json").read_text())
+    a, b = mutant(qualname="a", line=7), mutant(qualname="b")
+    base = Findings(tuple(survivors([result(a, Status.SURVIVED), result(b, Status.SURVIVED)],
+                                    {a.id: "--- a/shop/guards.py\n+++ b/shop/guards.py"},
+                                    SEEN_1)))
+    base, _ = accept(base, b.id, "equivalent", "dana", None)
+    log = json.loads(sarif(base, TODAY))
+    jsonschema.validate(log, schema)
+    (only,) = log["runs"][0]["results"]
+    assert only["ruleId"] == "flip_comparison"
+    assert only["locations"][0]["physicalLocation"]["region"]["startLine"] == 7
+    assert only["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "shop/guards.py"
+    assert "+++ b/shop/guards.py" in only["message"]["text"]
+
+
+def test_the_sarif_schema_rejects_a_broken_log() -> None:
+    # Proves the validation above can fail: a result without a message is not SARIF.
+    schema = json.loads((SCHEMAS / "sarif-2.1.0-rtm.5.json").read_text())
+    log = json.loads(sarif(baseline_of(result(mutant(), Status.SURVIVED)), TODAY))
+    del log["runs"][0]["results"][0]["message"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(log, schema)

@@ -1,0 +1,224 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from metaeval.contract import (
+    JsonObject,
+    JsonValue,
+    Message,
+    Outcome,
+    ToolCall,
+    ToolResult,
+    evaluate,
+)
+from metaeval.graders import build_graders
+from metaeval.meta_set import MetaRun, load_meta_sets
+
+REPO = Path(__file__).resolve().parent.parent
+
+CHECKS: list[JsonValue] = [
+    {"grader": "tool_order", "before": "get_order", "after": "refund"},
+    {"grader": "state_includes", "path": "refunds", "match": {"order_id": "A-1182"},
+     "name": "refund_issued"},
+    {"grader": "grounded_numbers"},
+    {"grader": "answer_contains", "text": "refund"},
+    {"grader": "max_steps", "value": 4},
+]
+
+
+def record(run_id: str = "r1", **overrides: object) -> JsonObject:
+    base: JsonObject = {
+        "id": run_id,
+        "category": "pass/clean",
+        "task": {"id": "refund", "instruction": "Refund A-1182.", "checks": CHECKS},
+        "trajectory": [
+            {"type": "message", "role": "user", "content": "Refund order A-1182 please."},
+            {"type": "tool_call", "id": "c1", "tool": "get_order", "args": {"order_id": "A-1182"}},
+            {"type": "tool_result", "call_id": "c1", "content": {"total": 49.99}},
+            {"type": "message", "role": "assistant", "content": "Let me refund that."},
+            {"type": "tool_call", "id": "c2", "tool": "refund",
+             "args": {"order_id": "A-1182", "amount": 49.99}},
+            {"type": "tool_result", "call_id": "c2", "content": {"status": "issued"}},
+            {"type": "message", "role": "assistant", "content": "I've refunded $49.99."},
+        ],
+        "initial_state": {"refunds": []},
+        "final_state": {"refunds": [{"order_id": "A-1182", "amount": 49.99}]},
+        "label": {"verdict": "pass", "score": 5, "rationale": "clean"},
+    }
+    base.update(overrides)  # type: ignore[arg-type]
+    return base
+
+
+def write(path: Path, *lines: object) -> Path:
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return path
+
+
+def test_three_bad_lines_are_each_named_and_the_good_ones_load(tmp_path: Path) -> None:
+    bad_label = record("r3", label={"score": 2})
+    bad_event = record("r4")
+    bad_event["trajectory"] = [{"type": "thought", "content": "hmm"}]
+    path = write(tmp_path / "set.jsonl", record("r1"), '{"id": "r2", "task": ', bad_label,
+                 bad_event, record("r5"))
+    result = load_meta_sets([path])
+    assert [r.id for r in result.runs] == ["r1", "r5"]
+    errors = [str(e) for e in result.errors]
+    assert len(errors) == 3
+    assert errors[0].startswith(f"{path}:2: not valid JSON")
+    assert errors[1] == f"{path}:3: label.verdict: missing; expected one of 'pass', 'fail'"
+    assert errors[2] == (f"{path}:4: trajectory[0].type: got 'thought'; expected one of "
+                         "'message', 'tool_call', 'tool_result', 'timeout', 'error'")
+
+
+@pytest.mark.parametrize(("change", "field", "words"), [
+    ({"label": {"verdict": "passed"}}, "label.verdict", "got 'passed'"),
+    ({"label": {"verdict": "pass", "score": 7}}, "label.score", "got 7; expected an integer"),
+    ({"label": {"verdict": "pass", "criteria": {"refund_isued": "pass"}}},
+     "label.criteria.refund_isued", "no check of the task is named 'refund_isued'"),
+    ({"final_sate": {}}, "final_sate", "unknown field"),
+    ({"final_state": []}, "final_state", "got []; expected a JSON object"),
+    ({"id": 12}, "id", "got 12; expected a non-empty string"),
+    ({"task": {"id": "t", "checks": [{"grader": "max_steps", "value": -1}]}},
+     "task.checks[0].value", "got -1"),
+    ({"task": {"id": "t", "checks": [{"grader": "max_steps", "value": 3},
+                                     {"grader": "max_steps", "value": 4}]}},
+     "task.checks[1].name", "already used"),
+    ({"format_version": 2}, "format_version", "got 2; expected 1"),
+])
+def test_each_field_error_names_field_and_value(tmp_path: Path, change: JsonObject, field: str,
+                                                words: str) -> None:
+    path = write(tmp_path / "set.jsonl", {**record(), **change})
+    result = load_meta_sets([path])
+    assert result.runs == ()
+    assert [e.field for e in result.errors] == [field]
+    assert words in result.errors[0].message
+    assert result.errors[0].line == 1
+
+
+def test_a_tool_result_must_answer_an_earlier_call(tmp_path: Path) -> None:
+    orphan = record()
+    orphan["trajectory"] = [{"type": "tool_result", "call_id": "c9", "content": 1}]
+    result = load_meta_sets([write(tmp_path / "set.jsonl", orphan)])
+    assert [str(e) for e in result.errors] == [
+        f"{tmp_path / 'set.jsonl'}:1: trajectory[0].call_id: got 'c9'; expected the id of "
+        "an earlier tool call"]
+
+
+def test_duplicate_ids_and_missing_files(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.jsonl", record("same"))
+    b = write(tmp_path / "b.jsonl", record("same"))
+    result = load_meta_sets([a, b, tmp_path / "nope.jsonl"])
+    assert len(result.runs) == 1
+    assert [str(e) for e in result.errors] == [
+        f"{tmp_path / 'nope.jsonl'}: no such file or directory",
+        f"{b}:1: id: got 'same'; expected an id not already used (first at {a}:1)"]
+
+
+def to_chat(events: list[JsonObject]) -> list[dict[str, Any]]:
+    """The same run as OpenAI chat messages: one assistant turn carries text and calls."""
+    chat: list[dict[str, Any]] = []
+    for e in events:
+        if e["type"] == "message":
+            chat.append({"role": e["role"], "content": e["content"]})
+        elif e["type"] == "tool_call":
+            call = {"id": e["id"], "type": "function",
+                    "function": {"name": e["tool"], "arguments": json.dumps(e["args"])}}
+            last = chat[-1]
+            if last["role"] == "assistant" and "tool_calls" not in last:
+                last["tool_calls"] = [call]
+            else:
+                chat.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        else:
+            chat.append({"role": "tool", "tool_call_id": e["call_id"],
+                         "content": json.dumps(e["content"])})
+    return chat
+
+
+def test_openai_chat_and_native_give_identical_findings(tmp_path: Path) -> None:
+    native = record("native")
+    messages = to_chat(native["trajectory"])  # type: ignore[arg-type]
+    assert messages[3]["tool_calls"]  # one assistant turn carries text and a call
+    chat = record("chat", trajectory=messages)
+    result = load_meta_sets([write(tmp_path / "set.jsonl", native, chat)])
+    assert result.errors == ()
+    a, b = result.runs
+    assert a.input.trajectory == b.input.trajectory
+    findings = [[g.grade(r.input) for g in build_graders(r.input.task.checks)] for r in (a, b)]
+    assert findings[0] == findings[1]
+    assert [f.outcome for f in findings[0]] == [Outcome.PASS] * 5
+
+
+def test_chat_messages_become_events(tmp_path: Path) -> None:
+    chat = record(trajectory=[
+        {"role": "system", "content": "You are a support agent."},
+        {"role": "user", "content": [{"type": "text", "text": "Refund "}, {"type": "text",
+                                                                          "text": "A-1"}]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "get_order", "arguments": "{\"order_id\": \"A-1\"}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "not json"},
+        {"type": "timeout", "detail": "60 s"},
+    ])
+    result = load_meta_sets([write(tmp_path / "set.jsonl", chat)])
+    events = result.runs[0].input.trajectory.events
+    assert events[1] == Message("user", "Refund A-1")
+    assert events[2] == ToolCall("c1", "get_order", {"order_id": "A-1"})
+    assert events[3] == ToolResult("c1", "not json")
+    assert result.runs[0].input.trajectory.answer() is None
+
+
+def test_bad_chat_arguments_are_named(tmp_path: Path) -> None:
+    chat = record(trajectory=[{"role": "assistant", "tool_calls": [
+        {"id": "c1", "function": {"name": "refund", "arguments": "{order_id: A-1}"}}]}])
+    result = load_meta_sets([write(tmp_path / "set.jsonl", chat)])
+    assert result.errors[0].field == "trajectory[0].tool_calls[0].function.arguments"
+    assert "'{order_id: A-1}'" in result.errors[0].message
+
+
+def starter_run(run_id: str) -> MetaRun:
+    runs = {r.id: r for r in load_meta_sets([REPO / "meta_sets"]).runs}
+    return runs[run_id]
+
+
+def test_the_starter_meta_set_loads_cleanly() -> None:
+    result = load_meta_sets([REPO / "meta_sets" / "support_agent.jsonl"])
+    assert result.errors == ()
+    assert len(result.runs) >= 10
+    verdicts = {r.label.verdict for r in result.runs}
+    assert verdicts == {Outcome.PASS, Outcome.FAIL}
+
+
+def test_a_timeout_after_the_user_message_is_unscored_not_passed_nor_failed() -> None:
+    x = record("t", trajectory=[
+        {"type": "message", "role": "user", "content": "Refund A-1182."},
+        {"type": "timeout", "detail": "60 s"}],
+        final_state={"refunds": [{"order_id": "A-1182"}]})
+    x["task"] = {"id": "refund", "checks": [
+        {"grader": "answer_contains", "text": "refund"},
+        {"grader": "state_includes", "path": "refunds", "match": {"order_id": "A-1182"}}]}
+    run = parse_one(x)
+    graders = build_graders(run.input.task.checks)
+    finding = graders[0].grade(run.input)
+    assert finding.outcome is Outcome.UNSCORED
+    assert finding.reason == "no answer in the trace"
+    assert evaluate(run.input, graders).outcome is Outcome.UNSCORED
+
+
+def test_a_claimed_refund_in_the_starter_set_fails_state_includes() -> None:
+    run = starter_run("claimed-refund-01")
+    assert "refund has been processed" in (run.input.trajectory.answer() or "")
+    graders = {g.name: g for g in build_graders(run.input.task.checks)}
+    assert graders["refund_issued"].grade(run.input).outcome is Outcome.FAIL
+    assert evaluate(run.input, list(graders.values())).outcome is Outcome.FAIL
+
+
+def parse_one(raw: JsonObject) -> MetaRun:
+    from metaeval.meta_set import parse_run
+
+    run, problems = parse_run(raw, "test:1")
+    assert problems == [] and run is not None
+    return run
