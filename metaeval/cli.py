@@ -359,3 +359,23 @@ def gate(results: tuple[Path, ...], calibration_path: Path | None, fmt: str) -> 
     decided = decide(config.gate, load_results(list(results)), calibrated)
     click.echo(gate_json(decided) if fmt == "json" else gate_table(decided))
     sys.exit(ExitCode.FINDINGS if any(r.status.fails for r in decided) else ExitCode.OK)
+
+
+# --- init ------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--force", is_flag=True, help="Overwrite scaffold files that already exist.")
+@click.option("--path", "root", type=click.Path(path_type=Path), default=Path("."),
+              show_default=True, help="The repository to scaffold.")
+@user_errors
+def init(force: bool, root: Path) -> None:
+    """Scaffold mutants/, meta_sets/, a grader test, [tool.metaeval] and a CI workflow.
+
+    Idempotent: an existing file is kept unless --force; pyproject.toml is only
+    appended to, and only when it has no [tool.metaeval] yet.
+    """
+    from metaeval.init import scaffold
+
+    for step in scaffold(root, force=force):
+        click.echo(f"{step.action.value:<11} {step.path}")
