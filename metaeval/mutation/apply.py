@@ -244,6 +244,8 @@ def _live_functions(module: types.ModuleType, code: types.CodeType) -> list[type
             pending.append(obj.__func__)
         elif isinstance(obj, property):
             pending.extend((obj.fget, obj.fset, obj.fdel))
+        elif obj is not None:  # functools.lru_cache and other wrappers that say what they wrap
+            pending.append(getattr(obj, "__wrapped__", None))
     return found
 
 

@@ -43,7 +43,7 @@ def _is_test_file(name: str) -> bool:
         name.startswith("test_") or name.endswith("_test.py")))
 
 
-def test_files(root: Path) -> tuple[str, ...]:
+def project_test_files(root: Path) -> tuple[str, ...]:
     """The project's test files and conftest files, relative to ``root``, sorted."""
     found: list[str] = []
     for directory, dirs, files in os.walk(root):
@@ -90,7 +90,7 @@ class ResultCache:
 
     def _tests(self) -> tuple[str, ...]:
         if self._test_list is None:
-            self._test_list = test_files(self.root)
+            self._test_list = project_test_files(self.root)
         return self._test_list
 
     def _listing(self) -> str:

@@ -106,6 +106,8 @@ class WarmSession:
         self.collect_failed: list[str] = []
         self.first_failed = ""
         self.durations: dict[str, float] = {}
+        self.passed: set[str] = set()
+        """Tests whose call phase ran and passed in the baseline."""
         self.traced = True
         self.started = time.monotonic()
         self.pid = os.getpid()
@@ -129,6 +131,8 @@ class WarmSession:
         self.durations[report.nodeid] = self.durations.get(report.nodeid, 0.0) + report.duration
         if report.failed and not self.first_failed:
             self.first_failed = report.nodeid
+        if report.when == "call" and report.passed:
+            self.passed.add(report.nodeid)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
@@ -166,6 +170,7 @@ class WarmSession:
                                 duration, (), tests, "")
         data = json.loads(result.read_text(encoding="utf-8"))
         self.durations = data["durations"]
+        self.passed = set(data["passed"])
         self.traced = data["traced"]
         ran = tuple(CodeRun(r["module"], r["file"], r["line"], r["name"], tuple(r["tests"]))
                     for r in data["ran"])
@@ -198,16 +203,20 @@ class WarmSession:
                      "tests": list(r.tests)} for r in self.recorder.runs()]
             tmp = result.with_suffix(".tmp")
             tmp.write_text(json.dumps({"failed": failed, "tests_run": tests_run, "ran": runs,
-                                       "durations": self.durations, "traced": self.traced}),
+                                       "durations": self.durations, "traced": self.traced,
+                                       "passed": sorted(self.passed)}),
                            encoding="utf-8")
             tmp.replace(result)
         finally:
             os._exit(0)
 
     def _wiring(self, items: list[pytest.Item]) -> str:
-        """One child with every test forced to fail must report the failure."""
+        """One child whose fastest passing test is forced to fail must report it."""
         probe = WarmMutant(-1, FORCED_FAIL, FORCED_FAIL, "", "", "", "", 0)
-        fastest = min(items, key=lambda item: self.durations.get(item.nodeid, 0.0))
+        ran = [item for item in items if item.nodeid in self.passed]  # not skipped, not xfail
+        if not ran:
+            return "no test ran and passed in the baseline"
+        fastest = min(ran, key=lambda item: self.durations.get(item.nodeid, 0.0))
         outcome = self._pool([(probe, (fastest,))], None, frozenset())
         if outcome and outcome[0].failed == fastest.nodeid:
             return ""

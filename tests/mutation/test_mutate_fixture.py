@@ -88,6 +88,12 @@ def statuses(run: Run) -> dict[str, str]:
     return {m["id"]: m["status"] for m in mutants}
 
 
+def by_id(run: Run) -> dict[str, dict[str, object]]:
+    mutants = run.output["mutants"]
+    assert isinstance(mutants, list)
+    return {m["id"]: m for m in mutants}
+
+
 def test_each_status_appears_exactly_where_designed(run: Run) -> None:
     assert statuses(run) == EXPECTED
 
@@ -100,9 +106,9 @@ def test_subprocess_isolation_shows_each_status_where_designed(subprocess_run: R
 
 def test_fork_and_subprocess_isolation_agree_on_every_mutant(run: Run,
                                                               subprocess_run: Run) -> None:
-    fork = {m["id"]: m for m in run.output["mutants"]}  # type: ignore[union-attr]
-    reference = {m["id"]: m for m in subprocess_run.output["mutants"]}  # type: ignore[union-attr]
-    assert run.output["timing"]["isolation"] == "fork"  # type: ignore[index,call-overload]
+    fork, reference = by_id(run), by_id(subprocess_run)
+    timing = run.output["timing"]
+    assert isinstance(timing, dict) and timing["isolation"] == "fork"
     assert {k: m["status"] for k, m in fork.items()} == {
         k: m["status"] for k, m in reference.items()}
     for key, mutant in fork.items():
@@ -110,8 +116,10 @@ def test_fork_and_subprocess_isolation_agree_on_every_mutant(run: Run,
         # fixture (all tests equally fast) the same one the full suite stops at.
         assert mutant["killed_by"] == reference[key]["killed_by"], key
         assert mutant["covered_by"] == reference[key]["covered_by"], key
-        if mutant["killed_by"] and mutant["covered_by"]:
-            assert set(mutant["killed_by"]) <= set(mutant["covered_by"]), key
+        killed_by, covered_by = mutant["killed_by"], mutant["covered_by"]
+        assert isinstance(killed_by, list) and isinstance(covered_by, list)
+        if killed_by and covered_by:
+            assert set(killed_by) <= set(covered_by), key
 
 
 def test_fork_isolation_reports_time_in_tests_and_elsewhere(run: Run) -> None:
