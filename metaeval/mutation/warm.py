@@ -19,6 +19,7 @@ child behind: children are reaped, and die with the warm process.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -139,6 +140,10 @@ class WarmSession:
         self.recorder.stop()
         import_time = recorded_keys(self.recorder)
         items = list(session.items)
+        # Every child shares the parent's memory copy-on-write; a collection in a
+        # child would write to every object's header and copy the whole heap.
+        gc.collect()
+        gc.freeze()
         with Path(self.spec.stream_path).open("a", encoding="utf-8") as stream:
             self.stream = stream
             baseline = self._baseline(session, items)
@@ -372,6 +377,10 @@ class WarmSession:
         except Exception as e:  # missing target, replacement that raises
             error_kind, error = ErrorKind.APPLY, _describe(e)
         in_tests = 0.0
+        # Only the failing test's name is reported: formatting its traceback would
+        # cost more than most tests (inspect.getmodule walks every module).
+        if selected:
+            selected[0].config.option.tbstyle = "no"
         if error_kind is ErrorKind.NONE and not self.first_failed:
             for i, item in enumerate(selected):
                 nextitem = selected[i + 1] if i + 1 < len(selected) else None
