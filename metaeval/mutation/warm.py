@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 import resource
 import select
@@ -58,6 +59,7 @@ from metaeval.mutation.wire import (
 )
 
 FORCED_FAIL = "forced-fail"
+FAST = 0.1
 _READ_SIZE = 65536
 
 
@@ -246,9 +248,7 @@ class WarmSession:
             wanted = set(tests)
             chosen = [item for item in items if item.nodeid in wanted]
         position = {item.nodeid: i for i, item in enumerate(items)}
-        # Fastest first, in steps of 10 ms: tests that fast are all alike (their times
-        # are noise), and keep their collection order, so killed_by is stable.
-        chosen.sort(key=lambda item: (int(self.durations.get(item.nodeid, 0.0) * 100),
+        chosen.sort(key=lambda item: (_speed_class(self.durations.get(item.nodeid, 0.0)),
                                       position[item.nodeid]))
         return tuple(chosen)
 
@@ -415,6 +415,13 @@ class WarmSession:
 
 class _ImportFailed(Exception):
     """Re-executing the mutated module raised (the cause says what)."""
+
+
+def _speed_class(seconds: float) -> int:
+    """Fastest first, by doublings above 0.1 s: faster tests are all alike (their
+    times are mostly noise on a loaded machine) and keep their collection order,
+    so the test that kills a mutant does not change from run to run."""
+    return 0 if seconds < FAST else 1 + int(math.log2(seconds / FAST))
 
 
 def _forced_fail() -> None:
