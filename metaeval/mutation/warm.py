@@ -48,6 +48,7 @@ from metaeval.mutation.apply import (
 )
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, Span
+from metaeval.mutation.patches import PatchMutant
 from metaeval.mutation.wire import (
     CodeRun,
     ErrorKind,
@@ -116,6 +117,9 @@ class WarmSession:
         self.pid = os.getpid()
         self.coverage = Coverage(Path(spec.root), {})
         self.originals: dict[str, types.CodeType | None] = {}
+        self.declared: dict[str, PatchMutant] = {}
+        """Patch mutants loaded once, before forking: executing the mutants files in
+        every child would cost more than most tests."""
         self.stream: TextIO | None = None
 
     # --- hooks -------------------------------------------------------------------
@@ -257,6 +261,8 @@ class WarmSession:
         self.coverage = Coverage.from_runs(Path(self.spec.root), baseline.ran)
         self.originals = {m.module: original_code(m.module) for m in self.spec.mutants
                           if m.kind == MutantKind.REWRITE.value}
+        if any(m.kind == MutantKind.PATCH.value for m in self.spec.mutants):
+            self.declared = _load_declared(Path(self.spec.mutants_dir))
         work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]] = []
         for mutant in self.spec.mutants:
             selected = self._select(items, baseline, mutant)
@@ -407,14 +413,25 @@ class WarmSession:
                 except Exception as e:
                     raise _ImportFailed(mutant.module) from e
         else:
-            from metaeval.mutation.patches import find_declared
+            declared = self.declared.get(mutant.id)
+            if declared is None:  # not loaded in the parent: let the loader say why
+                from metaeval.mutation.patches import find_declared
 
-            declared = find_declared(Path(self.spec.mutants_dir), mutant.id)
+                declared = find_declared(Path(self.spec.mutants_dir), mutant.id)
             apply_patch(declared.target, declared.replacement)
 
 
 class _ImportFailed(Exception):
     """Re-executing the mutated module raised (the cause says what)."""
+
+
+def _load_declared(directory: Path) -> dict[str, PatchMutant]:
+    from metaeval.mutation.patches import load_declared
+
+    try:
+        return {d.mutant.id: d.mutant for d in load_declared(directory)}
+    except Exception:  # a bad file: each child reports it for its own mutant
+        return {}
 
 
 def _speed_class(seconds: float) -> int:
