@@ -192,6 +192,7 @@ class WarmSession:
     def _baseline_child(self, session: pytest.Session, items: list[pytest.Item],
                         result: Path) -> None:
         try:
+            die_with_parent(self.pid)
             failed: list[str] = []
             tests_run = 0
             self.recorder.start()
