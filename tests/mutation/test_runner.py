@@ -20,10 +20,18 @@ from metaeval.mutation.runner import (
     MutationRun,
     RunOptions,
     classify,
+    classify_warm,
     exit_code,
     run_mutant,
 )
-from metaeval.mutation.wire import ChildResult, CodeRun, ErrorKind
+from metaeval.mutation.wire import (
+    ChildResult,
+    CodeRun,
+    ErrorKind,
+    WarmOutcome,
+    read_warm_line,
+    warm_line,
+)
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 
@@ -176,3 +184,27 @@ def test_a_run_where_no_mutant_executed_exits_3(tmp_path: Path) -> None:
     assert done.returncode == ExitCode.VOID, done.stderr
     assert "NoCoverage      1" in done.stdout
     assert "no mutant ran (1 found)" in done.stderr
+
+
+WARM_CASES = [
+    (WarmOutcome(0, None), Status.NO_COVERAGE, ()),
+    (WarmOutcome(0, ("t.py::a",), timed_out=True, wall=9.0), Status.TIMEOUT, ()),
+    (WarmOutcome(0, ("t.py::a", "t.py::b"), failed="t.py::b"), Status.KILLED, ("t.py::b",)),
+    (WarmOutcome(0, ("t.py::a",)), Status.SURVIVED, ()),
+    (WarmOutcome(0, ("t.py::a",), reported=False, exit_status=9), Status.RUNTIME_ERROR, ()),
+    (WarmOutcome(0, ("t.py::a",), error_kind=ErrorKind.APPLY, error="AttributeError"),
+     Status.RUNTIME_ERROR, ()),
+    (WarmOutcome(0, ("t.py::a",), error_kind=ErrorKind.COMPILE, error="SyntaxError"),
+     Status.COMPILE_ERROR, ()),
+]
+
+
+@pytest.mark.parametrize(("outcome", "status", "killed_by"), WARM_CASES)
+def test_classify_warm(outcome: WarmOutcome, status: Status, killed_by: tuple[str, ...]
+                       ) -> None:
+    # Through the wire format, as the runner reads it from the warm process.
+    read = read_warm_line(warm_line("mutant", outcome))
+    assert read == outcome
+    assert isinstance(read, WarmOutcome)
+    result = classify_warm(rewrite(), read, Coverage.from_runs(Path("."), ()), 9.0)
+    assert (result.status, result.killed_by) == (status, killed_by)
