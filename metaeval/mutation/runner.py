@@ -322,7 +322,9 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
 
     todo: list[int] = []
     for index, mutant in enumerate(mutants):
-        known = settle(mutant) or (cache.lookup(mutant) if cache is not None else None)
+        # The cache first: a hit needs no compile (CompileErrors are never cached).
+        known = None if mutant.ignored_reason or cache is None else cache.lookup(mutant)
+        known = known or settle(mutant)
         if known is None:
             todo.append(index)
         else:
