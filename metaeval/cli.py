@@ -230,8 +230,6 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     cache_file = root / CACHE_FILE if cache_path is None else Path.cwd() / cache_path
     scan = None if no_cache else ScanCache(root, cache_file.with_name(SCAN_FILE_NAME))
     mutants = find_mutants(targets, root, config.mutate_operators, scan) if targets else []
-    if scan is not None:
-        scan.save()
     patch_dir = root / (mutants_dir or Path(settings.mutants))
     mutants += load_patch_mutants(patch_dir, root)
     if not mutants:
@@ -268,6 +266,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     except VoidRun as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(ExitCode.VOID)
+    if scan is not None:  # like the report: written only by a run that finished
+        scan.save()
     report = root / (report_path or Path(settings.report))
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(json.dumps(mutation_report(run, root), indent=2) + "\n", encoding="utf-8")

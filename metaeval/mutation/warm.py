@@ -5,12 +5,16 @@ It lives inside the pytest process that ``metaeval mutate --isolation fork``
 starts with ``--metaeval-warm SPEC``. It takes over the test loop: a traced
 baseline (in a forked child, so the parent stays as collection left it), a
 forced-fail child that must be killed, then one forked child per mutant,
-``jobs`` at a time. A child puts its mutant in place (a rewrite by swapping the
-changed functions' code objects, or by re-executing the module when the change
-is outside a function; a patch as the subprocess plugin does), runs its
+``jobs`` at a time. A child puts its mutant in place (a rewrite by giving the
+changed functions their mutated code objects, planned in the parent; a patch as
+the subprocess plugin does), runs its
 selected tests fastest first, stops at the first failure, writes a line to a
-pipe and ends with ``os._exit``. Every outcome is appended to the stream file
-the runner reads as it goes.
+pipe and ends with ``os._exit``. A rewrite that changes code outside a function,
+or code that ran at import time, is not forked but *deferred*: only importing
+the mutated module in a fresh process computes what the import computed from
+it (a subclass of a mutated class, a table built at import), so the runner
+gives it a pytest process of its own. Every outcome is appended to the stream
+file the runner reads as it goes.
 
 It must never write the user's tree, never let a child run past its limit (the
 child leads its own process group, which is killed whole), and never leave a
@@ -40,11 +44,12 @@ import pytest
 from metaeval.mutation.apply import (
     CallRecorder,
     CodeKey,
+    Swap,
     apply_patch,
-    apply_rewrite,
+    apply_swap,
     original_code,
+    plan_swap,
     recorded_keys,
-    swap_code,
 )
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, Span
@@ -286,9 +291,17 @@ class WarmSession:
         while pending or running:
             while pending and len(running) < jobs:
                 mutant, selected = pending.popleft()
-                child = self._fork(mutant, selected, timeout, import_time,
+                started = time.monotonic()
+                swaps, settled = self._plan(mutant, selected, import_time)
+                if settled is not None:
+                    done.append(settled)
+                    self._emit(warm_line("mutant", settled))
+                    continue
+                child = self._fork(mutant, selected, swaps, started, timeout,
                                    [c.fd for c in running.values()])
                 running[child.fd] = child
+            if not running:
+                break
             now = time.monotonic()
             wait = max(0.0, min(c.deadline for c in running.values()) - now)
             ready, _, _ = select.select(list(running), [], [], wait)
@@ -312,16 +325,35 @@ class WarmSession:
                     self._emit(warm_line("mutant", outcome))
         return done
 
-    def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], timeout: float,
-              import_time: frozenset[CodeKey], inherited: list[int]) -> _Child:
+    def _plan(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
+              import_time: frozenset[CodeKey]) -> tuple[Swap, WarmOutcome | None]:
+        """The code swap a rewrite mutant needs, planned once in the parent (the
+        children share the function objects); or its outcome when it cannot be
+        forked: it does not compile, or it is deferred to a pytest process of its
+        own because only importing the mutated module is faithful (a change
+        outside a function, or in code that ran at import time)."""
+        if mutant.kind != MutantKind.REWRITE.value:
+            return [], None
+        try:
+            swaps = plan_swap(mutant.module, mutant.file, mutant.source,
+                              self.originals.get(mutant.module), import_time)
+        except SyntaxError as e:
+            return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
+                                   error_kind=ErrorKind.COMPILE, error=_describe(e))
+        if swaps is None:
+            return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
+                                   deferred=True)
+        return swaps, None
+
+    def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], swaps: Swap,
+              started: float, timeout: float, inherited: list[int]) -> _Child:
         read, write = os.pipe()
-        started = time.monotonic()
         pid = os.fork()
         if pid == 0:
             os.close(read)
             for fd in inherited:
                 os.close(fd)
-            self._child(mutant, selected, write, import_time)
+            self._child(mutant, selected, swaps, write)
         os.close(write)
         try:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first wins the race
@@ -353,8 +385,8 @@ class WarmSession:
 
     # --- in the child ------------------------------------------------------------
 
-    def _child(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], write: int,
-               import_time: frozenset[CodeKey]) -> None:
+    def _child(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], swaps: Swap,
+               write: int) -> None:
         try:
             os.setpgid(0, 0)
             die_with_parent(self.pid)
@@ -363,24 +395,17 @@ class WarmSession:
                 if size:
                     cap = size + self.spec.memory_limit
                     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-            result = self._apply_and_run(mutant, selected, import_time)
+            result = self._apply_and_run(mutant, selected, swaps)
             os.write(write, json.dumps(result).encode("utf-8"))
         finally:
             os._exit(0)
 
     def _apply_and_run(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
-                       import_time: frozenset[CodeKey]) -> dict[str, object]:
+                       swaps: Swap) -> dict[str, object]:
         error_kind, error = ErrorKind.NONE, ""
         self.first_failed = ""
         try:
-            self._apply(mutant, selected, import_time)
-        except SyntaxError as e:
-            error_kind, error = ErrorKind.COMPILE, _describe(e)
-        except _ImportFailed as e:
-            # In a fresh process the mutated module is imported by a test module, whose
-            # collection fails: the mutant is killed. Here it was already imported.
-            error = _describe(e.__cause__ or e)
-            self.first_failed = selected[0].nodeid if selected else mutant.module
+            self._apply(mutant, selected, swaps)
         except Exception as e:  # missing target, replacement that raises
             error_kind, error = ErrorKind.APPLY, _describe(e)
         in_tests = 0.0
@@ -399,20 +424,12 @@ class WarmSession:
         return {"failed": self.first_failed, "error_kind": error_kind.value, "error": error,
                 "in_tests": in_tests}
 
-    def _apply(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
-               import_time: frozenset[CodeKey]) -> None:
+    def _apply(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], swaps: Swap) -> None:
         if mutant.kind == FORCED_FAIL:
             for item in selected:
                 item.runtest = _forced_fail  # type: ignore[method-assign]
         elif mutant.kind == MutantKind.REWRITE.value:
-            if not swap_code(mutant.module, mutant.file, mutant.source,
-                             self.originals.get(mutant.module), import_time):
-                try:
-                    apply_rewrite(mutant.module, mutant.file, mutant.source)
-                except SyntaxError:
-                    raise
-                except Exception as e:
-                    raise _ImportFailed(mutant.module) from e
+            apply_swap(swaps)
         else:
             declared = self.declared.get(mutant.id)
             if declared is None:  # not loaded in the parent: let the loader say why
@@ -420,10 +437,6 @@ class WarmSession:
 
                 declared = find_declared(Path(self.spec.mutants_dir), mutant.id)
             apply_patch(declared.target, declared.replacement)
-
-
-class _ImportFailed(Exception):
-    """Re-executing the mutated module raised (the cause says what)."""
 
 
 def _load_declared(directory: Path) -> dict[str, PatchMutant]:
