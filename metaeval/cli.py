@@ -415,3 +415,50 @@ class _ProgressBar:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
+
+
+# --- gate ------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
+              help="Calibration file; default meta_sets/judge/calibration.json.")
+@FORMAT
+@user_errors
+def gate(results: tuple[Path, ...], calibration_path: Path | None, fmt: str) -> None:
+    """Hold result files (meta-eval, judge-audit, mutate; --format json) to the bars in
+    [tool.metaeval.gate]. A missing metric fails; a judge metric is enforced only for a
+    judge whose identity has a calibration entry. Exit 1 on any failure."""
+    from metaeval.audit.calibration import DEFAULT_PATH, calibrated_versions
+    from metaeval.gate import decide, load_results
+    from metaeval.report.gate import gate_json, gate_table
+
+    config = load_config()
+    if not config.gate:
+        raise InputError("no bars: add [tool.metaeval.gate] to pyproject.toml, e.g. "
+                         "\"meta-eval:evaluator.kappa\" = 0.8")
+    calibrated = calibrated_versions(calibration_path or config.root / DEFAULT_PATH)
+    decided = decide(config.gate, load_results(list(results)), calibrated)
+    click.echo(gate_json(decided) if fmt == "json" else gate_table(decided))
+    sys.exit(ExitCode.FINDINGS if any(r.status.fails for r in decided) else ExitCode.OK)
+
+
+# --- init ------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--force", is_flag=True, help="Overwrite scaffold files that already exist.")
+@click.option("--path", "root", type=click.Path(path_type=Path), default=Path("."),
+              show_default=True, help="The repository to scaffold.")
+@user_errors
+def init(force: bool, root: Path) -> None:
+    """Scaffold mutants/, meta_sets/, a grader test, [tool.metaeval] and a CI workflow.
+
+    Idempotent: an existing file is kept unless --force; pyproject.toml is only
+    appended to, and only when it has no [tool.metaeval] yet.
+    """
+    from metaeval.init import scaffold
+
+    for step in scaffold(root, force=force):
+        click.echo(f"{step.action.value:<11} {step.path}")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaeval.errors import InputError
+from metaeval.gate import Bar, parse_bars
 
 DEFAULT_META_SETS = ("meta_sets",)
 DEFAULT_FINDINGS = "mutants/findings.json"
@@ -56,6 +57,8 @@ class Config:
     """``[tool.metaeval.mutate] targets``: files, directories or ``module:qualname``."""
     mutate_operators: tuple[str, ...] = ()
     """``[tool.metaeval.mutate] operators``: restrict rewrite operators (empty: all)."""
+    gate: tuple[Bar, ...] = ()
+    """``[tool.metaeval.gate]``: one bar per metric for ``metaeval gate``."""
 
     def paths(self, names: tuple[str, ...]) -> list[Path]:
         return [self.root / name for name in names]
@@ -93,8 +96,9 @@ def load_config(start: Path | None = None) -> Config:
                          "expected a path")
     meta_eval = _meta_eval(section.get("meta_eval", {}), f"{pyproject}: tool.metaeval.meta_eval")
     mutate_targets, mutate_operators = _mutate_section(pyproject, section.get("mutate", {}))
+    gate = parse_bars(section.get("gate", {}), f"{pyproject}: tool.metaeval.gate")
     return Config(pyproject.parent, tuple(meta_sets), findings, meta_eval,
-                  mutate_targets=mutate_targets, mutate_operators=mutate_operators)
+                  mutate_targets=mutate_targets, mutate_operators=mutate_operators, gate=gate)
 
 
 _BAR_KEYS = ("min_tpr", "min_tnr", "min_kappa")

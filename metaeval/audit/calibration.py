@@ -79,3 +79,13 @@ def calibration_for(path: Path, identity: JudgeIdentity) -> JsonObject | None:
             assert isinstance(item, dict)
             return item
     return None
+
+
+def calibrated_versions(path: Path) -> set[str]:
+    """Every judge identity (version) with an entry in the calibration file."""
+    versions = set()
+    for item in _read(path):
+        judge = item.get("judge") if isinstance(item, dict) else None
+        if isinstance(judge, dict) and isinstance(judge.get("version"), str):
+            versions.add(str(judge["version"]))
+    return versions

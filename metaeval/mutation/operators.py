@@ -232,14 +232,6 @@ def swap_bool_literal(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
 
 # --- return_constant ------------------------------------------------------------------
 
-_STRUCTURAL_DECORATORS = frozenset({
-    "property", "setter", "getter", "deleter", "cached_property", "staticmethod",
-    "classmethod", "overload", "abstractmethod", "dataclass", "runtime_checkable", "final",
-    "override", "wraps", "cache", "lru_cache", "contextmanager", "asynccontextmanager",
-    "total_ordering", "fixture", "unique",
-})
-
-
 def _decorator_name(decorator: cst.Decorator) -> str:
     expr = decorator.decorator
     return last_name(expr.func if isinstance(expr, cst.Call) else expr)
@@ -459,6 +451,16 @@ def empty_string_literal(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]
 
 
 # --- remove_decorator -------------------------------------------------------------------
+
+
+# Decorators that shape what a def is rather than guard it: removing one is a
+# crash at import or call (killed by any test) or changes nothing (a cache).
+_STRUCTURAL_DECORATORS = frozenset({
+    "property", "setter", "getter", "deleter", "cached_property", "staticmethod",
+    "classmethod", "overload", "abstractmethod", "dataclass", "runtime_checkable", "final",
+    "override", "wraps", "cache", "lru_cache", "contextmanager", "asynccontextmanager",
+    "total_ordering", "fixture", "unique",
+})
 
 
 def remove_decorator(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:

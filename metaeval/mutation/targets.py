@@ -25,13 +25,17 @@ from pathlib import Path
 
 import libcst as cst
 import libcst.matchers as m
-from libcst._nodes.internal import CodegenState
 from libcst.metadata import (
     CodeRange,
     MetadataWrapper,
     PositionProvider,
     WhitespaceInclusivePositionProvider,
 )
+
+try:
+    from libcst._nodes.internal import CodegenState
+except ImportError:  # libcst moved its internals: every mutant regenerates its whole module
+    CodegenState = None  # type: ignore[assignment,misc]
 
 from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, Span
@@ -488,7 +492,7 @@ class _Splicer:
         units = [i for i, n in enumerate(chain)
                  if isinstance(n, cst.SimpleStatementLine | cst.BaseCompoundStatement)
                  and not (isinstance(n, cst.If) and isinstance(chain[i - 1], cst.If))]
-        if units:
+        if units and CodegenState is not None:
             unit = chain[units[-1]]
             indents = [n.indent if n.indent is not None else self.tree.default_indent
                        for n in chain[:units[-1]] if isinstance(n, cst.IndentedBlock | cst.Match)]

@@ -1,0 +1,209 @@
+"""``metaeval gate``: hold result files to one bar per metric.
+
+Results are the JSON documents of ``meta-eval``, ``judge-audit`` and ``mutate``
+(``--format json``). A metric is named ``SOURCE:PATH``:
+
+- ``meta-eval:<check>.<field>`` (``meta-eval:refund_issued.tpr``,
+  ``meta-eval:evaluator.kappa``),
+- ``judge-audit:<judge name>.<dotted path>`` into that judge's audit
+  (``judge-audit:steady.agreement.pointwise.kappa``),
+- ``mutate:<dotted path>`` (``mutate:score``, ``mutate:counts.Survived``).
+
+A metric missing from the results fails. A judge metric is enforced only when
+the calibration file has an entry for that judge's current identity; otherwise
+it is reported and does not fail. This module never passes a bar it could not
+read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from metaeval.contract import JsonValue
+from metaeval.errors import InputError
+
+SOURCES = ("meta-eval", "judge-audit", "mutate")
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """One bar: ``metric`` must be at least ``min`` and at most ``max``."""
+
+    metric: str
+    min: float | None = None
+    max: float | None = None
+
+    def describe(self) -> str:
+        parts = [f">= {self.min:g}" if self.min is not None else "",
+                 f"<= {self.max:g}" if self.max is not None else ""]
+        return " and ".join(p for p in parts if p)
+
+
+class BarStatus(Enum):
+    """What the gate decided about one bar."""
+
+    PASS = "pass"
+    """The metric is there and within its bar."""
+    FAIL = "fail"
+    """The metric is outside its bar."""
+    MISSING = "missing"
+    """No result holds the metric: a failure, never a silent pass."""
+    REPORTED = "reported"
+    """A judge metric of a judge with no calibration entry for its identity: shown, not enforced."""
+
+    @property
+    def fails(self) -> bool:
+        return self in (BarStatus.FAIL, BarStatus.MISSING)
+
+
+@dataclass(frozen=True, slots=True)
+class BarResult:
+    bar: Bar
+    status: BarStatus
+    value: float | None
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    """Result documents by source; judge audits by judge name."""
+
+    meta_eval: Mapping[str, JsonValue] | None
+    judge_audits: Mapping[str, Mapping[str, JsonValue]]
+    mutate: Mapping[str, JsonValue] | None
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+def parse_bars(table: object, where: str) -> tuple[Bar, ...]:
+    """``[tool.metaeval.gate]``: ``"SOURCE:PATH" = 0.9`` (a minimum) or ``{min, max}``."""
+    if not isinstance(table, dict):
+        raise InputError(f"{where}: got {table!r}; expected a table of metric bars")
+    bars = []
+    for metric, spec in sorted(table.items()):
+        at = f"{where}.{metric!r}"
+        source, sep, path = str(metric).partition(":")
+        if not sep or source not in SOURCES or not path:
+            raise InputError(f"{at}: not a metric name; expected SOURCE:PATH with SOURCE one "
+                             f"of {', '.join(SOURCES)} (e.g. 'meta-eval:evaluator.kappa')")
+        if _number(spec):
+            bars.append(Bar(metric, min=_float(spec)))
+            continue
+        if not isinstance(spec, dict) or not spec or set(spec) - {"min", "max"} or not all(
+                _number(v) for v in spec.values()):
+            raise InputError(f"{at}: got {spec!r}; expected a number (a minimum) or "
+                             "{min = N, max = N}")
+        bars.append(Bar(metric, _float(spec.get("min")), _float(spec.get("max"))))
+    return tuple(bars)
+
+
+def _number(value: object) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def _float(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _kind(document: Mapping[str, JsonValue]) -> str:
+    if "checks" in document and "evaluator" in document:
+        return "meta-eval"
+    if "judge" in document and "agreement" in document:
+        return "judge-audit"
+    if "counts" in document and "score" in document and "mutants" in document:
+        return "mutate"
+    return ""
+
+
+def load_results(paths: Sequence[Path]) -> Results:
+    meta_eval: Mapping[str, JsonValue] | None = None
+    mutate: Mapping[str, JsonValue] | None = None
+    audits: dict[str, Mapping[str, JsonValue]] = {}
+    for path in paths:
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise InputError(f"{path}: cannot read a result: {e}") from e
+        kind = _kind(document) if isinstance(document, dict) else ""
+        if kind == "meta-eval":
+            meta_eval = document
+        elif kind == "judge-audit":
+            judge = document["judge"]
+            name = judge.get("name") if isinstance(judge, dict) else None
+            if not isinstance(name, str):
+                raise InputError(f"{path}: judge.name: got {name!r}; expected a string")
+            audits[name] = document
+        elif kind == "mutate":
+            mutate = document
+        else:
+            raise InputError(f"{path}: not a result of meta-eval, judge-audit or mutate "
+                             "(--format json); expected its JSON document")
+    return Results(meta_eval, audits, mutate)
+
+
+# --- deciding -------------------------------------------------------------------------
+
+
+def _dig(node: JsonValue, path: Sequence[str]) -> JsonValue:
+    for part in path:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return None
+    if isinstance(node, dict) and "value" in node:  # {"value", "reason"} metric objects
+        return node["value"]
+    return node
+
+
+def _lookup(bar: Bar, results: Results) -> tuple[JsonValue, str | None]:
+    """(value, judge version) of a metric; the version is set for judge metrics."""
+    source, _, path = bar.metric.partition(":")
+    parts = path.split(".")
+    if source == "meta-eval" and results.meta_eval is not None:
+        rows = list(_rows(results.meta_eval.get("checks")))
+        evaluator = results.meta_eval.get("evaluator")
+        if isinstance(evaluator, dict):
+            rows.append(evaluator)
+        for row in rows:
+            if row.get("name") == parts[0]:
+                return _dig(row, parts[1:]), None
+    if source == "judge-audit" and parts[0] in results.judge_audits:
+        document = results.judge_audits[parts[0]]
+        judge = document.get("judge")
+        version = judge.get("version") if isinstance(judge, dict) else None
+        return _dig(dict(document), parts[1:]), str(version)
+    if source == "mutate" and results.mutate is not None:
+        return _dig(dict(results.mutate), parts), None
+    return None, None
+
+
+def _rows(node: JsonValue) -> list[dict[str, JsonValue]]:
+    return [row for row in node if isinstance(row, dict)] if isinstance(node, list) else []
+
+
+def decide(bars: Sequence[Bar], results: Results, calibrated: set[str]) -> list[BarResult]:
+    decided = []
+    for bar in bars:
+        value, judge_version = _lookup(bar, results)
+        if not _number(value):
+            found = "not in the results" if value is None else f"not a number: {value!r}"
+            decided.append(BarResult(bar, BarStatus.MISSING, None, found))
+            continue
+        assert isinstance(value, int | float)
+        number = float(value)
+        ok = ((bar.min is None or number >= bar.min) and (bar.max is None or number <= bar.max))
+        status = BarStatus.PASS if ok else BarStatus.FAIL
+        detail = ""
+        if judge_version is not None and judge_version not in calibrated:
+            status = BarStatus.REPORTED
+            detail = (f"judge identity {judge_version} has no calibration entry; "
+                      f"{'within' if ok else 'outside'} the bar, not enforced")
+        decided.append(BarResult(bar, status, number, detail))
+    return decided

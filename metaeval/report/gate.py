@@ -1,0 +1,36 @@
+"""What ``metaeval gate`` prints: every bar, its value, and what it decided."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from tabulate import tabulate
+
+from metaeval.gate import BarResult, BarStatus
+
+
+def _value(r: BarResult) -> str:
+    return "-" if r.value is None else f"{r.value:.4g}"
+
+
+def gate_table(decided: Sequence[BarResult]) -> str:
+    rows = [[r.bar.metric, _value(r), r.bar.describe(), r.status.value.upper()
+             if r.status.fails else r.status.value, r.detail] for r in decided]
+    table = tabulate(rows, headers=["metric", "value", "bar", "status", "detail"])
+    failing = [r for r in decided if r.status.fails]
+    if failing:
+        lines = [f"  - {r.bar.metric}: {_value(r)} not {r.bar.describe()}"
+                 if r.status is BarStatus.FAIL else f"  - {r.bar.metric}: {r.detail}"
+                 for r in failing]
+        return "\n".join([table, "", f"FAIL: {len(failing)} of {len(decided)} bars", *lines])
+    return "\n".join([table, "", f"OK: {len(decided)} bars"])
+
+
+def gate_json(decided: Sequence[BarResult]) -> str:
+    return json.dumps({
+        "ok": not any(r.status.fails for r in decided),
+        "bars": [{"metric": r.bar.metric, "min": r.bar.min, "max": r.bar.max,
+                  "value": r.value, "status": r.status.value, "detail": r.detail}
+                 for r in decided],
+    }, indent=2, sort_keys=True)
