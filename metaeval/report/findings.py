@@ -17,14 +17,15 @@ def _row(e: FindingEntry, today: dt.date) -> list[str]:
         status += f" (accepted until {e.until}, expired)"
     elif e.until:
         status += f" until {e.until}"
-    return [e.fingerprint[:12], status, f"{e.path}:{e.line}", e.rule, e.breaks or e.qualname]
+    return [e.fingerprint[:12], status, f"{e.path}:{e.line}", e.rule,
+            e.breaks or f"in {e.qualname}"]
 
 
 def findings_table(findings: Findings, today: dt.date) -> str:
     if not findings.entries:
         return "no findings"
     rows = [_row(e, today) for e in findings.entries]
-    return tabulate(rows, headers=["id", "status", "where", "rule", "breaks"])
+    return tabulate(rows, headers=["id", "status", "where", "rule", "what"])
 
 
 def finding_text(e: FindingEntry, today: dt.date) -> str:
