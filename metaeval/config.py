@@ -72,20 +72,32 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def load_config(start: Path | None = None) -> Config:
-    """The config of the project around ``start`` (default: the current directory)."""
-    start = (start or Path.cwd()).resolve()
-    pyproject = find_pyproject(start)
+def metaeval_table(start: Path, key: str = "") -> tuple[Path | None, dict[str, object]]:
+    """The nearest pyproject.toml and its ``[tool.metaeval]`` table (or the
+    ``[tool.metaeval.<key>]`` sub-table); ``(None, {})`` when there is no file."""
+    pyproject = find_pyproject(start.resolve())
     if pyproject is None:
-        return Config(start)
+        return None, {}
     try:
         with pyproject.open("rb") as f:
             data = tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise InputError(f"{pyproject}: cannot read: {e}") from e
-    section = data.get("tool", {}).get("metaeval", {})
-    if not isinstance(section, dict):
-        raise InputError(f"{pyproject}: tool.metaeval: got {section!r}; expected a table")
+    table: object = data.get("tool", {}).get("metaeval", {})
+    name = "tool.metaeval"
+    if key and isinstance(table, dict):
+        table, name = table.get(key, {}), f"{name}.{key}"
+    if not isinstance(table, dict):
+        raise InputError(f"{pyproject}: {name}: got {table!r}; expected a table")
+    return pyproject, table
+
+
+def load_config(start: Path | None = None) -> Config:
+    """The config of the project around ``start`` (default: the current directory)."""
+    start = (start or Path.cwd()).resolve()
+    pyproject, section = metaeval_table(start)
+    if pyproject is None:
+        return Config(start)
     meta_sets = section.get("meta_sets", list(DEFAULT_META_SETS))
     if not isinstance(meta_sets, list) or not all(isinstance(m, str) for m in meta_sets):
         raise InputError(f"{pyproject}: tool.metaeval.meta_sets: got {meta_sets!r}; "

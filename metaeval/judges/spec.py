@@ -9,11 +9,10 @@ an API key itself: only the name of the environment variable that holds it.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from metaeval.config import find_pyproject
+from metaeval.config import metaeval_table
 from metaeval.errors import InputError
 from metaeval.importing import resolve
 from metaeval.judges.adapters import (
@@ -40,18 +39,7 @@ SECRET_KEYS = {"api_key", "key", "token", "authorization"}
 
 def configured_judges(start: Path | None = None) -> dict[str, object]:
     """``[tool.metaeval.judges]`` of the nearest pyproject.toml (empty when none)."""
-    pyproject = find_pyproject((start or Path.cwd()).resolve())
-    if pyproject is None:
-        return {}
-    try:
-        with pyproject.open("rb") as f:
-            data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise InputError(f"{pyproject}: cannot read: {e}") from e
-    judges = data.get("tool", {}).get("metaeval", {}).get("judges", {})
-    if not isinstance(judges, dict):
-        raise InputError(f"{pyproject}: tool.metaeval.judges: got {judges!r}; expected a table")
-    return judges
+    return metaeval_table(start or Path.cwd(), "judges")[1]
 
 
 def build_judge(spec: object, *, where: str = "--judge") -> Judge:

@@ -11,8 +11,6 @@ plugin is the only thing that changes behaviour, and only in memory.
 
 from __future__ import annotations
 
-import os
-import signal
 import traceback
 from pathlib import Path
 
@@ -134,21 +132,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "SPEC file (used by `metaeval mutate --isolation fork`)")
 
 
-def _die_with_parent(parent: int) -> None:
-    """Ask Linux to SIGKILL this child when the runner dies (``kill -9`` included)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux: the runner's timeout still applies
-        return
-    if parent and os.getppid() != parent:  # the runner died before prctl took effect
-        os._exit(APPLY_FAILED)
-
-
-@pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
                                   args: list[str]) -> None:
     warm = early_config.known_args_namespace.metaeval_warm
@@ -162,7 +145,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     if spec is None or spec.mutant_id != mutant_id:
         raise pytest.UsageError(f"--metaeval-mutant {mutant_id!r} needs ${SPEC_ENV} naming "
                                 "that mutant's spec file; run it through `metaeval mutate`")
-    _die_with_parent(spec.parent_pid)
+    die_with_parent(spec.parent_pid)
     session = MutantSession(spec)
     early_config.stash[_SESSION] = session
     session.apply_early()

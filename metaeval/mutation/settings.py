@@ -9,11 +9,10 @@ expected.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from metaeval.config import find_pyproject
+from metaeval.config import metaeval_table
 from metaeval.errors import InputError
 from metaeval.mutation.runner import DEFAULT_TIMEOUT_CONSTANT, DEFAULT_TIMEOUT_FACTOR
 
@@ -47,17 +46,9 @@ def _number(pyproject: Path, section: dict[str, object], key: str, default: floa
 
 def load_mutate_settings(root: Path) -> MutateSettings:
     """The settings of the project at ``root`` (defaults when there is no section)."""
-    pyproject = find_pyproject(root)
+    pyproject, section = metaeval_table(root, "mutate")
     if pyproject is None:
         return MutateSettings()
-    try:
-        with pyproject.open("rb") as f:
-            data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise InputError(f"{pyproject}: cannot read: {e}") from e
-    section = data.get("tool", {}).get("metaeval", {}).get("mutate", {})
-    if not isinstance(section, dict):
-        raise InputError(f"{pyproject}: tool.metaeval.mutate: got {section!r}; expected a table")
     strings = {}
     for key, default in (("mutants", DEFAULT_MUTANTS_DIR), ("report", DEFAULT_REPORT)):
         value = section.get(key, default)
