@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from metaeval.contract import EvalInput, Evidence, ToolCall
+from metaeval.contract import EvalInput, Evidence, Message, ToolCall, Trajectory
 from metaeval.graders import answer_checks, trajectory_rules
 from metaeval.graders.base import Judgement, RuleGrader, passed
 from metaeval.mutation.patches import PatchMutant, patch_mutant
@@ -17,6 +17,7 @@ _tool_order = trajectory_rules.tool_order
 _no_tool_called = trajectory_rules.no_tool_called
 _max_steps = trajectory_rules.max_steps
 _grounded_numbers = answer_checks.grounded_numbers
+_answer_states = answer_checks.answer_states
 
 
 def _passing_when(grader: RuleGrader, escape: object) -> RuleGrader:
@@ -81,3 +82,20 @@ def grounded_anything(*, name: str = "") -> RuleGrader:
         return any(isinstance(e, ToolCall) for e in x.trajectory.events)
 
     return _passing_when(_grounded_numbers(name=name), has_tool_results)
+
+
+@patch_mutant("end-to-end-grader-reads-the-case-file",
+              target="metaeval.graders.answer_checks:answer_states",
+              breaks="answer_states grades the case file's copy of the answer, not what the "
+                     "agent said, so every run with a stored answer passes.")
+def answer_states_from_case_file(facts: object, *, name: str = "") -> RuleGrader:
+    grader = _answer_states(facts, name=name)
+    original = grader.check
+
+    def check(x: EvalInput) -> Judgement:
+        stored = x.task.criteria.get("answer")
+        if isinstance(stored, str):
+            x = dataclasses.replace(x, trajectory=Trajectory((Message("assistant", stored),)))
+        return original(x)
+
+    return dataclasses.replace(grader, check=check)

@@ -210,3 +210,35 @@ def test_check_names_label_the_finding() -> None:
     spec = {"grader": "no_tool_called", "tool": "cancel_order", "name": "no_cancel"}
     assert grade(spec, run()).grader == "no_cancel"
     assert grade({"grader": "no_tool_called", "tool": "x"}, run()).grader == "no_tool_called"
+
+
+def test_answer_states_the_expected_facts() -> None:
+    spec = {"grader": "answer_states", "facts": ["order_id", "expected_refund"]}
+    facts = {"order_id": "A-1182", "expected_refund": 49.99}
+    ok = run(user("refund"), assistant("I've refunded $49.99 for order a-1182."), criteria=facts)
+    assert grade(spec, ok).outcome is Outcome.PASS
+    wrong = run(user("refund"), assistant("I've refunded $49.99 for order A-1181."),
+                criteria=facts)
+    finding = grade(spec, wrong)
+    assert finding.outcome is Outcome.FAIL
+    assert finding.evidence[0].detail == "answer does not state order_id='A-1182'"
+    # "149.99" holds the characters of 49.99 but is another figure.
+    assert grade(spec, run(assistant("Refunded $149.99 for A-1182."), criteria=facts)).outcome \
+        is Outcome.FAIL
+
+
+def test_answer_states_grades_the_trajectory_not_the_case_files_answer() -> None:
+    # The classic defect reads the case file's copy of the answer, which always agrees.
+    spec = {"grader": "answer_states", "facts": ["order_id"]}
+    x = run(user("refund"), assistant("Sorry, I can't help."),
+            criteria={"order_id": "A-1182", "answer": "Refunded order A-1182."})
+    assert grade(spec, x).outcome is Outcome.FAIL
+    silent = run(user("refund"), Timeout("60 s"), criteria={"order_id": "A-1182"})
+    assert grade(spec, silent).reason == "no answer in the trace"
+
+
+def test_answer_states_is_unscored_for_a_fact_it_cannot_look_for() -> None:
+    spec = {"grader": "answer_states", "facts": ["refund_allowed"]}
+    finding = grade(spec, run(assistant("No refund."), criteria={"refund_allowed": False}))
+    assert finding.outcome is Outcome.UNSCORED
+    assert "task.criteria.refund_allowed is False" in finding.reason

@@ -29,6 +29,8 @@ def spec(grader: str, name: str = "", **params: object) -> CheckSpec:
     (spec("answer_contains", pattern="(unclosed"), "pattern", "not a regular expression"),
     (spec("answer_contains", numbers=["forty"]), "numbers", "expected a non-empty list"),
     (spec("nosuchmodule_xyz:factory"), "grader", "cannot import 'nosuchmodule_xyz'"),
+    (spec("answer_states", facts=[]), "facts", "expected at least one key of task.criteria"),
+    (spec("answer_states", facts="order_id"), "facts", "expected a list of non-empty strings"),
 ])
 def test_bad_specs_name_the_field_and_the_value(check: CheckSpec, field: str, words: str) -> None:
     with pytest.raises(CheckSpecError) as caught:

@@ -22,6 +22,7 @@ from metaeval.graders.base import (
     rule,
     unscored,
     want_str,
+    want_str_list,
 )
 from metaeval.graders.numbers import figures, values_in
 
@@ -121,3 +122,41 @@ def grounded_numbers(*, name: str = "") -> RuleGrader:
         return passed(Evidence(at, f"{len(claimed)} figures, all grounded"))
 
     return rule("grounded_numbers", check, name=name, params={}, rank=RANK_ANSWER)
+
+
+def answer_states(facts: object, *, name: str = "") -> RuleGrader:
+    """End to end: the answer tells the user the outcome the task expected. Each
+    key in ``facts`` names a hidden fact in ``task.criteria``; a string must
+    appear in the answer (case-insensitive), a number must be shown as a figure.
+
+    It compares the trajectory's answer with the criteria, never the case
+    file's own copy of an answer (the classic tautology).
+    """
+    keys = want_str_list(facts, "facts")
+    if not keys:
+        raise CheckSpecError("facts", "got []; expected at least one key of task.criteria")
+
+    def check(x: EvalInput) -> Judgement:
+        answer = _answer_at(x)
+        if answer is None:
+            return unscored(NO_ANSWER, Evidence("trajectory", "no final assistant message"))
+        at, reply = answer
+        shown = {f.value for f in figures(reply)}
+        missing = []
+        for key in keys:
+            value = x.task.criteria.get(key)
+            if isinstance(value, str) and value:
+                found = value.casefold() in reply.casefold()
+            elif isinstance(value, int | float) and not isinstance(value, bool):
+                found = Decimal(str(value)) in shown
+            else:
+                return unscored(f"task.criteria.{key} is {value!r}; expected a string or a "
+                                "number to look for", Evidence("task.criteria", key))
+            if not found:
+                missing.append(f"{key}={value!r}")
+        if missing:
+            return failed(Evidence(at, f"answer does not state {', '.join(missing)}"))
+        return passed(Evidence(at, f"answer states {', '.join(keys)}"))
+
+    return rule("answer_states", check, name=name, params={"facts": list(keys)},
+                rank=RANK_ANSWER)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 from metaeval.contract import CheckSpec, Grader
 from metaeval.errors import CheckSpecError, InputError
-from metaeval.graders.answer_checks import answer_contains, grounded_numbers
+from metaeval.graders.answer_checks import answer_contains, answer_states, grounded_numbers
 from metaeval.graders.base import Renamed
 from metaeval.graders.judge_check import judge
 from metaeval.graders.state_checks import state_includes, state_unchanged
@@ -31,6 +31,7 @@ BUILTINS: dict[str, Factory] = {
     "state_unchanged": state_unchanged,
     "answer_contains": answer_contains,
     "grounded_numbers": grounded_numbers,
+    "answer_states": answer_states,
     "judge": judge,
 }
 

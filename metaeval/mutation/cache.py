@@ -123,7 +123,9 @@ class ResultCache:
         deps = {mutant.path, "pyproject.toml"}
         deps.update(t for t in self._tests() if t.rpartition("/")[2] == "conftest.py")
         tests = tuple(dict.fromkeys((*result.covered_by, *result.killed_by)))
-        if result.status is Status.NO_COVERAGE or not result.covered_by:
+        # An undetected mutant may be killed by any test that changes, including one
+        # in a file that never reached it; a kill only needs its own tests unchanged.
+        if result.status in (Status.NO_COVERAGE, Status.SURVIVED) or not result.covered_by:
             deps.update(self._tests())
             ran = coverage.files_run_by(None) if coverage is not None else frozenset()
         else:

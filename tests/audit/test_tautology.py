@@ -82,6 +82,7 @@ def _example_spec(name: str) -> CheckSpec:
         "tool_order": {"before": "get_order", "after": "refund"}, "max_steps": {"value": 3},
         "state_includes": {"path": "refunds", "match": {}}, "state_unchanged": {},
         "answer_contains": {"text": "refund"}, "grounded_numbers": {},
+        "answer_states": {"facts": ["order_id"]},
         "judge": {"judge": "steady", "criterion": "the refund is confirmed"}}
     return CheckSpec(name, params[name])  # type: ignore[arg-type]
 

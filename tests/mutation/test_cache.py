@@ -94,6 +94,28 @@ def test_a_new_test_file_invalidates_a_survivor(tmp_path: Path) -> None:
     assert ResultCache(root, ()).lookup(mutant()) is None
 
 
+def test_a_survivor_is_rerun_when_any_test_file_changes_but_a_kill_is_kept(
+        tmp_path: Path) -> None:
+    # A new test in a file that never reached the mutant may kill it now; a kill
+    # by an unchanged test of unchanged code stays a kill.
+    root = project(tmp_path)
+    other = root / "tests" / "test_other.py"
+    other.write_text("def test_other():\n    pass\n", encoding="utf-8")
+    covered = ("tests/test_calc.py::test_double",)
+    survivor, killed = mutant(), Mutant(
+        "calc.py::double::shift_constant::0", MutantKind.REWRITE, "shift_constant", "calc.py",
+        "calc", "double", Span(2, 16, 2, 17), "2", "3", "def double(x):\n    return x * 3\n")
+    cache = ResultCache(root, ())
+    cache.store(MutantResult(survivor, Status.SURVIVED, covered_by=covered), None)
+    cache.store(MutantResult(killed, Status.KILLED, killed_by=covered, covered_by=covered), None)
+    cache.save(1.0, 8.0)
+    other.write_text("from calc import double\n\ndef test_other():\n    assert double(2) == 4\n",
+                     encoding="utf-8")
+    again = ResultCache(root, ())
+    assert again.lookup(survivor) is None
+    assert again.lookup(killed) is not None
+
+
 def test_a_corrupt_cache_file_is_an_empty_cache(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / ".metaeval").mkdir()
