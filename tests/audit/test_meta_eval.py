@@ -20,7 +20,7 @@ from tests.audit.conftest import UserMetaSet
 FAST = Settings(resamples=100)
 BUILT_IN_CHECKS = {"answer_mentions_refund", "grounded_numbers", "lookup_before_refund",
                    "max_steps", "no_tool_called", "nothing_else_changed", "offers_store_credit",
-                   "refund_issued", "state_unchanged"}
+                   "refund_issued", "state_unchanged", "states_refund_amount"}
 
 
 def test_every_built_in_check_has_both_labels_and_defined_intervals(
