@@ -75,3 +75,15 @@ def test_a_broken_pyproject_is_bad_input(tmp_path: Path) -> None:
     assert code == 2
     assert "not valid TOML" in text
     assert (tmp_path / "pyproject.toml").read_text() == "[project\n"
+
+
+def test_init_then_mutate_in_an_empty_repository(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    init(tmp_path)
+    run = subprocess.run([sys.executable, "-c", "from metaeval.cli import main; main()",
+                          "mutate"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Killed          1" in run.stdout
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=tmp_path,
+                            capture_output=True, text=True, check=True).stdout
+    assert ".metaeval" not in status  # reports and caches stay out of the user's commits
