@@ -182,11 +182,22 @@ def findings_export(sarif_file: Path, findings_file: Path | None) -> None:
 @click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
               help="Where to write the mutation-testing-report-schema JSON "
                    "(default: .metaeval/mutation-report.json).")
+@click.option("--isolation", type=click.Choice(["fork", "subprocess"]), default=None,
+              help="fork: collect once, fork a child per mutant running only the tests "
+                   "that reach it (default on POSIX); subprocess: a fresh pytest per mutant.")
+@click.option("--since", "since_ref", metavar="REF", default=None,
+              help="Only mutants on lines changed against the git ref REF (and patch "
+                   "mutants whose target's file changed).")
+@click.option("--cache", "cache_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Result cache file (default: .metaeval/mutate-cache.json).")
+@click.option("--no-cache", is_flag=True,
+              help="Run every mutant, neither reading nor writing the result cache.")
 @FORMAT
 @user_errors
 def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | None,
            timeout_constant: float | None, mutants_dir: Path | None, report_path: Path | None,
-           fmt: str) -> None:
+           isolation: str | None, since_ref: str | None, cache_path: Path | None,
+           no_cache: bool, fmt: str) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -197,9 +208,18 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     without any mutant or no mutant ran.
     """
     # Imported here: the runner and libcst are only needed by this command.
+    from metaeval.mutation.cache import ResultCache
     from metaeval.mutation.patches import load_patch_mutants
-    from metaeval.mutation.runner import RunOptions, VoidRun, exit_code, run_mutants
+    from metaeval.mutation.runner import (
+        DEFAULT_ISOLATION,
+        Isolation,
+        RunOptions,
+        VoidRun,
+        exit_code,
+        run_mutants,
+    )
     from metaeval.mutation.settings import load_mutate_settings
+    from metaeval.mutation.since import since
     from metaeval.mutation.targets import find_mutants
     from metaeval.report.mutation import mutation_json, mutation_report, mutation_text
 
@@ -214,13 +234,25 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         click.echo(f"error: no mutant found: no targets given or configured, and no patch "
                    f"mutants under {patch_dir}", err=True)
         sys.exit(ExitCode.VOID)
+    if since_ref is not None:
+        found = len(mutants)
+        mutants = since(mutants, root, since_ref)
+        click.echo(f"--since {since_ref}: {len(mutants)} of {found} mutants on changed lines",
+                   err=True)
+        if not mutants:
+            click.echo(f"nothing to mutate: no mutant on a line changed against {since_ref}")
+            sys.exit(ExitCode.OK)
     options = RunOptions(
         root=root, mutants_dir=patch_dir,
         jobs=settings.jobs if jobs is None else jobs,
         timeout_factor=settings.timeout_factor if timeout_factor is None else timeout_factor,
         timeout_constant=(settings.timeout_constant if timeout_constant is None
                           else timeout_constant),
-        pytest_args=settings.pytest_args)
+        pytest_args=settings.pytest_args,
+        isolation=DEFAULT_ISOLATION if isolation is None else Isolation(isolation))
+    cache = None if no_cache else ResultCache(
+        root, (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant)),
+        cache_path if cache_path is None or cache_path.is_absolute() else Path.cwd() / cache_path)
     show_progress = sys.stderr.isatty()
 
     def progress(done: int, total: int, result: object) -> None:
@@ -228,7 +260,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
             click.echo(f"\rmutants {done}/{total}", err=True, nl=done == total)
 
     try:
-        run = run_mutants(mutants, options, progress)
+        run = run_mutants(mutants, options, progress, cache)
     except VoidRun as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(ExitCode.VOID)

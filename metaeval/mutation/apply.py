@@ -66,7 +66,14 @@ def _rebindable(obj: object) -> bool:
 def rebind(old: object, new: object) -> int:
     """Point every module-level binding of ``old`` (and module-level dict values)
     at ``new``; returns how many bindings changed."""
-    if not _rebindable(old):
+    return rebind_all([(old, new)])
+
+
+def rebind_all(pairs: Sequence[tuple[object, object]]) -> int:
+    """``rebind`` for many objects in one walk over every module (a warm process
+    holds thousands, so one walk per name would cost seconds)."""
+    replace = {id(old): new for old, new in pairs if _rebindable(old)}
+    if not replace:
         return 0
     changed = 0
     for module in list(sys.modules.values()):
@@ -74,13 +81,13 @@ def rebind(old: object, new: object) -> int:
         if not isinstance(namespace, dict):
             continue
         for name, value in list(namespace.items()):
-            if value is old:
-                namespace[name] = new
+            if id(value) in replace:
+                namespace[name] = replace[id(value)]
                 changed += 1
             elif type(value) is dict:
                 for key, item in list(value.items()):
-                    if item is old:
-                        value[key] = new
+                    if id(item) in replace:
+                        value[key] = replace[id(item)]
                         changed += 1
     return changed
 
@@ -95,10 +102,9 @@ def apply_rewrite(module: str, file: str, source: str) -> None:
     namespace = vars(existing)
     before = dict(namespace)
     exec(code, namespace)
-    for name, old in before.items():
-        new = namespace.get(name)
-        if new is not old:
-            rebind(old, new)
+    # ``before`` holds every old object, so no id in the mapping is reused meanwhile.
+    rebind_all([(old, namespace.get(name)) for name, old in before.items()
+                if namespace.get(name) is not old])
 
 
 def apply_patch(target: str, replacement: object) -> object:
@@ -160,3 +166,135 @@ class CallRecorder:
                 found.append(CodeRun(module, code.co_filename, code.co_firstlineno,
                                      code.co_name, tuple(sorted(tests))))
         return tuple(found)
+
+
+# --- swapping code objects (the warm runner's fast path) ------------------------------
+
+CO_OPTIMIZED = 0x01
+"""Set on functions, lambdas and comprehensions; never on module or class bodies."""
+
+CodeKey = tuple[str, int, str]
+"""(module name, ``co_firstlineno``, ``co_qualname``): one function across compilations."""
+
+
+def _nested(code: types.CodeType) -> list[types.CodeType]:
+    return [c for c in code.co_consts if isinstance(c, types.CodeType)]
+
+
+def _is_live_root(code: types.CodeType) -> bool:
+    # A def reachable by attribute from its module: a module-level function or a
+    # method. Lambdas, comprehensions and closures are rebuilt from their parent's
+    # constants each call, so swapping the parent swaps them too.
+    return bool(code.co_flags & CO_OPTIMIZED) and all(
+        part.isidentifier() for part in code.co_qualname.split("."))
+
+
+def _shape(code: types.CodeType) -> tuple[object, ...]:
+    """A body's own behaviour, without nested code and without column positions
+    (a def whose text got longer moves the end column of the module's ``def``)."""
+    consts = tuple("<code>" if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return (code.co_qualname, code.co_code, consts, code.co_names, code.co_varnames,
+            code.co_flags, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
+            code.co_freevars, code.co_cellvars, code.co_exceptiontable)
+
+
+def changed_functions(original: types.CodeType, mutated: types.CodeType
+                      ) -> list[tuple[types.CodeType, types.CodeType]] | None:
+    """The (original, mutated) pairs of module-level functions and methods whose
+    code differs; None when something else changed (a module-level constant, a
+    class body, a decorator, a default value), which only re-executing the module
+    can put in place."""
+    pairs: list[tuple[types.CodeType, types.CodeType]] = []
+
+    def walk(a: types.CodeType, b: types.CodeType) -> bool:
+        if a.co_qualname != b.co_qualname:
+            return False
+        if _is_live_root(a):
+            if a != b:
+                pairs.append((a, b))
+            return True
+        na, nb = _nested(a), _nested(b)
+        return (_shape(a) == _shape(b) and len(na) == len(nb)
+                and all(walk(x, y) for x, y in zip(na, nb, strict=True)))
+
+    return pairs if walk(original, mutated) else None
+
+
+def _live_functions(module: types.ModuleType, code: types.CodeType) -> list[types.FunctionType]:
+    """The function objects in ``module`` running ``code`` (found by qualname,
+    through staticmethod, classmethod, property and ``functools.wraps`` layers)."""
+    owner: object = module
+    *path, last = code.co_qualname.split(".")
+    for part in path:
+        owner = vars(owner).get(part) if hasattr(owner, "__dict__") else None
+        if not isinstance(owner, type):
+            return []
+    namespace = getattr(owner, "__dict__", {})
+    pending: list[object] = [namespace.get(last)]
+    found: list[types.FunctionType] = []
+    for _ in range(32):  # a bounded walk: wrappers can point at each other
+        if not pending:
+            break
+        obj = pending.pop()
+        if isinstance(obj, types.FunctionType):
+            if obj.__code__ == code:
+                found.append(obj)
+            pending.append(getattr(obj, "__wrapped__", None))
+        elif isinstance(obj, staticmethod | classmethod):
+            pending.append(obj.__func__)
+        elif isinstance(obj, property):
+            pending.extend((obj.fget, obj.fset, obj.fdel))
+        elif obj is not None:  # functools.lru_cache and other wrappers that say what they wrap
+            pending.append(getattr(obj, "__wrapped__", None))
+    return found
+
+
+def original_code(module: str) -> types.CodeType | None:
+    """The imported module's own source, compiled; None when it is not imported
+    or its source cannot be read (then a mutant of it cannot be swapped in)."""
+    live_file = getattr(sys.modules.get(module), "__file__", None)
+    if live_file is None:
+        return None
+    try:
+        text = Path(live_file).read_text(encoding="utf-8")
+        return compile(text, live_file, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def swap_code(module: str, file: str, source: str, original: types.CodeType | None,
+              avoid: frozenset[CodeKey] = frozenset()) -> bool:
+    """Put a rewrite mutant in place by giving the live functions it changes their
+    mutated code; False (nothing changed) when that is not equivalent to
+    importing the mutated module: the module is not imported, the change is
+    outside a function, a function is not found, or one ran at import time
+    (``avoid``), so what the import computed from it would be stale. ``original``
+    is ``original_code(module)``, compiled once before the children fork.
+    SyntaxError if the mutated source does not compile."""
+    mutated = compile(source, file, "exec", dont_inherit=True)
+    live = sys.modules.get(module)
+    if live is None or original is None:
+        return False
+    pairs = changed_functions(original, mutated)
+    if pairs is None:
+        return False
+    swaps: list[tuple[types.FunctionType, types.CodeType]] = []
+    for old, new in pairs:
+        if (module, old.co_firstlineno, old.co_qualname) in avoid:
+            return False
+        functions = _live_functions(live, old)
+        if not functions or any(len(f.__closure__ or ()) != len(new.co_freevars)
+                                for f in functions):
+            return False
+        swaps.extend((f, new) for f in functions)
+    for function, new in swaps:
+        function.__code__ = new
+    return True
+
+
+def recorded_keys(recorder: CallRecorder) -> frozenset[CodeKey]:
+    """Every function of the recorded packages the recorder saw run, as CodeKeys."""
+    return frozenset(
+        (module, code.co_firstlineno, code.co_qualname)
+        for code, module in recorder.modules.items()
+        if module.partition(".")[0] in recorder.packages)

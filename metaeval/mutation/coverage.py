@@ -46,14 +46,26 @@ class Coverage:
     root: Path
     ran: dict[CodeKey, tuple[str, ...]]
     _compiled: dict[Path, list[types.CodeType] | None] = field(default_factory=dict)
+    files: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Per test, the source files of the recorded packages whose code it ran."""
 
     @staticmethod
     def from_runs(root: Path, runs: tuple[CodeRun, ...]) -> Coverage:
         ran: dict[CodeKey, tuple[str, ...]] = {}
+        files: dict[str, set[str]] = {}
         for run in runs:
             key = (run.module, run.line, run.name)
             ran[key] = tuple(sorted({*ran.get(key, ()), *run.tests}))
-        return Coverage(root.resolve(), ran)
+            for test in (*run.tests, ""):  # "": every file that ran, under any test
+                files.setdefault(test, set()).add(run.file)
+        return Coverage(root.resolve(), ran,
+                        files={test: frozenset(f) for test, f in files.items()})
+
+    def files_run_by(self, tests: tuple[str, ...] | None) -> frozenset[str]:
+        """The recorded source files ``tests`` ran; every recorded file for None."""
+        if tests is None:
+            return self.files.get("", frozenset())
+        return frozenset().union(*(self.files.get(t, frozenset()) for t in tests))
 
     def _codes(self, path: Path) -> list[types.CodeType] | None:
         if path not in self._compiled:

@@ -88,5 +88,10 @@ class MutantResult:
     killed_by: tuple[str, ...] = ()
     covered_by: tuple[str, ...] = ()
     duration: float = 0.0
+    """Wall-clock seconds for this mutant: fork or start, apply, tests, reaping."""
     detail: str = ""
     """Why: the error for CompileError/RuntimeError, the pragma reason for Ignored."""
+    in_tests: float = 0.0
+    """Seconds of ``duration`` spent inside the tests themselves."""
+    cached: bool = False
+    """Taken from the result cache: nothing ran for it this time."""

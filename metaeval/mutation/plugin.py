@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from metaeval.mutation.apply import CallRecorder, apply_patch, apply_rewrite
-from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode
+from metaeval.mutation.warm import WarmSession, die_with_parent
+from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode, WarmSpec
 
 # Exit code of a child whose mutant could not be applied (pytest's own "internal error").
 APPLY_FAILED = 3
@@ -32,6 +33,7 @@ class MutantSession:
         self.spec = spec
         self.failed: list[str] = []
         self.tests_run = 0
+        self.in_tests = 0.0
         self.error_kind = ErrorKind.NONE
         self.error = ""
         self.recorder = CallRecorder(spec.packages) if spec.mode is Mode.BASELINE else None
@@ -69,7 +71,8 @@ class MutantSession:
 
     def result(self) -> ChildResult:
         ran = self.recorder.runs() if self.recorder is not None else ()
-        return ChildResult(self.error_kind, self.error, tuple(self.failed), self.tests_run, ran)
+        return ChildResult(self.error_kind, self.error, tuple(self.failed), self.tests_run, ran,
+                           self.in_tests)
 
     def write(self) -> None:
         if self.recorder is not None:
@@ -91,6 +94,7 @@ class MutantSession:
             raise AssertionError("metaeval forced-fail check: this test must fail")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.in_tests += report.duration
         if report.when == "call":
             self.tests_run += 1
         if report.failed and report.nodeid not in self.failed:
@@ -105,6 +109,7 @@ class MutantSession:
 
 
 _SESSION = pytest.StashKey[MutantSession]()
+_WARM = pytest.StashKey[WarmSession]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -112,6 +117,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--metaeval-mutant", metavar="ID", default=None,
                     help="apply the mutant ID described by $METAEVAL_MUTANT_SPEC "
                          "(used by `metaeval mutate`; inert without it)")
+    group.addoption("--metaeval-warm", metavar="SPEC", default=None,
+                    help="collect once, then fork one child per mutant of the warm-run "
+                         "SPEC file (used by `metaeval mutate --isolation fork`)")
 
 
 def _die_with_parent(parent: int) -> None:
@@ -131,6 +139,10 @@ def _die_with_parent(parent: int) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
                                   args: list[str]) -> None:
+    warm = early_config.known_args_namespace.metaeval_warm
+    if warm is not None:
+        _start_warm(early_config, Path(warm))
+        return
     mutant_id = early_config.known_args_namespace.metaeval_mutant
     if mutant_id is None:
         return
@@ -144,7 +156,21 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     session.apply_early()
 
 
+def _start_warm(early_config: pytest.Config, spec_path: Path) -> None:
+    """Trace from before the first conftest: code that runs at import time must be
+    known, since swapping its code afterwards would not redo what the import did."""
+    spec = WarmSpec.read(spec_path)
+    die_with_parent(spec.parent_pid)
+    recorder = CallRecorder(spec.packages)
+    recorder.start()
+    early_config.stash[_WARM] = WarmSession(spec, recorder)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    warm = config.stash.get(_WARM, None)
+    if warm is not None:
+        config.pluginmanager.register(warm, "metaeval-warm-session")
+        return
     session = config.stash.get(_SESSION, None)
     if session is None:
         return

@@ -26,18 +26,45 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
+from typing import Protocol
 
 from metaeval.errors import ExitCode, MetaevalError
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
-from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode
+from metaeval.mutation.wire import (
+    SPEC_ENV,
+    ChildResult,
+    ChildSpec,
+    ErrorKind,
+    Mode,
+    WarmBaseline,
+    WarmMutant,
+    WarmOutcome,
+    WarmSpec,
+    read_warm_line,
+)
 
 DEFAULT_TIMEOUT_FACTOR = 3.0
 DEFAULT_TIMEOUT_CONSTANT = 5.0
 OUTPUT_TAIL = 2000
 # pytest: 1 tests failed, 2 interrupted (a collection error under -x).
 _PYTEST_FAILED = (1, 2)
+
+
+class Isolation(Enum):
+    """How one mutant's tests are kept apart from another's."""
+
+    FORK = "fork"
+    """One warm pytest process collects once and forks a child per mutant (POSIX)."""
+    SUBPROCESS = "subprocess"
+    """A fresh pytest process per mutant: slow, shares nothing; the reference."""
+
+
+DEFAULT_ISOLATION = Isolation.FORK if hasattr(os, "fork") else Isolation.SUBPROCESS
+DEFAULT_MEMORY_LIMIT = 4 << 30
+"""Bytes of address space a forked child may add to the warm process's own."""
 
 
 class VoidRun(MetaevalError):
@@ -57,6 +84,9 @@ class RunOptions:
     timeout_constant: float = DEFAULT_TIMEOUT_CONSTANT
     pytest_args: tuple[str, ...] = ()
     python: str = sys.executable
+    isolation: Isolation = DEFAULT_ISOLATION
+    memory_limit: int = DEFAULT_MEMORY_LIMIT
+    """Fork mode: RLIMIT_AS headroom per child, in bytes; 0 for none."""
 
     @property
     def workers(self) -> int:
@@ -80,6 +110,28 @@ class MutationRun:
     baseline_duration: float
     timeout: float
     """The per-mutant limit in seconds: baseline * factor + constant."""
+    isolation: Isolation = Isolation.SUBPROCESS
+    wall: float = 0.0
+    """Seconds the whole run took, baseline included."""
+
+    @property
+    def ran(self) -> tuple[MutantResult, ...]:
+        """Results this run produced by running tests (not cached, not settled up front)."""
+        return tuple(r for r in self.results if not r.cached and r.duration > 0)
+
+    @property
+    def cached(self) -> int:
+        return sum(1 for r in self.results if r.cached)
+
+    @property
+    def in_tests(self) -> float:
+        """Seconds this run's mutants spent inside their tests."""
+        return sum(r.in_tests for r in self.ran)
+
+    @property
+    def elsewhere(self) -> float:
+        """Seconds this run's mutants spent outside their tests: start or fork, apply, reap."""
+        return sum(max(0.0, r.duration - r.in_tests) for r in self.ran)
 
     @property
     def executed(self) -> int:
@@ -179,13 +231,9 @@ def check_wiring(options: RunOptions, scratch: Path, timeout: float) -> None:
 
 def run_mutant(mutant: Mutant, context: Context, name: str = "mutant") -> MutantResult:
     """Run the suite against one mutant; never raises for what the mutant does."""
-    if mutant.ignored_reason:
-        return MutantResult(mutant, Status.IGNORED, detail=mutant.ignored_reason)
-    if mutant.kind is MutantKind.REWRITE:
-        try:
-            compile(mutant.mutated_source, mutant.path, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as e:
-            return MutantResult(mutant, Status.COMPILE_ERROR, detail=f"{e!r}")
+    settled = settle(mutant)
+    if settled is not None:
+        return settled
     covered_by = context.coverage.tests_for(mutant) or ()
     if mutant.kind is MutantKind.REWRITE:
         fields = {"module": mutant.module, "source": mutant.mutated_source,
@@ -213,7 +261,7 @@ def classify(mutant: Mutant, outcome: ChildOutcome, covered_by: tuple[str, ...],
     took = outcome.duration
     if outcome.returncode is None:
         return MutantResult(mutant, Status.TIMEOUT, covered_by=covered_by, duration=took,
-                            detail=f"ran past the {timeout:.1f}s limit")
+                            in_tests=took, detail=f"ran past the {timeout:.1f}s limit")
     result = outcome.result
     if result is None:
         return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took,
@@ -224,39 +272,209 @@ def classify(mutant: Mutant, outcome: ChildOutcome, covered_by: tuple[str, ...],
     if result.error_kind is ErrorKind.APPLY:
         return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took, detail=result.error)
     if outcome.returncode == 0 and not result.failed:
-        return MutantResult(mutant, Status.SURVIVED, covered_by=covered_by, duration=took)
+        return MutantResult(mutant, Status.SURVIVED, covered_by=covered_by, duration=took,
+                            in_tests=result.in_tests)
     if outcome.returncode in _PYTEST_FAILED and result.failed:
         return MutantResult(mutant, Status.KILLED, killed_by=result.failed[:1],
-                            covered_by=covered_by, duration=took)
+                            covered_by=covered_by, duration=took, in_tests=result.in_tests)
     return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took,
                         detail=f"pytest exited {outcome.returncode}\n{outcome.output}")
 
 
+def settle(mutant: Mutant) -> MutantResult | None:
+    """The result of a mutant that needs no test run (ignored, does not compile)."""
+    if mutant.ignored_reason:
+        return MutantResult(mutant, Status.IGNORED, detail=mutant.ignored_reason)
+    if mutant.kind is MutantKind.REWRITE:
+        try:
+            compile(mutant.mutated_source, mutant.path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as e:
+            return MutantResult(mutant, Status.COMPILE_ERROR, detail=f"{e!r}")
+    return None
+
+
+class Cache(Protocol):
+    """Where results of earlier runs are kept (``metaeval.mutation.cache.ResultCache``)."""
+
+    def lookup(self, mutant: Mutant) -> MutantResult | None: ...
+
+    def store(self, result: MutantResult, coverage: Coverage | None) -> None: ...
+
+    def last_limits(self) -> tuple[float, float]: ...
+
+    def save(self, baseline_duration: float, timeout: float) -> None: ...
+
+
 def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
-                progress: Progress | None = None) -> MutationRun:
-    """Baseline, forced-fail check, then every mutant; VoidRun if nothing can be trusted."""
-    with tempfile.TemporaryDirectory(prefix="metaeval-mutate-") as tmp:
-        scratch = Path(tmp)
-        packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
-        baseline = run_baseline(options, scratch, packages)
-        timeout = baseline.duration * options.timeout_factor + options.timeout_constant
-        check_wiring(options, scratch, timeout)
-        context = Context(options, scratch, timeout, baseline.coverage)
-        done = 0
-        lock = threading.Lock()
+                progress: Progress | None = None, cache: Cache | None = None) -> MutationRun:
+    """Baseline, forced-fail check, then every mutant that is neither settled up
+    front nor in ``cache``; VoidRun if nothing can be trusted. When every result
+    comes from the cache, nothing runs, not even the baseline."""
+    started = time.monotonic()
+    results: dict[int, MutantResult] = {}
+    lock = threading.Lock()
 
-        def one(index: int) -> MutantResult:
-            nonlocal done
-            result = run_mutant(mutants[index], context, name=f"m{index}")
-            with lock:
-                done += 1
-                if progress is not None:
-                    progress(done, len(mutants), result)
-            return result
+    def record(index: int, result: MutantResult) -> None:
+        with lock:
+            results[index] = result
+            if progress is not None:
+                progress(len(results), len(mutants), result)
 
-        with ThreadPoolExecutor(max_workers=options.workers) as pool:
-            results = tuple(pool.map(one, range(len(mutants))))
-    return MutationRun(results, baseline.duration, timeout)
+    todo: list[int] = []
+    for index, mutant in enumerate(mutants):
+        known = settle(mutant) or (cache.lookup(mutant) if cache is not None else None)
+        if known is None:
+            todo.append(index)
+        else:
+            record(index, known)
+    coverage: Coverage | None = None
+    if todo:
+        with tempfile.TemporaryDirectory(prefix="metaeval-mutate-") as tmp:
+            packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
+            run = _run_fork if options.isolation is Isolation.FORK else _run_subprocess
+            baseline_duration, timeout, coverage = run(
+                [(i, mutants[i]) for i in todo], options, Path(tmp), packages, record)
+    elif cache is not None:
+        baseline_duration, timeout = cache.last_limits()
+    else:
+        baseline_duration, timeout = 0.0, 0.0
+    ordered = tuple(results[i] for i in range(len(mutants)))
+    if cache is not None:
+        for index in todo:
+            cache.store(ordered[index], coverage)
+        cache.save(baseline_duration, timeout)
+    return MutationRun(ordered, baseline_duration, timeout, options.isolation,
+                       time.monotonic() - started)
+
+
+Record = Callable[[int, MutantResult], None]
+
+
+def _run_subprocess(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
+                    packages: tuple[str, ...], record: Record
+                    ) -> tuple[float, float, Coverage]:
+    baseline = run_baseline(options, scratch, packages)
+    timeout = baseline.duration * options.timeout_factor + options.timeout_constant
+    check_wiring(options, scratch, timeout)
+    context = Context(options, scratch, timeout, baseline.coverage)
+
+    def one(job: tuple[int, Mutant]) -> None:
+        index, mutant = job
+        record(index, run_mutant(mutant, context, name=f"m{index}"))
+
+    with ThreadPoolExecutor(max_workers=options.workers) as pool:
+        list(pool.map(one, todo))
+    return baseline.duration, timeout, baseline.coverage
+
+
+# --- fork isolation: the runner's side of metaeval.mutation.warm ---------------------
+
+
+def _warm_spec(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
+               packages: tuple[str, ...]) -> WarmSpec:
+    root = options.root.resolve()
+    return WarmSpec(
+        stream_path=str(scratch / "warm.jsonl"), scratch=str(scratch), root=str(root),
+        mutants_dir=str(options.mutants_dir.resolve()), packages=packages,
+        parent_pid=os.getpid(), jobs=options.workers, timeout_factor=options.timeout_factor,
+        timeout_constant=options.timeout_constant, memory_limit=options.memory_limit,
+        mutants=tuple(WarmMutant(i, m.id, m.kind.value, m.module, m.path,
+                                 str((root / m.path).resolve()), m.qualname,
+                                 m.span.start_line, m.mutated_source) for i, m in todo))
+
+
+def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
+              packages: tuple[str, ...], record: Record) -> tuple[float, float, Coverage]:
+    """One warm pytest process runs the baseline and forks a child per mutant; its
+    stream is read as it is written, so progress shows as mutants finish."""
+    spec = _warm_spec(todo, options, scratch, packages)
+    spec_path = scratch / "warm.spec.json"
+    spec.write(spec_path)
+    stream = Path(spec.stream_path)
+    stream.touch()
+    out_path = scratch / "warm.out"
+    command = [options.python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               # One token: pytest takes a bare path argument into account for its rootdir.
+               f"--metaeval-warm={spec_path}", *options.pytest_args]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    by_index = dict(todo)
+    baseline: WarmBaseline | None = None
+    coverage = Coverage.from_runs(options.root, ())
+    timeout = 0.0
+    pending = set(by_index)
+    with out_path.open("wb") as out, stream.open(encoding="utf-8") as lines:
+        proc = subprocess.Popen(command, cwd=options.root, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            buffer = ""
+            while True:
+                exited = proc.poll() is not None
+                buffer += lines.read()
+                *complete, buffer = buffer.split("\n")
+                for line in complete:
+                    value = read_warm_line(line)
+                    if isinstance(value, WarmBaseline):
+                        baseline = value
+                        _check_warm_baseline(value, options, out_path)
+                        coverage = Coverage.from_runs(options.root, value.ran)
+                        timeout = (value.duration * options.timeout_factor
+                                   + options.timeout_constant)
+                    else:
+                        pending.discard(value.index)
+                        record(value.index, classify_warm(by_index[value.index], value,
+                                                          coverage, timeout))
+                if exited:
+                    break
+                time.sleep(0.02)
+        finally:
+            if proc.poll() is None:
+                _kill_group(proc)
+    tail = out_path.read_text(encoding="utf-8", errors="replace")[-OUTPUT_TAIL:]
+    if baseline is None:
+        raise VoidRun("the warm runner did not report a baseline: is metaeval installed in "
+                      f"the environment that runs pytest ({options.python})?\n{tail}")
+    for index in sorted(pending):
+        record(index, MutantResult(by_index[index], Status.RUNTIME_ERROR,
+                                   detail=f"the warm runner ended before this mutant\n{tail}"))
+    return baseline.duration, timeout, coverage
+
+
+def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:
+    if baseline.failed:
+        tail = out_path.read_text(encoding="utf-8", errors="replace")[-OUTPUT_TAIL:]
+        failing = "\n  ".join(baseline.failed)
+        raise VoidRun(f"the test suite fails without any mutant; fix these first:\n  {failing}"
+                      f"\n{tail}")
+    if baseline.wiring:
+        raise VoidRun(f"the forced-fail check was not killed: {baseline.wiring}")
+
+
+def classify_warm(mutant: Mutant, outcome: WarmOutcome, coverage: Coverage,
+                  timeout: float) -> MutantResult:
+    """Turn what a forked child did into a status, as ``classify`` does for a subprocess."""
+    if outcome.selected is None:
+        return MutantResult(mutant, Status.NO_COVERAGE,
+                            detail="no test runs this code in the baseline")
+    covered_by = coverage.tests_for(mutant) or ()
+    took, in_tests = outcome.wall, outcome.in_tests
+    if outcome.timed_out:
+        return MutantResult(mutant, Status.TIMEOUT, covered_by=covered_by, duration=took,
+                            in_tests=took, detail=f"ran past the {timeout:.1f}s limit")
+    if not outcome.reported:
+        return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took,
+                            detail=f"the child ended without a result (wait status "
+                                   f"{outcome.exit_status})")
+    if outcome.error_kind is ErrorKind.COMPILE:
+        return MutantResult(mutant, Status.COMPILE_ERROR, duration=took, detail=outcome.error)
+    if outcome.error_kind is ErrorKind.APPLY:
+        return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took, detail=outcome.error)
+    if outcome.failed:
+        return MutantResult(mutant, Status.KILLED, killed_by=(outcome.failed,),
+                            covered_by=covered_by, duration=took, in_tests=in_tests,
+                            detail=outcome.error)
+    return MutantResult(mutant, Status.SURVIVED, covered_by=covered_by, duration=took,
+                        in_tests=in_tests)
 
 
 def exit_code(run: MutationRun) -> ExitCode:

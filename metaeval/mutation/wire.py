@@ -108,6 +108,8 @@ class ChildResult:
     """Node ids of failed tests (or collectors), in the order they failed."""
     tests_run: int = 0
     ran: tuple[CodeRun, ...] = ()
+    in_tests: float = 0.0
+    """Seconds inside tests (setup, call and teardown), as pytest's reports count them."""
 
     def write(self, path: Path) -> None:
         data = asdict(self)
@@ -123,4 +125,121 @@ class ChildResult:
             error_kind=ErrorKind(data["error_kind"]), error=data["error"],
             failed=tuple(data["failed"]), tests_run=data["tests_run"],
             ran=tuple(CodeRun(r["module"], r["file"], r["line"], r["name"], tuple(r["tests"]))
-                      for r in data["ran"]))
+                      for r in data["ran"]),
+            in_tests=data.get("in_tests", 0.0))
+
+
+# --- the warm runner: one pytest process that forks a child per mutant ----------------
+
+WARM_MUTANTS = "mutants"
+
+
+@dataclass(frozen=True, slots=True)
+class WarmMutant:
+    """One mutant as the warm runner needs it: where it is, and how to apply it."""
+
+    index: int
+    """Its position in the runner's list; results come back tagged with it."""
+    id: str
+    kind: str
+    """``rewrite`` or ``patch`` (``MutantKind`` values)."""
+    module: str
+    path: str
+    """Relative to the project root, as in ``Mutant.path``."""
+    file: str
+    """Absolute path of the module file (``__file__`` of a rewritten module)."""
+    qualname: str
+    line: int
+    """The first line of the mutant's span."""
+    source: str = ""
+    """For a rewrite mutant: the whole module with the fault in place."""
+
+
+@dataclass(frozen=True, slots=True)
+class WarmSpec:
+    """What the warm runner is asked to do, written by the runner to a scratch file."""
+
+    stream_path: str
+    """Where the warm runner appends one JSON object a line as things happen."""
+    scratch: str
+    root: str
+    mutants_dir: str
+    packages: tuple[str, ...]
+    parent_pid: int
+    jobs: int
+    timeout_factor: float
+    timeout_constant: float
+    memory_limit: int
+    """RLIMIT_AS for each child, in bytes, added to the warm process's own size; 0: none."""
+    mutants: tuple[WarmMutant, ...]
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self)), encoding="utf-8")
+
+    @staticmethod
+    def read(path: Path) -> WarmSpec:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["packages"] = tuple(data["packages"])
+        data["mutants"] = tuple(WarmMutant(**m) for m in data[WARM_MUTANTS])
+        return WarmSpec(**data)
+
+
+@dataclass(frozen=True, slots=True)
+class WarmBaseline:
+    """The traced baseline run in the warm process (the first line of the stream)."""
+
+    failed: tuple[str, ...]
+    """Failing tests or collectors; the run proves nothing unless this is empty."""
+    tests_run: int
+    duration: float
+    """Seconds spent running the whole suite once, collection excluded."""
+    ran: tuple[CodeRun, ...]
+    tests: tuple[str, ...]
+    """Every collected test, in collection order."""
+    wiring: str
+    """Empty when the forced-fail child was killed as it must be; else what went wrong."""
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WarmOutcome:
+    """One forked child, seen from the warm process."""
+
+    index: int
+    selected: tuple[str, ...] | None
+    """The tests run, in order; None when the mutant was not run (no test reaches it)."""
+    failed: str = ""
+    """The first failing test: the run stopped there."""
+    timed_out: bool = False
+    error_kind: ErrorKind = ErrorKind.NONE
+    error: str = ""
+    exit_status: int = 0
+    """``os.waitpid`` status; a child that dies without a result is a RuntimeError."""
+    reported: bool = True
+    """False when the child ended without writing its result."""
+    in_tests: float = 0.0
+    """Seconds inside the selected tests' setup, call and teardown."""
+    wall: float = 0.0
+    """Seconds from fork to reaping."""
+
+
+def warm_line(kind: str, value: WarmBaseline | WarmOutcome) -> str:
+    data = asdict(value)
+    if isinstance(value, WarmOutcome):
+        data["error_kind"] = value.error_kind.value
+    return json.dumps({"event": kind, **data}) + "\n"
+
+
+def read_warm_line(line: str) -> WarmBaseline | WarmOutcome:
+    data = json.loads(line)
+    kind = data.pop("event")
+    if kind == "baseline":
+        data["failed"] = tuple(data["failed"])
+        data["tests"] = tuple(data["tests"])
+        data["ran"] = tuple(CodeRun(r["module"], r["file"], r["line"], r["name"],
+                                    tuple(r["tests"])) for r in data["ran"])
+        return WarmBaseline(**data)
+    data["error_kind"] = ErrorKind(data["error_kind"])
+    if data["selected"] is not None:
+        data["selected"] = tuple(data["selected"])
+    return WarmOutcome(**data)

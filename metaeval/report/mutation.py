@@ -109,8 +109,21 @@ def mutation_text(run: MutationRun, root: Path, report_path: Path | None) -> str
     footer = f"time limit per mutant {run.timeout:.1f}s (baseline {run.baseline_duration:.1f}s)"
     if report_path is not None:
         footer += f"; report: {report_path}"
-    parts.append(footer)
+    parts.append(f"{footer}\n{overhead_text(run)}")
     return "\n\n".join(parts)
+
+
+def overhead_text(run: MutationRun) -> str:
+    """Where the time went: inside the tests, and everywhere else (starting or
+    forking a child, applying the mutant, reaping), in total and per mutant run."""
+    ran = len(run.ran)
+    text = (f"{run.isolation.value}: {ran} mutants run, {run.cached} from cache, "
+            f"{run.wall:.1f}s in all")
+    if ran:
+        text += (f"; in tests {run.in_tests:.1f}s, elsewhere {run.elsewhere:.1f}s "
+                 f"(per mutant {run.in_tests / ran * 1000:.1f} ms in tests, "
+                 f"{run.elsewhere / ran * 1000:.1f} ms elsewhere)")
+    return text
 
 
 def _location(result: MutantResult) -> JsonObject:
@@ -175,6 +188,10 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
         "score": score,
         "executed": run.executed,
         "timeout_seconds": round(run.timeout, 3),
+        "timing": {"isolation": run.isolation.value, "ran": len(run.ran),
+                   "cached": run.cached, "wall_seconds": round(run.wall, 3),
+                   "in_tests_seconds": round(run.in_tests, 3),
+                   "elsewhere_seconds": round(run.elsewhere, 3)},
         "report": str(report_path) if report_path is not None else None,
         "mutants": mutants,
     }

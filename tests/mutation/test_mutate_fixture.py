@@ -55,18 +55,31 @@ class Run:
     before: dict[str, str]
 
 
-@pytest.fixture(scope="module")
-def run(shop: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
-    before = tree_digest(shop)
-    report = tmp_path_factory.mktemp("report") / "mutation.json"
+def mutate_json(project: Path, scratch: Path, *flags: str) -> Run:
+    before = tree_digest(project)
+    report = scratch / "mutation.json"
     started = time.monotonic()
     done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--jobs", "2",
-                           "--report", str(report)], cwd=shop, capture_output=True, text=True,
-                          timeout=120)
+                           "--report", str(report), *flags], cwd=project, capture_output=True,
+                          text=True, timeout=120)
     seconds = time.monotonic() - started
     assert done.stdout, done.stderr
-    return Run(shop, done.returncode, json.loads(done.stdout),
+    return Run(project, done.returncode, json.loads(done.stdout),
                json.loads(report.read_text(encoding="utf-8")), seconds, before)
+
+
+@pytest.fixture(scope="module")
+def run(shop: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """The default: fork isolation, with a result cache kept outside the tree."""
+    scratch = tmp_path_factory.mktemp("fork")
+    return mutate_json(shop, scratch, "--cache", str(scratch / "cache.json"))
+
+
+@pytest.fixture(scope="module")
+def subprocess_run(shop: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """The reference: a fresh pytest per mutant, every test, no cache."""
+    return mutate_json(shop, tmp_path_factory.mktemp("subprocess"), "--isolation",
+                       "subprocess", "--no-cache")
 
 
 def statuses(run: Run) -> dict[str, str]:
@@ -75,8 +88,49 @@ def statuses(run: Run) -> dict[str, str]:
     return {m["id"]: m["status"] for m in mutants}
 
 
+def by_id(run: Run) -> dict[str, dict[str, object]]:
+    mutants = run.output["mutants"]
+    assert isinstance(mutants, list)
+    return {m["id"]: m for m in mutants}
+
+
 def test_each_status_appears_exactly_where_designed(run: Run) -> None:
     assert statuses(run) == EXPECTED
+
+
+def test_subprocess_isolation_shows_each_status_where_designed(subprocess_run: Run) -> None:
+    assert statuses(subprocess_run) == EXPECTED
+    timing = subprocess_run.output["timing"]
+    assert isinstance(timing, dict) and timing["isolation"] == "subprocess"
+
+
+def test_fork_and_subprocess_isolation_agree_on_every_mutant(run: Run,
+                                                              subprocess_run: Run) -> None:
+    fork, reference = by_id(run), by_id(subprocess_run)
+    timing = run.output["timing"]
+    assert isinstance(timing, dict) and timing["isolation"] == "fork"
+    assert {k: m["status"] for k, m in fork.items()} == {
+        k: m["status"] for k, m in reference.items()}
+    for key, mutant in fork.items():
+        # The killing test is one the baseline saw reach the mutant, and on this
+        # fixture (all tests equally fast) the same one the full suite stops at.
+        assert mutant["killed_by"] == reference[key]["killed_by"], key
+        assert mutant["covered_by"] == reference[key]["covered_by"], key
+        killed_by, covered_by = mutant["killed_by"], mutant["covered_by"]
+        assert isinstance(killed_by, list) and isinstance(covered_by, list)
+        if killed_by and covered_by:
+            assert set(killed_by) <= set(covered_by), key
+
+
+def test_fork_isolation_reports_time_in_tests_and_elsewhere(run: Run) -> None:
+    timing = run.output["timing"]
+    assert isinstance(timing, dict)
+    # NoCoverage, Ignored and CompileError mutants are settled without a child.
+    assert timing["ran"] == sum(1 for s in EXPECTED.values()
+                                if s not in ("NoCoverage", "Ignored"))
+    assert timing["cached"] == 0
+    assert 0 < timing["elsewhere_seconds"] < timing["wall_seconds"]
+    assert timing["in_tests_seconds"] > 0
 
 
 def test_a_survivor_makes_the_run_exit_1(run: Run) -> None:
@@ -138,7 +192,8 @@ def test_the_run_leaves_the_tree_byte_identical(run: Run) -> None:
                "--ignored") == ""
 
 
-def _mutant_children(parent: int) -> list[int]:
+def _processes() -> list[tuple[int, int, list[bytes]]]:
+    """(pid, parent pid, argv) of every process."""
     found = []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
@@ -147,11 +202,26 @@ def _mutant_children(parent: int) -> list[int]:
             cmdline = (status.parent / "cmdline").read_bytes().split(b"\0")
         except (OSError, ValueError):
             continue
-        if int(fields.get("PPid", "0").strip()) == parent and b"--metaeval-mutant" in cmdline:
-            index = cmdline.index(b"--metaeval-mutant")
-            if cmdline[index + 1] not in (b"baseline", b"forced-fail"):
-                found.append(int(status.parent.name))
+        found.append((int(status.parent.name), int(fields.get("PPid", "0").strip()), cmdline))
     return found
+
+
+def _mutant_children(parent: int, isolation: str) -> list[int]:
+    """The processes running mutants: pytest children of the runner (subprocess), or
+    the warm process and the children it forked (fork)."""
+    processes = _processes()
+    if isolation == "subprocess":
+        found = []
+        for pid, ppid, cmdline in processes:
+            if ppid == parent and b"--metaeval-mutant" in cmdline:
+                index = cmdline.index(b"--metaeval-mutant")
+                if cmdline[index + 1] not in (b"baseline", b"forced-fail"):
+                    found.append(pid)
+        return found
+    warm = [pid for pid, ppid, cmdline in processes
+            if ppid == parent and any(a.startswith(b"--metaeval-warm=") for a in cmdline)]
+    forked = [pid for pid, ppid, _ in processes if ppid in warm]
+    return [*warm, *forked] if forked else []
 
 
 def _alive(pid: int) -> bool:
@@ -163,16 +233,17 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the children")
-def test_sigkill_midway_leaves_the_tree_byte_identical(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolation", ["fork", "subprocess"])
+def test_sigkill_midway_leaves_the_tree_byte_identical(tmp_path: Path, isolation: str) -> None:
     project = copy_shop(tmp_path)
     before = tree_digest(project)
-    proc = subprocess.Popen([METAEVAL, "mutate", "--jobs", "2", "--report",
-                             str(tmp_path / "report.json")], cwd=project,
+    proc = subprocess.Popen([METAEVAL, "mutate", "--jobs", "2", "--isolation", isolation,
+                             "--report", str(tmp_path / "report.json")], cwd=project,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     children: list[int] = []
     while not children and time.monotonic() < deadline and proc.poll() is None:
-        children = _mutant_children(proc.pid)
+        children = _mutant_children(proc.pid, isolation)
         time.sleep(0.02)
     assert children, "no mutant child started"
     os.kill(proc.pid, signal.SIGKILL)

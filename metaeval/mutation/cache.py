@@ -1,0 +1,172 @@
+"""Results of earlier ``metaeval mutate`` runs, reused while nothing they depend on changed.
+
+An entry is keyed by a hash of the mutant itself (its id, its mutated module or
+declared replacement, its location) and of the run's settings (metaeval's
+version, the pytest arguments, the time limit). It stays valid while the files
+it depends on hash the same: the mutated module, the files of the tests that
+were selected for it, every ``conftest.py``, ``pyproject.toml``, and the source
+files those tests ran in the baseline. A mutant no test reached, or one every
+test may see, depends on every test file. Adding or removing a test file
+invalidates every entry.
+
+The cache lives in one JSON file under ``.metaeval/`` (gitignored). This module
+never writes anywhere else, and a missing, corrupt or foreign cache file is an
+empty cache, never an error. Mutants settled without running are not cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from metaeval import __version__
+from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.model import Mutant, MutantResult, Status
+
+CACHE_FILE = ".metaeval/mutate-cache.json"
+FORMAT = 1
+# A RuntimeError is cached too: a patch target that is gone stays gone until a
+# file changes. Ignored and CompileError mutants are settled without running.
+CACHEABLE = (Status.KILLED, Status.SURVIVED, Status.NO_COVERAGE, Status.TIMEOUT,
+             Status.RUNTIME_ERROR)
+# Directories whose files are never the project's tests.
+_NOT_TESTS = frozenset({"venv", "site-packages", "node_modules", "__pycache__", "build",
+                        "dist"})
+
+Entry = dict[str, object]
+
+
+def _is_test_file(name: str) -> bool:
+    return name == "conftest.py" or (name.endswith(".py") and (
+        name.startswith("test_") or name.endswith("_test.py")))
+
+
+def project_test_files(root: Path) -> tuple[str, ...]:
+    """The project's test files and conftest files, relative to ``root``, sorted."""
+    found: list[str] = []
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _NOT_TESTS]
+        here = Path(directory)
+        found.extend((here / name).relative_to(root).as_posix()
+                     for name in files if _is_test_file(name))
+    return tuple(sorted(found))
+
+
+class ResultCache:
+    """The cache of one project; ``save`` writes it back."""
+
+    def __init__(self, root: Path, settings: tuple[str, ...], path: Path | None = None) -> None:
+        self.root = root.resolve()
+        self.path = path or self.root / CACHE_FILE
+        self.salt = json.dumps([FORMAT, __version__, *settings])
+        self.entries: dict[str, Entry] = {}
+        self.limits = (0.0, 0.0)
+        self._digests: dict[str, str] = {}
+        self._test_list: tuple[str, ...] | None = None
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("format") != FORMAT:
+                return
+            self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, dict)}
+            self.limits = (float(data["baseline"]), float(data["timeout"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.entries = {}  # unreadable: start empty; it is rewritten on save
+
+    # --- hashing -------------------------------------------------------------------
+
+    def _digest(self, name: str) -> str:
+        if name not in self._digests:
+            path = Path(name) if Path(name).is_absolute() else self.root / name
+            try:
+                self._digests[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                self._digests[name] = "missing"
+        return self._digests[name]
+
+    def _tests(self) -> tuple[str, ...]:
+        if self._test_list is None:
+            self._test_list = project_test_files(self.root)
+        return self._test_list
+
+    def _listing(self) -> str:
+        return hashlib.sha256("\n".join(self._tests()).encode("utf-8")).hexdigest()
+
+    def key(self, mutant: Mutant) -> str:
+        span = mutant.span
+        parts = [self.salt, mutant.id, mutant.kind.value, mutant.module, mutant.path,
+                 mutant.qualname, mutant.mutated_source, mutant.original, mutant.replacement,
+                 mutant.target, span.start_line, span.start_column, span.end_line,
+                 span.end_column]
+        return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
+
+    def _relative(self, file: str) -> str:
+        path = Path(file)
+        if path.is_absolute() and path.is_relative_to(self.root):
+            return path.relative_to(self.root).as_posix()
+        return file
+
+    def _dependencies(self, result: MutantResult, coverage: Coverage | None) -> set[str]:
+        mutant = result.mutant
+        deps = {mutant.path, "pyproject.toml"}
+        deps.update(t for t in self._tests() if t.rpartition("/")[2] == "conftest.py")
+        tests = tuple(dict.fromkeys((*result.covered_by, *result.killed_by)))
+        if result.status is Status.NO_COVERAGE or not result.covered_by:
+            deps.update(self._tests())
+            ran = coverage.files_run_by(None) if coverage is not None else frozenset()
+        else:
+            deps.update(t.partition("::")[0] for t in tests)
+            ran = coverage.files_run_by(tests) if coverage is not None else frozenset()
+        deps.update(self._relative(f) for f in ran)
+        return deps
+
+    # --- the runner's interface ----------------------------------------------------
+
+    def lookup(self, mutant: Mutant) -> MutantResult | None:
+        """The earlier result, when the mutant and everything it depends on are unchanged."""
+        entry = self.entries.get(self.key(mutant))
+        if entry is None or entry.get("listing") != self._listing():
+            return None
+        deps = entry.get("deps")
+        result = entry.get("result")
+        if not isinstance(deps, dict) or not isinstance(result, dict):
+            return None
+        if any(self._digest(name) != digest for name, digest in deps.items()):
+            return None
+        try:
+            return MutantResult(
+                mutant, Status(result["status"]), killed_by=tuple(result["killed_by"]),
+                covered_by=tuple(result["covered_by"]), duration=float(result["duration"]),
+                detail=str(result["detail"]), in_tests=float(result["in_tests"]), cached=True)
+        except (KeyError, ValueError, TypeError):
+            return None
+
+    def store(self, result: MutantResult, coverage: Coverage | None) -> None:
+        if result.status not in CACHEABLE or result.cached:
+            return
+        deps = self._dependencies(result, coverage)
+        self.entries[self.key(result.mutant)] = {
+            "listing": self._listing(),
+            "deps": {name: self._digest(name) for name in sorted(deps)},
+            "result": {"status": result.status.value, "killed_by": list(result.killed_by),
+                       "covered_by": list(result.covered_by), "duration": result.duration,
+                       "in_tests": result.in_tests, "detail": result.detail},
+        }
+
+    def last_limits(self) -> tuple[float, float]:
+        """The baseline duration and time limit of the run that filled the cache."""
+        return self.limits
+
+    def save(self, baseline_duration: float, timeout: float) -> None:
+        if baseline_duration or timeout:
+            self.limits = (baseline_duration, timeout)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"format": FORMAT, "baseline": self.limits[0],
+                                   "timeout": self.limits[1], "entries": self.entries}),
+                       encoding="utf-8")
+        tmp.replace(self.path)

@@ -1,0 +1,416 @@
+"""The warm runner: one pytest process imports and collects once, then forks a
+child per mutant that runs only the tests which reach the mutated code.
+
+It lives inside the pytest process that ``metaeval mutate --isolation fork``
+starts with ``--metaeval-warm SPEC``. It takes over the test loop: a traced
+baseline (in a forked child, so the parent stays as collection left it), a
+forced-fail child that must be killed, then one forked child per mutant,
+``jobs`` at a time. A child puts its mutant in place (a rewrite by swapping the
+changed functions' code objects, or by re-executing the module when the change
+is outside a function; a patch as the subprocess plugin does), runs its
+selected tests fastest first, stops at the first failure, writes a line to a
+pipe and ends with ``os._exit``. Every outcome is appended to the stream file
+the runner reads as it goes.
+
+It must never write the user's tree, never let a child run past its limit (the
+child leads its own process group, which is killed whole), and never leave a
+child behind: children are reaped, and die with the warm process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import select
+import signal
+import sys
+import time
+import traceback
+import types
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import pytest
+
+from metaeval.mutation.apply import (
+    CallRecorder,
+    CodeKey,
+    apply_patch,
+    apply_rewrite,
+    original_code,
+    recorded_keys,
+    swap_code,
+)
+from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.model import Mutant, MutantKind, Span
+from metaeval.mutation.wire import (
+    CodeRun,
+    ErrorKind,
+    WarmBaseline,
+    WarmMutant,
+    WarmOutcome,
+    WarmSpec,
+    warm_line,
+)
+
+FORCED_FAIL = "forced-fail"
+_READ_SIZE = 65536
+
+
+def die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this process when ``parent`` dies (``kill -9`` included)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the runner's limits still apply
+        return
+    if parent and os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(3)
+
+
+def _address_space() -> int:
+    """This process's virtual size in bytes, 0 when it cannot be read."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+@dataclass(slots=True)
+class _Child:
+    """A running child, seen from the warm process."""
+
+    pid: int
+    fd: int
+    work: WarmMutant
+    selected: tuple[str, ...]
+    started: float
+    deadline: float
+    data: bytearray = field(default_factory=bytearray)
+    eof: bool = False
+
+
+class WarmSession:
+    """The plugin object of the warm process, registered only with ``--metaeval-warm``."""
+
+    def __init__(self, spec: WarmSpec, recorder: CallRecorder) -> None:
+        self.spec = spec
+        self.recorder = recorder
+        self.collect_failed: list[str] = []
+        self.first_failed = ""
+        self.durations: dict[str, float] = {}
+        self.passed: set[str] = set()
+        """Tests whose call phase ran and passed in the baseline."""
+        self.traced = True
+        self.started = time.monotonic()
+        self.pid = os.getpid()
+        self.coverage = Coverage(Path(spec.root), {})
+        self.originals: dict[str, types.CodeType | None] = {}
+        self.stream: TextIO | None = None
+
+    # --- hooks -------------------------------------------------------------------
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collect_failed.append(report.nodeid or "<collection>")
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self.recorder.current = nodeid
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.recorder.current = ""
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.durations[report.nodeid] = self.durations.get(report.nodeid, 0.0) + report.duration
+        if report.failed and not self.first_failed:
+            self.first_failed = report.nodeid
+        if report.when == "call" and report.passed:
+            self.passed.add(report.nodeid)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        self.recorder.stop()
+        import_time = recorded_keys(self.recorder)
+        items = list(session.items)
+        with Path(self.spec.stream_path).open("a", encoding="utf-8") as stream:
+            self.stream = stream
+            baseline = self._baseline(session, items)
+            self._emit(warm_line("baseline", baseline))
+            if not baseline.failed and not baseline.wiring:
+                self._run_mutants(items, baseline, import_time)
+        return True
+
+    # --- the baseline ------------------------------------------------------------
+
+    def _emit(self, line: str) -> None:
+        assert self.stream is not None
+        self.stream.write(line)
+        self.stream.flush()
+
+    def _baseline(self, session: pytest.Session, items: list[pytest.Item]) -> WarmBaseline:
+        tests = tuple(item.nodeid for item in items)
+        if self.collect_failed or not items:
+            failed = tuple(self.collect_failed) or ("<no tests collected>",)
+            return WarmBaseline(failed, 0, 0.0, (), tests, "")
+        result = Path(self.spec.scratch) / "warm-baseline.json"
+        pid = os.fork()
+        if pid == 0:
+            self._baseline_child(session, items, result)
+        _, status = os.waitpid(pid, 0)
+        duration = time.monotonic() - self.started
+        if not result.exists():
+            return WarmBaseline((f"<the baseline child ended with status {status}>",), 0,
+                                duration, (), tests, "")
+        data = json.loads(result.read_text(encoding="utf-8"))
+        self.durations = data["durations"]
+        self.passed = set(data["passed"])
+        self.traced = data["traced"]
+        ran = tuple(CodeRun(r["module"], r["file"], r["line"], r["name"], tuple(r["tests"]))
+                    for r in data["ran"])
+        wiring = self._wiring(items)
+        return WarmBaseline(tuple(data["failed"]), data["tests_run"], duration, ran, tests,
+                            wiring)
+
+    def _baseline_child(self, session: pytest.Session, items: list[pytest.Item],
+                        result: Path) -> None:
+        try:
+            failed: list[str] = []
+            tests_run = 0
+            self.recorder.start()
+            for i, item in enumerate(items):
+                self.first_failed = ""
+                nextitem = items[i + 1] if i + 1 < len(items) else None
+                item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                tests_run += 1
+                if sys.gettrace() is not self.recorder:
+                    # A test replaced the tracer (a coverage tool does): what it ran
+                    # went unseen, so no selection can be trusted.
+                    self.traced = False
+                    self.recorder.start()
+                if self.first_failed:
+                    failed.append(self.first_failed)
+                if session.shouldstop or session.shouldfail:
+                    break
+            self.recorder.stop()
+            runs = [{"module": r.module, "file": r.file, "line": r.line, "name": r.name,
+                     "tests": list(r.tests)} for r in self.recorder.runs()]
+            tmp = result.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"failed": failed, "tests_run": tests_run, "ran": runs,
+                                       "durations": self.durations, "traced": self.traced,
+                                       "passed": sorted(self.passed)}),
+                           encoding="utf-8")
+            tmp.replace(result)
+        finally:
+            os._exit(0)
+
+    def _wiring(self, items: list[pytest.Item]) -> str:
+        """One child whose fastest passing test is forced to fail must report it."""
+        probe = WarmMutant(-1, FORCED_FAIL, FORCED_FAIL, "", "", "", "", 0)
+        ran = [item for item in items if item.nodeid in self.passed]  # not skipped, not xfail
+        if not ran:
+            return "no test ran and passed in the baseline"
+        fastest = min(ran, key=lambda item: self.durations.get(item.nodeid, 0.0))
+        outcome = self._pool([(probe, (fastest,))], None, frozenset())
+        if outcome and outcome[0].failed == fastest.nodeid:
+            return ""
+        return (f"the forced-fail child was not killed: {outcome[0] if outcome else None!r}")
+
+    # --- the mutants -------------------------------------------------------------
+
+    def _select(self, items: list[pytest.Item], baseline: WarmBaseline, work: WarmMutant
+                ) -> tuple[pytest.Item, ...] | None:
+        """The tests that reach the mutant, fastest first; None when none does."""
+        if not self.traced:
+            return tuple(items)
+        mutant = Mutant(work.id, MutantKind(work.kind), "", work.path, work.module,
+                        work.qualname, Span(work.line, 1, work.line, 1), "", "")
+        tests = self.coverage.tests_for(mutant)
+        if tests is None or (not tests and self.coverage.reached(mutant)):
+            # Module or class body, or code that ran only at import: every test may see it.
+            chosen = list(items)
+        elif not tests:
+            return None
+        else:
+            wanted = set(tests)
+            chosen = [item for item in items if item.nodeid in wanted]
+        position = {item.nodeid: i for i, item in enumerate(items)}
+        # Fastest first, in steps of 10 ms: tests that fast are all alike (their times
+        # are noise), and keep their collection order, so killed_by is stable.
+        chosen.sort(key=lambda item: (int(self.durations.get(item.nodeid, 0.0) * 100),
+                                      position[item.nodeid]))
+        return tuple(chosen)
+
+    def _run_mutants(self, items: list[pytest.Item], baseline: WarmBaseline,
+                     import_time: frozenset[CodeKey]) -> None:
+        self.coverage = Coverage.from_runs(Path(self.spec.root), baseline.ran)
+        self.originals = {m.module: original_code(m.module) for m in self.spec.mutants
+                          if m.kind == MutantKind.REWRITE.value}
+        work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]] = []
+        for mutant in self.spec.mutants:
+            selected = self._select(items, baseline, mutant)
+            if selected is None:
+                self._emit(warm_line("mutant", WarmOutcome(mutant.index, None)))
+            else:
+                work.append((mutant, selected))
+        limit = baseline.duration * self.spec.timeout_factor + self.spec.timeout_constant
+        self._pool(work, limit, import_time)
+
+    def _pool(self, work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]],
+              limit: float | None, import_time: frozenset[CodeKey]) -> list[WarmOutcome]:
+        """Fork children ``jobs`` at a time, reap them, kill those past ``limit``;
+        every outcome is emitted to the stream as it arrives, and returned."""
+        pending = deque(work)
+        running: dict[int, _Child] = {}
+        done: list[WarmOutcome] = []
+        jobs = max(1, self.spec.jobs)
+        timeout = limit if limit is not None else 60.0
+        while pending or running:
+            while pending and len(running) < jobs:
+                mutant, selected = pending.popleft()
+                child = self._fork(mutant, selected, timeout, import_time,
+                                   [c.fd for c in running.values()])
+                running[child.fd] = child
+            now = time.monotonic()
+            wait = max(0.0, min(c.deadline for c in running.values()) - now)
+            ready, _, _ = select.select(list(running), [], [], wait)
+            for fd in ready:
+                chunk = os.read(fd, _READ_SIZE)
+                if chunk:
+                    running[fd].data += chunk
+                else:
+                    running[fd].eof = True
+            now = time.monotonic()
+            for fd, child in list(running.items()):
+                if child.eof:
+                    outcome = self._reap(child, timed_out=False)
+                elif now >= child.deadline:
+                    outcome = self._reap(child, timed_out=True)
+                else:
+                    continue
+                del running[fd]
+                done.append(outcome)
+                if child.work.index >= 0:
+                    self._emit(warm_line("mutant", outcome))
+        return done
+
+    def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], timeout: float,
+              import_time: frozenset[CodeKey], inherited: list[int]) -> _Child:
+        read, write = os.pipe()
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            for fd in inherited:
+                os.close(fd)
+            self._child(mutant, selected, write, import_time)
+        os.close(write)
+        try:
+            os.setpgid(pid, pid)  # also done by the child: whichever runs first wins the race
+        except OSError:
+            pass
+        return _Child(pid, read, mutant, tuple(i.nodeid for i in selected), started,
+                      started + timeout)
+
+    def _reap(self, child: _Child, timed_out: bool) -> WarmOutcome:
+        if timed_out:
+            try:
+                os.killpg(child.pid, signal.SIGKILL)  # the child and whatever its tests started
+            except ProcessLookupError:
+                pass
+        _, status = os.waitpid(child.pid, 0)
+        os.close(child.fd)
+        wall = time.monotonic() - child.started
+        if timed_out:
+            return WarmOutcome(child.work.index, child.selected, timed_out=True,
+                               exit_status=status, wall=wall)
+        try:
+            data = json.loads(bytes(child.data).decode("utf-8"))
+        except ValueError:
+            return WarmOutcome(child.work.index, child.selected, exit_status=status,
+                               reported=False, wall=wall)
+        return WarmOutcome(child.work.index, child.selected, failed=data["failed"],
+                           error_kind=ErrorKind(data["error_kind"]), error=data["error"],
+                           exit_status=status, in_tests=data["in_tests"], wall=wall)
+
+    # --- in the child ------------------------------------------------------------
+
+    def _child(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], write: int,
+               import_time: frozenset[CodeKey]) -> None:
+        try:
+            os.setpgid(0, 0)
+            die_with_parent(self.pid)
+            if self.spec.memory_limit:
+                size = _address_space()
+                if size:
+                    cap = size + self.spec.memory_limit
+                    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            result = self._apply_and_run(mutant, selected, import_time)
+            os.write(write, json.dumps(result).encode("utf-8"))
+        finally:
+            os._exit(0)
+
+    def _apply_and_run(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
+                       import_time: frozenset[CodeKey]) -> dict[str, object]:
+        error_kind, error = ErrorKind.NONE, ""
+        self.first_failed = ""
+        try:
+            self._apply(mutant, selected, import_time)
+        except SyntaxError as e:
+            error_kind, error = ErrorKind.COMPILE, _describe(e)
+        except _ImportFailed as e:
+            # In a fresh process the mutated module is imported by a test module, whose
+            # collection fails: the mutant is killed. Here it was already imported.
+            error = _describe(e.__cause__ or e)
+            self.first_failed = selected[0].nodeid if selected else mutant.module
+        except Exception as e:  # missing target, replacement that raises
+            error_kind, error = ErrorKind.APPLY, _describe(e)
+        in_tests = 0.0
+        if error_kind is ErrorKind.NONE and not self.first_failed:
+            for i, item in enumerate(selected):
+                nextitem = selected[i + 1] if i + 1 < len(selected) else None
+                started = time.perf_counter()
+                item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                in_tests += time.perf_counter() - started
+                if self.first_failed:
+                    break
+        return {"failed": self.first_failed, "error_kind": error_kind.value, "error": error,
+                "in_tests": in_tests}
+
+    def _apply(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
+               import_time: frozenset[CodeKey]) -> None:
+        if mutant.kind == FORCED_FAIL:
+            for item in selected:
+                item.runtest = _forced_fail  # type: ignore[method-assign]
+        elif mutant.kind == MutantKind.REWRITE.value:
+            if not swap_code(mutant.module, mutant.file, mutant.source,
+                             self.originals.get(mutant.module), import_time):
+                try:
+                    apply_rewrite(mutant.module, mutant.file, mutant.source)
+                except SyntaxError:
+                    raise
+                except Exception as e:
+                    raise _ImportFailed(mutant.module) from e
+        else:
+            from metaeval.mutation.patches import find_declared
+
+            declared = find_declared(Path(self.spec.mutants_dir), mutant.id)
+            apply_patch(declared.target, declared.replacement)
+
+
+class _ImportFailed(Exception):
+    """Re-executing the mutated module raised (the cause says what)."""
+
+
+def _forced_fail() -> None:
+    raise AssertionError("metaeval forced-fail check: this test must fail")
+
+
+def _describe(error: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(error), error)).strip()[-2000:]

@@ -1,0 +1,108 @@
+"""The result cache: a rerun with nothing changed runs nothing and reports the same."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from metaeval.mutation.cache import ResultCache, project_test_files
+from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from tests.mutation.conftest import copy_shop
+
+METAEVAL = str(Path(sys.executable).parent / "metaeval")
+TIMING = ("time limit per mutant", "fork:")
+
+
+def mutate(project: Path, cache: Path) -> str:
+    done = subprocess.run([METAEVAL, "mutate", "shop/pricing.py:discount_cents", "--mutants",
+                           "no_patches", "--cache", str(cache), "--report",
+                           str(cache.parent / "r.json")], cwd=project, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr  # every mutant here is killed
+    return done.stdout
+
+
+def without_timing(table: str) -> list[str]:
+    return [line for line in table.splitlines() if not line.startswith(TIMING)]
+
+
+def test_a_rerun_reuses_every_result_until_a_test_file_changes(tmp_path: Path) -> None:
+    project = copy_shop(tmp_path)
+    (project / "no_patches").mkdir()
+    cache = tmp_path / "cache" / "mutate-cache.json"
+    first = mutate(project, cache)
+    assert "fork: 4 mutants run, 0 from cache" in first
+    second = mutate(project, cache)
+    assert "fork: 0 mutants run, 4 from cache" in second
+    assert without_timing(second) == without_timing(first)
+    # The selected tests' file changed: every result is stale.
+    tests = project / "tests" / "test_pricing.py"
+    tests.write_text(tests.read_text(encoding="utf-8") + "\n\ndef test_more():\n    pass\n",
+                     encoding="utf-8")
+    third = mutate(project, cache)
+    assert "fork: 4 mutants run, 0 from cache" in third
+    assert without_timing(third) == without_timing(first)
+
+
+def mutant() -> Mutant:
+    return Mutant(id="calc.py::double::op::0", kind=MutantKind.REWRITE, operator="op",
+                  path="calc.py", module="calc", qualname="double", span=Span(2, 5, 2, 10),
+                  original="x * 2", replacement="x * 3",
+                  mutated_source="def double(x):\n    return x * 3\n")
+
+
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "calc.py").write_text("def double(x):\n    return x * 2\n", encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text("def test_double():\n    pass\n",
+                                                     encoding="utf-8")
+    return tmp_path
+
+
+def test_a_stored_result_is_found_again_until_the_mutated_module_changes(
+        tmp_path: Path) -> None:
+    root = project(tmp_path)
+    cache = ResultCache(root, ("-q",))
+    result = MutantResult(mutant(), Status.KILLED, killed_by=("tests/test_calc.py::test_double",),
+                          covered_by=("tests/test_calc.py::test_double",), duration=0.5)
+    cache.store(result, None)
+    cache.save(1.0, 8.0)
+    again = ResultCache(root, ("-q",))
+    found = again.lookup(mutant())
+    assert found is not None and found.cached
+    assert (found.status, found.killed_by) == (Status.KILLED, result.killed_by)
+    assert again.last_limits() == (1.0, 8.0)
+    # Other settings are another key; a changed module invalidates the entry.
+    assert ResultCache(root, ("-x",)).lookup(mutant()) is None
+    (root / "calc.py").write_text("def double(x):\n    return 2 * x\n", encoding="utf-8")
+    assert ResultCache(root, ("-q",)).lookup(mutant()) is None
+
+
+def test_a_new_test_file_invalidates_a_survivor(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    cache = ResultCache(root, ())
+    cache.store(MutantResult(mutant(), Status.SURVIVED,
+                             covered_by=("tests/test_calc.py::test_double",)), None)
+    cache.save(1.0, 8.0)
+    assert ResultCache(root, ()).lookup(mutant()) is not None
+    (root / "tests" / "test_more.py").write_text("def test_x():\n    pass\n", encoding="utf-8")
+    assert ResultCache(root, ()).lookup(mutant()) is None
+
+
+def test_a_corrupt_cache_file_is_an_empty_cache(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / ".metaeval").mkdir()
+    (root / ".metaeval" / "mutate-cache.json").write_text("{not json", encoding="utf-8")
+    cache = ResultCache(root, ())
+    assert cache.lookup(mutant()) is None
+    cache.save(0.0, 0.0)  # rewritten whole
+
+
+def test_test_files_leave_out_virtual_environments_and_hidden_directories(
+        tmp_path: Path) -> None:
+    for name in ("tests/test_a.py", "tests/conftest.py", "pkg/b_test.py", ".venv/test_x.py",
+                 "venv/lib/test_y.py", "pkg/helper.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("", encoding="utf-8")
+    assert project_test_files(tmp_path) == ("pkg/b_test.py", "tests/conftest.py", "tests/test_a.py")

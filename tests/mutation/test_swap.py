@@ -1,0 +1,139 @@
+"""The warm runner's fast path: a rewrite mutant swapped in as code objects."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from metaeval.mutation.apply import changed_functions, original_code, swap_code
+
+SOURCE = dedent("""\
+    import functools
+
+    LIMIT = 3
+
+
+    def allowed(n):
+        return n <= LIMIT
+
+
+    def evens(items):
+        return [i for i in items if i % 2 == 0]
+
+
+    class Gate:
+        def open(self, n):
+            return allowed(n)
+
+        @staticmethod
+        def name():
+            return "gate"
+
+
+    @functools.lru_cache(maxsize=None)
+    def cached(n):
+        return n + 1
+
+
+    def with_default(n=LIMIT):
+        return n
+    """)
+
+
+def mutated(old: str, new: str) -> str:
+    assert old in SOURCE
+    return SOURCE.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(("old", "new", "changed"), [
+    ("return n <= LIMIT", "return n < LIMIT", ["allowed"]),
+    ("if i % 2 == 0]", "if i % 2 != 0]", ["evens"]),  # the comprehension goes with its def
+    ("return allowed(n)", "return not allowed(n)", ["Gate.open"]),
+    ('return "gate"', 'return ""', ["Gate.name"]),
+    ("return n + 1", "return n + 2", ["cached"]),
+    # Outside any def body: only re-executing the module puts these in place.
+    ("LIMIT = 3", "LIMIT = 4", None),
+    ("def with_default(n=LIMIT)", "def with_default(n=0)", None),
+    ("@functools.lru_cache(maxsize=None)\n", "", None),
+])
+def test_changed_functions(old: str, new: str, changed: list[str] | None) -> None:
+    pairs = changed_functions(compile(SOURCE, "m.py", "exec"),
+                              compile(mutated(old, new), "m.py", "exec"))
+    assert (None if pairs is None else [a.co_qualname for a, _ in pairs]) == changed
+
+
+def test_an_unchanged_module_changes_no_function() -> None:
+    assert changed_functions(compile(SOURCE, "m.py", "exec"),
+                             compile(SOURCE, "m.py", "exec")) == []
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[tuple[str, types.ModuleType]]:
+    name = f"swap_target_{abs(hash(tmp_path))}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    yield str(path), module
+    del sys.modules[name]
+
+
+def test_swapping_changes_every_reference_to_the_function(
+        live: tuple[str, types.ModuleType]) -> None:
+    file, module = live
+    alias = module.allowed  # as `from m import allowed` would hold it
+    assert alias(3) and module.Gate().open(3)
+    assert swap_code(module.__name__, file, mutated("return n <= LIMIT", "return n < LIMIT"),
+                     original_code(module.__name__))
+    assert not alias(3) and not module.Gate().open(3)
+
+
+def test_swapping_reaches_through_decorators(live: tuple[str, types.ModuleType]) -> None:
+    file, module = live
+    assert swap_code(module.__name__, file, mutated('return "gate"', 'return ""'),
+                     original_code(module.__name__))
+    assert module.Gate.name() == ""
+    assert swap_code(module.__name__, file, mutated("return n + 1", "return n + 2"),
+                     original_code(module.__name__))
+    assert isinstance(module.cached, functools._lru_cache_wrapper)
+    assert module.cached(1) == 3
+
+
+def test_a_change_outside_a_function_is_not_swapped(live: tuple[str, types.ModuleType]
+                                                    ) -> None:
+    file, module = live
+    assert not swap_code(module.__name__, file, mutated("LIMIT = 3", "LIMIT = 4"),
+                         original_code(module.__name__))
+    assert module.LIMIT == 3 and module.allowed(3)
+
+
+def test_a_function_that_ran_at_import_is_not_swapped(live: tuple[str, types.ModuleType]
+                                                     ) -> None:
+    file, module = live
+    code = module.allowed.__code__
+    avoid = frozenset({(module.__name__, code.co_firstlineno, code.co_qualname)})
+    assert not swap_code(module.__name__, file,
+                         mutated("return n <= LIMIT", "return n < LIMIT"),
+                         original_code(module.__name__), avoid)
+    assert module.allowed(3)
+
+
+def test_a_module_not_imported_is_not_swapped(tmp_path: Path) -> None:
+    assert original_code("metaeval_no_such_module") is None
+    assert not swap_code("metaeval_no_such_module", str(tmp_path / "x.py"), SOURCE, None)
+
+
+def test_a_mutant_that_does_not_compile_raises(live: tuple[str, types.ModuleType]) -> None:
+    file, module = live
+    with pytest.raises(SyntaxError):
+        swap_code(module.__name__, file, "def f(:\n", original_code(module.__name__))
