@@ -208,7 +208,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     without any mutant or no mutant ran.
     """
     # Imported here: the runner and libcst are only needed by this command.
-    from metaeval.mutation.cache import ResultCache
+    from metaeval.mutation.cache import CACHE_FILE, SCAN_FILE_NAME, ResultCache, ScanCache
     from metaeval.mutation.patches import load_patch_mutants
     from metaeval.mutation.runner import (
         DEFAULT_ISOLATION,
@@ -227,7 +227,9 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     settings = load_mutate_settings(config.root)
     root = config.root
     targets = list(paths) or list(config.mutate_targets)
-    mutants = find_mutants(targets, root, config.mutate_operators) if targets else []
+    cache_file = root / CACHE_FILE if cache_path is None else Path.cwd() / cache_path
+    scan = None if no_cache else ScanCache(root, cache_file.with_name(SCAN_FILE_NAME))
+    mutants = find_mutants(targets, root, config.mutate_operators, scan) if targets else []
     patch_dir = root / (mutants_dir or Path(settings.mutants))
     mutants += load_patch_mutants(patch_dir, root)
     if not mutants:
@@ -252,7 +254,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         isolation=DEFAULT_ISOLATION if isolation is None else Isolation(isolation))
     cache = None if no_cache else ResultCache(
         root, (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant)),
-        cache_path if cache_path is None or cache_path.is_absolute() else Path.cwd() / cache_path)
+        cache_file)
     show_progress = sys.stderr.isatty()
 
     def progress(done: int, total: int, result: object) -> None:
@@ -264,6 +266,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     except VoidRun as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(ExitCode.VOID)
+    if scan is not None:  # like the report: written only by a run that finished
+        scan.save()
     report = root / (report_path or Path(settings.report))
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(json.dumps(mutation_report(run, root), indent=2) + "\n", encoding="utf-8")

@@ -63,6 +63,8 @@ def states(before: Mapping[str, object], after: Mapping[str, object]) -> EvalInp
 def test_state_unchanged_counts_the_other_changes() -> None:
     one = grade("state_unchanged", states({"a": 1, "b": 1}, {"a": 2, "b": 1}))
     assert details(one) == ["a: 1 -> 2"]
+    two = grade("state_unchanged", states({"a": 1, "b": 1}, {"a": 2, "b": 2}))
+    assert details(two) == ["a: 1 -> 2 (and 1 more)"]
     three = grade("state_unchanged", states({"a": 1, "b": 1, "c": 1}, {"a": 2, "b": 2, "c": 2}))
     assert details(three) == ["a: 1 -> 2 (and 2 more)"]
 
@@ -72,3 +74,9 @@ def test_state_unchanged_names_the_allowed_paths_when_it_passes() -> None:
     assert details(grade("state_unchanged", same)) == ["unchanged"]
     assert details(grade("state_unchanged", same, **{"except": ["orders", "log"]})) == [
         "unchanged outside orders, log"]
+
+
+def test_tool_called_says_when_the_tool_was_never_called() -> None:
+    finding = grade("tool_called", run(call("c1", "get_order")), tool="refund")
+    assert finding.outcome is Outcome.FAIL
+    assert details(finding) == ["refund was never called"]

@@ -49,3 +49,8 @@ def test_state_unchanged_refuses_a_bad_except_list(paths: object) -> None:
     error = refused("state_unchanged", **{"except": paths})
     assert error.field == "except"
     assert error.message == f"got {paths!r}; expected a list of non-empty strings"
+
+
+def test_state_includes_refuses_a_negative_count() -> None:
+    error = refused("state_includes", path="refunds", match={}, count=-1)
+    assert (error.field, error.message) == ("count", "got -1; expected an integer >= 0")

@@ -65,3 +65,15 @@ def test_grading_values_are_frozen_and_slotted(value: object) -> None:
 
 def test_rule_grader_is_a_dataclass_of_its_check() -> None:
     assert isinstance(max_steps(3), RuleGrader)
+
+
+def test_short_keeps_exactly_eighty_characters_by_default() -> None:
+    assert short("x" * 78) == "'" + "x" * 78 + "'"
+    assert short("x" * 79) == "'" + "x" * 76 + "..."
+
+
+def test_figures_keep_the_places_shown_and_round_sources_to_them() -> None:
+    (figure,) = figures("$49.99")
+    assert figure.places == 2
+    assert figure.shown_by(Decimal("49.994"))
+    assert not figure.shown_by(Decimal("49.996"))

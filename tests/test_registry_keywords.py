@@ -32,6 +32,11 @@ def open_ended(tool, **extra):
 
 def closed():
     return Recorder()
+
+def refuses():
+    raise ValueError("no")
+
+NOT_CALLABLE = 7
 '''
 
 
@@ -54,3 +59,18 @@ def test_a_factory_without_parameters_says_it_expects_none(module: str) -> None:
         build_grader(CheckSpec(f"{module}:closed", {"tool": "refund"}))
     assert caught.value.field == "tool"
     assert caught.value.message.endswith("; expected: none")
+
+
+def test_a_spec_cannot_pass_name_as_a_parameter() -> None:
+    with pytest.raises(CheckSpecError) as caught:
+        build_grader(CheckSpec("no_tool_called", {"tool": "refund", "name": "x"}))
+    assert caught.value.field == "name"
+
+
+def test_a_factory_that_is_not_callable_or_raises_is_named(module: str) -> None:
+    with pytest.raises(CheckSpecError) as caught:
+        build_grader(CheckSpec(f"{module}:NOT_CALLABLE"))
+    assert caught.value.message == f"'{module}:NOT_CALLABLE' is not callable; expected a factory"
+    with pytest.raises(CheckSpecError) as caught:
+        build_grader(CheckSpec(f"{module}:refuses"))
+    assert caught.value.message == f"'{module}:refuses' raised ValueError('no')"

@@ -28,10 +28,10 @@ CODE_VERSION = "1"
 
 # Cost ranks: rules over the trace are cheapest, then state checks, then reading
 # the answer; anything that calls out (a judge) ranks far behind.
-RANK_TRAJECTORY = 10
-RANK_STATE = 20
-RANK_ANSWER = 30
-RANK_USER = 50
+RANK_TRAJECTORY = 10  # metaeval: skip only the order of the ranks matters, not the values
+RANK_STATE = 20  # metaeval: skip only the order of the ranks matters, not the values
+RANK_ANSWER = 30  # metaeval: skip only the order of the ranks matters, not the values
+RANK_USER = 50  # metaeval: skip only the order of the ranks matters, not the values
 RANK_JUDGE = 100
 
 NO_ANSWER = "no answer in the trace"

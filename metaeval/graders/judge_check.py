@@ -12,7 +12,16 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from metaeval.contract import EvalInput, Evidence, Finding, Kind, Outcome, ToolCall, ToolResult
+from metaeval.contract import (
+    EvalInput,
+    Evidence,
+    Finding,
+    Kind,
+    Message,
+    Outcome,
+    ToolCall,
+    ToolResult,
+)
 from metaeval.errors import CheckSpecError, InputError
 from metaeval.graders.base import NO_ANSWER, RANK_JUDGE, short, want_str
 from metaeval.judges.base import Judge
@@ -66,13 +75,14 @@ class JudgeGrader:
 
     def grade(self, x: EvalInput) -> Finding:
         index = x.trajectory.answer_index()
-        answer = x.trajectory.answer()
-        if index is None or answer is None:
+        if index is None:
             return Finding(self.name, self.version, self.kind, Outcome.UNSCORED,
                            evidence=(Evidence("trajectory", "no final assistant message"),),
                            reason=NO_ANSWER)
+        answer = x.trajectory.events[index]
+        assert isinstance(answer, Message)  # answer_index points at an assistant message
         try:
-            reply = self.judge.score(context(x), answer, criterion=self.criterion)
+            reply = self.judge.score(context(x), answer.content, criterion=self.criterion)
         except Exception as e:  # a grader must not raise on a well-formed run
             return Finding(self.name, self.version, self.kind, Outcome.UNSCORED,
                            reason=f"judge raised {e!r}")
@@ -99,8 +109,6 @@ def judge(judge: object, criterion: object, *, name: str = "") -> JudgeGrader:
     text = want_str(criterion, "criterion")
     try:
         backend = build_judge(judge, where="judge")
-    except CheckSpecError:
-        raise
     except InputError as e:
         raise CheckSpecError("judge", str(e)) from e
     return JudgeGrader(backend, text, name or "judge")

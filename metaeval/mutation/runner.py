@@ -113,6 +113,8 @@ class MutationRun:
     isolation: Isolation = Isolation.SUBPROCESS
     wall: float = 0.0
     """Seconds the whole run took, baseline included."""
+    deferred: int = 0
+    """Fork isolation: mutants that ran in a pytest process of their own anyway."""
 
     @property
     def ran(self) -> tuple[MutantResult, ...]:
@@ -322,17 +324,20 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
 
     todo: list[int] = []
     for index, mutant in enumerate(mutants):
-        known = settle(mutant) or (cache.lookup(mutant) if cache is not None else None)
+        # The cache first: a hit needs no compile (CompileErrors are never cached).
+        known = None if mutant.ignored_reason or cache is None else cache.lookup(mutant)
+        known = known or settle(mutant)
         if known is None:
             todo.append(index)
         else:
             record(index, known)
     coverage: Coverage | None = None
+    deferred = 0
     if todo:
         with tempfile.TemporaryDirectory(prefix="metaeval-mutate-") as tmp:
             packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
             run = _run_fork if options.isolation is Isolation.FORK else _run_subprocess
-            baseline_duration, timeout, coverage = run(
+            baseline_duration, timeout, coverage, deferred = run(
                 [(i, mutants[i]) for i in todo], options, Path(tmp), packages, record)
     elif cache is not None:
         baseline_duration, timeout = cache.last_limits()
@@ -344,7 +349,7 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
             cache.store(ordered[index], coverage)
         cache.save(baseline_duration, timeout)
     return MutationRun(ordered, baseline_duration, timeout, options.isolation,
-                       time.monotonic() - started)
+                       time.monotonic() - started, deferred)
 
 
 Record = Callable[[int, MutantResult], None]
@@ -352,7 +357,7 @@ Record = Callable[[int, MutantResult], None]
 
 def _run_subprocess(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
                     packages: tuple[str, ...], record: Record
-                    ) -> tuple[float, float, Coverage]:
+                    ) -> tuple[float, float, Coverage, int]:
     baseline = run_baseline(options, scratch, packages)
     timeout = baseline.duration * options.timeout_factor + options.timeout_constant
     check_wiring(options, scratch, timeout)
@@ -364,7 +369,7 @@ def _run_subprocess(todo: list[tuple[int, Mutant]], options: RunOptions, scratch
 
     with ThreadPoolExecutor(max_workers=options.workers) as pool:
         list(pool.map(one, todo))
-    return baseline.duration, timeout, baseline.coverage
+    return baseline.duration, timeout, baseline.coverage, 0
 
 
 # --- fork isolation: the runner's side of metaeval.mutation.warm ---------------------
@@ -384,7 +389,8 @@ def _warm_spec(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Pat
 
 
 def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
-              packages: tuple[str, ...], record: Record) -> tuple[float, float, Coverage]:
+              packages: tuple[str, ...], record: Record
+              ) -> tuple[float, float, Coverage, int]:
     """One warm pytest process runs the baseline and forks a child per mutant; its
     stream is read as it is written, so progress shows as mutants finish."""
     spec = _warm_spec(todo, options, scratch, packages)
@@ -402,6 +408,7 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
     coverage = Coverage.from_runs(options.root, ())
     timeout = 0.0
     pending = set(by_index)
+    deferred: list[int] = []
     with out_path.open("wb") as out, stream.open(encoding="utf-8") as lines:
         proc = subprocess.Popen(command, cwd=options.root, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -420,6 +427,9 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
                         coverage = Coverage.from_runs(options.root, value.ran)
                         timeout = (value.duration * options.timeout_factor
                                    + options.timeout_constant)
+                    elif value.deferred:
+                        pending.discard(value.index)
+                        deferred.append(value.index)
                     else:
                         pending.discard(value.index)
                         record(value.index, classify_warm(by_index[value.index], value,
@@ -437,7 +447,18 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
     for index in sorted(pending):
         record(index, MutantResult(by_index[index], Status.RUNTIME_ERROR,
                                    detail=f"the warm runner ended before this mutant\n{tail}"))
-    return baseline.duration, timeout, coverage
+    if deferred:
+        # Mutants only a fresh import puts in place: the subprocess way, with the warm
+        # baseline's limit and coverage, once the plugin is shown to be wired.
+        check_wiring(options, scratch, timeout)
+        context = Context(options, scratch, timeout, coverage)
+
+        def one(index: int) -> None:
+            record(index, run_mutant(by_index[index], context, name=f"m{index}"))
+
+        with ThreadPoolExecutor(max_workers=options.workers) as pool:
+            list(pool.map(one, deferred))
+    return baseline.duration, timeout, coverage, len(deferred)
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:

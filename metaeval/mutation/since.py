@@ -40,7 +40,11 @@ def changed_lines(root: Path, ref: str) -> dict[str, set[int] | None]:
     """Per file (relative to ``root``), the new-side line numbers changed against
     ``ref``; ``WHOLE_FILE`` for a file git does not track. InputError naming the
     ref when git cannot answer (not a repository, no such ref)."""
-    _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    try:
+        _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except InputError as e:
+        raise InputError(f"--since: got {ref!r}; expected a git commit, branch or tag "
+                         f"known in {root}") from e
     changes: dict[str, set[int] | None] = {}
     current: set[int] | None = None
     for line in _git(root, "diff", "-U0", "--no-color", "--no-ext-diff", "--relative",

@@ -22,6 +22,7 @@ import tokenize
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import libcst as cst
 import libcst.matchers as m
@@ -171,13 +172,22 @@ def relative_path(path: Path, root: Path) -> str:
 # --- finding mutants -----------------------------------------------------------------
 
 
+class Scanner(Protocol):
+    """``_scan``'s signature: a cache may stand in front of it (``metaeval.mutation.cache``)."""
+
+    def __call__(self, source: str, *, path: str, module: str,
+                 operators: Sequence[Operator] | None) -> tuple[list[Mutant], frozenset[str]]: ...
+
+
 def find_mutants(
-    specs: Sequence[str], root: Path, operators: Sequence[str] = ()
+    specs: Sequence[str], root: Path, operators: Sequence[str] = (),
+    scan: Scanner | None = None,
 ) -> list[Mutant]:
     """Every rewrite mutant of the targets, in a deterministic order (file, then position).
 
     ``operators`` restricts the operators by name (all when empty). A file that
-    cannot be read or parsed is an ``InputError`` naming it.
+    cannot be read or parsed is an ``InputError`` naming it. ``scan`` replaces
+    the parse of one module (a cache of earlier parses).
     """
     chosen = select_operators(operators)
     mutants: list[Mutant] = []
@@ -187,7 +197,7 @@ def find_mutants(
     for path in sorted(by_path):
         targets = by_path[path]
         relative = relative_path(path, root)
-        found, scopes = _scan(
+        found, scopes = (scan or _scan)(
             read_source(path), path=relative, module=module_name(path, root), operators=chosen
         )
         if all(t.qualname for t in targets):
@@ -199,6 +209,12 @@ def find_mutants(
                      if any(_within(mt.qualname, t.qualname or "") for t in targets)]
         mutants.extend(found)
     return mutants
+
+
+def scan_module(source: str, *, path: str, module: str, operators: Sequence[Operator] | None
+                ) -> tuple[list[Mutant], frozenset[str]]:
+    """The mutants of one module and the qualnames of its defs and classes (a ``Scanner``)."""
+    return _scan(source, path=path, module=module, operators=operators)
 
 
 def _within(qualname: str, scope: str) -> bool:

@@ -5,12 +5,16 @@ It lives inside the pytest process that ``metaeval mutate --isolation fork``
 starts with ``--metaeval-warm SPEC``. It takes over the test loop: a traced
 baseline (in a forked child, so the parent stays as collection left it), a
 forced-fail child that must be killed, then one forked child per mutant,
-``jobs`` at a time. A child puts its mutant in place (a rewrite by swapping the
-changed functions' code objects, or by re-executing the module when the change
-is outside a function; a patch as the subprocess plugin does), runs its
+``jobs`` at a time. A child puts its mutant in place (a rewrite by giving the
+changed functions their mutated code objects, planned in the parent; a patch as
+the subprocess plugin does), runs its
 selected tests fastest first, stops at the first failure, writes a line to a
-pipe and ends with ``os._exit``. Every outcome is appended to the stream file
-the runner reads as it goes.
+pipe and ends with ``os._exit``. A rewrite that changes code outside a function,
+or code that ran at import time, is not forked but *deferred*: only importing
+the mutated module in a fresh process computes what the import computed from
+it (a subclass of a mutated class, a table built at import), so the runner
+gives it a pytest process of its own. Every outcome is appended to the stream
+file the runner reads as it goes.
 
 It must never write the user's tree, never let a child run past its limit (the
 child leads its own process group, which is killed whole), and never leave a
@@ -19,7 +23,9 @@ child behind: children are reaped, and die with the warm process.
 
 from __future__ import annotations
 
+import gc
 import json
+import math
 import os
 import resource
 import select
@@ -38,14 +44,16 @@ import pytest
 from metaeval.mutation.apply import (
     CallRecorder,
     CodeKey,
+    Swap,
     apply_patch,
-    apply_rewrite,
+    apply_swap,
     original_code,
+    plan_swap,
     recorded_keys,
-    swap_code,
 )
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, Span
+from metaeval.mutation.patches import PatchMutant
 from metaeval.mutation.wire import (
     CodeRun,
     ErrorKind,
@@ -57,6 +65,7 @@ from metaeval.mutation.wire import (
 )
 
 FORCED_FAIL = "forced-fail"
+FAST = 0.1
 _READ_SIZE = 65536
 
 
@@ -113,6 +122,9 @@ class WarmSession:
         self.pid = os.getpid()
         self.coverage = Coverage(Path(spec.root), {})
         self.originals: dict[str, types.CodeType | None] = {}
+        self.declared: dict[str, PatchMutant] = {}
+        """Patch mutants loaded once, before forking: executing the mutants files in
+        every child would cost more than most tests."""
         self.stream: TextIO | None = None
 
     # --- hooks -------------------------------------------------------------------
@@ -139,6 +151,10 @@ class WarmSession:
         self.recorder.stop()
         import_time = recorded_keys(self.recorder)
         items = list(session.items)
+        # Every child shares the parent's memory copy-on-write; a collection in a
+        # child would write to every object's header and copy the whole heap.
+        gc.collect()
+        gc.freeze()
         with Path(self.spec.stream_path).open("a", encoding="utf-8") as stream:
             self.stream = stream
             baseline = self._baseline(session, items)
@@ -181,6 +197,7 @@ class WarmSession:
     def _baseline_child(self, session: pytest.Session, items: list[pytest.Item],
                         result: Path) -> None:
         try:
+            die_with_parent(self.pid)
             failed: list[str] = []
             tests_run = 0
             self.recorder.start()
@@ -241,9 +258,7 @@ class WarmSession:
             wanted = set(tests)
             chosen = [item for item in items if item.nodeid in wanted]
         position = {item.nodeid: i for i, item in enumerate(items)}
-        # Fastest first, in steps of 10 ms: tests that fast are all alike (their times
-        # are noise), and keep their collection order, so killed_by is stable.
-        chosen.sort(key=lambda item: (int(self.durations.get(item.nodeid, 0.0) * 100),
+        chosen.sort(key=lambda item: (_speed_class(self.durations.get(item.nodeid, 0.0)),
                                       position[item.nodeid]))
         return tuple(chosen)
 
@@ -252,6 +267,8 @@ class WarmSession:
         self.coverage = Coverage.from_runs(Path(self.spec.root), baseline.ran)
         self.originals = {m.module: original_code(m.module) for m in self.spec.mutants
                           if m.kind == MutantKind.REWRITE.value}
+        if any(m.kind == MutantKind.PATCH.value for m in self.spec.mutants):
+            self.declared = _load_declared(Path(self.spec.mutants_dir))
         work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]] = []
         for mutant in self.spec.mutants:
             selected = self._select(items, baseline, mutant)
@@ -274,9 +291,17 @@ class WarmSession:
         while pending or running:
             while pending and len(running) < jobs:
                 mutant, selected = pending.popleft()
-                child = self._fork(mutant, selected, timeout, import_time,
+                started = time.monotonic()
+                swaps, settled = self._plan(mutant, selected, import_time)
+                if settled is not None:
+                    done.append(settled)
+                    self._emit(warm_line("mutant", settled))
+                    continue
+                child = self._fork(mutant, selected, swaps, started, timeout,
                                    [c.fd for c in running.values()])
                 running[child.fd] = child
+            if not running:
+                break
             now = time.monotonic()
             wait = max(0.0, min(c.deadline for c in running.values()) - now)
             ready, _, _ = select.select(list(running), [], [], wait)
@@ -300,16 +325,35 @@ class WarmSession:
                     self._emit(warm_line("mutant", outcome))
         return done
 
-    def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], timeout: float,
-              import_time: frozenset[CodeKey], inherited: list[int]) -> _Child:
+    def _plan(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
+              import_time: frozenset[CodeKey]) -> tuple[Swap, WarmOutcome | None]:
+        """The code swap a rewrite mutant needs, planned once in the parent (the
+        children share the function objects); or its outcome when it cannot be
+        forked: it does not compile, or it is deferred to a pytest process of its
+        own because only importing the mutated module is faithful (a change
+        outside a function, or in code that ran at import time)."""
+        if mutant.kind != MutantKind.REWRITE.value:
+            return [], None
+        try:
+            swaps = plan_swap(mutant.module, mutant.file, mutant.source,
+                              self.originals.get(mutant.module), import_time)
+        except SyntaxError as e:
+            return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
+                                   error_kind=ErrorKind.COMPILE, error=_describe(e))
+        if swaps is None:
+            return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
+                                   deferred=True)
+        return swaps, None
+
+    def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], swaps: Swap,
+              started: float, timeout: float, inherited: list[int]) -> _Child:
         read, write = os.pipe()
-        started = time.monotonic()
         pid = os.fork()
         if pid == 0:
             os.close(read)
             for fd in inherited:
                 os.close(fd)
-            self._child(mutant, selected, write, import_time)
+            self._child(mutant, selected, swaps, write)
         os.close(write)
         try:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first wins the race
@@ -341,8 +385,8 @@ class WarmSession:
 
     # --- in the child ------------------------------------------------------------
 
-    def _child(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], write: int,
-               import_time: frozenset[CodeKey]) -> None:
+    def _child(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], swaps: Swap,
+               write: int) -> None:
         try:
             os.setpgid(0, 0)
             die_with_parent(self.pid)
@@ -351,27 +395,24 @@ class WarmSession:
                 if size:
                     cap = size + self.spec.memory_limit
                     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-            result = self._apply_and_run(mutant, selected, import_time)
+            result = self._apply_and_run(mutant, selected, swaps)
             os.write(write, json.dumps(result).encode("utf-8"))
         finally:
             os._exit(0)
 
     def _apply_and_run(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
-                       import_time: frozenset[CodeKey]) -> dict[str, object]:
+                       swaps: Swap) -> dict[str, object]:
         error_kind, error = ErrorKind.NONE, ""
         self.first_failed = ""
         try:
-            self._apply(mutant, selected, import_time)
-        except SyntaxError as e:
-            error_kind, error = ErrorKind.COMPILE, _describe(e)
-        except _ImportFailed as e:
-            # In a fresh process the mutated module is imported by a test module, whose
-            # collection fails: the mutant is killed. Here it was already imported.
-            error = _describe(e.__cause__ or e)
-            self.first_failed = selected[0].nodeid if selected else mutant.module
+            self._apply(mutant, selected, swaps)
         except Exception as e:  # missing target, replacement that raises
             error_kind, error = ErrorKind.APPLY, _describe(e)
         in_tests = 0.0
+        # Only the failing test's name is reported: formatting its traceback would
+        # cost more than most tests (inspect.getmodule walks every module).
+        if selected:
+            selected[0].config.option.tbstyle = "no"
         if error_kind is ErrorKind.NONE and not self.first_failed:
             for i, item in enumerate(selected):
                 nextitem = selected[i + 1] if i + 1 < len(selected) else None
@@ -383,29 +424,35 @@ class WarmSession:
         return {"failed": self.first_failed, "error_kind": error_kind.value, "error": error,
                 "in_tests": in_tests}
 
-    def _apply(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
-               import_time: frozenset[CodeKey]) -> None:
+    def _apply(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], swaps: Swap) -> None:
         if mutant.kind == FORCED_FAIL:
             for item in selected:
                 item.runtest = _forced_fail  # type: ignore[method-assign]
         elif mutant.kind == MutantKind.REWRITE.value:
-            if not swap_code(mutant.module, mutant.file, mutant.source,
-                             self.originals.get(mutant.module), import_time):
-                try:
-                    apply_rewrite(mutant.module, mutant.file, mutant.source)
-                except SyntaxError:
-                    raise
-                except Exception as e:
-                    raise _ImportFailed(mutant.module) from e
+            apply_swap(swaps)
         else:
-            from metaeval.mutation.patches import find_declared
+            declared = self.declared.get(mutant.id)
+            if declared is None:  # not loaded in the parent: let the loader say why
+                from metaeval.mutation.patches import find_declared
 
-            declared = find_declared(Path(self.spec.mutants_dir), mutant.id)
+                declared = find_declared(Path(self.spec.mutants_dir), mutant.id)
             apply_patch(declared.target, declared.replacement)
 
 
-class _ImportFailed(Exception):
-    """Re-executing the mutated module raised (the cause says what)."""
+def _load_declared(directory: Path) -> dict[str, PatchMutant]:
+    from metaeval.mutation.patches import load_declared
+
+    try:
+        return {d.mutant.id: d.mutant for d in load_declared(directory)}
+    except Exception:  # a bad file: each child reports it for its own mutant
+        return {}
+
+
+def _speed_class(seconds: float) -> int:
+    """Fastest first, by doublings above 0.1 s: faster tests are all alike (their
+    times are mostly noise on a loaded machine) and keep their collection order,
+    so the test that kills a mutant does not change from run to run."""
+    return 0 if seconds < FAST else 1 + int(math.log2(seconds / FAST))
 
 
 def _forced_fail() -> None:

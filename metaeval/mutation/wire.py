@@ -221,6 +221,9 @@ class WarmOutcome:
     """Seconds inside the selected tests' setup, call and teardown."""
     wall: float = 0.0
     """Seconds from fork to reaping."""
+    deferred: bool = False
+    """Not forked: only a pytest process of its own puts this mutant in place faithfully
+    (it changes code outside a function, or code that ran at import time)."""
 
 
 def warm_line(kind: str, value: WarmBaseline | WarmOutcome) -> str:

@@ -117,7 +117,8 @@ def overhead_text(run: MutationRun) -> str:
     """Where the time went: inside the tests, and everywhere else (starting or
     forking a child, applying the mutant, reaping), in total and per mutant run."""
     ran = len(run.ran)
-    text = (f"{run.isolation.value}: {ran} mutants run, {run.cached} from cache, "
+    own = f" ({run.deferred} in a pytest process of their own)" if run.deferred else ""
+    text = (f"{run.isolation.value}: {ran} mutants run{own}, {run.cached} from cache, "
             f"{run.wall:.1f}s in all")
     if ran:
         text += (f"; in tests {run.in_tests:.1f}s, elsewhere {run.elsewhere:.1f}s "
@@ -189,6 +190,7 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
         "executed": run.executed,
         "timeout_seconds": round(run.timeout, 3),
         "timing": {"isolation": run.isolation.value, "ran": len(run.ran),
+                   "deferred": run.deferred,
                    "cached": run.cached, "wall_seconds": round(run.wall, 3),
                    "in_tests_seconds": round(run.in_tests, 3),
                    "elsewhere_seconds": round(run.elsewhere, 3)},

@@ -6,8 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from metaeval.mutation.cache import ResultCache, project_test_files
+import pytest
+
+from metaeval.mutation import targets
+from metaeval.mutation.cache import ResultCache, ScanCache, project_test_files
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from metaeval.mutation.targets import find_mutants
 from tests.mutation.conftest import copy_shop
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
@@ -106,3 +110,22 @@ def test_test_files_leave_out_virtual_environments_and_hidden_directories(
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("", encoding="utf-8")
     assert project_test_files(tmp_path) == ("pkg/b_test.py", "tests/conftest.py", "tests/test_a.py")
+
+
+def test_a_rerun_finds_the_same_mutants_without_parsing_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path)
+    scan = ScanCache(root)
+    first = find_mutants(["calc.py"], root, (), scan)
+    scan.save()
+    assert first
+
+    def no_parse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(targets, "_scan", no_parse)
+    assert find_mutants(["calc.py"], root, (), ScanCache(root)) == first
+    # A changed module is parsed again.
+    (root / "calc.py").write_text("def double(x):\n    return x + x\n", encoding="utf-8")
+    with pytest.raises(AssertionError, match="parsed again"):
+        find_mutants(["calc.py"], root, (), ScanCache(root))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -20,10 +21,18 @@ from metaeval.mutation.runner import (
     MutationRun,
     RunOptions,
     classify,
+    classify_warm,
     exit_code,
     run_mutant,
 )
-from metaeval.mutation.wire import ChildResult, CodeRun, ErrorKind
+from metaeval.mutation.wire import (
+    ChildResult,
+    CodeRun,
+    ErrorKind,
+    WarmOutcome,
+    read_warm_line,
+    warm_line,
+)
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 
@@ -176,3 +185,75 @@ def test_a_run_where_no_mutant_executed_exits_3(tmp_path: Path) -> None:
     assert done.returncode == ExitCode.VOID, done.stderr
     assert "NoCoverage      1" in done.stdout
     assert "no mutant ran (1 found)" in done.stderr
+
+
+WARM_CASES = [
+    (WarmOutcome(0, None), Status.NO_COVERAGE, ()),
+    (WarmOutcome(0, ("t.py::a",), timed_out=True, wall=9.0), Status.TIMEOUT, ()),
+    (WarmOutcome(0, ("t.py::a", "t.py::b"), failed="t.py::b"), Status.KILLED, ("t.py::b",)),
+    (WarmOutcome(0, ("t.py::a",)), Status.SURVIVED, ()),
+    (WarmOutcome(0, ("t.py::a",), reported=False, exit_status=9), Status.RUNTIME_ERROR, ()),
+    (WarmOutcome(0, ("t.py::a",), error_kind=ErrorKind.APPLY, error="AttributeError"),
+     Status.RUNTIME_ERROR, ()),
+    (WarmOutcome(0, ("t.py::a",), error_kind=ErrorKind.COMPILE, error="SyntaxError"),
+     Status.COMPILE_ERROR, ()),
+]
+
+
+@pytest.mark.parametrize(("outcome", "status", "killed_by"), WARM_CASES)
+def test_classify_warm(outcome: WarmOutcome, status: Status, killed_by: tuple[str, ...]
+                       ) -> None:
+    # Through the wire format, as the runner reads it from the warm process.
+    read = read_warm_line(warm_line("mutant", outcome))
+    assert read == outcome
+    assert isinstance(read, WarmOutcome)
+    result = classify_warm(rewrite(), read, Coverage.from_runs(Path("."), ()), 9.0)
+    assert (result.status, result.killed_by) == (status, killed_by)
+
+
+def test_fork_defers_a_change_outside_a_function_to_its_own_process(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(dedent("""\
+        [tool.pytest.ini_options]
+        pythonpath = ['.']
+
+        [tool.metaeval.mutate]
+        targets = ["calc.py"]
+        operators = ["shift_constant"]
+        """), encoding="utf-8")
+    (tmp_path / "calc.py").write_text(dedent("""\
+        FACTOR = 2
+
+
+        def double(x):
+            return x * FACTOR
+
+
+        def half(x):
+            return x / 2
+        """), encoding="utf-8")
+    (tmp_path / "test_calc.py").write_text(dedent("""\
+        from calc import double, half
+
+
+        def test_double():
+            assert double(2) == 4
+
+
+        def test_half():
+            assert half(4) == 2
+        """), encoding="utf-8")
+    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache", "--report",
+                           str(tmp_path / "r.json")], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    output = json.loads(done.stdout)
+    by_line: dict[int, list[str]] = {}
+    for m in output["mutants"]:
+        by_line.setdefault(m["line"], []).append(m["status"])
+    # FACTOR is read when double runs, but bound at import: a fresh import is the
+    # only faithful way in, so those mutants run in a pytest process of their own.
+    # half's constant is inside a function: swapped in a forked child.
+    assert set(by_line) == {1, 9}
+    assert all(s == "Killed" for statuses in by_line.values() for s in statuses)
+    assert output["timing"]["deferred"] == len(by_line[1])
+    assert output["timing"]["ran"] == len(output["mutants"])
