@@ -503,7 +503,8 @@ def overhead_checks(ran: Sequence[dict[str, object]], timing: dict[str, object],
     say(f"metaeval overhead: {n} mutants ran; in tests {in_tests:.1f} s, elsewhere "
         f"{elsewhere:.1f} s (runner's split) -> {1000 * per_mutant:.0f} ms a mutant; all-in "
         f"({wall:.1f} s x {jobs} jobs - time in tests) -> {1000 * all_in:.0f} ms a mutant; "
-        f"the selected tests take {selected:.1f} s in a plain run")
+        f"the selected tests take {selected:.1f} s in a plain run; "
+        f"{timing.get('deferred', 0)} mutants ran in a pytest process of their own")
     data["overhead_ms"] = {"per_mutant": 1000 * per_mutant, "all_in": 1000 * all_in,
                            "in_tests_s": in_tests, "plain_selected_s": selected}
     return [("overhead per mutant <= 10 ms beyond the selected tests", per_mutant <= 0.010,
