@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import wraps
 from pathlib import Path
 from typing import ParamSpec, TypeVar
@@ -17,12 +17,23 @@ import click
 from metaeval import __version__, vcs
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError
-from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
+from metaeval.findings import (
+    Comparison,
+    FindingStatus,
+    Seen,
+    accept,
+    compare,
+    diff_findings,
+    parse_date,
+    updated,
+)
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
 from metaeval.meta_set import load_meta_sets
+from metaeval.mutation.model import MutantResult, Status
 from metaeval.report.findings import (
+    comparison_text,
     finding_text,
     findings_diff_text,
     findings_json,
@@ -192,12 +203,20 @@ def findings_export(sarif_file: Path, findings_file: Path | None) -> None:
               default=None, help="Result cache file (default: .metaeval/mutate-cache.json).")
 @click.option("--no-cache", is_flag=True,
               help="Run every mutant, neither reading nor writing the result cache.")
+@click.option("--baseline", "baseline_path", type=click.Path(path_type=Path), default=None,
+              help="Findings file of known survivors: exit 1 only for new survivors and "
+                   "accepted ones past their expiry.")
+@click.option("--update-baseline", is_flag=True,
+              help="Write the findings file (--baseline, else config) after the run.")
+@click.option("--sarif", "sarif_path", type=click.Path(path_type=Path), default=None,
+              help="Write the open survivors as SARIF 2.1.0 here.")
 @FORMAT
 @user_errors
 def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | None,
            timeout_constant: float | None, mutants_dir: Path | None, report_path: Path | None,
            isolation: str | None, since_ref: str | None, cache_path: Path | None,
-           no_cache: bool, fmt: str) -> None:
+           no_cache: bool, baseline_path: Path | None, update_baseline: bool,
+           sarif_path: Path | None, fmt: str) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -278,7 +297,36 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     code = exit_code(run)
     if code is ExitCode.VOID:
         click.echo(f"error: no mutant ran ({len(mutants)} found); nothing was tested", err=True)
+    elif baseline_path is not None or update_baseline or sarif_path is not None:
+        tracked = _track_survivors(run.results, root, baseline_path or _findings_path(None),
+                                   update_baseline, sarif_path)
+        if baseline_path is not None:
+            code = ExitCode.FINDINGS if tracked.failing else ExitCode.OK
     sys.exit(code)
+
+
+def _track_survivors(results: Sequence[MutantResult], root: Path, findings_file: Path,
+                     update: bool, sarif_path: Path | None) -> Comparison:
+    """Compare a run's survivors with the findings file, print what is new, known
+    and fixed; write the file (``update``) and the SARIF of the open ones."""
+    from metaeval.report.mutation import rewrite_diff
+
+    diffs = {r.mutant.id: rewrite_diff(r, root) for r in results
+             if r.status in (Status.SURVIVED, Status.NO_COVERAGE)}
+    seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
+    baseline = load_findings(findings_file)
+    comparison = compare(baseline, results, diffs, seen, vcs.today())
+    click.echo(comparison_text(comparison, findings_file))
+    after = updated(baseline, results, diffs, seen)
+    if update:
+        save_findings(after, findings_file)
+        click.echo(f"findings: wrote {findings_file}")
+    if sarif_path is not None:
+        # Open survivors of this run and the file: new, known open and expired ones.
+        sarif_path.parent.mkdir(parents=True, exist_ok=True)
+        sarif_path.write_text(sarif(after, vcs.today()), encoding="utf-8")
+        click.echo(f"findings: SARIF of the open survivors in {sarif_path}")
+    return comparison
 
 
 @main.command("meta-eval")

@@ -83,4 +83,16 @@ def scaffold(root: Path, *, force: bool = False) -> list[Step]:
         path.write_text(_template(name), encoding="utf-8")
         steps.append(Step(target, Action.OVERWRITTEN if existed else Action.CREATED))
     steps.append(_pyproject(root))
+    steps.append(_gitignore(root))
     return steps
+
+
+def _gitignore(root: Path) -> Step:
+    """metaeval's reports and caches live in .metaeval/: keep them out of commits."""
+    path = root / ".gitignore"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if any(line.strip() in (".metaeval", ".metaeval/") for line in text.splitlines()):
+        return Step(".gitignore", Action.KEPT)
+    path.write_text(text + ("" if not text or text.endswith("\n") else "\n") + ".metaeval/\n",
+                    encoding="utf-8")
+    return Step(".gitignore", Action.APPENDED if text else Action.CREATED)

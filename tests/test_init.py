@@ -22,7 +22,9 @@ def init(root: Path, *flags: str) -> tuple[int, str]:
 def test_init_scaffolds_an_empty_repository(tmp_path: Path) -> None:
     code, text = init(tmp_path)
     assert code == 0, text
-    assert text.splitlines() == [f"created     {p}" for p in [*SCAFFOLD, "pyproject.toml"]]
+    assert text.splitlines() == [f"created     {p}" for p in [*SCAFFOLD, "pyproject.toml",
+                                                             ".gitignore"]]
+    assert (tmp_path / ".gitignore").read_text() == ".metaeval/\n"
     config = tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["metaeval"]
     assert config["meta_sets"] == ["meta_sets"]
     assert "metaeval mutate --since origin/main --baseline mutants/findings.json" in (
@@ -57,9 +59,11 @@ def test_init_is_idempotent_and_never_overwrites_without_force(tmp_path: Path) -
 def test_init_appends_to_an_existing_pyproject(tmp_path: Path) -> None:
     original = '[project]\nname = "shop"\nversion = "1"'
     (tmp_path / "pyproject.toml").write_text(original)
+    (tmp_path / ".gitignore").write_text("build/")
     code, text = init(tmp_path)
     assert code == 0
     assert "appended    pyproject.toml" in text
+    assert (tmp_path / ".gitignore").read_text() == "build/\n.metaeval/\n"
     content = (tmp_path / "pyproject.toml").read_text()
     assert content.startswith(original + "\n")
     assert tomllib.loads(content)["project"]["name"] == "shop"

@@ -34,6 +34,27 @@ def _line_range(code: types.CodeType) -> tuple[int, int]:
     return min([code.co_firstlineno, *lines]), max([code.co_firstlineno, *lines])
 
 
+def _extent(code: types.CodeType) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(line, column) of the first and last character of a code object's own
+    instructions, 0-based columns; from the ``def`` (or first decorator) line."""
+    # Zero-width positions (RESUME and the like sit at column 0) are no text.
+    first: list[tuple[int, int]] = []
+    last: list[tuple[int, int]] = []
+    for line, end_line, col, end_col in code.co_positions():
+        if line is None or end_line is None or col is None or end_col is None:
+            continue
+        if (line, col) != (end_line, end_col):
+            first.append((line, col))
+            last.append((end_line, end_col))
+    lines = _line_range(code)
+    # A def starts at its def (or decorator) line; a comprehension, generator
+    # expression or lambda only where its own text does.
+    header = [] if code.co_name.startswith("<") and code.co_name != "<module>" else [
+        (code.co_firstlineno, 0)]
+    return (min([*header, *first] or [(lines[0], 0)]),
+            max([*last, (lines[1], 0)]))
+
+
 def _is_function(code: types.CodeType) -> bool:
     # CO_OPTIMIZED: functions, lambdas, comprehensions; never module or class bodies.
     return bool(code.co_flags & 0x01)
@@ -89,10 +110,18 @@ class Coverage:
             name = mutant.qualname.rpartition(".")[2]
             exact = [c for c in codes if c.co_firstlineno == line and c.co_name == name]
             return exact[0] if exact and _is_function(exact[0]) else None
-        containing = [c for c in codes if _line_range(c)[0] <= line <= _line_range(c)[1]]
+        # Columns too: a comprehension is a code object of its own, and one on the
+        # mutant's line need not contain it (``[f(v) for v in xs] if a and b else []``).
+        start = (line, mutant.span.start_column - 1)
+        end = (mutant.span.end_line, mutant.span.end_column - 1)
+        containing = []
+        for code in codes:
+            first, last = _extent(code)
+            if first <= start and end <= last:
+                containing.append((code, first, last))
         if not containing:
             return None
-        innermost = min(containing, key=lambda c: _line_range(c)[1] - _line_range(c)[0])
+        innermost = max(containing, key=lambda found: (found[1], (-found[2][0], -found[2][1])))[0]
         return innermost if _is_function(innermost) else None
 
     def tests_for(self, mutant: Mutant) -> tuple[str, ...] | None:

@@ -100,6 +100,18 @@ class MutantSession:
         if report.failed and report.nodeid not in self.failed:
             self.failed.append(report.nodeid)
 
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        if not self.spec.tests:
+            return
+        order = {nodeid: i for i, nodeid in enumerate(self.spec.tests)}
+        kept = sorted((item for item in items if item.nodeid in order),
+                      key=lambda item: order[item.nodeid])
+        dropped = [item for item in items if item.nodeid not in order]
+        items[:] = kept
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.failed.append(report.nodeid or "<collection>")

@@ -168,7 +168,7 @@ Progress = Callable[[int, int, MutantResult], None]
 
 def _child(options: RunOptions, scratch: Path, name: str, spec_fields: dict[str, str],
            mode: Mode, mutant_id: str, timeout: float | None, stop_first: bool,
-           packages: tuple[str, ...] = ()) -> ChildOutcome:
+           packages: tuple[str, ...] = (), tests: tuple[str, ...] = ()) -> ChildOutcome:
     """Run one pytest child with one spec; kill its whole process group on timeout."""
     spec_path = scratch / f"{name}.spec.json"
     result_path = scratch / f"{name}.result.json"
@@ -176,7 +176,7 @@ def _child(options: RunOptions, scratch: Path, name: str, spec_fields: dict[str,
     ChildSpec(mode=mode, mutant_id=mutant_id, result_path=str(result_path),
               root=str(options.root.resolve()), parent_pid=os.getpid(),
               mutants_dir=str(options.mutants_dir.resolve()), packages=packages,
-              **spec_fields).write(spec_path)
+              tests=tests, **spec_fields).write(spec_path)
     command = [options.python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--metaeval-mutant", mutant_id, *(["-x"] if stop_first else []),
                *options.pytest_args]
@@ -231,8 +231,10 @@ def check_wiring(options: RunOptions, scratch: Path, timeout: float) -> None:
                       f"did not apply it (pytest exit {outcome.returncode})\n{outcome.output}")
 
 
-def run_mutant(mutant: Mutant, context: Context, name: str = "mutant") -> MutantResult:
-    """Run the suite against one mutant; never raises for what the mutant does."""
+def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
+               tests: tuple[str, ...] = ()) -> MutantResult:
+    """Run the suite (or only ``tests``, in that order) against one mutant; never
+    raises for what the mutant does."""
     settled = settle(mutant)
     if settled is not None:
         return settled
@@ -245,7 +247,7 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant") -> Mutant
         fields = {"target": mutant.target}
         mode = Mode.PATCH
     outcome = _child(context.options, context.scratch, name, fields, mode, mutant.id,
-                     timeout=context.timeout, stop_first=True)
+                     timeout=context.timeout, stop_first=True, tests=tests)
     result = classify(mutant, outcome, covered_by, context.timeout)
     # Run even a mutant the baseline saw no test reach: its tracer can miss code
     # (a thread started before it, a test that installs its own trace function,
@@ -408,7 +410,7 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
     coverage = Coverage.from_runs(options.root, ())
     timeout = 0.0
     pending = set(by_index)
-    deferred: list[int] = []
+    deferred: list[tuple[int, tuple[str, ...]]] = []
     with out_path.open("wb") as out, stream.open(encoding="utf-8") as lines:
         proc = subprocess.Popen(command, cwd=options.root, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -429,7 +431,7 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
                                    + options.timeout_constant)
                     elif value.deferred:
                         pending.discard(value.index)
-                        deferred.append(value.index)
+                        deferred.append((value.index, value.selected or ()))
                     else:
                         pending.discard(value.index)
                         record(value.index, classify_warm(by_index[value.index], value,
@@ -453,8 +455,10 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
         check_wiring(options, scratch, timeout)
         context = Context(options, scratch, timeout, coverage)
 
-        def one(index: int) -> None:
-            record(index, run_mutant(by_index[index], context, name=f"m{index}"))
+        def one(job: tuple[int, tuple[str, ...]]) -> None:
+            # The warm selection, fastest first: a kill comes from the quickest test.
+            index, tests = job
+            record(index, run_mutant(by_index[index], context, name=f"m{index}", tests=tests))
 
         with ThreadPoolExecutor(max_workers=options.workers) as pool:
             list(pool.map(one, deferred))

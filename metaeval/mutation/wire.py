@@ -63,6 +63,9 @@ class ChildSpec:
     """Top-level packages of the mutated modules: the baseline records only their code."""
     parent_pid: int = 0
     """The runner's pid: the child ends itself when the runner is gone."""
+    tests: tuple[str, ...] = ()
+    """When given, only these tests run, in this order (the fork runner's selection,
+    fastest first); else every collected test, in collection order."""
 
     def write(self, path: Path) -> None:
         data = asdict(self)
@@ -74,6 +77,7 @@ class ChildSpec:
         data = json.loads(path.read_text(encoding="utf-8"))
         data["mode"] = Mode(data["mode"])
         data["packages"] = tuple(data["packages"])
+        data["tests"] = tuple(data.get("tests", ()))
         return ChildSpec(**data)
 
     @staticmethod

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 from tabulate import tabulate
 
-from metaeval.findings import FindingEntry, Findings, FindingsDiff
+from metaeval.findings import Comparison, FindingEntry, Findings, FindingsDiff
 
 
 def _row(e: FindingEntry, today: dt.date) -> list[str]:
@@ -16,14 +17,15 @@ def _row(e: FindingEntry, today: dt.date) -> list[str]:
         status += f" (accepted until {e.until}, expired)"
     elif e.until:
         status += f" until {e.until}"
-    return [e.fingerprint[:12], status, f"{e.path}:{e.line}", e.rule, e.breaks or e.qualname]
+    return [e.fingerprint[:12], status, f"{e.path}:{e.line}", e.rule,
+            e.breaks or f"in {e.qualname}"]
 
 
 def findings_table(findings: Findings, today: dt.date) -> str:
     if not findings.entries:
         return "no findings"
     rows = [_row(e, today) for e in findings.entries]
-    return tabulate(rows, headers=["id", "status", "where", "rule", "breaks"])
+    return tabulate(rows, headers=["id", "status", "where", "rule", "what"])
 
 
 def finding_text(e: FindingEntry, today: dt.date) -> str:
@@ -60,3 +62,22 @@ def findings_json(findings: Findings, today: dt.date) -> str:
         "status": e.effective_status(today).value, "path": e.path, "line": e.line,
         "rule": e.rule, "breaks": e.breaks, "until": e.until or None,
     } for e in findings.entries], indent=2, sort_keys=True)
+
+
+def comparison_text(c: Comparison, findings_file: Path) -> str:
+    """A run's survivors against the findings file: what fails, what is known, what is fixed."""
+    def lines(entries: tuple[FindingEntry, ...], mark: str) -> list[str]:
+        return [f"  {mark} {e.fingerprint[:12]} {e.path}:{e.line} {e.rule}"
+                + (f" ({e.breaks})" if e.breaks else "") for e in entries]
+
+    out = [f"against {findings_file}: {len(c.new)} new, {len(c.expired)} expired, "
+           f"{len(c.known)} known open, {len(c.accepted)} accepted, {len(c.fixed)} fixed"]
+    if c.new:
+        out += ["new survivors (fail the run):", *lines(c.new, "+")]
+    if c.expired:
+        out += ["accepted findings past their expiry (fail the run):",
+                *(f"  ! {e.fingerprint[:12]} {e.path}:{e.line} {e.rule} (until {e.until}: "
+                  f"{e.reason})" for e in c.expired)]
+    if c.fixed:
+        out += ["fixed (tracked, now detected):", *lines(c.fixed, "-")]
+    return "\n".join(out)

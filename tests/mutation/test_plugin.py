@@ -37,11 +37,11 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def spec_for(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp: Path,
-             mode: Mode, **fields: str) -> Path:
+             mode: Mode, tests: tuple[str, ...] = (), **fields: str) -> Path:
     result = tmp / "result.json"
     spec = ChildSpec(mode=mode, mutant_id="m1", result_path=str(result),
                      root=str(pytester.path), parent_pid=os.getpid(), packages=("lib", "user"),
-                     **fields)
+                     tests=tests, **fields)
     spec.write(tmp / "spec.json")
     monkeypatch.setenv(SPEC_ENV, str(tmp / "spec.json"))
     # The child imports lib/user from its cwd, as pytest's rootdir conftest does.
@@ -126,3 +126,19 @@ def test_the_forced_fail_check_fails_every_test(project: pytest.Pytester,
     result.assert_outcomes(errors=2)
     assert len(ChildResult.read(out).failed) == 2
     assert sys.modules.get("lib") is None  # nothing leaked into this process
+
+
+def test_given_tests_run_alone_and_in_the_given_order(project: pytest.Pytester,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    out = spec_for(project, monkeypatch, tmp_path, Mode.FORCED_FAIL,
+                   tests=("test_prices.py::test_user_price", "test_prices.py::test_lib_price"))
+    result = project.runpytest_subprocess("--metaeval-mutant", "m1")
+    result.assert_outcomes(errors=2)
+    # Collection order is test_lib_price first; the spec's order wins.
+    assert ChildResult.read(out).failed == ("test_prices.py::test_user_price",
+                                            "test_prices.py::test_lib_price")
+    out = spec_for(project, monkeypatch, tmp_path, Mode.FORCED_FAIL,
+                   tests=("test_prices.py::test_lib_price",))
+    result = project.runpytest_subprocess("--metaeval-mutant", "m1")
+    result.assert_outcomes(errors=1, deselected=1)

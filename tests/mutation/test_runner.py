@@ -257,3 +257,18 @@ def test_fork_defers_a_change_outside_a_function_to_its_own_process(tmp_path: Pa
     assert all(s == "Killed" for statuses in by_line.values() for s in statuses)
     assert output["timing"]["deferred"] == len(by_line[1])
     assert output["timing"]["ran"] == len(output["mutants"])
+
+
+def test_a_comprehension_on_the_mutants_line_does_not_enclose_it(tmp_path: Path) -> None:
+    # The list comprehension is a code object of its own on the same line; the
+    # condition after it runs in f, so f's tests are the ones to run, not the
+    # (fewer) tests in which the comprehension ran.
+    (tmp_path / "m.py").write_text(
+        "def f(xs, ok):\n    return [x for x in xs] if ok and xs else []\n", encoding="utf-8")
+    coverage = Coverage.from_runs(tmp_path, (
+        CodeRun("m", "m.py", 1, "f", ("t.py::a", "t.py::b")),
+        CodeRun("m", "m.py", 2, "<listcomp>", ("t.py::a",))))
+    condition = dataclasses.replace(at(2), span=Span(2, 31, 2, 40))
+    inside = dataclasses.replace(at(2), span=Span(2, 13, 2, 14))
+    assert coverage.tests_for(condition) == ("t.py::a", "t.py::b")
+    assert coverage.tests_for(inside) == ("t.py::a",)
