@@ -1,0 +1,541 @@
+"""Side-by-side speed of `metaeval mutate`, mutmut 3.8.1 and cosmic-ray 8.7.0.
+
+Downloads itsdangerous 2.2.0's sdist from the package index, installs it, its
+test dependencies, the three tools and this repository's metaeval into a
+scratch venv, then runs the tools on the same source files, alternating the
+order run by run, and prints for each tool: mutants, statuses, wall time
+(median of the runs), mutants per second, and how many times faster metaeval
+is. The same for metaeval's own repository. It also checks issue 7's targets
+(speed, detection, overhead per mutant, rerun time, memory, fork == subprocess)
+and prints PASS or FAIL for each with the numbers.
+
+Everything is written under the scratch directory (default
+benchmarks/.work/, git-ignored); the repository's files are only read. The
+benchmark never changes a tool's settings to flatter a number: a missed target
+is printed as FAIL.
+
+    python3 benchmarks/mutation_speed.py [--runs 3] [--tools metaeval,mutmut,cosmic-ray]
+                                         [--target itsdangerous|metaeval|both] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tarfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_tools as bt
+
+REPO = Path(__file__).resolve().parent.parent
+TOOLS = ("metaeval", "mutmut", "cosmic-ray")
+TOOL_PINS = ("pytest", "freezegun", "mutmut==3.8.1", "cosmic-ray==8.7.0")
+SDIST = "itsdangerous==2.2.0"
+
+DURATIONS_PLUGIN = '''
+"""Write each test's own time (setup + call + teardown) to $BENCH_DURATIONS_OUT."""
+import json, os
+_times = {}
+def pytest_runtest_logreport(report):
+    _times[report.nodeid] = _times.get(report.nodeid, 0.0) + report.duration
+def pytest_sessionfinish(session):
+    with open(os.environ["BENCH_DURATIONS_OUT"], "w") as f:
+        json.dump(_times, f)
+'''
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """One tool on one target over all its runs."""
+
+    tool: str
+    mutants: int
+    statuses: dict[str, int]
+    median_wall: float
+    min_wall: float
+    max_wall: float
+    runs: int
+
+    @property
+    def per_second(self) -> float:
+        return self.mutants / self.median_wall if self.median_wall > 0 else 0.0
+
+    @property
+    def ms_per_mutant(self) -> float:
+        return 1000 * self.median_wall / self.mutants if self.mutants else 0.0
+
+
+def summarize(runs: Sequence[bt.ToolRun]) -> Summary:
+    """Median wall time over the runs; mutants and statuses from the last run."""
+    walls = [r.wall for r in runs]
+    last = runs[-1]
+    return Summary(
+        last.tool, len(last.mutants), last.statuses(), statistics.median(walls),
+        min(walls), max(walls), len(runs),
+    )
+
+
+def speed_ratio(metaeval: Summary, other: Summary) -> float:
+    """How many times metaeval's mutants per second is the other tool's (>1: metaeval is faster)."""
+    return metaeval.per_second / other.per_second if other.per_second > 0 else float("inf")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=int, default=3, help="timed runs per tool (default 3)")
+    p.add_argument("--cosmic-ray-runs", type=int, default=None,
+                   help="timed runs of cosmic-ray (default: --runs); it is the slowest")
+    p.add_argument("--tools", default=",".join(TOOLS),
+                   help="comma-separated, from metaeval,mutmut,cosmic-ray")
+    p.add_argument("--target", choices=("itsdangerous", "metaeval", "both"), default="both")
+    p.add_argument("--jobs", type=int, default=2, help="workers for every tool (default 2)")
+    p.add_argument("--work", type=Path, default=REPO / "benchmarks" / ".work",
+                   help="scratch directory (default benchmarks/.work, git-ignored)")
+    args = p.parse_args(argv)
+    tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    bad = [t for t in tools if t not in TOOLS]
+    if bad or not tools:
+        p.error(f"--tools: got {args.tools!r}; expected a comma-separated subset of {TOOLS}")
+    if args.runs < 1 or args.jobs < 1:
+        p.error("--runs and --jobs must be at least 1")
+    args.tools = tools
+    if args.cosmic_ray_runs is None:
+        args.cosmic_ray_runs = args.runs
+    return args
+
+
+def machine() -> dict[str, str]:
+    cpu = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cores": str(os.cpu_count()),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
+
+
+def setup(work: Path) -> tuple[Path, Path, Path]:
+    """Scratch venv with the tools, the itsdangerous sdist, a copy of this repository."""
+    work.mkdir(parents=True, exist_ok=True)
+    venv = work / "venv"
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env.pop("PYTHONPATH", None)
+    if not (venv / "bin" / "python").exists():
+        bt.run_cmd([sys.executable, "-m", "venv", str(venv)], work, env)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    bt.run_cmd([*pip, *TOOL_PINS], work, env)
+    # Reinstalled every time, so the benchmark measures the metaeval in this checkout.
+    bt.run_cmd([*pip, "--force-reinstall", "--no-deps", str(REPO)], work, env)
+    bt.run_cmd([*pip, f"{REPO}[dev]"], work, env)
+    (work / "plugins").mkdir(exist_ok=True)
+    (work / "plugins" / "bench_durations.py").write_text(DURATIONS_PLUGIN)
+
+    dl = work / "dl"
+    if not list(dl.glob("itsdangerous-2.2.0.tar.gz")):
+        bt.run_cmd([str(venv / "bin" / "pip"), "download", "-q", "--no-binary", ":all:",
+                    "--no-deps", SDIST, "-d", str(dl)], work, env)
+    its = work / "itsdangerous-2.2.0"
+    if not its.exists():
+        with tarfile.open(dl / "itsdangerous-2.2.0.tar.gz") as tar:
+            tar.extractall(work, filter="data")
+
+    own = work / "metaeval-src"
+    shutil.rmtree(own, ignore_errors=True)
+    files = bt.run_cmd(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                       REPO, env).stdout.splitlines()
+    for rel in files:
+        if (REPO / rel).is_file():
+            (own / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, own / rel)
+    return venv, its, own
+
+
+def targets(its: Path, own: Path) -> dict[str, bt.Target]:
+    return {
+        "itsdangerous": bt.Target(
+            "itsdangerous", its, ("src/itsdangerous",),
+            '[tool.mutmut]\nsource_paths = ["src/itsdangerous"]\n'
+            'pytest_add_cli_args_test_selection = ["tests"]\n',
+            ("src/itsdangerous/signer.py", "src/itsdangerous/timed.py"),
+            ("-p", "no:cacheprovider", "tests"), src_on_path=True,
+        ),
+        # metaeval's own config: rewrite mutants of metaeval/graders plus the patch
+        # mutants in mutants/; mutmut and cosmic-ray get the same graders.
+        "metaeval": bt.Target(
+            "metaeval", own, (),
+            '[tool.mutmut]\nsource_paths = ["metaeval"]\nonly_mutate = ["metaeval/graders/*"]\n'
+            'pytest_add_cli_args_test_selection = ["tests"]\n'
+            'pytest_add_cli_args = ["--ignore=tests/mutation"]\n'
+            # mutmut runs the tests inside its mutants/ copy: the files they read come along.
+            'also_copy = ["meta_sets", "mutants", "README.md", "ARCHITECTURE.md",'
+            ' "CHANGELOG.md"]\n',
+            ("metaeval/graders",),
+            ("-p", "no:cacheprovider", "--ignore=tests/mutation", "tests"), src_on_path=False,
+        ),
+    }
+
+
+def fresh_copy(target: bt.Target, work: Path, name: str) -> Path:
+    copy = work / "runs" / name
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(target.pristine, copy, ignore=shutil.ignore_patterns(".metaeval"))
+    return copy
+
+
+def run_tool(tool: str, target: bt.Target, venv: Path, work: Path, run: int,
+             jobs: int) -> bt.ToolRun:
+    copy = fresh_copy(target, work, f"{target.name}-{tool}-{run}")
+    env = bt.tool_env(venv, copy, target)
+    if tool == "metaeval":
+        m = bt.run_cmd(bt.metaeval_cmd(venv, target, jobs), copy, env, ok=(0, 1))
+        diffs = bt.metaeval_diffs(venv, copy, env, target.metaeval_paths)
+        mutants, report = bt.read_metaeval(m.stdout, diffs)
+        return bt.ToolRun(tool, target.name, run, m.wall, mutants, report=report)
+    if tool == "mutmut":
+        bt.write_mutmut_config(copy, target)
+        m = bt.run_cmd(bt.mutmut_cmd(venv, jobs), copy, env)
+        return bt.ToolRun(tool, target.name, run, m.wall, bt.read_mutmut(venv, copy, env))
+    return run_cosmic_ray(target, venv, work, run, jobs, copy, env)
+
+
+def run_cosmic_ray(target: bt.Target, venv: Path, work: Path, run: int, jobs: int,
+                   copy: Path, env: dict[str, str]) -> bt.ToolRun:
+    cr = str(venv / "bin" / "cosmic-ray")
+    session = copy / "session.sqlite"
+    if jobs == 1:
+        config = bt.write_cosmic_ray_config(copy, target, venv, ())
+        init = bt.run_cmd([cr, "init", str(config), str(session)], copy, env)
+        m = bt.run_cmd([cr, "exec", str(config), str(session)], copy, env)
+        wall, note = init.wall + m.wall, "local distributor (one at a time)"
+    else:
+        workers = [fresh_copy(target, work, f"{target.name}-cosmic-ray-{run}-w{i}")
+                   for i in range(jobs)]
+        start = time.perf_counter()
+        with bt.http_workers(venv, workers, [bt.tool_env(venv, w, target) for w in workers]) as u:
+            config = bt.write_cosmic_ray_config(copy, target, venv, u)
+            bt.run_cmd([cr, "init", str(config), str(session)], copy, env)
+            bt.run_cmd([cr, "exec", str(config), str(session)], copy, env)
+        wall, note = time.perf_counter() - start, f"{jobs} HTTP workers on 127.0.0.1"
+    dump = bt.run_cmd([cr, "dump", str(session)], copy, env).stdout
+    files = ", ".join(target.cosmic_ray_modules)
+    return bt.ToolRun("cosmic-ray", target.name, run, wall, bt.read_cosmic_ray(dump),
+                      note=f"{note}; mutates {files} only")
+
+
+def plain_test_run(
+    target: bt.Target, venv: Path, work: Path
+) -> tuple[bt.Measured, dict[str, float]]:
+    """The suite alone: its wall time, its peak RSS, and each test's own time."""
+    copy = fresh_copy(target, work, f"{target.name}-plain")
+    env = bt.tool_env(venv, copy, target)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (env.get("PYTHONPATH", ""), str(work / "plugins")) if p)
+    env["BENCH_DURATIONS_OUT"] = str(copy / "durations.json")
+    cmd = [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "bench_durations",
+           *target.test_args]
+    m = bt.run_cmd(cmd, copy, env, watch_memory=True)
+    return m, json.loads((copy / "durations.json").read_text())
+
+
+# ---------------------------------------------------------------- detection
+
+
+def _changed(diff: Sequence[str]) -> tuple[list[str], list[str]]:
+    body = [d for d in diff if not d.startswith(("---", "+++", "@@"))]
+    return ([d[1:].strip() for d in body if d.startswith("-")],
+            [d[1:].strip() for d in body if d.startswith("+")])
+
+
+def forged_token(mutants: Sequence[bt.Mutant]) -> list[bt.Mutant]:
+    """`except Exception: return False` -> `return True` in Signer.verify_signature."""
+    found = []
+    for m in mutants:
+        if m.function != "Signer.verify_signature":
+            continue
+        body = [d for d in m.diff if not d.startswith(("---", "+++", "@@"))]
+        for i, line in enumerate(body[1:], 1):
+            if (line.startswith("-") and line[1:].strip() == "return False"
+                    and body[i - 1][1:].strip() == "except Exception:"
+                    and any(d.startswith("+") and d[1:].strip() == "return True" for d in body)):
+                found.append(m)
+                break
+    return found
+
+
+def expiry_boundary(mutants: Sequence[bt.Mutant], before: str, after: str) -> list[bt.Mutant]:
+    """Mutants of TimestampSigner.unsign turning `before` into its inclusive `after`."""
+    found = []
+    for m in mutants:
+        if m.function == "TimestampSigner.unsign":
+            removed, added = _changed(m.diff)
+            if any(before in r for r in removed) and any(after in a for a in added):
+                found.append(m)
+    return found
+
+
+def first_line_true(mutants: Sequence[bt.Mutant]) -> list[bt.Mutant]:
+    """Signer.verify_signature returning True before it checks anything."""
+    found = []
+    for m in mutants:
+        if m.function == "Signer.verify_signature":
+            removed, added = _changed(m.diff)
+            if not removed and added == ["return True"]:
+                found.append(m)
+    return found
+
+
+SURVIVED = {"Survived", "survived"}
+KILLED = {"Killed", "killed"}
+
+
+def verdict(found: Sequence[bt.Mutant], want: set[str]) -> tuple[bool, str]:
+    if not found:
+        return False, "no such mutant generated"
+    ok = all(m.status in want for m in found)
+    return ok, ", ".join(sorted(m.status for m in found))
+
+
+# ---------------------------------------------------------------- output
+
+
+def table(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def speed_table(summaries: Sequence[Summary]) -> str:
+    me = next((s for s in summaries if s.tool == "metaeval"), None)
+    rows = [["tool", "mutants", "statuses", "wall median (min-max)", "mutants/s", "ms/mutant",
+             "metaeval is x faster"]]
+    for s in summaries:
+        statuses = ", ".join(f"{k} {v}" for k, v in s.statuses.items())
+        ratio = f"{speed_ratio(me, s):.2f}" if me else "n/a"
+        rows.append([s.tool, str(s.mutants), statuses,
+                     f"{s.median_wall:.1f} s ({s.min_wall:.1f}-{s.max_wall:.1f}, {s.runs} runs)",
+                     f"{s.per_second:.2f}", f"{s.ms_per_mutant:.0f}", ratio])
+    return table(rows)
+
+
+def say(line: str = "") -> None:
+    print(line, flush=True)
+
+
+Check = tuple[str, bool | None, str]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    info = machine()
+    say(f"machine: {info['cores']} cores, {info['cpu']}, Python {info['python']}; "
+        f"{info['date']}; load average at start {info['load']}")
+    say("note: other work on this machine slows every tool; runs alternate so it falls on all.")
+    venv, its, own = setup(args.work)
+    chosen = ["itsdangerous", "metaeval"] if args.target == "both" else [args.target]
+    all_targets = targets(its, own)
+    results: dict[str, object] = {"machine": info, "args": {
+        "runs": args.runs, "cosmic_ray_runs": args.cosmic_ray_runs, "tools": args.tools,
+        "target": args.target, "jobs": args.jobs}}
+    failed = False
+    for name in chosen:
+        checks, data = bench_target(all_targets[name], venv, args)
+        results[name] = data
+        say(f"\ntargets on {name}:")
+        for label, ok, detail in checks:
+            mark = "n/a " if ok is None else ("PASS" if ok else "FAIL")
+            failed |= ok is False
+            say(f"  {mark}  {label}: {detail}")
+    if "metaeval" in args.tools:
+        checks = isolation_checks(own, its, venv, args, chosen)
+        say("\nfork == subprocess:")
+        for label, ok, detail in checks:
+            mark = "n/a " if ok is None else ("PASS" if ok else "FAIL")
+            failed |= ok is False
+            say(f"  {mark}  {label}: {detail}")
+    say(f"\nload average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    out = args.work / f"results-{args.target}.json"
+    out.write_text(json.dumps(results, indent=1, default=str))
+    say(f"results: {out}")
+    return 1 if failed else 0
+
+
+def bench_target(target: bt.Target, venv: Path,
+                 args: argparse.Namespace) -> tuple[list[Check], dict[str, object]]:
+    say(f"\n== {target.name} ==")
+    plain, durations = plain_test_run(target, venv, args.work)
+    say(f"plain test run: {len(durations)} tests, {plain.wall:.2f} s wall, "
+        f"peak RSS {plain.root_peak_kb / 1024:.0f} MiB")
+    runs: dict[str, list[bt.ToolRun]] = {t: [] for t in args.tools}
+    for i in range(max(args.runs, args.cosmic_ray_runs)):
+        order = args.tools[i % len(args.tools):] + args.tools[:i % len(args.tools)]
+        for tool in order:
+            limit = args.cosmic_ray_runs if tool == "cosmic-ray" else args.runs
+            if i >= limit:
+                continue
+            r = run_tool(tool, target, venv, args.work, i, args.jobs)
+            runs[tool].append(r)
+            say(f"  run {i + 1} {tool}: {len(r.mutants)} mutants in {r.wall:.1f} s"
+                + (f" ({r.note})" if r.note else ""))
+    summaries = [summarize(runs[t]) for t in args.tools]
+    say("")
+    say(speed_table(summaries))
+    for t in args.tools:
+        if runs[t][-1].note:
+            say(f"{t}: {runs[t][-1].note}")
+    data: dict[str, object] = {
+        "plain": {"tests": len(durations), "wall": plain.wall, "peak_kb": plain.root_peak_kb},
+        "summaries": [asdict(s) | {"per_second": s.per_second} for s in summaries],
+        "walls": {t: [r.wall for r in rs] for t, rs in runs.items()},
+    }
+    checks: list[Check] = []
+    by_tool = {s.tool: s for s in summaries}
+    if "metaeval" in by_tool and "mutmut" in by_tool and target.name == "itsdangerous":
+        ratio = speed_ratio(by_tool["metaeval"], by_tool["mutmut"])
+        checks.append(("speed >= 3x mutmut (mutants/s)", ratio >= 3,
+                       f"{ratio:.2f}x ({by_tool['metaeval'].per_second:.2f} vs "
+                       f"{by_tool['mutmut'].per_second:.2f} mutants/s)"))
+    if target.name == "itsdangerous":
+        checks += detection_checks(runs)
+    if "metaeval" in runs:
+        checks += metaeval_checks(target, venv, args, runs["metaeval"][-1], plain, durations,
+                                  data)
+    return checks, data
+
+
+def detection_checks(runs: dict[str, list[bt.ToolRun]]) -> list[Check]:
+    checks: list[Check] = []
+    probes: list[tuple[str, Callable[[Sequence[bt.Mutant]], list[bt.Mutant]], set[str]]] = [
+        ("forged-token mutant (verify_signature except -> return True) survives",
+         forged_token, SURVIVED),
+        ("expiry boundary `age > max_age` -> `>=` survives",
+         lambda ms: expiry_boundary(ms, "age > max_age", "age >= max_age"), SURVIVED),
+        ("expiry boundary `age < 0` -> `<= 0` survives",
+         lambda ms: expiry_boundary(ms, "age < 0", "age <= 0"), SURVIVED),
+        ("verify_signature returning True from its first line is killed",
+         first_line_true, KILLED),
+    ]
+    for label, probe, want in probes:
+        for tool in ("metaeval", "mutmut"):
+            if tool not in runs:
+                continue
+            ok, detail = verdict(probe(runs[tool][-1].mutants), want)
+            # mutmut has no operator that inserts an early return: not a miss of its own.
+            shown: bool | None = None if tool == "mutmut" and probe is first_line_true else ok
+            checks.append((f"{tool}: {label}", shown, detail))
+    return checks
+
+
+def metaeval_checks(target: bt.Target, venv: Path, args: argparse.Namespace, last: bt.ToolRun,
+                    plain: bt.Measured, durations: dict[str, float],
+                    data: dict[str, object]) -> list[Check]:
+    checks: list[Check] = []
+    copy = args.work / "runs" / f"{target.name}-metaeval-{last.run}"
+    env = bt.tool_env(venv, copy, target)
+    rerun = bt.run_cmd(bt.metaeval_cmd(venv, target, args.jobs), copy, env, ok=(0, 1))
+    same = [(m.function, m.status) for m in bt.read_metaeval(rerun.stdout)[0]] == [
+        (m.function, m.status) for m in last.mutants]
+    say(f"metaeval rerun with nothing changed: {rerun.wall:.2f} s (same results: {same})")
+    checks.append(("rerun with nothing changed < 2 s", rerun.wall < 2 and same,
+                   f"{rerun.wall:.2f} s, same results: {same}"))
+
+    reported = last.report.get("mutants")
+    ran = [m for m in reported if isinstance(m, dict)
+           and m.get("status") in ("Killed", "Survived", "Timeout")] if isinstance(
+        reported, list) else []
+    timing = last.report.get("timing")
+    if ran and isinstance(timing, dict):
+        checks += overhead_checks(ran, timing, durations, last.wall, args.jobs, data)
+    elif ran:
+        checks.append(("overhead per mutant <= 10 ms beyond the selected tests", None,
+                       "this metaeval reports no timing"))
+
+    mem_copy = fresh_copy(target, args.work, f"{target.name}-metaeval-memory")
+    mem = bt.run_cmd(bt.metaeval_cmd(venv, target, args.jobs), mem_copy,
+                     bt.tool_env(venv, mem_copy, target), ok=(0, 1), watch_memory=True)
+    ratio = mem.child_peak_kb / plain.root_peak_kb if plain.root_peak_kb else float("inf")
+    say(f"peak RSS: plain test run {plain.root_peak_kb / 1024:.0f} MiB; metaeval main "
+        f"{mem.root_peak_kb / 1024:.0f} MiB, largest worker {mem.child_peak_kb / 1024:.0f} MiB")
+    checks.append(("peak memory per worker <= 2x a plain test run", ratio <= 2,
+                   f"{ratio:.2f}x ({mem.child_peak_kb / 1024:.0f} vs "
+                   f"{plain.root_peak_kb / 1024:.0f} MiB)"))
+    data |= {"rerun_wall": rerun.wall, "memory_kb": {
+        "plain": plain.root_peak_kb, "main": mem.root_peak_kb, "worker": mem.child_peak_kb}}
+    return checks
+
+
+def overhead_checks(ran: Sequence[dict[str, object]], timing: dict[str, object],
+                    durations: dict[str, float], wall: float, jobs: int,
+                    data: dict[str, object]) -> list[Check]:
+    """Per-mutant overhead from the runner's own split, with two outside views beside it.
+
+    The runner times each mutant's child and the tests inside it; the
+    difference (its `elsewhere_seconds`) is the per-mutant overhead the target
+    is about. The all-in figure also spreads the baseline, the collection and
+    the start-up over the mutants, and assumes every worker was busy all the
+    time. The plain-run figure is what the selected tests took in a plain run
+    (an upper bound on what a mutant runs: a killed one stops at its first
+    failing test).
+    """
+    n = len(ran)
+    in_tests = float(str(timing.get("in_tests_seconds", 0)))
+    elsewhere = float(str(timing.get("elsewhere_seconds", 0)))
+    covered = [m.get("covered_by") for m in ran]
+    selected = sum(durations.get(str(t), 0.0) for c in covered if isinstance(c, list) for t in c)
+    per_mutant = elsewhere / n
+    all_in = (wall * jobs - in_tests) / n
+    say(f"metaeval overhead: {n} mutants ran; in tests {in_tests:.1f} s, elsewhere "
+        f"{elsewhere:.1f} s (runner's split) -> {1000 * per_mutant:.0f} ms a mutant; all-in "
+        f"({wall:.1f} s x {jobs} jobs - time in tests) -> {1000 * all_in:.0f} ms a mutant; "
+        f"the selected tests take {selected:.1f} s in a plain run; "
+        f"{timing.get('deferred', 0)} mutants ran in a pytest process of their own")
+    data["overhead_ms"] = {"per_mutant": 1000 * per_mutant, "all_in": 1000 * all_in,
+                           "in_tests_s": in_tests, "plain_selected_s": selected}
+    return [("overhead per mutant <= 10 ms beyond the selected tests", per_mutant <= 0.010,
+             f"{1000 * per_mutant:.0f} ms (all-in, fixed costs spread: {1000 * all_in:.0f} ms)")]
+
+
+def isolation_checks(own: Path, its: Path, venv: Path, args: argparse.Namespace,
+                     chosen: Sequence[str]) -> list[Check]:
+    help_text = bt.run_cmd([str(venv / "bin" / "metaeval"), "mutate", "--help"], own,
+                           bt.tool_env(venv, own, targets(own, own)["metaeval"])).stdout
+    if "--isolation" not in help_text:
+        return [("fork vs subprocess", None, "this metaeval has no --isolation flag")]
+    fixture = bt.Target("mutate_project", own / "tests" / "fixtures" / "mutate_project",
+                        (), "", (), (), src_on_path=False)
+    places = [fixture] + [targets(its, own)[name] for name in chosen]
+    checks: list[Check] = []
+    for target in places:
+        statuses = {}
+        for mode in ("subprocess", "fork"):
+            copy = fresh_copy(target, args.work, f"{target.name}-isolation-{mode}")
+            m = bt.run_cmd(bt.metaeval_cmd(venv, target, args.jobs, ("--isolation", mode)),
+                           copy, bt.tool_env(venv, copy, target), ok=(0, 1))
+            report = json.loads(m.stdout)
+            statuses[mode] = {x["id"]: x["status"] for x in report["mutants"]}
+        diff = {k for k in statuses["fork"].keys() | statuses["subprocess"].keys()
+                if statuses["fork"].get(k) != statuses["subprocess"].get(k)}
+        checks.append((f"{target.name}: every status identical", not diff,
+                       f"{len(statuses['fork'])} mutants, {len(diff)} differ"
+                       + (f": {sorted(diff)[:5]}" if diff else "")))
+    return checks
+
+
+if __name__ == "__main__":
+    sys.exit(main())
