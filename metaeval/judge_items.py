@@ -25,6 +25,7 @@ from metaeval.meta_set import (
     _no_constant,
     _no_unknown,
     _str,
+    data_files,
 )
 
 ITEM_SUFFIX = ".ndjson"
@@ -166,23 +167,6 @@ def parse_item(raw: JsonValue, source: str) -> Item:
                      label if isinstance(label, str) else None, score, source)
 
 
-def item_files(paths: Iterable[Path]) -> tuple[list[Path], list[LoadError]]:
-    """Files as given; directories expand to their ``*.ndjson`` files (sorted)."""
-    files: list[Path] = []
-    errors: list[LoadError] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(path.rglob(f"*{ITEM_SUFFIX}"))
-            if not found:
-                errors.append(LoadError(str(path), 0, "", f"no {ITEM_SUFFIX} files here"))
-            files.extend(found)
-        elif path.is_file():
-            files.append(path)
-        else:
-            errors.append(LoadError(str(path), 0, "", "no such file or directory"))
-    return files, errors
-
-
 def _records(path: Path, errors: list[LoadError]) -> list[tuple[int, JsonValue]]:
     try:
         lines = list(_lines(path))
@@ -200,7 +184,7 @@ def _records(path: Path, errors: list[LoadError]) -> list[tuple[int, JsonValue]]
 
 def load_judge_items(paths: Iterable[Path]) -> JudgeItems:
     """Every item of every file; bad lines become errors, the rest still load."""
-    files, errors = item_files(paths)
+    files, errors = data_files(paths, ITEM_SUFFIX)
     found: dict[type, list[Item]] = {PointItem: [], PairItem: [], LengthProbe: [],
                                      InjectionCase: []}
     seen: dict[str, str] = {}

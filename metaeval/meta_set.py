@@ -357,15 +357,17 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
                 yield number, line
 
 
-def jsonl_files(paths: Iterable[Path]) -> tuple[list[Path], list[LoadError]]:
-    """Expand directories to their ``*.jsonl`` files (sorted); name what is missing."""
+def data_files(paths: Iterable[Path], suffix: str = ".jsonl"
+               ) -> tuple[list[Path], list[LoadError]]:
+    """Files as given; directories expand to their ``*<suffix>`` files (sorted);
+    name what is missing."""
     files: list[Path] = []
     errors: list[LoadError] = []
     for path in paths:
         if path.is_dir():
-            found = sorted(path.rglob("*.jsonl"))
+            found = sorted(path.rglob(f"*{suffix}"))
             if not found:
-                errors.append(LoadError(str(path), 0, "", "no .jsonl files in this directory"))
+                errors.append(LoadError(str(path), 0, "", f"no {suffix} files in this directory"))
             files.extend(found)
         elif path.is_file():
             files.append(path)
@@ -376,7 +378,7 @@ def jsonl_files(paths: Iterable[Path]) -> tuple[list[Path], list[LoadError]]:
 
 def load_meta_sets(paths: Iterable[Path]) -> MetaSet:
     """Every run of every file; bad lines become errors and the rest still load."""
-    files, errors = jsonl_files(paths)
+    files, errors = data_files(paths)
     runs: list[MetaRun] = []
     seen: dict[str, str] = {}
     for path in files:

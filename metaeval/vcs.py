@@ -10,24 +10,24 @@ from pathlib import Path
 UNKNOWN = "unknown"
 
 
-def head_commit(root: Path) -> str:
-    """The commit checked out at ``root``, or "unknown" outside a git repository."""
+def _git(root: Path, *args: str) -> str:
+    """What a read-only git command prints, or "unknown" when git cannot say."""
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                             text=True, check=True, timeout=30)
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                             check=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return UNKNOWN
     return out.stdout.strip() or UNKNOWN
+
+
+def head_commit(root: Path) -> str:
+    """The commit checked out at ``root``, or "unknown" outside a git repository."""
+    return _git(root, "rev-parse", "HEAD")
 
 
 def user_name(root: Path) -> str:
     """Who is accepting a finding: git's user.name, else "unknown"."""
-    try:
-        out = subprocess.run(["git", "config", "user.name"], cwd=root, capture_output=True,
-                             text=True, check=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return UNKNOWN
-    return out.stdout.strip() or UNKNOWN
+    return _git(root, "config", "user.name")
 
 
 def today() -> dt.date:
