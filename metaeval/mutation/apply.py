@@ -22,8 +22,12 @@ import threading
 import types
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metaeval.mutation.wire import CodeRun
+
+if TYPE_CHECKING:
+    from _typeshed import TraceFunction
 
 
 class MutantLoader(importlib.abc.Loader):
@@ -128,10 +132,13 @@ def apply_patch(target: str, replacement: object) -> object:
 
 
 class CallRecorder:
-    """Which functions ran, and under which test: a call-event tracer, no line events.
+    """Which functions and lines ran, and under which test.
 
-    Cheap enough for one baseline run; the runner uses it to mark mutants in code
-    no test reaches as NoCoverage without running them.
+    Every call is seen (a call-event tracer), but only frames of the recorded
+    packages get a line tracer, and only while a test runs: one baseline run
+    pays for it. The runner uses the functions to mark mutants in code no test
+    reaches as NoCoverage, and the lines to run only the tests that execute a
+    mutant's lines.
     """
 
     def __init__(self, packages: tuple[str, ...]) -> None:
@@ -139,15 +146,40 @@ class CallRecorder:
         self.current = ""
         self.seen: dict[types.CodeType, set[str]] = {}
         self.modules: dict[types.CodeType, str] = {}
+        self.wanted: dict[types.CodeType, bool] = {}
+        self.lines: dict[types.CodeType, dict[int, set[str]]] = {}
+        self.hit: set[tuple[types.CodeType, int]] = set()
+        """Lines run under the current test, filed under it when it ends."""
 
-    def __call__(self, frame: types.FrameType, event: str, arg: object) -> None:
-        if event == "call":
-            tests = self.seen.get(frame.f_code)
-            if tests is None:
-                tests = self.seen[frame.f_code] = set()
-                self.modules[frame.f_code] = str(frame.f_globals.get("__name__", ""))
-            if self.current:
-                tests.add(self.current)
+    def __call__(self, frame: types.FrameType, event: str, arg: object) -> TraceFunction | None:
+        if event != "call":
+            return None
+        code = frame.f_code
+        tests = self.seen.get(code)
+        if tests is None:
+            tests = self.seen[code] = set()
+            module = self.modules[code] = str(frame.f_globals.get("__name__", ""))
+            self.wanted[code] = module.partition(".")[0] in self.packages
+        if not self.current:
+            return None
+        tests.add(self.current)
+        # Not the recorder's own lines: when metaeval mutates itself they would be
+        # recorded while the recorder files them.
+        return self._line if self.wanted[code] and code.co_filename != __file__ else None
+
+    def _line(self, frame: types.FrameType, event: str, arg: object) -> TraceFunction:
+        if event == "line":
+            self.hit.add((frame.f_code, frame.f_lineno))
+        return self._line
+
+    def begin(self, nodeid: str) -> None:
+        self.current = nodeid
+
+    def end(self) -> None:
+        hit, self.hit = self.hit, set()
+        for code, line in hit:
+            self.lines.setdefault(code, {}).setdefault(line, set()).add(self.current)
+        self.current = ""
 
     def start(self) -> None:
         sys.settrace(self)
@@ -158,13 +190,20 @@ class CallRecorder:
         threading.settrace(None)
 
     def runs(self) -> tuple[CodeRun, ...]:
-        """The functions of the mutated packages that ran (pytest's own are left out)."""
+        """The functions of the recorded packages that ran (pytest's own are left out)."""
         found = []
         for code, tests in self.seen.items():
-            module = self.modules[code]
-            if module.partition(".")[0] in self.packages:
-                found.append(CodeRun(module, code.co_filename, code.co_firstlineno,
-                                     code.co_name, tuple(sorted(tests))))
+            if not self.wanted[code]:
+                continue
+            lines = self.lines.get(code, {})
+            names = sorted(tests.union(*lines.values()))
+            index = {name: i for i, name in enumerate(names)}
+            groups: dict[tuple[int, ...], list[int]] = {}
+            for line, ran in sorted(lines.items()):
+                groups.setdefault(tuple(sorted(index[t] for t in ran)), []).append(line)
+            found.append(CodeRun(self.modules[code], code.co_filename, code.co_firstlineno,
+                                 code.co_name, tuple(names),
+                                 tuple((tuple(ls), ts) for ts, ls in groups.items())))
         return tuple(found)
 
 
@@ -313,5 +352,4 @@ def recorded_keys(recorder: CallRecorder) -> frozenset[CodeKey]:
     """Every function of the recorded packages the recorder saw run, as CodeKeys."""
     return frozenset(
         (module, code.co_firstlineno, code.co_qualname)
-        for code, module in recorder.modules.items()
-        if module.partition(".")[0] in recorder.packages)
+        for code, module in recorder.modules.items() if recorder.wanted[code])

@@ -1,10 +1,13 @@
-"""Which tests reach a mutant, from the functions each baseline test ran.
+"""Which tests reach a mutant, from the functions and lines each baseline test ran.
 
-The baseline child records every function (code object) under the project root
-that ran, and the tests running when it did. A mutant sits in the innermost
-function whose lines contain it; if that function never ran, no test can see
-the mutant and it is NoCoverage without being run. Module and class bodies run
-on import, so a mutant there always counts as reached. This module only reads
+The baseline child records every function (code object) of the mutated
+packages that ran, the tests running when it did, and which of its lines each
+test ran. A mutant sits in the innermost function whose lines contain it; if
+that function never ran, no test can see the mutant and it is NoCoverage
+without being run. If it ran, the tests to run are those that ran the
+mutant's lines; when none did, no test can tell the mutant from the original
+(it survives without a run). Module and class bodies run on import, so a
+mutant there always counts as reached, by every test. This module only reads
 source files, never writes them.
 """
 
@@ -55,6 +58,29 @@ def _extent(code: types.CodeType) -> tuple[tuple[int, int], tuple[int, int]]:
             max([*last, (lines[1], 0)]))
 
 
+def _code_lines(codes: list[types.CodeType]) -> frozenset[int]:
+    """Lines that hold an instruction in any of ``codes``: the only lines a line
+    event can name (a constant folded into another line's instruction has none)."""
+    return frozenset(line for code in codes for _, _, line in code.co_lines()
+                     if line is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which tests can tell one mutant from the original."""
+
+    tests: tuple[str, ...] | None
+    """Those tests; None for every test (a module or class body, a function that
+    ran only at import, or code that cannot be told)."""
+    reached: bool = True
+    """False when the mutant's function never ran: NoCoverage."""
+
+    @property
+    def unseen(self) -> bool:
+        """The function ran but none of the mutant's lines did: it survives untested."""
+        return self.reached and self.tests == ()
+
+
 def _is_function(code: types.CodeType) -> bool:
     # CO_OPTIMIZED: functions, lambdas, comprehensions; never module or class bodies.
     return bool(code.co_flags & 0x01)
@@ -70,17 +96,31 @@ class Coverage:
     files: dict[str, frozenset[str]] = field(default_factory=dict)
     """Per test, the source files of the recorded packages whose code it ran."""
 
+    lines: dict[tuple[str, int], frozenset[str]] = field(default_factory=dict)
+    """(module, line) to the tests that ran the line, for modules traced by line."""
+    line_modules: frozenset[str] = frozenset()
+    """Modules whose lines the baseline traced."""
+    _code_lines: dict[int, frozenset[int]] = field(default_factory=dict)
+    """Lines with instructions, by ``id`` of a code object held in ``_compiled``."""
+
     @staticmethod
     def from_runs(root: Path, runs: tuple[CodeRun, ...]) -> Coverage:
         ran: dict[CodeKey, tuple[str, ...]] = {}
         files: dict[str, set[str]] = {}
+        lines: dict[tuple[str, int], set[str]] = {}
         for run in runs:
             key = (run.module, run.line, run.name)
             ran[key] = tuple(sorted({*ran.get(key, ()), *run.tests}))
             for test in (*run.tests, ""):  # "": every file that ran, under any test
                 files.setdefault(test, set()).add(run.file)
+            for numbers, indices in run.lines:
+                tests = {run.tests[i] for i in indices}
+                for number in numbers:
+                    lines.setdefault((run.module, number), set()).update(tests)
         return Coverage(root.resolve(), ran,
-                        files={test: frozenset(f) for test, f in files.items()})
+                        files={test: frozenset(f) for test, f in files.items()},
+                        lines={key: frozenset(t) for key, t in lines.items()},
+                        line_modules=frozenset(module for module, _ in lines))
 
     def files_run_by(self, tests: tuple[str, ...] | None) -> frozenset[str]:
         """The recorded source files ``tests`` ran; every recorded file for None."""
@@ -124,16 +164,53 @@ class Coverage:
         innermost = max(containing, key=lambda found: (found[1], (-found[2][0], -found[2][1])))[0]
         return innermost if _is_function(innermost) else None
 
-    def tests_for(self, mutant: Mutant) -> tuple[str, ...] | None:
-        """The tests that ran the mutant's function; None when it is reached anyway
-        (module or class body) or cannot be told; ``()`` when nothing ran it."""
+    def select(self, mutant: Mutant) -> Selection:
+        """The tests that can tell the mutant from the original: those that ran its
+        lines when the baseline traced them, else those that ran its function."""
         code = self.enclosing(mutant)
         if code is None:
-            return None
-        return self.ran.get((mutant.module, code.co_firstlineno, code.co_name), ())
+            return Selection(None)
+        key = (mutant.module, code.co_firstlineno, code.co_name)
+        if key not in self.ran:
+            return Selection((), reached=False)
+        function_tests = self.ran[key]
+        if not function_tests:
+            return Selection(None)  # ran only at import: any test may see what it made
+        if mutant.kind is MutantKind.PATCH:
+            return Selection(function_tests)
+        numbers = self._instruction_lines(mutant, code)
+        if not numbers or mutant.module not in self.line_modules:
+            return Selection(function_tests)
+        chosen = frozenset().union(*(self.lines.get((mutant.module, n), frozenset())
+                                     for n in numbers))
+        return Selection(tuple(t for t in function_tests if t in chosen)
+                         + tuple(sorted(chosen.difference(function_tests))))
+
+    def _instruction_lines(self, mutant: Mutant, code: types.CodeType) -> list[int]:
+        """The lines of the mutant's span where ``code`` (or code nested in it) has
+        instructions, so a line event names them; none when other code has an
+        instruction there too: a default value or a decorator on a ``def`` line
+        runs in the module or class body, at import, never under a line event of
+        the function's own frame."""
+        span = range(mutant.span.start_line, mutant.span.end_line + 1)
+        tree = _code_objects(code)
+        inside = {id(c) for c in tree}
+        codes = self._codes((self.root / mutant.path).resolve()) or []
+        if any(n in self._lines_of(c) for c in codes if id(c) not in inside for n in span):
+            return []
+        return [n for n in span if any(n in self._lines_of(c) for c in tree)]
+
+    def _lines_of(self, code: types.CodeType) -> frozenset[int]:
+        found = self._code_lines.get(id(code))
+        if found is None:
+            found = self._code_lines[id(code)] = _code_lines([code])
+        return found
+
+    def tests_for(self, mutant: Mutant) -> tuple[str, ...] | None:
+        """``select(mutant).tests``: None when every test may reach it (module or
+        class body) or it cannot be told; ``()`` when no test runs its code."""
+        return self.select(mutant).tests
 
     def reached(self, mutant: Mutant) -> bool:
-        code = self.enclosing(mutant)
-        if code is None:
-            return True
-        return (mutant.module, code.co_firstlineno, code.co_name) in self.ran
+        """Whether the mutant's function ran at all (module and class bodies do)."""
+        return self.select(mutant).reached

@@ -81,11 +81,11 @@ class MutantSession:
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         if self.recorder is not None:
-            self.recorder.current = nodeid
+            self.recorder.begin(nodeid)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         if self.recorder is not None:
-            self.recorder.current = ""
+            self.recorder.end()
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         if self.spec.mode is Mode.FORCED_FAIL:

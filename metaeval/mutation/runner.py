@@ -387,7 +387,8 @@ def _warm_spec(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Pat
         timeout_constant=options.timeout_constant, memory_limit=options.memory_limit,
         mutants=tuple(WarmMutant(i, m.id, m.kind.value, m.module, m.path,
                                  str((root / m.path).resolve()), m.qualname,
-                                 m.span.start_line, m.mutated_source) for i, m in todo))
+                                 (m.span.start_line, m.span.start_column, m.span.end_line,
+                                  m.span.end_column), m.mutated_source) for i, m in todo))
 
 
 def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
@@ -481,6 +482,10 @@ def classify_warm(mutant: Mutant, outcome: WarmOutcome, coverage: Coverage,
     if outcome.selected is None:
         return MutantResult(mutant, Status.NO_COVERAGE,
                             detail="no test runs this code in the baseline")
+    if outcome.selected == ():
+        return MutantResult(mutant, Status.SURVIVED,
+                            detail="its function runs in the tests, but none runs the "
+                                   "mutated lines: no test can tell it from the original")
     covered_by = coverage.tests_for(mutant) or ()
     took, in_tests = outcome.wall, outcome.in_tests
     if outcome.timed_out:

@@ -35,7 +35,7 @@ import time
 import traceback
 import types
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -52,7 +52,7 @@ from metaeval.mutation.apply import (
     recorded_keys,
 )
 from metaeval.mutation.coverage import Coverage
-from metaeval.mutation.model import Mutant, MutantKind, Span
+from metaeval.mutation.model import MutantKind
 from metaeval.mutation.patches import PatchMutant
 from metaeval.mutation.wire import (
     CodeRun,
@@ -134,10 +134,10 @@ class WarmSession:
             self.collect_failed.append(report.nodeid or "<collection>")
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
-        self.recorder.current = nodeid
+        self.recorder.begin(nodeid)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        self.recorder.current = ""
+        self.recorder.end()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.durations[report.nodeid] = self.durations.get(report.nodeid, 0.0) + report.duration
@@ -188,8 +188,7 @@ class WarmSession:
         self.durations = data["durations"]
         self.passed = set(data["passed"])
         self.traced = data["traced"]
-        ran = tuple(CodeRun(r["module"], r["file"], r["line"], r["name"], tuple(r["tests"]))
-                    for r in data["ran"])
+        ran = tuple(CodeRun.from_json(r) for r in data["ran"])
         wiring = self._wiring(items)
         return WarmBaseline(tuple(data["failed"]), data["tests_run"], duration, ran, tests,
                             wiring)
@@ -216,20 +215,21 @@ class WarmSession:
                 if session.shouldstop or session.shouldfail:
                     break
             self.recorder.stop()
-            runs = [{"module": r.module, "file": r.file, "line": r.line, "name": r.name,
-                     "tests": list(r.tests)} for r in self.recorder.runs()]
+            runs = [asdict(r) for r in self.recorder.runs()]
             tmp = result.with_suffix(".tmp")
             tmp.write_text(json.dumps({"failed": failed, "tests_run": tests_run, "ran": runs,
                                        "durations": self.durations, "traced": self.traced,
                                        "passed": sorted(self.passed)}),
                            encoding="utf-8")
             tmp.replace(result)
+        except BaseException:  # shown in the runner's error, which quotes this output
+            traceback.print_exc()
         finally:
             os._exit(0)
 
     def _wiring(self, items: list[pytest.Item]) -> str:
         """One child whose fastest passing test is forced to fail must report it."""
-        probe = WarmMutant(-1, FORCED_FAIL, FORCED_FAIL, "", "", "", "", 0)
+        probe = WarmMutant(-1, FORCED_FAIL, FORCED_FAIL, "", "", "", "", (0, 0, 0, 0))
         ran = [item for item in items if item.nodeid in self.passed]  # not skipped, not xfail
         if not ran:
             return "no test ran and passed in the baseline"
@@ -243,19 +243,18 @@ class WarmSession:
 
     def _select(self, items: list[pytest.Item], baseline: WarmBaseline, work: WarmMutant
                 ) -> tuple[pytest.Item, ...] | None:
-        """The tests that reach the mutant, fastest first; None when none does."""
+        """The tests that run the mutant's lines, fastest first (``()`` when its
+        function runs but those lines do not); None when its function never runs."""
         if not self.traced:
             return tuple(items)
-        mutant = Mutant(work.id, MutantKind(work.kind), "", work.path, work.module,
-                        work.qualname, Span(work.line, 1, work.line, 1), "", "")
-        tests = self.coverage.tests_for(mutant)
-        if tests is None or (not tests and self.coverage.reached(mutant)):
+        selection = self.coverage.select(work.mutant())
+        if not selection.reached:
+            return None
+        if selection.tests is None:
             # Module or class body, or code that ran only at import: every test may see it.
             chosen = list(items)
-        elif not tests:
-            return None
         else:
-            wanted = set(tests)
+            wanted = set(selection.tests)
             chosen = [item for item in items if item.nodeid in wanted]
         position = {item.nodeid: i for i, item in enumerate(items)}
         chosen.sort(key=lambda item: (_speed_class(self.durations.get(item.nodeid, 0.0)),
@@ -292,7 +291,9 @@ class WarmSession:
             while pending and len(running) < jobs:
                 mutant, selected = pending.popleft()
                 started = time.monotonic()
-                swaps, settled = self._plan(mutant, selected, import_time)
+                # No test runs the mutated lines: the original's passing run stands.
+                swaps, settled = ([], WarmOutcome(mutant.index, ())) if not selected \
+                    else self._plan(mutant, selected, import_time)
                 if settled is not None:
                     done.append(settled)
                     self._emit(warm_line("mutant", settled))

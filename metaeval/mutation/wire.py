@@ -14,6 +14,9 @@ import os
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
+
+from metaeval.mutation.model import Mutant, MutantKind, Span
 
 SPEC_ENV = "METAEVAL_MUTANT_SPEC"
 
@@ -100,6 +103,16 @@ class CodeRun:
     """``co_firstlineno``: the ``def`` line, or its first decorator's."""
     name: str
     tests: tuple[str, ...]
+    lines: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = ()
+    """The lines of this code object that ran under a test, grouped by who ran
+    them: (line numbers, indices into ``tests``). Most lines of a function run
+    in the same tests, so the groups are few."""
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> CodeRun:
+        return CodeRun(data["module"], data["file"], data["line"], data["name"],
+                       tuple(data["tests"]),
+                       tuple((tuple(ls), tuple(ts)) for ls, ts in data.get("lines", ())))
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +141,7 @@ class ChildResult:
         return ChildResult(
             error_kind=ErrorKind(data["error_kind"]), error=data["error"],
             failed=tuple(data["failed"]), tests_run=data["tests_run"],
-            ran=tuple(CodeRun(r["module"], r["file"], r["line"], r["name"], tuple(r["tests"]))
-                      for r in data["ran"]),
+            ran=tuple(CodeRun.from_json(r) for r in data["ran"]),
             in_tests=data.get("in_tests", 0.0))
 
 
@@ -153,10 +165,15 @@ class WarmMutant:
     file: str
     """Absolute path of the module file (``__file__`` of a rewritten module)."""
     qualname: str
-    line: int
-    """The first line of the mutant's span."""
+    span: tuple[int, int, int, int]
+    """The mutant's ``Span``: start line and column, end line and column."""
     source: str = ""
     """For a rewrite mutant: the whole module with the fault in place."""
+
+    def mutant(self) -> Mutant:
+        """As much of the ``Mutant`` as coverage needs to place it."""
+        return Mutant(self.id, MutantKind(self.kind), "", self.path, self.module,
+                      self.qualname, Span(*self.span), "", "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +201,8 @@ class WarmSpec:
     def read(path: Path) -> WarmSpec:
         data = json.loads(path.read_text(encoding="utf-8"))
         data["packages"] = tuple(data["packages"])
-        data["mutants"] = tuple(WarmMutant(**m) for m in data[WARM_MUTANTS])
+        data["mutants"] = tuple(WarmMutant(**{**m, "span": tuple(m["span"])})
+                                for m in data[WARM_MUTANTS])
         return WarmSpec(**data)
 
 
@@ -243,8 +261,7 @@ def read_warm_line(line: str) -> WarmBaseline | WarmOutcome:
     if kind == "baseline":
         data["failed"] = tuple(data["failed"])
         data["tests"] = tuple(data["tests"])
-        data["ran"] = tuple(CodeRun(r["module"], r["file"], r["line"], r["name"],
-                                    tuple(r["tests"])) for r in data["ran"])
+        data["ran"] = tuple(CodeRun.from_json(r) for r in data["ran"])
         return WarmBaseline(**data)
     data["error_kind"] = ErrorKind(data["error_kind"])
     if data["selected"] is not None:

@@ -1,0 +1,151 @@
+"""Line-level test selection: which tests ran a mutant's lines, and when no test did."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+from metaeval.mutation.apply import CallRecorder
+from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.model import Mutant, MutantKind, Span
+from metaeval.mutation.wire import CodeRun
+
+METAEVAL = str(Path(sys.executable).parent / "metaeval")
+
+LIMITS = dedent("""\
+    def clamp(quantity, limit=10):
+        if quantity > limit:
+            return limit
+        return quantity
+    """)
+
+
+def mutant(line: int, end_line: int | None = None, start_column: int = 5) -> Mutant:
+    return Mutant(id=f"limits.py::clamp::op::{line}", kind=MutantKind.REWRITE, operator="op",
+                  path="limits.py", module="limits", qualname="clamp",
+                  span=Span(line, start_column, end_line or line, 20), original="",
+                  replacement="", mutated_source="")
+
+
+def traced(tmp_path: Path) -> Coverage:
+    """Coverage from a real CallRecorder: test_small never reaches ``return limit``,
+    test_large does."""
+    (tmp_path / "limits.py").write_text(LIMITS, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("limits", tmp_path / "limits.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    recorder = CallRecorder(("limits",))
+    recorder.start()
+    try:
+        recorder.begin("t.py::test_small")
+        module.clamp(3)
+        recorder.end()
+        recorder.begin("t.py::test_large")
+        module.clamp(30)
+        recorder.end()
+    finally:
+        recorder.stop()
+    return Coverage.from_runs(tmp_path, recorder.runs())
+
+
+def test_the_recorder_groups_the_lines_each_test_ran(tmp_path: Path) -> None:
+    (run,) = traced(tmp_path).ran.items()
+    assert run == (("limits", 1, "clamp"), ("t.py::test_large", "t.py::test_small"))
+    coverage = traced(tmp_path)
+    assert coverage.lines[("limits", 2)] == {"t.py::test_small", "t.py::test_large"}
+    assert coverage.lines[("limits", 3)] == {"t.py::test_large"}
+    assert coverage.lines[("limits", 4)] == {"t.py::test_small"}
+
+
+def test_a_mutant_runs_only_the_tests_that_ran_its_lines(tmp_path: Path) -> None:
+    coverage = traced(tmp_path)
+    assert coverage.select(mutant(3)).tests == ("t.py::test_large",)
+    assert coverage.select(mutant(4)).tests == ("t.py::test_small",)
+    # A span over several lines: every test that ran any of them.
+    assert coverage.select(mutant(2, 4)).tests == ("t.py::test_large", "t.py::test_small")
+
+
+def test_a_mutant_on_a_line_no_test_ran_is_unseen_but_reached(tmp_path: Path) -> None:
+    (tmp_path / "limits.py").write_text(LIMITS, encoding="utf-8")
+    # test_small alone ran clamp: line 3 never ran.
+    coverage = Coverage.from_runs(tmp_path, (
+        CodeRun("limits", "limits.py", 1, "clamp", ("t.py::test_small",),
+                (((2, 4), (0,)),)),))
+    selection = coverage.select(mutant(3))
+    assert selection.unseen and selection.reached and selection.tests == ()
+    # Its neighbour is not unseen: the selector must be able to say no.
+    assert not coverage.select(mutant(4)).unseen
+
+
+def test_a_default_value_on_the_def_line_keeps_the_functions_tests(tmp_path: Path) -> None:
+    # ``limit=10`` is evaluated by the module body at import: no line event of
+    # clamp's own frame ever names line 1, so line selection must not apply.
+    coverage = traced(tmp_path)
+    default = dataclasses.replace(mutant(1, start_column=28), span=Span(1, 28, 1, 30))
+    assert coverage.select(default).tests == ("t.py::test_large", "t.py::test_small")
+    assert not coverage.select(default).unseen
+
+
+def test_without_line_records_the_functions_tests_are_kept(tmp_path: Path) -> None:
+    # A record from a recorder that traced calls only (an older result cache).
+    (tmp_path / "limits.py").write_text(LIMITS, encoding="utf-8")
+    coverage = Coverage.from_runs(tmp_path, (
+        CodeRun("limits", "limits.py", 1, "clamp", ("t.py::test_small",)),))
+    assert coverage.select(mutant(3)).tests == ("t.py::test_small",)
+
+
+def test_a_function_no_test_ran_is_not_reached(tmp_path: Path) -> None:
+    (tmp_path / "limits.py").write_text(LIMITS, encoding="utf-8")
+    selection = Coverage.from_runs(tmp_path, ()).select(mutant(3))
+    assert not selection.reached and not selection.unseen
+
+
+def test_fork_reports_a_mutant_on_an_unrun_line_survived_as_subprocess_does(
+        tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(dedent("""\
+        [tool.pytest.ini_options]
+        pythonpath = ['.']
+
+        [tool.metaeval.mutate]
+        targets = ["limits.py"]
+        operators = ["drop_call", "negate_condition"]
+        """), encoding="utf-8")
+    (tmp_path / "limits.py").write_text(dedent("""\
+        def clamp(quantity, limit=10):
+            if quantity > limit:
+                print("clamped to", limit)
+                return limit
+            return quantity
+        """), encoding="utf-8")
+    (tmp_path / "test_limits.py").write_text(dedent("""\
+        from limits import clamp
+
+
+        def test_small():
+            assert clamp(3) == 3
+
+
+        def test_other():
+            assert isinstance(clamp(4), int)
+        """), encoding="utf-8")
+    statuses = {}
+    for isolation in ("fork", "subprocess"):
+        done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
+                               "--isolation", isolation, "--report", str(tmp_path / "r.json")],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1, done.stdout + done.stderr
+        statuses[isolation] = {m["id"]: (m["line"], m["status"])
+                               for m in json.loads(done.stdout)["mutants"]}
+        if isolation == "fork":
+            unrun = [m for m in json.loads(done.stdout)["mutants"] if m["line"] == 3]
+            assert unrun and all(m["status"] == "Survived" and "none runs the mutated lines"
+                                 in m["detail"] for m in unrun)
+    assert statuses["fork"] == statuses["subprocess"]
+    # The condition on line 2 ran in both tests, and negating it is caught.
+    assert {s for line, s in statuses["fork"].values() if line == 2} == {"Killed"}
