@@ -5,9 +5,8 @@ A user's mistake ends as exit code 2 with a message, never a traceback.
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
 from typing import ParamSpec, TypeVar
@@ -17,23 +16,12 @@ import click
 from metaeval import __version__, vcs
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError
-from metaeval.findings import (
-    Comparison,
-    FindingStatus,
-    Seen,
-    accept,
-    compare,
-    diff_findings,
-    parse_date,
-    updated,
-)
+from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
 from metaeval.meta_set import load_meta_sets
-from metaeval.mutation.model import MutantResult, Status
 from metaeval.report.findings import (
-    comparison_text,
     finding_text,
     findings_diff_text,
     findings_json,
@@ -227,106 +215,35 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     without any mutant or no mutant ran.
     """
     # Imported here: the runner and libcst are only needed by this command.
-    from metaeval.mutation.cache import CACHE_FILE, SCAN_FILE_NAME, ResultCache, ScanCache
-    from metaeval.mutation.patches import load_patch_mutants
-    from metaeval.mutation.runner import (
-        DEFAULT_ISOLATION,
-        Isolation,
-        RunOptions,
-        VoidRun,
-        exit_code,
-        run_mutants,
-    )
-    from metaeval.mutation.settings import load_mutate_settings
-    from metaeval.mutation.since import since
-    from metaeval.mutation.targets import find_mutants
-    from metaeval.report.mutation import mutation_json, mutation_report, mutation_text
+    from metaeval.mutation.runner import Isolation
+    from metaeval.mutation.session import MutateRequest, plan_mutate, run_plan
+    from metaeval.report.mutation import mutation_json, mutation_text
 
-    config = load_config()
-    settings = load_mutate_settings(config.root)
-    root = config.root
-    targets = list(paths) or list(config.mutate_targets)
-    cache_file = root / CACHE_FILE if cache_path is None else Path.cwd() / cache_path
-    scan = None if no_cache else ScanCache(root, cache_file.with_name(SCAN_FILE_NAME))
-    mutants = find_mutants(targets, root, config.mutate_operators, scan) if targets else []
-    patch_dir = root / (mutants_dir or Path(settings.mutants))
-    mutants += load_patch_mutants(patch_dir, root)
-    if not mutants:
-        click.echo(f"error: no mutant found: no targets given or configured, and no patch "
-                   f"mutants under {patch_dir}", err=True)
-        sys.exit(ExitCode.VOID)
-    if since_ref is not None:
-        found = len(mutants)
-        mutants = since(mutants, root, since_ref)
-        click.echo(f"--since {since_ref}: {len(mutants)} of {found} mutants on changed lines",
-                   err=True)
-        if not mutants:
-            click.echo(f"nothing to mutate: no mutant on a line changed against {since_ref}")
-            sys.exit(ExitCode.OK)
-    options = RunOptions(
-        root=root, mutants_dir=patch_dir,
-        jobs=settings.jobs if jobs is None else jobs,
-        timeout_factor=settings.timeout_factor if timeout_factor is None else timeout_factor,
-        timeout_constant=(settings.timeout_constant if timeout_constant is None
-                          else timeout_constant),
-        pytest_args=settings.pytest_args,
-        isolation=DEFAULT_ISOLATION if isolation is None else Isolation(isolation))
-    cache = None if no_cache else ResultCache(
-        root, (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant)),
-        cache_file)
+    plan = plan_mutate(MutateRequest(
+        paths=paths, jobs=jobs, timeout_factor=timeout_factor,
+        timeout_constant=timeout_constant, mutants_dir=mutants_dir, report_path=report_path,
+        isolation=None if isolation is None else Isolation(isolation), since_ref=since_ref,
+        cache_path=cache_path, no_cache=no_cache, baseline_path=baseline_path,
+        update_baseline=update_baseline, sarif_path=sarif_path))
+    # Shown before the run starts, not with its outcome: the --since count comes
+    # before the progress, as the user waits.
+    for message in plan.notes:
+        click.echo(message.text, err=message.stderr)
     show_progress = sys.stderr.isatty()
 
     def progress(done: int, total: int, result: object) -> None:
         if show_progress:
             click.echo(f"\rmutants {done}/{total}", err=True, nl=done == total)
 
-    try:
-        run = run_mutants(mutants, options, progress, cache)
-    except VoidRun as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(ExitCode.VOID)
-    if scan is not None:  # like the report: written only by a run that finished
-        scan.save()
-    report = root / (report_path or Path(settings.report))
-    report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(json.dumps(mutation_report(run, root), indent=2) + "\n", encoding="utf-8")
-    if report.is_relative_to(Path.cwd()):
-        report = report.relative_to(Path.cwd())
-    shown = mutation_json(run, root, report) if fmt == "json" else mutation_text(run, root, report)
-    click.echo(shown)
-    code = exit_code(run)
-    if code is ExitCode.VOID:
-        click.echo(f"error: no mutant ran ({len(mutants)} found); nothing was tested", err=True)
-    elif baseline_path is not None or update_baseline or sarif_path is not None:
-        tracked = _track_survivors(run.results, root, baseline_path or _findings_path(None),
-                                   update_baseline, sarif_path)
-        if baseline_path is not None:
-            code = ExitCode.FINDINGS if tracked.failing else ExitCode.OK
-    sys.exit(code)
-
-
-def _track_survivors(results: Sequence[MutantResult], root: Path, findings_file: Path,
-                     update: bool, sarif_path: Path | None) -> Comparison:
-    """Compare a run's survivors with the findings file, print what is new, known
-    and fixed; write the file (``update``) and the SARIF of the open ones."""
-    from metaeval.report.mutation import rewrite_diff
-
-    diffs = {r.mutant.id: rewrite_diff(r, root) for r in results
-             if r.status in (Status.SURVIVED, Status.NO_COVERAGE)}
-    seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
-    baseline = load_findings(findings_file)
-    comparison = compare(baseline, results, diffs, seen, vcs.today())
-    click.echo(comparison_text(comparison, findings_file))
-    after = updated(baseline, results, diffs, seen)
-    if update:
-        save_findings(after, findings_file)
-        click.echo(f"findings: wrote {findings_file}")
-    if sarif_path is not None:
-        # Open survivors of this run and the file: new, known open and expired ones.
-        sarif_path.parent.mkdir(parents=True, exist_ok=True)
-        sarif_path.write_text(sarif(after, vcs.today()), encoding="utf-8")
-        click.echo(f"findings: SARIF of the open survivors in {sarif_path}")
-    return comparison
+    outcome = run_plan(plan, progress)
+    if outcome.run is not None:
+        render = mutation_json if fmt == "json" else mutation_text
+        click.echo(render(outcome.run, outcome.root, outcome.report))
+    for message in outcome.after:
+        click.echo(message.text, err=message.stderr)
+    if outcome.findings_error is not None:
+        raise outcome.findings_error
+    sys.exit(outcome.code)
 
 
 @main.command("meta-eval")

@@ -1,0 +1,259 @@
+"""One ``metaeval mutate`` request, from the options a user gave to the exit code.
+
+``plan_mutate`` turns a ``MutateRequest`` into a ``MutatePlan``: the config and
+settings read, the targets scanned (through the scan cache), the patch mutants
+loaded, ``--since`` applied, the ``RunOptions`` built. Nothing runs yet, so a
+plan that finds nothing to mutate stops here with its exit code. ``run_plan``
+runs a plan and returns a ``MutateOutcome``: the run, the report file it wrote,
+the survivors compared with the findings file, the exit code, and the lines to
+show. ``plan_and_run`` does both.
+
+The two steps are apart so that a command line can show the plan's notes (the
+``--since`` count) before the progress of the run, as they happen. This module
+never prints and never exits: every line for the user is a ``Message`` in the
+value it returns. It writes only what a finished run writes: the report, the
+caches, and (when asked) the findings file and the SARIF file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from metaeval import vcs
+from metaeval.config import load_config
+from metaeval.errors import ExitCode, InputError
+from metaeval.findings import Comparison, Seen, compare, updated
+from metaeval.findings import load as load_findings
+from metaeval.findings import save as save_findings
+from metaeval.mutation.cache import CACHE_FILE, SCAN_FILE_NAME, ResultCache, ScanCache
+from metaeval.mutation.model import Mutant, MutantResult, Status
+from metaeval.mutation.patches import load_patch_mutants
+from metaeval.mutation.runner import (
+    DEFAULT_ISOLATION,
+    Isolation,
+    MutationRun,
+    Progress,
+    RunOptions,
+    VoidRun,
+    exit_code,
+    run_mutants,
+)
+from metaeval.mutation.settings import load_mutate_settings
+from metaeval.mutation.since import since
+from metaeval.mutation.targets import find_mutants
+from metaeval.report.findings import comparison_text
+from metaeval.report.mutation import mutation_report, rewrite_diff
+from metaeval.report.sarif import sarif
+
+
+@dataclass(frozen=True, slots=True)
+class MutateRequest:
+    """What the user asked of ``metaeval mutate``; ``None`` means the configured default.
+
+    Relative paths are read as the command line reads them: ``cache_path`` and
+    ``baseline_path`` and ``sarif_path`` against the current directory,
+    ``mutants_dir`` and ``report_path`` against the project root.
+    """
+
+    paths: tuple[str, ...] = ()
+    """Rewrite targets; empty: ``[tool.metaeval.mutate] targets``."""
+    jobs: int | None = None
+    timeout_factor: float | None = None
+    timeout_constant: float | None = None
+    mutants_dir: Path | None = None
+    report_path: Path | None = None
+    isolation: Isolation | None = None
+    since_ref: str | None = None
+    """Keep only the mutants on lines changed against this git ref."""
+    cache_path: Path | None = None
+    no_cache: bool = False
+    """Neither read nor write the result and scan caches."""
+    baseline_path: Path | None = None
+    """The findings file of known survivors; when given, it decides the exit code."""
+    update_baseline: bool = False
+    """Write the findings file (``baseline_path``, else the configured one) after the run."""
+    sarif_path: Path | None = None
+
+    @property
+    def tracks_survivors(self) -> bool:
+        """Whether a finished run is compared with a findings file."""
+        return (self.baseline_path is not None or self.update_baseline
+                or self.sarif_path is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One line for the user, in the order it is to be shown."""
+
+    text: str
+    stderr: bool = False
+    """Diagnostics go to stderr, so that ``--format json`` keeps stdout parseable."""
+
+
+@dataclass(frozen=True, slots=True)
+class MutatePlan:
+    """The mutants a request found and how they are to be run; nothing has run yet."""
+
+    request: MutateRequest
+    root: Path
+    mutants: tuple[Mutant, ...]
+    """The mutants to run, ``--since`` applied."""
+    options: RunOptions
+    notes: tuple[Message, ...]
+    """Lines to show before the run: the ``--since`` count, or why nothing runs."""
+    stop: ExitCode | None
+    """Set when there is nothing to run: VOID when no mutant was found at all, OK
+    when ``--since`` left none."""
+    cache_file: Path
+    """The result cache; the scan cache sits next to it."""
+    scan: ScanCache | None
+    """Filled while finding the mutants; saved only after a run that finished."""
+    report_file: Path
+    """Where a finished run writes its mutation-testing report."""
+    findings_file: Path
+    """The findings file survivors are compared with: ``--baseline``, else the config's."""
+
+
+@dataclass(frozen=True, slots=True)
+class MutateOutcome:
+    """What one request did. Shown in order: ``before``, the run's table (when
+    ``run`` is set), ``after``; then ``findings_error`` if any, else ``code``."""
+
+    code: ExitCode
+    root: Path
+    before: tuple[Message, ...]
+    """The plan's notes."""
+    run: MutationRun | None = None
+    """``None`` when nothing ran: nothing to mutate, or the run proved nothing."""
+    report: Path | None = None
+    """The mutation-testing report written, relative to the current directory
+    when it lies under it (as it is shown)."""
+    after: tuple[Message, ...] = ()
+    """Lines after the table: why the run is void, or the survivors against the
+    findings file and the files written."""
+    comparison: Comparison | None = None
+    """The survivors against the findings file, when they were tracked."""
+    findings_error: InputError | None = None
+    """The findings file could not be read. The run and its report stand, so the
+    table is still shown before this error."""
+
+
+def plan_mutate(request: MutateRequest) -> MutatePlan:
+    """Find the mutants of ``request`` in the project around the current directory.
+
+    Raises ``InputError`` for a bad config, target, patch-mutants file or git ref.
+    """
+    config = load_config()
+    settings = load_mutate_settings(config.root)
+    root = config.root
+    targets = list(request.paths) or list(config.mutate_targets)
+    cache_file = (root / CACHE_FILE if request.cache_path is None
+                  else Path.cwd() / request.cache_path)
+    scan = None if request.no_cache else ScanCache(root, cache_file.with_name(SCAN_FILE_NAME))
+    mutants = find_mutants(targets, root, config.mutate_operators, scan) if targets else []
+    patch_dir = root / (request.mutants_dir or Path(settings.mutants))
+    mutants += load_patch_mutants(patch_dir, root)
+    notes: list[Message] = []
+    stop: ExitCode | None = None
+    if not mutants:
+        notes.append(Message(f"error: no mutant found: no targets given or configured, and no "
+                             f"patch mutants under {patch_dir}", stderr=True))
+        stop = ExitCode.VOID
+    elif request.since_ref is not None:
+        found = len(mutants)
+        mutants = since(mutants, root, request.since_ref)
+        notes.append(Message(f"--since {request.since_ref}: {len(mutants)} of {found} mutants "
+                             f"on changed lines", stderr=True))
+        if not mutants:
+            notes.append(Message(f"nothing to mutate: no mutant on a line changed against "
+                                 f"{request.since_ref}"))
+            stop = ExitCode.OK
+    options = RunOptions(
+        root=root, mutants_dir=patch_dir,
+        jobs=settings.jobs if request.jobs is None else request.jobs,
+        timeout_factor=(settings.timeout_factor if request.timeout_factor is None
+                        else request.timeout_factor),
+        timeout_constant=(settings.timeout_constant if request.timeout_constant is None
+                          else request.timeout_constant),
+        pytest_args=settings.pytest_args,
+        isolation=DEFAULT_ISOLATION if request.isolation is None else request.isolation)
+    return MutatePlan(request, root, tuple(mutants), options, tuple(notes), stop, cache_file,
+                      scan, root / (request.report_path or Path(settings.report)),
+                      request.baseline_path or config.root / config.findings)
+
+
+def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcome:
+    """Run a plan's mutants, write the report (the settings' file unless the request
+    names one), and track the survivors when the request asks to.
+
+    A plan that stops runs nothing and returns its exit code. A ``VoidRun`` is an
+    outcome (exit 3 with its message), not an exception.
+    """
+    request, root = plan.request, plan.root
+    if plan.stop is not None:
+        return MutateOutcome(plan.stop, root, plan.notes)
+    options = plan.options
+    cache = None if request.no_cache else ResultCache(
+        root, (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant)),
+        plan.cache_file)
+    try:
+        run = run_mutants(plan.mutants, options, progress, cache)
+    except VoidRun as e:
+        return MutateOutcome(ExitCode.VOID, root, plan.notes,
+                             after=(Message(f"error: {e}", stderr=True),))
+    if plan.scan is not None:  # like the report: written only by a run that finished
+        plan.scan.save()
+    report = plan.report_file
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(json.dumps(mutation_report(run, root), indent=2) + "\n", encoding="utf-8")
+    if report.is_relative_to(Path.cwd()):
+        report = report.relative_to(Path.cwd())
+    code = exit_code(run)
+    if code is ExitCode.VOID:
+        why = Message(f"error: no mutant ran ({len(plan.mutants)} found); nothing was tested",
+                      stderr=True)
+        return MutateOutcome(code, root, plan.notes, run, report, (why,))
+    if not request.tracks_survivors:
+        return MutateOutcome(code, root, plan.notes, run, report)
+    try:
+        comparison, after = track_survivors(run.results, root, plan.findings_file,
+                                            request.update_baseline, request.sarif_path)
+    except InputError as e:
+        return MutateOutcome(ExitCode.BAD_INPUT, root, plan.notes, run, report,
+                             findings_error=e)
+    if request.baseline_path is not None:
+        code = ExitCode.FINDINGS if comparison.failing else ExitCode.OK
+    return MutateOutcome(code, root, plan.notes, run, report, after, comparison)
+
+
+def plan_and_run(request: MutateRequest, progress: Progress | None = None) -> MutateOutcome:
+    """``run_plan(plan_mutate(request))``: the whole of ``metaeval mutate`` but the printing."""
+    return run_plan(plan_mutate(request), progress)
+
+
+def track_survivors(results: Sequence[MutantResult], root: Path, findings_file: Path,
+                    update: bool, sarif_path: Path | None
+                    ) -> tuple[Comparison, tuple[Message, ...]]:
+    """Compare a run's survivors with the findings file: what is new, known and
+    fixed; write the file (``update``) and the SARIF of the open ones. Returns the
+    comparison and the lines that say so. Raises ``InputError`` for a findings
+    file that cannot be read."""
+    diffs = {r.mutant.id: rewrite_diff(r, root) for r in results
+             if r.status in (Status.SURVIVED, Status.NO_COVERAGE)}
+    seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
+    baseline = load_findings(findings_file)
+    comparison = compare(baseline, results, diffs, seen, vcs.today())
+    said = [Message(comparison_text(comparison, findings_file))]
+    after = updated(baseline, results, diffs, seen)
+    if update:
+        save_findings(after, findings_file)
+        said.append(Message(f"findings: wrote {findings_file}"))
+    if sarif_path is not None:
+        # Open survivors of this run and the file: new, known open and expired ones.
+        sarif_path.parent.mkdir(parents=True, exist_ok=True)
+        sarif_path.write_text(sarif(after, vcs.today()), encoding="utf-8")
+        said.append(Message(f"findings: SARIF of the open survivors in {sarif_path}"))
+    return comparison, tuple(said)

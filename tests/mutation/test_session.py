@@ -1,0 +1,191 @@
+"""The mutate session: plan, run, report file, survivors against the findings file.
+
+Most cases stand in for the runner (its own tests run real suites), so what is
+checked here is the session's decisions: when nothing runs, which exit code,
+which lines in which order. Two cases run a real suite, for the two ways a run
+proves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from metaeval.errors import ExitCode, InputError
+from metaeval.mutation import session
+from metaeval.mutation.model import Mutant, MutantResult, Status
+from metaeval.mutation.runner import Cache, MutationRun, Progress, RunOptions
+from metaeval.mutation.session import Message, MutateRequest, plan_and_run, plan_mutate
+from tests.mutation.conftest import copy_shop, git
+from tests.mutation.test_runner import project
+
+PRICING = "shop/pricing.py"
+SURVIVOR = f"{PRICING}::clamp_quantity::flip_comparison::0"
+
+
+@pytest.fixture
+def shop_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fixture shop as a git repository, and the current directory."""
+    root = copy_shop(tmp_path)
+    (root / "no_patches").mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+class FakeRunner:
+    """Stands in for ``run_mutants``: every mutant killed but ``survivors``."""
+
+    def __init__(self, survivors: Sequence[str] = ()) -> None:
+        self.survivors = set(survivors)
+        self.calls: list[tuple[Mutant, ...]] = []
+
+    def __call__(self, mutants: Sequence[Mutant], options: RunOptions,
+                 progress: Progress | None = None, cache: Cache | None = None) -> MutationRun:
+        self.calls.append(tuple(mutants))
+        results = tuple(MutantResult(m, Status.SURVIVED if m.id in self.survivors
+                                     else Status.KILLED, duration=0.1) for m in mutants)
+        for done, result in enumerate(results, 1):
+            if progress is not None:
+                progress(done, len(results), result)
+        return MutationRun(results, 1.0, 4.0)
+
+
+def never_run(*args: object, **kwargs: object) -> MutationRun:
+    raise AssertionError("the runner was called")
+
+
+def test_since_leaving_no_mutant_stops_before_running(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", never_run)
+    outcome = plan_and_run(MutateRequest(since_ref="HEAD", mutants_dir=Path("no_patches")))
+    assert outcome.code is ExitCode.OK
+    assert outcome.before == (
+        Message("--since HEAD: 0 of 11 mutants on changed lines", stderr=True),
+        Message("nothing to mutate: no mutant on a line changed against HEAD"))
+    assert (outcome.run, outcome.report, outcome.after) == (None, None, ())
+    # A stopped plan writes nothing: no report, no cache.
+    assert not (shop_here / ".metaeval").exists()
+
+
+def test_since_keeps_only_the_changed_function_and_plans_to_run_it(shop_here: Path) -> None:
+    pricing = shop_here / PRICING
+    pricing.write_text(pricing.read_text(encoding="utf-8").replace(
+        "    if quantity > limit:\n", "    if quantity > limit:  # the cap\n"), encoding="utf-8")
+    plan = plan_mutate(MutateRequest(since_ref="HEAD", mutants_dir=Path("no_patches"), jobs=3))
+    assert plan.stop is None
+    assert [m.id for m in plan.mutants] == [f"{PRICING}::clamp_quantity::negate_condition::0",
+                                           SURVIVOR]
+    assert plan.notes == (Message("--since HEAD: 2 of 11 mutants on changed lines",
+                                  stderr=True),)
+    # A flag wins over [tool.metaeval.mutate]; an unset one takes the config's value.
+    assert (plan.options.jobs, plan.options.timeout_factor) == (3, 1.0)
+
+
+def test_no_mutant_found_is_void_without_running(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.metaeval]\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(session, "run_mutants", never_run)
+    outcome = plan_and_run(MutateRequest())
+    assert outcome.code is ExitCode.VOID
+    assert outcome.before == (Message(
+        "error: no mutant found: no targets given or configured, and no patch mutants under "
+        f"{tmp_path.resolve() / 'mutants'}", stderr=True),)
+    assert outcome.run is None
+
+
+def test_a_finished_run_writes_its_report_and_scan_cache(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = FakeRunner(survivors=[SURVIVOR])
+    monkeypatch.setattr(session, "run_mutants", runner)
+    seen: list[tuple[int, int]] = []
+    outcome = plan_and_run(MutateRequest(paths=(f"{PRICING}:clamp_quantity",),
+                                         mutants_dir=Path("no_patches")),
+                           progress=lambda done, total, result: seen.append((done, total)))
+    assert outcome.code is ExitCode.FINDINGS  # a survivor, and no findings file asked for
+    assert seen == [(1, 2), (2, 2)]
+    assert outcome.report == Path(".metaeval/mutation-report.json")
+    written = json.loads((shop_here / outcome.report).read_text(encoding="utf-8"))
+    statuses = {m["id"]: m["status"] for f in written["files"].values() for m in f["mutants"]}
+    assert statuses == {f"{PRICING}::clamp_quantity::negate_condition::0": "Killed",
+                        SURVIVOR: "Survived"}
+    assert (shop_here / ".metaeval" / "mutate-scan-cache.json").is_file()
+    assert (outcome.after, outcome.comparison) == ((), None)
+
+
+def test_a_new_survivor_fails_against_the_baseline_and_a_known_one_does_not(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    findings = shop_here / "findings.json"
+    request = MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+                            baseline_path=findings, update_baseline=True, no_cache=True)
+    first = plan_and_run(request)
+    assert first.code is ExitCode.FINDINGS
+    assert first.comparison is not None and len(first.comparison.new) == 1
+    assert first.after[0].text.startswith(f"against {findings}: 1 new, 0 expired, 0 known open")
+    assert first.after[1:] == (Message(f"findings: wrote {findings}"),)
+    assert json.loads(findings.read_text(encoding="utf-8"))["findings"][0]["mutant_id"] == SURVIVOR
+    git(shop_here, "add", "findings.json")
+
+    second = plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+                                        baseline_path=findings, no_cache=True))
+    assert second.code is ExitCode.OK
+    assert second.after == (Message(f"against {findings}: 0 new, 0 expired, 1 known open, "
+                                    "0 accepted, 0 fixed"),)
+
+
+def test_an_unreadable_findings_file_still_leaves_the_run_to_show(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", FakeRunner())
+    findings = shop_here / "findings.json"
+    findings.write_text("[not json", encoding="utf-8")
+    outcome = plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+                                         baseline_path=findings, no_cache=True))
+    assert outcome.code is ExitCode.BAD_INPUT
+    assert isinstance(outcome.findings_error, InputError)
+    assert str(findings) in str(outcome.findings_error)
+    assert outcome.run is not None and outcome.report is not None
+    assert (shop_here / outcome.report).is_file()
+
+
+def test_a_suite_failing_without_mutants_is_void_and_writes_no_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path, """\
+        from calc import double
+
+
+        def test_wrong():
+            assert double(2) == 5
+        """)
+    monkeypatch.chdir(root)
+    outcome = plan_and_run(MutateRequest(report_path=Path("r.json"), no_cache=True))
+    assert outcome.code is ExitCode.VOID
+    (why,) = outcome.after
+    assert why.stderr and why.text.startswith("error: ")
+    assert "test_calc.py::test_wrong" in why.text
+    assert outcome.run is None and not (root / "r.json").exists()
+
+
+def test_a_run_where_no_mutant_executed_is_void_with_its_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path, """\
+        from calc import double
+
+
+        def test_double():
+            assert double(2) == 4
+        """)
+    monkeypatch.chdir(root)
+    outcome = plan_and_run(MutateRequest(report_path=Path("r.json"), no_cache=True,
+                                         baseline_path=root / "findings.json"))
+    assert outcome.code is ExitCode.VOID
+    assert outcome.after == (Message("error: no mutant ran (1 found); nothing was tested",
+                                     stderr=True),)
+    assert outcome.run is not None
+    assert [r.status for r in outcome.run.results] == [Status.NO_COVERAGE]
+    assert outcome.report == Path("r.json") and (root / "r.json").is_file()
+    # A void run is never compared with the findings file.
+    assert outcome.comparison is None and not (root / "findings.json").exists()
