@@ -115,6 +115,10 @@ class MutationRun:
     """Seconds the whole run took, baseline included."""
     deferred: int = 0
     """Fork isolation: mutants that ran in a pytest process of their own anyway."""
+    reloaded: int = 0
+    """Fork isolation: mutants put in place by executing their module again in the child."""
+    deferred_elsewhere: float = 0.0
+    """Of ``elsewhere``, the seconds the deferred mutants' own processes spent outside tests."""
 
     @property
     def ran(self) -> tuple[MutantResult, ...]:
@@ -333,33 +337,41 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
             todo.append(index)
         else:
             record(index, known)
-    coverage: Coverage | None = None
-    deferred = 0
+    ran = Ran(0.0, 0.0, None)
     if todo:
         with tempfile.TemporaryDirectory(prefix="metaeval-mutate-") as tmp:
             packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
             run = _run_fork if options.isolation is Isolation.FORK else _run_subprocess
-            baseline_duration, timeout, coverage, deferred = run(
-                [(i, mutants[i]) for i in todo], options, Path(tmp), packages, record)
+            ran = run([(i, mutants[i]) for i in todo], options, Path(tmp), packages, record)
     elif cache is not None:
-        baseline_duration, timeout = cache.last_limits()
-    else:
-        baseline_duration, timeout = 0.0, 0.0
+        ran = Ran(*cache.last_limits(), None)
     ordered = tuple(results[i] for i in range(len(mutants)))
     if cache is not None:
         for index in todo:
-            cache.store(ordered[index], coverage)
-        cache.save(baseline_duration, timeout)
-    return MutationRun(ordered, baseline_duration, timeout, options.isolation,
-                       time.monotonic() - started, deferred)
+            cache.store(ordered[index], ran.coverage)
+        cache.save(ran.baseline_duration, ran.timeout)
+    return MutationRun(ordered, ran.baseline_duration, ran.timeout, options.isolation,
+                       time.monotonic() - started, ran.deferred, ran.reloaded,
+                       ran.deferred_elsewhere)
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """What one isolation's run of the mutants left besides their results."""
+
+    baseline_duration: float
+    timeout: float
+    coverage: Coverage | None
+    deferred: int = 0
+    reloaded: int = 0
+    deferred_elsewhere: float = 0.0
 
 
 Record = Callable[[int, MutantResult], None]
 
 
 def _run_subprocess(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
-                    packages: tuple[str, ...], record: Record
-                    ) -> tuple[float, float, Coverage, int]:
+                    packages: tuple[str, ...], record: Record) -> Ran:
     baseline = run_baseline(options, scratch, packages)
     timeout = baseline.duration * options.timeout_factor + options.timeout_constant
     check_wiring(options, scratch, timeout)
@@ -371,7 +383,7 @@ def _run_subprocess(todo: list[tuple[int, Mutant]], options: RunOptions, scratch
 
     with ThreadPoolExecutor(max_workers=options.workers) as pool:
         list(pool.map(one, todo))
-    return baseline.duration, timeout, baseline.coverage, 0
+    return Ran(baseline.duration, timeout, baseline.coverage)
 
 
 # --- fork isolation: the runner's side of metaeval.mutation.warm ---------------------
@@ -392,8 +404,7 @@ def _warm_spec(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Pat
 
 
 def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
-              packages: tuple[str, ...], record: Record
-              ) -> tuple[float, float, Coverage, int]:
+              packages: tuple[str, ...], record: Record) -> Ran:
     """One warm pytest process runs the baseline and forks a child per mutant; its
     stream is read as it is written, so progress shows as mutants finish."""
     spec = _warm_spec(todo, options, scratch, packages)
@@ -411,7 +422,9 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
     coverage = Coverage.from_runs(options.root, ())
     timeout = 0.0
     pending = set(by_index)
+    deferred_elsewhere = 0.0
     deferred: list[tuple[int, tuple[str, ...]]] = []
+    reloaded = 0
     with out_path.open("wb") as out, stream.open(encoding="utf-8") as lines:
         proc = subprocess.Popen(command, cwd=options.root, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -435,6 +448,7 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
                         deferred.append((value.index, value.selected or ()))
                     else:
                         pending.discard(value.index)
+                        reloaded += value.reloaded
                         record(value.index, classify_warm(by_index[value.index], value,
                                                           coverage, timeout))
                 if exited:
@@ -456,14 +470,17 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
         check_wiring(options, scratch, timeout)
         context = Context(options, scratch, timeout, coverage)
 
-        def one(job: tuple[int, tuple[str, ...]]) -> None:
+        def one(job: tuple[int, tuple[str, ...]]) -> float:
             # The warm selection, fastest first: a kill comes from the quickest test.
             index, tests = job
-            record(index, run_mutant(by_index[index], context, name=f"m{index}", tests=tests))
+            result = run_mutant(by_index[index], context, name=f"m{index}", tests=tests)
+            record(index, result)
+            return max(0.0, result.duration - result.in_tests)
 
         with ThreadPoolExecutor(max_workers=options.workers) as pool:
-            list(pool.map(one, deferred))
-    return baseline.duration, timeout, coverage, len(deferred)
+            deferred_elsewhere = sum(pool.map(one, deferred))
+    return Ran(baseline.duration, timeout, coverage, len(deferred), reloaded,
+               deferred_elsewhere)
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:

@@ -54,6 +54,7 @@ from metaeval.mutation.apply import (
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import MutantKind
 from metaeval.mutation.patches import PatchMutant
+from metaeval.mutation.reload import ModuleGraph, ReloadPlan, apply_reload
 from metaeval.mutation.wire import (
     CodeRun,
     ErrorKind,
@@ -63,6 +64,9 @@ from metaeval.mutation.wire import (
     WarmSpec,
     warm_line,
 )
+
+How = Swap | ReloadPlan
+"""How a forked child puts a rewrite mutant in place (a patch mutant needs no plan)."""
 
 FORCED_FAIL = "forced-fail"
 FAST = 0.1
@@ -102,6 +106,7 @@ class _Child:
     selected: tuple[str, ...]
     started: float
     deadline: float
+    reload: bool
     data: bytearray = field(default_factory=bytearray)
     eof: bool = False
 
@@ -126,6 +131,8 @@ class WarmSession:
         """Patch mutants loaded once, before forking: executing the mutants files in
         every child would cost more than most tests."""
         self.stream: TextIO | None = None
+        self.graph: ModuleGraph | None = None
+        """Built at the first mutant that needs modules executed again."""
 
     # --- hooks -------------------------------------------------------------------
 
@@ -292,13 +299,13 @@ class WarmSession:
                 mutant, selected = pending.popleft()
                 started = time.monotonic()
                 # No test runs the mutated lines: the original's passing run stands.
-                swaps, settled = ([], WarmOutcome(mutant.index, ())) if not selected \
+                how, settled = ([], WarmOutcome(mutant.index, ())) if not selected \
                     else self._plan(mutant, selected, import_time)
                 if settled is not None:
                     done.append(settled)
                     self._emit(warm_line("mutant", settled))
                     continue
-                child = self._fork(mutant, selected, swaps, started, timeout,
+                child = self._fork(mutant, selected, how, started, timeout,
                                    [c.fd for c in running.values()])
                 running[child.fd] = child
             if not running:
@@ -327,26 +334,33 @@ class WarmSession:
         return done
 
     def _plan(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
-              import_time: frozenset[CodeKey]) -> tuple[Swap, WarmOutcome | None]:
-        """The code swap a rewrite mutant needs, planned once in the parent (the
-        children share the function objects); or its outcome when it cannot be
-        forked: it does not compile, or it is deferred to a pytest process of its
-        own because only importing the mutated module is faithful (a change
-        outside a function, or in code that ran at import time)."""
+              import_time: frozenset[CodeKey]) -> tuple[How, WarmOutcome | None]:
+        """How a child puts a rewrite mutant in place, planned once in the parent
+        (the children share what it compiles): by giving the changed functions
+        their mutated code; else, for a change outside a function or in code that
+        ran at import, by executing the module and its dependents again. Or the
+        mutant's outcome when it cannot be forked: it does not compile, or it is
+        deferred to a pytest process of its own (no plan could be made)."""
         if mutant.kind != MutantKind.REWRITE.value:
             return [], None
         try:
             swaps = plan_swap(mutant.module, mutant.file, mutant.source,
                               self.originals.get(mutant.module), import_time)
+            how: How | None = swaps if swaps is not None else self._reload_plan(mutant)
         except SyntaxError as e:
             return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
                                    error_kind=ErrorKind.COMPILE, error=_describe(e))
-        if swaps is None:
+        if how is None:
             return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
                                    deferred=True)
-        return swaps, None
+        return how, None
 
-    def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], swaps: Swap,
+    def _reload_plan(self, mutant: WarmMutant) -> ReloadPlan | None:
+        if self.graph is None:
+            self.graph = ModuleGraph(Path(self.spec.root), self.spec.packages)
+        return self.graph.plan(mutant.module, mutant.file, mutant.source)
+
+    def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], how: How,
               started: float, timeout: float, inherited: list[int]) -> _Child:
         read, write = os.pipe()
         pid = os.fork()
@@ -354,14 +368,14 @@ class WarmSession:
             os.close(read)
             for fd in inherited:
                 os.close(fd)
-            self._child(mutant, selected, swaps, write)
+            self._child(mutant, selected, how, write)
         os.close(write)
         try:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first wins the race
         except OSError:
             pass
         return _Child(pid, read, mutant, tuple(i.nodeid for i in selected), started,
-                      started + timeout)
+                      started + timeout, isinstance(how, ReloadPlan))
 
     def _reap(self, child: _Child, timed_out: bool) -> WarmOutcome:
         if timed_out:
@@ -378,15 +392,20 @@ class WarmSession:
         try:
             data = json.loads(bytes(child.data).decode("utf-8"))
         except ValueError:
+            # A child that died while executing modules again gets a fresh process.
             return WarmOutcome(child.work.index, child.selected, exit_status=status,
-                               reported=False, wall=wall)
+                               reported=False, wall=wall, deferred=child.reload)
+        if data.get("deferred"):
+            return WarmOutcome(child.work.index, child.selected, deferred=True, wall=wall,
+                               error=data["error"])
         return WarmOutcome(child.work.index, child.selected, failed=data["failed"],
                            error_kind=ErrorKind(data["error_kind"]), error=data["error"],
-                           exit_status=status, in_tests=data["in_tests"], wall=wall)
+                           exit_status=status, in_tests=data["in_tests"], wall=wall,
+                           reloaded=data["reloaded"])
 
     # --- in the child ------------------------------------------------------------
 
-    def _child(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], swaps: Swap,
+    def _child(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], how: How,
                write: int) -> None:
         try:
             os.setpgid(0, 0)
@@ -396,19 +415,30 @@ class WarmSession:
                 if size:
                     cap = size + self.spec.memory_limit
                     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-            result = self._apply_and_run(mutant, selected, swaps)
+            result = self._apply_and_run(mutant, selected, how)
             os.write(write, json.dumps(result).encode("utf-8"))
         finally:
             os._exit(0)
 
     def _apply_and_run(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
-                       swaps: Swap) -> dict[str, object]:
+                       how: How) -> dict[str, object]:
         error_kind, error = ErrorKind.NONE, ""
         self.first_failed = ""
-        try:
-            self._apply(mutant, selected, swaps)
-        except Exception as e:  # missing target, replacement that raises
-            error_kind, error = ErrorKind.APPLY, _describe(e)
+        if isinstance(how, ReloadPlan):
+            failed_collections = len(self.collect_failed)
+            try:
+                apply_reload(how)
+                selected = _recollect(selected, how.modules)
+            except Exception as e:
+                # What a fresh import makes of it is for a process of its own to say.
+                return {"deferred": True, "error": _describe(e)}
+            if len(self.collect_failed) > failed_collections:
+                return {"deferred": True, "error": "a test module failed to collect again"}
+        else:
+            try:
+                self._apply(mutant, selected, how)
+            except Exception as e:  # missing target, replacement that raises
+                error_kind, error = ErrorKind.APPLY, _describe(e)
         in_tests = 0.0
         # Only the failing test's name is reported: formatting its traceback would
         # cost more than most tests (inspect.getmodule walks every module).
@@ -423,7 +453,7 @@ class WarmSession:
                 if self.first_failed:
                     break
         return {"failed": self.first_failed, "error_kind": error_kind.value, "error": error,
-                "in_tests": in_tests}
+                "in_tests": in_tests, "reloaded": isinstance(how, ReloadPlan)}
 
     def _apply(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], swaps: Swap) -> None:
         if mutant.kind == FORCED_FAIL:
@@ -438,6 +468,42 @@ class WarmSession:
 
                 declared = find_declared(Path(self.spec.mutants_dir), mutant.id)
             apply_patch(declared.target, declared.replacement)
+
+
+def _recollect(selected: tuple[pytest.Item, ...], modules: frozenset[str]
+               ) -> tuple[pytest.Item, ...]:
+    """The selected tests collected again from the test modules that were executed
+    again, so their parameters and fixtures come from the mutated code; the others
+    as they are. When a selected test is gone (its parameters' ids changed), every
+    test of its module runs, as a fresh process would."""
+    wanted = {item.nodeid for item in selected}
+    fresh: dict[pytest.Module, list[pytest.Item]] = {}
+    for item in selected:
+        node = item.getparent(pytest.Module)
+        if node is not None and node not in fresh \
+                and getattr(node.obj, "__name__", None) in modules:
+            fresh[node] = _collect_wanted(node, wanted)
+    if not fresh:
+        return selected
+    by_id = {new.nodeid: new for items in fresh.values() for new in items}
+    kept = [item for item in selected if item.getparent(pytest.Module) not in fresh]
+    if all(item.nodeid in by_id for item in selected if item not in kept):
+        return tuple(by_id.get(item.nodeid, item) for item in selected)
+    everything = (new for node in fresh for new in node.session.genitems(node))
+    return (*kept, *everything)
+
+
+def _collect_wanted(module: pytest.Module, wanted: set[str]) -> list[pytest.Item]:
+    """The items of ``module`` among ``wanted``, expanding only the classes that
+    hold one: collecting a whole module again costs more than most tests."""
+    found: list[pytest.Item] = []
+    for child in module.collect():
+        if isinstance(child, pytest.Item):
+            if child.nodeid in wanted:
+                found.append(child)
+        elif any(nodeid.startswith(child.nodeid + "::") for nodeid in wanted):
+            found.extend(i for i in child.session.genitems(child) if i.nodeid in wanted)
+    return found
 
 
 def _load_declared(directory: Path) -> dict[str, PatchMutant]:

@@ -244,8 +244,11 @@ class WarmOutcome:
     wall: float = 0.0
     """Seconds from fork to reaping."""
     deferred: bool = False
-    """Not forked: only a pytest process of its own puts this mutant in place faithfully
-    (it changes code outside a function, or code that ran at import time)."""
+    """To run in a pytest process of its own: no child could put it in place
+    faithfully (its module or a dependent could not be executed again)."""
+    reloaded: bool = False
+    """Put in place by executing its module and their dependents again in the child
+    (a change outside a function, or in code that ran at import)."""
 
 
 def warm_line(kind: str, value: WarmBaseline | WarmOutcome) -> str:

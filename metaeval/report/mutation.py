@@ -117,13 +117,18 @@ def overhead_text(run: MutationRun) -> str:
     """Where the time went: inside the tests, and everywhere else (starting or
     forking a child, applying the mutant, reaping), in total and per mutant run."""
     ran = len(run.ran)
-    own = f" ({run.deferred} in a pytest process of their own)" if run.deferred else ""
+    how = [f"{run.reloaded} with their module executed again"] if run.reloaded else []
+    how += [f"{run.deferred} in a pytest process of their own"] if run.deferred else []
+    own = f" ({', '.join(how)})" if how else ""
     text = (f"{run.isolation.value}: {ran} mutants run{own}, {run.cached} from cache, "
             f"{run.wall:.1f}s in all")
     if ran:
         text += (f"; in tests {run.in_tests:.1f}s, elsewhere {run.elsewhere:.1f}s "
                  f"(per mutant {run.in_tests / ran * 1000:.1f} ms in tests, "
                  f"{run.elsewhere / ran * 1000:.1f} ms elsewhere)")
+        if run.deferred:
+            text += (f"; the {run.deferred} processes of their own spent "
+                     f"{run.deferred_elsewhere:.1f}s of it")
     return text
 
 
@@ -191,6 +196,8 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
         "timeout_seconds": round(run.timeout, 3),
         "timing": {"isolation": run.isolation.value, "ran": len(run.ran),
                    "deferred": run.deferred,
+                   "deferred_elsewhere_seconds": round(run.deferred_elsewhere, 3),
+                   "reloaded": run.reloaded,
                    "cached": run.cached, "wall_seconds": round(run.wall, 3),
                    "in_tests_seconds": round(run.in_tests, 3),
                    "elsewhere_seconds": round(run.elsewhere, 3)},

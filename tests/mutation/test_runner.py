@@ -211,7 +211,8 @@ def test_classify_warm(outcome: WarmOutcome, status: Status, killed_by: tuple[st
     assert (result.status, result.killed_by) == (status, killed_by)
 
 
-def test_fork_defers_a_change_outside_a_function_to_its_own_process(tmp_path: Path) -> None:
+def test_fork_executes_a_module_again_for_a_change_outside_a_function(tmp_path: Path
+                                                                     ) -> None:
     (tmp_path / "pyproject.toml").write_text(dedent("""\
         [tool.pytest.ini_options]
         pythonpath = ['.']
@@ -224,6 +225,10 @@ def test_fork_defers_a_change_outside_a_function_to_its_own_process(tmp_path: Pa
         FACTOR = 2
 
 
+        class Base:
+            scale = 3
+
+
         def double(x):
             return x * FACTOR
 
@@ -231,32 +236,55 @@ def test_fork_defers_a_change_outside_a_function_to_its_own_process(tmp_path: Pa
         def half(x):
             return x / 2
         """), encoding="utf-8")
+    # A subclass in another module, and a parameter computed while collecting:
+    # both hold what the import made of calc, which swapping code cannot reach.
+    (tmp_path / "shapes.py").write_text(dedent("""\
+        from calc import Base
+
+
+        class Square(Base):
+            def area(self, side):
+                return side * side * self.scale
+        """), encoding="utf-8")
     (tmp_path / "test_calc.py").write_text(dedent("""\
+        import pytest
+
         from calc import double, half
+        from shapes import Square
 
 
-        def test_double():
-            assert double(2) == 4
+        @pytest.mark.parametrize("doubled", [double(1)])
+        def test_double_while_collecting(doubled):
+            assert doubled == 2
+
+
+        def test_square():
+            assert Square().area(2) == 12
 
 
         def test_half():
             assert half(4) == 2
         """), encoding="utf-8")
-    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache", "--report",
-                           str(tmp_path / "r.json")], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
-    output = json.loads(done.stdout)
+    outputs = {}
+    for isolation in ("fork", "subprocess"):
+        done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
+                               "--isolation", isolation, "--report", str(tmp_path / "r.json")],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+        outputs[isolation] = json.loads(done.stdout)
+    output = outputs["fork"]
     by_line: dict[int, list[str]] = {}
     for m in output["mutants"]:
         by_line.setdefault(m["line"], []).append(m["status"])
-    # FACTOR is read when double runs, but bound at import: a fresh import is the
-    # only faithful way in, so those mutants run in a pytest process of their own.
-    # half's constant is inside a function: swapped in a forked child.
-    assert set(by_line) == {1, 9}
+    # FACTOR (line 1) and Base.scale (line 5) are bound at import; half's constant
+    # (line 13) is inside a function and swapped in.
+    assert set(by_line) == {1, 5, 13}
     assert all(s == "Killed" for statuses in by_line.values() for s in statuses)
-    assert output["timing"]["deferred"] == len(by_line[1])
+    assert output["timing"]["reloaded"] == len(by_line[1]) + len(by_line[5])
+    assert output["timing"]["deferred"] == 0
     assert output["timing"]["ran"] == len(output["mutants"])
+    assert [(m["id"], m["status"], m["killed_by"]) for m in output["mutants"]] == [
+        (m["id"], m["status"], m["killed_by"]) for m in outputs["subprocess"]["mutants"]]
 
 
 def test_a_comprehension_on_the_mutants_line_does_not_enclose_it(tmp_path: Path) -> None:

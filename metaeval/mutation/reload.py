@@ -1,0 +1,190 @@
+"""Putting a mutant in place by executing its module again, in a forked child.
+
+A rewrite that changes a class body, a module constant, a default value, or a
+function that ran at import cannot be put in place by swapping code objects:
+what the import computed from the original is already spread around (a
+subclass in another module, a table, a test's parameters). A fresh import in a
+pytest process of its own gets it right and costs a whole start-up and
+collection. This module does what that import would, in the warm process's
+forked child: the mutated code is executed in the module's own namespace, then
+every module that depends on it (the package's own modules, conftest files,
+test modules) is executed again, dependencies first, and every module-level
+binding of a replaced function or class is pointed at its new version. The
+warm runner then collects the re-executed test modules again, so parameters
+and fixtures are computed from the mutated code too.
+
+The graph and the compiled code are made once in the warm process, before any
+fork. Nothing here writes a file. When a module cannot be executed again (no
+source, a cycle, an error while executing) the caller falls back to a process
+of its own.
+"""
+
+from __future__ import annotations
+
+import graphlib
+import sys
+import types
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from metaeval.mutation.apply import MutantFinder
+
+RUNNER = ("metaeval.mutation", "_pytest", "pytest", "pluggy")
+"""Modules never executed again: the machinery running the child."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadPlan:
+    """What a child executes, in order: the mutated module, then its dependents."""
+
+    module: str
+    file: str
+    code: types.CodeType
+    dependents: tuple[tuple[str, types.CodeType], ...]
+    holders: Holders
+    """Where every function and class of the user's modules is bound, in any module."""
+
+    @property
+    def modules(self) -> frozenset[str]:
+        return frozenset((self.module, *(name for name, _ in self.dependents)))
+
+
+Holders = dict[int, list[tuple[dict[str, object] | dict[object, object], object]]]
+"""``id`` of a function or class to the (namespace or dict, key) pairs bound to it."""
+
+
+def _owner(value: object) -> str | None:
+    """The module a namespace value comes from: a module, or a function's, class's
+    or instance's defining module."""
+    if isinstance(value, types.ModuleType):
+        return value.__name__
+    if isinstance(value, types.FunctionType | type):
+        return getattr(value, "__module__", None)
+    owner = getattr(type(value), "__module__", None)
+    return owner if isinstance(owner, str) else None
+
+
+class ModuleGraph:
+    """Which loaded user modules refer to which, read from their namespaces once."""
+
+    def __init__(self, root: Path, packages: Iterable[str]) -> None:
+        self.root = root.resolve()
+        self.packages = frozenset(packages)
+        self.uses: dict[str, set[str]] = {}
+        self.order: dict[str, int] = {}
+        self.codes: dict[str, types.CodeType | None] = {}
+        for position, (name, module) in enumerate(list(sys.modules.items())):
+            if self._is_user(name, module):
+                self.order[name] = position
+        for name in self.order:
+            values = list(vars(sys.modules[name]).values())
+            # One level into containers too: a registry dict of functions is a use.
+            values += [item for value in values if type(value) in (dict, list, tuple)
+                       for item in (value.values() if type(value) is dict else value)]
+            self.uses[name] = {owner for value in values
+                               if (owner := _owner(value)) in self.order and owner != name}
+        self.holders = self._holders()
+
+    def _holders(self) -> Holders:
+        """Every module-level binding, and module-level dict value, of a user
+        function or class, in every module: found once here, so a child rebinds
+        by lookup instead of walking every namespace of a large process."""
+        found: Holders = {}
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if not isinstance(namespace, dict):
+                continue
+            for key, value in list(namespace.items()):
+                if self._is_user_object(value):
+                    found.setdefault(id(value), []).append((namespace, key))
+                elif type(value) is dict:
+                    for inner, item in list(value.items()):
+                        if self._is_user_object(item):
+                            found.setdefault(id(item), []).append((value, inner))
+        return found
+
+    def _is_user_object(self, value: object) -> bool:
+        return isinstance(value, types.FunctionType | type) and \
+            getattr(value, "__module__", None) in self.order
+
+    def _is_user(self, name: str, module: types.ModuleType) -> bool:
+        if name.startswith(RUNNER) or not isinstance(module, types.ModuleType):
+            return False
+        if name.partition(".")[0] in self.packages:
+            return True
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not file.endswith(".py"):
+            return False
+        try:
+            return Path(file).resolve().is_relative_to(self.root)
+        except OSError:
+            return False
+
+    def dependents(self, module: str) -> list[str] | None:
+        """The modules that refer to ``module``, directly or through others, each
+        after the modules it refers to; None when they form a cycle."""
+        users: dict[str, set[str]] = {}
+        for name, uses in self.uses.items():
+            for used in uses:
+                users.setdefault(used, set()).add(name)
+        found: set[str] = set()
+        pending = [module]
+        while pending:
+            for user in users.get(pending.pop(), ()):
+                if user not in found and user != module:
+                    found.add(user)
+                    pending.append(user)
+        sorter = graphlib.TopologicalSorter(
+            {name: {u for u in self.uses[name] if u in found} for name in found})
+        try:
+            ordered = list(sorter.static_order())
+        except graphlib.CycleError:
+            return None
+        return ordered
+
+    def code(self, name: str) -> types.CodeType | None:
+        """The module's own source compiled, once; None without a readable source."""
+        if name not in self.codes:
+            file = getattr(sys.modules.get(name), "__file__", None)
+            try:
+                text = Path(str(file)).read_text(encoding="utf-8")
+                self.codes[name] = compile(text, str(file), "exec", dont_inherit=True)
+            except (OSError, SyntaxError, ValueError):
+                self.codes[name] = None
+        return self.codes[name]
+
+    def plan(self, module: str, file: str, source: str) -> ReloadPlan | None:
+        """How a child executes ``module`` mutated, and its dependents again; None
+        when one of them cannot be. SyntaxError if the mutated source does not compile."""
+        code = compile(source, file, "exec", dont_inherit=True)
+        if module not in self.order:
+            return None
+        names = self.dependents(module)
+        if names is None:
+            return None
+        dependents = []
+        for name in names:
+            body = self.code(name)
+            if body is None:
+                return None
+            dependents.append((name, body))
+        return ReloadPlan(module, file, code, tuple(dependents), self.holders)
+
+
+def apply_reload(plan: ReloadPlan) -> None:
+    """Execute the plan in this process (a forked child: the parent is untouched).
+    The import hook serves the mutated module to anything that imports it later."""
+    sys.meta_path.insert(0, MutantFinder(plan.module, plan.file, plan.code))
+    pairs: list[tuple[object, object]] = []
+    for name, code in ((plan.module, plan.code), *plan.dependents):
+        namespace = vars(sys.modules[name])
+        before = dict(namespace)
+        exec(code, namespace)
+        # ``pairs`` keeps every old object alive, so no id in the mapping is reused.
+        pairs.extend((old, namespace.get(key)) for key, old in before.items()
+                     if namespace.get(key) is not old)
+    for old, new in pairs:
+        for holder, key in plan.holders.get(id(old), ()):
+            if holder.get(key) is old:  # type: ignore[call-overload]
+                holder[key] = new  # type: ignore[index]

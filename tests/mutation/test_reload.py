@@ -1,0 +1,92 @@
+"""Executing a mutated module and its dependents again, as a forked child does."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from metaeval.mutation.reload import ModuleGraph, apply_reload
+
+MODULES = {
+    "rl_limits": "LIMIT = 3\n\n\ndef limit():\n    return LIMIT\n",
+    # Uses rl_limits by name and keeps its function in a registry.
+    "rl_rules": dedent("""\
+        from rl_limits import limit
+
+        RULES = {"limit": limit}
+        CAP = limit() * 2
+        """),
+    # Uses rl_limits only through rl_rules.
+    "rl_report": "import rl_rules\n\nSHOWN = f\"cap {rl_rules.CAP}\"\n",
+    # Uses rl_limits only through a dict value.
+    "rl_table": "import importlib\n\nTABLE = {'f': importlib.import_module('rl_limits').limit}\n",
+    "rl_other": "X = 1\n",
+}
+
+
+@pytest.fixture
+def loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    for name, source in MODULES.items():
+        (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in MODULES:
+        importlib.import_module(name)
+    yield tmp_path
+    for name in MODULES:
+        sys.modules.pop(name, None)
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "module", None) not in MODULES]
+
+
+def test_dependents_come_after_what_they_use(loaded: Path) -> None:
+    graph = ModuleGraph(loaded, ())
+    assert graph.dependents("rl_limits") is not None
+    order = graph.dependents("rl_limits") or []
+    assert set(order) == {"rl_rules", "rl_report", "rl_table"}  # not rl_other
+    assert order.index("rl_rules") < order.index("rl_report")
+    assert graph.dependents("rl_other") == []
+
+
+def test_a_cycle_among_dependents_cannot_be_ordered(loaded: Path) -> None:
+    rules, report = sys.modules["rl_rules"], sys.modules["rl_report"]
+    shown_by = types.FunctionType((lambda: None).__code__, {"__name__": "rl_report"})
+    shown_by.__module__ = "rl_report"
+    report.__dict__["shown_by"] = shown_by
+    rules.__dict__["back"] = shown_by  # rl_rules now uses rl_report, which uses rl_rules
+    assert ModuleGraph(loaded, ()).dependents("rl_limits") is None
+
+
+def test_apply_reload_recomputes_what_dependents_made_at_import(loaded: Path) -> None:
+    outsider = types.ModuleType("rl_outsider")  # a third-party registry, never re-executed
+    outsider.HANDLERS = {"limit": sys.modules["rl_limits"].limit}  # type: ignore[attr-defined]
+    sys.modules["rl_outsider"] = outsider
+    try:
+        graph = ModuleGraph(loaded, ())
+        plan = graph.plan("rl_limits", str(loaded / "rl_limits.py"),
+                          MODULES["rl_limits"].replace("LIMIT = 3", "LIMIT = 4"))
+        assert plan is not None
+        apply_reload(plan)
+    finally:
+        del sys.modules["rl_outsider"]
+    import rl_report  # type: ignore[import-not-found]
+    import rl_rules  # type: ignore[import-not-found]
+    import rl_table  # type: ignore[import-not-found]
+
+    assert rl_rules.CAP == 8 and rl_report.SHOWN == "cap 8"
+    assert rl_rules.RULES["limit"]() == 4 and rl_table.TABLE["f"]() == 4
+    assert outsider.HANDLERS["limit"]() == 4
+    assert sys.modules["rl_other"].X == 1
+
+
+def test_a_module_without_source_cannot_be_planned(loaded: Path) -> None:
+    graph = ModuleGraph(loaded, ())
+    (loaded / "rl_report.py").unlink()
+    assert graph.plan("rl_limits", str(loaded / "rl_limits.py"), MODULES["rl_limits"]) is None
+    assert graph.plan("rl_not_loaded", "x.py", "X = 1\n") is None
+    with pytest.raises(SyntaxError):
+        graph.plan("rl_limits", str(loaded / "rl_limits.py"), "def (:\n")
