@@ -504,7 +504,9 @@ def overhead_checks(ran: Sequence[dict[str, object]], timing: dict[str, object],
         f"{elsewhere:.1f} s (runner's split) -> {1000 * per_mutant:.0f} ms a mutant; all-in "
         f"({wall:.1f} s x {jobs} jobs - time in tests) -> {1000 * all_in:.0f} ms a mutant; "
         f"the selected tests take {selected:.1f} s in a plain run; "
-        f"{timing.get('deferred', 0)} mutants ran in a pytest process of their own")
+        f"{timing.get('reloaded', 0)} mutants had their module executed again in the child, "
+        f"{timing.get('deferred', 0)} ran in a pytest process of their own "
+        f"({timing.get('deferred_elsewhere_seconds', 0)} s outside tests)")
     data["overhead_ms"] = {"per_mutant": 1000 * per_mutant, "all_in": 1000 * all_in,
                            "in_tests_s": in_tests, "plain_selected_s": selected}
     return [("overhead per mutant <= 10 ms beyond the selected tests", per_mutant <= 0.010,
