@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import graphlib
 import sys
+import sysconfig
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -71,6 +72,9 @@ class ModuleGraph:
     def __init__(self, root: Path, packages: Iterable[str]) -> None:
         self.root = root.resolve()
         self.packages = frozenset(packages)
+        # A virtual environment inside the project holds installed code, not the user's.
+        self.installed = tuple({Path(sysconfig.get_paths()[key]).resolve()
+                                for key in ("stdlib", "platstdlib", "purelib", "platlib")})
         self.uses: dict[str, set[str]] = {}
         self.order: dict[str, int] = {}
         self.codes: dict[str, types.CodeType | None] = {}
@@ -117,9 +121,11 @@ class ModuleGraph:
         if not isinstance(file, str) or not file.endswith(".py"):
             return False
         try:
-            return Path(file).resolve().is_relative_to(self.root)
+            path = Path(file).resolve()
         except OSError:
             return False
+        return path.is_relative_to(self.root) and not any(
+            path.is_relative_to(place) for place in self.installed)
 
     def dependents(self, module: str) -> list[str] | None:
         """The modules that refer to ``module``, directly or through others, each

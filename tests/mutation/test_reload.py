@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import sysconfig
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,3 +91,24 @@ def test_a_module_without_source_cannot_be_planned(loaded: Path) -> None:
     assert graph.plan("rl_not_loaded", "x.py", "X = 1\n") is None
     with pytest.raises(SyntaxError):
         graph.plan("rl_limits", str(loaded / "rl_limits.py"), "def (:\n")
+
+
+def test_installed_code_inside_the_project_is_not_the_users(
+        loaded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A virtual environment inside the repository, as `.ci/run` makes: a library
+    # there that holds a user function is not executed again, only rebound.
+    site = loaded / ".venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "rl_library.py").write_text("from rl_limits import limit\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    importlib.import_module("rl_library")
+    real = sysconfig.get_paths()
+    monkeypatch.setattr(sysconfig, "get_paths", lambda: {**real, "purelib": str(site)})
+    try:
+        graph = ModuleGraph(loaded, ())
+        assert "rl_library" not in (graph.dependents("rl_limits") or [])
+        assert "rl_rules" in (graph.dependents("rl_limits") or [])
+        monkeypatch.setattr(sysconfig, "get_paths", lambda: real)
+        assert "rl_library" in (ModuleGraph(loaded, ()).dependents("rl_limits") or [])
+    finally:
+        del sys.modules["rl_library"]
