@@ -33,15 +33,14 @@ from typing import Protocol
 from metaeval.errors import ExitCode, MetaevalError
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
+from metaeval.mutation.outcome import PYTEST_FAILED, ChildOutcome, ChildVerdict, classify
 from metaeval.mutation.wire import (
     SPEC_ENV,
     ChildResult,
     ChildSpec,
-    ErrorKind,
     Mode,
     WarmBaseline,
     WarmMutant,
-    WarmOutcome,
     WarmSpec,
     read_warm_line,
 )
@@ -49,8 +48,6 @@ from metaeval.mutation.wire import (
 DEFAULT_TIMEOUT_FACTOR = 3.0
 DEFAULT_TIMEOUT_CONSTANT = 5.0
 OUTPUT_TAIL = 2000
-# pytest: 1 tests failed, 2 interrupted (a collection error under -x).
-_PYTEST_FAILED = (1, 2)
 
 
 class Isolation(Enum):
@@ -147,17 +144,6 @@ class MutationRun:
 
 
 @dataclass(frozen=True, slots=True)
-class ChildOutcome:
-    """One pytest child, seen from outside."""
-
-    returncode: int | None
-    """None when the child was killed for running past its limit."""
-    duration: float
-    result: ChildResult | None
-    output: str
-
-
-@dataclass(frozen=True, slots=True)
 class Context:
     """What ``run_mutant`` needs besides the mutant: shared by every worker."""
 
@@ -229,7 +215,7 @@ def check_wiring(options: RunOptions, scratch: Path, timeout: float) -> None:
     """The forced-fail mutant must be killed, or no Survived below could be trusted."""
     outcome = _child(options, scratch, "forced-fail", {}, Mode.FORCED_FAIL, "forced-fail",
                      timeout=timeout, stop_first=True)
-    if outcome.returncode not in _PYTEST_FAILED or outcome.result is None \
+    if outcome.returncode not in PYTEST_FAILED or outcome.result is None \
             or not outcome.result.failed:
         raise VoidRun("the forced-fail check was not killed: the metaeval pytest plugin "
                       f"did not apply it (pytest exit {outcome.returncode})\n{outcome.output}")
@@ -252,7 +238,7 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
         mode = Mode.PATCH
     outcome = _child(context.options, context.scratch, name, fields, mode, mutant.id,
                      timeout=context.timeout, stop_first=True, tests=tests)
-    result = classify(mutant, outcome, covered_by, context.timeout)
+    result = classify(mutant, ChildVerdict.of_subprocess(outcome, covered_by), context.timeout)
     # Run even a mutant the baseline saw no test reach: its tracer can miss code
     # (a thread started before it, a test that installs its own trace function,
     # as coverage tools do), and a kill must never be reported as no coverage.
@@ -261,32 +247,6 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
         return dataclasses.replace(result, status=Status.NO_COVERAGE,
                                    detail="no test runs this code in the baseline")
     return result
-
-
-def classify(mutant: Mutant, outcome: ChildOutcome, covered_by: tuple[str, ...],
-             timeout: float) -> MutantResult:
-    """Turn what a child did into a status."""
-    took = outcome.duration
-    if outcome.returncode is None:
-        return MutantResult(mutant, Status.TIMEOUT, covered_by=covered_by, duration=took,
-                            in_tests=took, detail=f"ran past the {timeout:.1f}s limit")
-    result = outcome.result
-    if result is None:
-        return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took,
-                            detail=f"pytest exited {outcome.returncode} without a result\n"
-                                   f"{outcome.output}")
-    if result.error_kind is ErrorKind.COMPILE:
-        return MutantResult(mutant, Status.COMPILE_ERROR, duration=took, detail=result.error)
-    if result.error_kind is ErrorKind.APPLY:
-        return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took, detail=result.error)
-    if outcome.returncode == 0 and not result.failed:
-        return MutantResult(mutant, Status.SURVIVED, covered_by=covered_by, duration=took,
-                            in_tests=result.in_tests)
-    if outcome.returncode in _PYTEST_FAILED and result.failed:
-        return MutantResult(mutant, Status.KILLED, killed_by=result.failed[:1],
-                            covered_by=covered_by, duration=took, in_tests=result.in_tests)
-    return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took,
-                        detail=f"pytest exited {outcome.returncode}\n{outcome.output}")
 
 
 def settle(mutant: Mutant) -> MutantResult | None:
@@ -449,8 +409,9 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
                     else:
                         pending.discard(value.index)
                         reloaded += value.reloaded
-                        record(value.index, classify_warm(by_index[value.index], value,
-                                                          coverage, timeout))
+                        mutant = by_index[value.index]
+                        verdict = ChildVerdict.of_fork(value, coverage.tests_for(mutant) or ())
+                        record(value.index, classify(mutant, verdict, timeout))
                 if exited:
                     break
                 time.sleep(0.02)
@@ -491,37 +452,6 @@ def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: 
                       f"\n{tail}")
     if baseline.wiring:
         raise VoidRun(f"the forced-fail check was not killed: {baseline.wiring}")
-
-
-def classify_warm(mutant: Mutant, outcome: WarmOutcome, coverage: Coverage,
-                  timeout: float) -> MutantResult:
-    """Turn what a forked child did into a status, as ``classify`` does for a subprocess."""
-    if outcome.selected is None:
-        return MutantResult(mutant, Status.NO_COVERAGE,
-                            detail="no test runs this code in the baseline")
-    if outcome.selected == ():
-        return MutantResult(mutant, Status.SURVIVED,
-                            detail="its function runs in the tests, but none runs the "
-                                   "mutated lines: no test can tell it from the original")
-    covered_by = coverage.tests_for(mutant) or ()
-    took, in_tests = outcome.wall, outcome.in_tests
-    if outcome.timed_out:
-        return MutantResult(mutant, Status.TIMEOUT, covered_by=covered_by, duration=took,
-                            in_tests=took, detail=f"ran past the {timeout:.1f}s limit")
-    if not outcome.reported:
-        return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took,
-                            detail=f"the child ended without a result (wait status "
-                                   f"{outcome.exit_status})")
-    if outcome.error_kind is ErrorKind.COMPILE:
-        return MutantResult(mutant, Status.COMPILE_ERROR, duration=took, detail=outcome.error)
-    if outcome.error_kind is ErrorKind.APPLY:
-        return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took, detail=outcome.error)
-    if outcome.failed:
-        return MutantResult(mutant, Status.KILLED, killed_by=(outcome.failed,),
-                            covered_by=covered_by, duration=took, in_tests=in_tests,
-                            detail=outcome.error)
-    return MutantResult(mutant, Status.SURVIVED, covered_by=covered_by, duration=took,
-                        in_tests=in_tests)
 
 
 def exit_code(run: MutationRun) -> ExitCode:

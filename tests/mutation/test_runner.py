@@ -15,16 +15,8 @@ import pytest
 from metaeval.errors import ExitCode
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.runner import (
-    ChildOutcome,
-    Context,
-    MutationRun,
-    RunOptions,
-    classify,
-    classify_warm,
-    exit_code,
-    run_mutant,
-)
+from metaeval.mutation.outcome import ChildOutcome, ChildVerdict, classify
+from metaeval.mutation.runner import Context, MutationRun, RunOptions, exit_code, run_mutant
 from metaeval.mutation.wire import (
     ChildResult,
     CodeRun,
@@ -115,7 +107,7 @@ CASES = [
 
 @pytest.mark.parametrize(("outcome", "status", "killed_by"), CASES)
 def test_classify(outcome: ChildOutcome, status: Status, killed_by: tuple[str, ...]) -> None:
-    result = classify(rewrite(), outcome, (), 9.0)
+    result = classify(rewrite(), ChildVerdict.of_subprocess(outcome, ()), 9.0)
     assert (result.status, result.killed_by) == (status, killed_by)
 
 
@@ -207,7 +199,8 @@ def test_classify_warm(outcome: WarmOutcome, status: Status, killed_by: tuple[st
     read = read_warm_line(warm_line("mutant", outcome))
     assert read == outcome
     assert isinstance(read, WarmOutcome)
-    result = classify_warm(rewrite(), read, Coverage.from_runs(Path("."), ()), 9.0)
+    covered_by = Coverage.from_runs(Path("."), ()).tests_for(rewrite()) or ()
+    result = classify(rewrite(), ChildVerdict.of_fork(read, covered_by), 9.0)
     assert (result.status, result.killed_by) == (status, killed_by)
 
 

@@ -1,0 +1,141 @@
+"""What one child did with one mutant, and the status that follows from it.
+
+A mutant's tests run in one of two ways (``runner.Isolation``), and each brings
+its answer back in its own wire format: a pytest child's return code and
+``ChildResult`` file (subprocess), or one line of the warm runner's stream
+(fork). ``ChildVerdict.of_subprocess`` and ``ChildVerdict.of_fork`` turn each
+into one ``ChildVerdict``; ``classify`` turns that into a ``MutantResult``, so
+the same thing done in either isolation gets the same status.
+
+This module only interprets: it never starts, waits for or kills a process,
+and never reads a file. Whether a survivor is really NoCoverage (the baseline
+saw no test reach it) is the runner's call, not this module's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from metaeval.mutation.model import Mutant, MutantResult, Status
+from metaeval.mutation.wire import ChildResult, ErrorKind, WarmOutcome
+
+# pytest: 1 tests failed, 2 interrupted (a collection error under -x).
+PYTEST_FAILED = (1, 2)
+
+
+@dataclass(frozen=True, slots=True)
+class ChildOutcome:
+    """One pytest child, seen from outside."""
+
+    returncode: int | None
+    """None when the child was killed for running past its limit."""
+    duration: float
+    result: ChildResult | None
+    output: str
+
+
+class NotRun(Enum):
+    """Why no test was run against a mutant (the fork runner decides this up front)."""
+
+    NO_TEST_REACHES = "no-test-reaches"
+    """No test reaches its code in the baseline: NoCoverage."""
+    NO_TEST_RUNS_LINES = "no-test-runs-lines"
+    """Its function runs in the tests, but none runs the mutated lines: Survived."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChildVerdict:
+    """What one child did with one mutant, whichever isolation ran it.
+
+    ``classify`` reads the fields in a fixed order: ``not_run``, ``timed_out``,
+    ``reported``, ``error_kind``, ``failed``; the first that is set decides.
+    """
+
+    not_run: NotRun | None = None
+    """Set when no test ran at all; every other field is then unused."""
+    timed_out: bool = False
+    reported: bool = True
+    """False when the child left no answer that can be trusted; ``error`` says what it left."""
+    error_kind: ErrorKind = ErrorKind.NONE
+    error: str = ""
+    """Why the mutant could not be applied, or why no answer came; beside a kill, what
+    the child said with it."""
+    failed: str = ""
+    """The first failing test (the run stopped there); empty when all passed."""
+    in_tests: float = 0.0
+    """Seconds inside the tests' setup, call and teardown."""
+    wall: float = 0.0
+    """Seconds the child took, start or fork to reaping."""
+    covered_by: tuple[str, ...] = ()
+    """The tests the baseline saw reach the mutant."""
+
+    @staticmethod
+    def of_subprocess(outcome: ChildOutcome, covered_by: tuple[str, ...]) -> ChildVerdict:
+        """A pytest child: its return code and its result file must agree, or its
+        answer is not trusted (the detail then quotes the tail of its output)."""
+        code, result, took = outcome.returncode, outcome.result, outcome.duration
+        if code is None:
+            return ChildVerdict(timed_out=True, wall=took, covered_by=covered_by)
+        if result is None:
+            return ChildVerdict(reported=False, wall=took, covered_by=covered_by,
+                                error=f"pytest exited {code} without a result\n{outcome.output}")
+        if result.error_kind is not ErrorKind.NONE:
+            return ChildVerdict(error_kind=result.error_kind, error=result.error, wall=took,
+                                covered_by=covered_by)
+        if code == 0 and not result.failed:
+            return ChildVerdict(in_tests=result.in_tests, wall=took, covered_by=covered_by)
+        if code in PYTEST_FAILED and result.failed:
+            return ChildVerdict(failed=result.failed[0], in_tests=result.in_tests, wall=took,
+                                covered_by=covered_by)
+        # A pass with a failed test, a failure code with none, or pytest's own
+        # usage or internal error: neither a kill nor a survivor.
+        return ChildVerdict(reported=False, wall=took, covered_by=covered_by,
+                            error=f"pytest exited {code}\n{outcome.output}")
+
+    @staticmethod
+    def of_fork(outcome: WarmOutcome, covered_by: tuple[str, ...]) -> ChildVerdict:
+        """A forked child, as the warm runner reported it (never a deferred one:
+        that mutant runs again in a pytest child of its own)."""
+        if outcome.selected is None:
+            return ChildVerdict(not_run=NotRun.NO_TEST_REACHES)
+        if outcome.selected == ():
+            return ChildVerdict(not_run=NotRun.NO_TEST_RUNS_LINES)
+        error = outcome.error if outcome.reported else \
+            f"the child ended without a result (wait status {outcome.exit_status})"
+        return ChildVerdict(timed_out=outcome.timed_out, reported=outcome.reported,
+                            error_kind=outcome.error_kind, error=error, failed=outcome.failed,
+                            in_tests=outcome.in_tests, wall=outcome.wall,
+                            covered_by=covered_by)
+
+
+def classify(mutant: Mutant, verdict: ChildVerdict, timeout: float) -> MutantResult:
+    """The status of ``mutant`` from what its child did; ``timeout`` is the limit it had.
+
+    Only a mutant whose tests ran to an answer (killed, survived, timed out) names
+    the tests that cover it; an error names none, since its tests proved nothing.
+    """
+    if verdict.not_run is NotRun.NO_TEST_REACHES:
+        return MutantResult(mutant, Status.NO_COVERAGE,
+                            detail="no test runs this code in the baseline")
+    if verdict.not_run is NotRun.NO_TEST_RUNS_LINES:
+        return MutantResult(mutant, Status.SURVIVED,
+                            detail="its function runs in the tests, but none runs the "
+                                   "mutated lines: no test can tell it from the original")
+    took, covered_by = verdict.wall, verdict.covered_by
+    if verdict.timed_out:
+        # Killed at the limit: all of its time was spent in its tests.
+        return MutantResult(mutant, Status.TIMEOUT, covered_by=covered_by, duration=took,
+                            in_tests=took, detail=f"ran past the {timeout:.1f}s limit")
+    if not verdict.reported:
+        return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took, detail=verdict.error)
+    if verdict.error_kind is ErrorKind.COMPILE:
+        return MutantResult(mutant, Status.COMPILE_ERROR, duration=took, detail=verdict.error)
+    if verdict.error_kind is ErrorKind.APPLY:
+        return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took, detail=verdict.error)
+    if verdict.failed:
+        return MutantResult(mutant, Status.KILLED, killed_by=(verdict.failed,),
+                            covered_by=covered_by, duration=took, in_tests=verdict.in_tests,
+                            detail=verdict.error)
+    return MutantResult(mutant, Status.SURVIVED, covered_by=covered_by, duration=took,
+                        in_tests=verdict.in_tests)
