@@ -237,9 +237,13 @@ def _alive(pid: int) -> bool:
 def test_sigkill_midway_leaves_the_tree_byte_identical(tmp_path: Path, isolation: str) -> None:
     project = copy_shop(tmp_path)
     before = tree_digest(project)
+    # The killed runner cannot remove its scratch directory: keep it under tmp_path.
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
     proc = subprocess.Popen([METAEVAL, "mutate", "--jobs", "2", "--isolation", isolation,
                              "--report", str(tmp_path / "report.json")], cwd=project,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "TMPDIR": str(scratch)})
     deadline = time.monotonic() + 60
     children: list[int] = []
     while not children and time.monotonic() < deadline and proc.poll() is None:
