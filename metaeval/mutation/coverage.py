@@ -5,10 +5,10 @@ packages that ran, the tests running when it did, and which of its lines each
 test ran. A mutant sits in the innermost function whose lines contain it; if
 that function never ran, no test can see the mutant and it is NoCoverage
 without being run. If it ran, the tests to run are those that ran the
-mutant's lines; when none did, no test can tell the mutant from the original
-(it survives without a run). Module and class bodies run on import, so a
-mutant there always counts as reached, by every test. This module only reads
-source files, never writes them.
+mutant's lines; when none did, no test executes the mutated code and it is
+NoCoverage too (the detail says its function runs). Module and class bodies
+run on import, so a mutant there always counts as reached, by every test.
+This module only reads source files, never writes them.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class Selection:
 
     @property
     def unseen(self) -> bool:
-        """The function ran but none of the mutant's lines did: it survives untested."""
+        """The function ran but none of the mutant's lines did: no test executes them."""
         return self.reached and self.tests == ()
 
 

@@ -41,7 +41,15 @@ class NotRun(Enum):
     NO_TEST_REACHES = "no-test-reaches"
     """No test reaches its code in the baseline: NoCoverage."""
     NO_TEST_RUNS_LINES = "no-test-runs-lines"
-    """Its function runs in the tests, but none runs the mutated lines: Survived."""
+    """Its function runs in the tests, but none runs the mutated lines: NoCoverage too
+    (no test executes the mutated code), told apart in the detail."""
+
+
+NOT_RUN_DETAIL = {
+    NotRun.NO_TEST_REACHES: "no test runs this code in the baseline",
+    NotRun.NO_TEST_RUNS_LINES: "its function runs in the tests, but no test runs the "
+                               "mutated lines",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +123,8 @@ def classify(mutant: Mutant, verdict: ChildVerdict, timeout: float) -> MutantRes
     Only a mutant whose tests ran to an answer (killed, survived, timed out) names
     the tests that cover it; an error names none, since its tests proved nothing.
     """
-    if verdict.not_run is NotRun.NO_TEST_REACHES:
-        return MutantResult(mutant, Status.NO_COVERAGE,
-                            detail="no test runs this code in the baseline")
-    if verdict.not_run is NotRun.NO_TEST_RUNS_LINES:
-        return MutantResult(mutant, Status.SURVIVED,
-                            detail="its function runs in the tests, but none runs the "
-                                   "mutated lines: no test can tell it from the original")
+    if verdict.not_run is not None:
+        return MutantResult(mutant, Status.NO_COVERAGE, detail=NOT_RUN_DETAIL[verdict.not_run])
     took, covered_by = verdict.wall, verdict.covered_by
     if verdict.timed_out:
         # Killed at the limit: all of its time was spent in its tests.

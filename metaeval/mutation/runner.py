@@ -33,7 +33,14 @@ from typing import Protocol
 from metaeval.errors import ExitCode, MetaevalError
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
-from metaeval.mutation.outcome import PYTEST_FAILED, ChildOutcome, ChildVerdict, classify
+from metaeval.mutation.outcome import (
+    NOT_RUN_DETAIL,
+    PYTEST_FAILED,
+    ChildOutcome,
+    ChildVerdict,
+    NotRun,
+    classify,
+)
 from metaeval.mutation.wire import (
     SPEC_ENV,
     ChildResult,
@@ -243,9 +250,10 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
     # (a thread started before it, a test that installs its own trace function,
     # as coverage tools do), and a kill must never be reported as no coverage.
     # Only a survivor the baseline saw no test reach is NoCoverage.
-    if result.status is Status.SURVIVED and not context.coverage.reached(mutant):
-        return dataclasses.replace(result, status=Status.NO_COVERAGE,
-                                   detail="no test runs this code in the baseline")
+    selection = context.coverage.select(mutant)
+    if result.status is Status.SURVIVED and (not selection.reached or selection.unseen):
+        why = NotRun.NO_TEST_REACHES if not selection.reached else NotRun.NO_TEST_RUNS_LINES
+        return dataclasses.replace(result, status=Status.NO_COVERAGE, detail=NOT_RUN_DETAIL[why])
     return result
 
 

@@ -106,7 +106,7 @@ def test_a_function_no_test_ran_is_not_reached(tmp_path: Path) -> None:
     assert not selection.reached and not selection.unseen
 
 
-def test_fork_reports_a_mutant_on_an_unrun_line_survived_as_subprocess_does(
+def test_a_mutant_on_a_line_no_test_runs_is_no_coverage_in_both_isolations(
         tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(dedent("""\
         [tool.pytest.ini_options]
@@ -140,12 +140,12 @@ def test_fork_reports_a_mutant_on_an_unrun_line_survived_as_subprocess_does(
                                "--isolation", isolation, "--report", str(tmp_path / "r.json")],
                               cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert done.returncode == 1, done.stdout + done.stderr
-        statuses[isolation] = {m["id"]: (m["line"], m["status"])
-                               for m in json.loads(done.stdout)["mutants"]}
-        if isolation == "fork":
-            unrun = [m for m in json.loads(done.stdout)["mutants"] if m["line"] == 3]
-            assert unrun and all(m["status"] == "Survived" and "none runs the mutated lines"
-                                 in m["detail"] for m in unrun)
+        mutants = json.loads(done.stdout)["mutants"]
+        statuses[isolation] = {m["id"]: (m["line"], m["status"], m["detail"]) for m in mutants}
+        # The fork runner decides it without a run; the subprocess runner after one.
+        unrun = [m for m in mutants if m["line"] == 3]
+        assert unrun and all(m["status"] == "NoCoverage" and "no test runs the mutated lines"
+                             in m["detail"] for m in unrun)
     assert statuses["fork"] == statuses["subprocess"]
     # The condition on line 2 ran in both tests, and negating it is caught.
-    assert {s for line, s in statuses["fork"].values() if line == 2} == {"Killed"}
+    assert {s for line, s, _ in statuses["fork"].values() if line == 2} == {"Killed"}
