@@ -14,6 +14,7 @@ import contextlib
 import difflib
 import json
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -56,6 +57,12 @@ class ToolRun:
     mutants: tuple[Mutant, ...]
     note: str = ""
     report: Mapping[str, object] = field(default_factory=dict)
+    stopped_at_limit: bool = False
+
+    @property
+    def done(self) -> int:
+        """Mutants with a final status; below len(mutants) only when stopped at the limit."""
+        return sum(m.status not in UNFINISHED for m in self.mutants)
 
     def statuses(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -74,6 +81,16 @@ class Measured:
     wall: float
     root_peak_kb: int
     child_peak_kb: int
+    stopped_at_limit: bool = False
+
+
+# What a tool reports for a mutant it never finished: mutmut's unchecked and
+# interrupted mutants, cosmic-ray's work items without a result.
+UNFINISHED = frozenset({"not checked", "check was interrupted by user", "not run"})
+
+# How long a tool stopped at the time limit gets to wind down after SIGINT
+# before its whole process group is killed.
+GRACE_SECONDS = 15.0
 
 
 class BenchError(Exception):
@@ -87,35 +104,89 @@ def run_cmd(
     *,
     ok: Sequence[int] = (0,),
     watch_memory: bool = False,
+    time_limit: float | None = None,
 ) -> Measured:
     """Run cmd, time it, and (when asked) poll /proc for the peak RSS of it and its children.
 
     Polling costs a little CPU, so timed runs leave it off and memory is read
-    in a run of its own.
+    in a run of its own. With a time limit, cmd runs in a process group of its
+    own and is stopped there when it passes the limit (see stop_group); its
+    wall is then the limit and its exit code is not checked.
     """
     start = time.perf_counter()
     proc = subprocess.Popen(
-        list(cmd), cwd=cwd, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        list(cmd), cwd=cwd, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=time_limit is not None,
     )
     peaks: dict[int, int] = {}
     stop = threading.Event()
     watcher = threading.Thread(target=_watch, args=(proc.pid, peaks, stop), daemon=True)
     if watch_memory:
         watcher.start()
-    out, err = proc.communicate()
-    wall = time.perf_counter() - start
+    stopped = False
+    try:
+        out, err = proc.communicate(timeout=time_limit)
+        wall = time.perf_counter() - start
+    except subprocess.TimeoutExpired:
+        out, err = stop_group(proc)
+        wall, stopped = time_limit or 0.0, True
     stop.set()
     if watch_memory:
         watcher.join()
-    if proc.returncode not in ok:
+    if proc.returncode not in ok and not stopped:
         raise BenchError(
             f"{' '.join(cmd)!r} in {str(cwd)!r} exited {proc.returncode}, expected one of "
             f"{list(ok)}\n--- stdout (end)\n{out[-3000:]}\n--- stderr (end)\n{err[-3000:]}"
         )
     children = [kb for pid, kb in peaks.items() if pid != proc.pid]
     return Measured(
-        proc.returncode, out, err, wall, peaks.get(proc.pid, 0), max(children, default=0)
+        proc.returncode, out, err, wall, peaks.get(proc.pid, 0), max(children, default=0),
+        stopped_at_limit=stopped,
     )
+
+
+def stop_group(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """Stop proc's process group as Ctrl-C would, then kill what is left; return its output.
+
+    SIGINT first: mutmut and cosmic-ray then stop through their own
+    interrupted path, which leaves their result files whole (a SIGKILL in
+    the middle of mutmut writing a meta file would leave it cut short). What
+    still runs after GRACE_SECONDS, the group leader or any child it forked,
+    gets SIGKILL; the function returns only when nothing of the group is left.
+    """
+    pgid = proc.pid  # start_new_session: the leader's pid is the group id
+    _signal_group(pgid, signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        _signal_group(pgid, signal.SIGKILL)
+        out, err = proc.communicate()
+    # The leader may be gone while children it forked live on in the group.
+    _signal_group(pgid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while left := group_members(pgid):
+        if time.monotonic() > deadline:
+            raise BenchError(f"process group {pgid} still has processes {left} after SIGKILL")
+        time.sleep(0.05)
+    return out, err
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, sig)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes of a process group; zombies waiting for their reaper are not counted."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
 
 
 def _watch(root: int, peaks: dict[int, int], stop: threading.Event) -> None:
@@ -290,9 +361,15 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def http_workers(
-    venv: Path, copies: Sequence[Path], envs: Sequence[Mapping[str, str]]
+    venv: Path, copies: Sequence[Path], envs: Sequence[Mapping[str, str]], *,
+    own_groups: bool = False,
 ) -> Iterator[list[str]]:
-    """One `cosmic-ray http-worker` per copy: each mutates files on disk, so each needs its own."""
+    """One `cosmic-ray http-worker` per copy: each mutates files on disk, so each needs its own.
+
+    With own_groups (a time-limited run) each worker gets a process group of
+    its own and the whole group is killed at the end: a worker stopped in the
+    middle of a mutant still has that mutant's pytest running.
+    """
     procs: list[subprocess.Popen[bytes]] = []
     urls = []
     try:
@@ -301,6 +378,7 @@ def http_workers(
             procs.append(subprocess.Popen(
                 [str(venv / "bin" / "cosmic-ray"), "http-worker", "--port", str(port)],
                 cwd=copy, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=own_groups,
             ))
             urls.append(f"http://127.0.0.1:{port}")
             _wait_for_port(port)
@@ -310,6 +388,12 @@ def http_workers(
             proc.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=10)
+            if own_groups:
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+                deadline = time.monotonic() + 10
+                while group_members(proc.pid) and time.monotonic() < deadline:
+                    time.sleep(0.05)
 
 
 def _wait_for_port(port: int) -> None:

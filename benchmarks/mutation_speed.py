@@ -16,6 +16,7 @@ is printed as FAIL.
 
     python3 benchmarks/mutation_speed.py [--runs 3] [--tools metaeval,mutmut,cosmic-ray]
                                          [--target itsdangerous|metaeval|both] [--jobs 2]
+                                         [--time-limit SECONDS]
 """
 
 from __future__ import annotations
@@ -65,23 +66,43 @@ class Summary:
     min_wall: float
     max_wall: float
     runs: int
+    done: int = 0
+    stopped_runs: int = 0
+
+    @property
+    def measured(self) -> int:
+        """The mutants the rate is over: all of them, or those done when a run hit the limit."""
+        return self.done if self.stopped_runs else self.mutants
 
     @property
     def per_second(self) -> float:
-        return self.mutants / self.median_wall if self.median_wall > 0 else 0.0
+        return self.measured / self.median_wall if self.median_wall > 0 else 0.0
 
     @property
     def ms_per_mutant(self) -> float:
-        return 1000 * self.median_wall / self.mutants if self.mutants else 0.0
+        return 1000 * self.median_wall / self.measured if self.measured else 0.0
+
+    def as_json(self) -> dict[str, object]:
+        data = asdict(self) | {"per_second": self.per_second}
+        del data["done"], data["stopped_runs"]
+        if self.stopped_runs:
+            data |= {"stopped_at_limit": True, "done": self.done,
+                     "stopped_runs": self.stopped_runs}
+        return data
 
 
 def summarize(runs: Sequence[bt.ToolRun]) -> Summary:
-    """Median wall time over the runs; mutants and statuses from the last run."""
+    """Median wall time over the runs; mutants and statuses from the last run.
+
+    A run stopped at the time limit counts the limit as its wall; the mutants
+    done are then the median over the runs of those with a final status.
+    """
     walls = [r.wall for r in runs]
     last = runs[-1]
     return Summary(
         last.tool, len(last.mutants), last.statuses(), statistics.median(walls),
-        min(walls), max(walls), len(runs),
+        min(walls), max(walls), len(runs), statistics.median_low(r.done for r in runs),
+        sum(r.stopped_at_limit for r in runs),
     )
 
 
@@ -101,6 +122,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--jobs", type=int, default=2, help="workers for every tool (default 2)")
     p.add_argument("--work", type=Path, default=REPO / "benchmarks" / ".work",
                    help="scratch directory (default benchmarks/.work, git-ignored)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop a mutmut or cosmic-ray run after this long and report the "
+                        "mutants it finished (default: no limit; metaeval is never stopped)")
     args = p.parse_args(argv)
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     bad = [t for t in tools if t not in TOOLS]
@@ -108,6 +132,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         p.error(f"--tools: got {args.tools!r}; expected a comma-separated subset of {TOOLS}")
     if args.runs < 1 or args.jobs < 1:
         p.error("--runs and --jobs must be at least 1")
+    if args.time_limit is not None and not args.time_limit > 0:
+        p.error(f"--time-limit: got {args.time_limit!r}; expected a number of seconds above 0")
     args.tools = tools
     if args.cosmic_ray_runs is None:
         args.cosmic_ray_runs = args.runs
@@ -182,7 +208,7 @@ def targets(its: Path, own: Path) -> dict[str, bt.Target]:
             'pytest_add_cli_args_test_selection = ["tests"]\n'
             'pytest_add_cli_args = ["--ignore=tests/mutation"]\n'
             # mutmut runs the tests inside its mutants/ copy: the files they read come along.
-            'also_copy = ["meta_sets", "mutants", "README.md", "ARCHITECTURE.md",'
+            'also_copy = ["meta_sets", "mutants", "benchmarks", "README.md", "ARCHITECTURE.md",'
             ' "CHANGELOG.md"]\n',
             ("metaeval/graders",),
             ("-p", "no:cacheprovider", "--ignore=tests/mutation", "tests"), src_on_path=False,
@@ -198,7 +224,8 @@ def fresh_copy(target: bt.Target, work: Path, name: str) -> Path:
 
 
 def run_tool(tool: str, target: bt.Target, venv: Path, work: Path, run: int,
-             jobs: int) -> bt.ToolRun:
+             jobs: int, time_limit: float | None = None) -> bt.ToolRun:
+    """One timed run on a fresh copy; mutmut and cosmic-ray stop at time_limit, metaeval never."""
     copy = fresh_copy(target, work, f"{target.name}-{tool}-{run}")
     env = bt.tool_env(venv, copy, target)
     if tool == "metaeval":
@@ -208,33 +235,55 @@ def run_tool(tool: str, target: bt.Target, venv: Path, work: Path, run: int,
         return bt.ToolRun(tool, target.name, run, m.wall, mutants, report=report)
     if tool == "mutmut":
         bt.write_mutmut_config(copy, target)
-        m = bt.run_cmd(bt.mutmut_cmd(venv, jobs), copy, env)
-        return bt.ToolRun(tool, target.name, run, m.wall, bt.read_mutmut(venv, copy, env))
-    return run_cosmic_ray(target, venv, work, run, jobs, copy, env)
+        m = bt.run_cmd(bt.mutmut_cmd(venv, jobs), copy, env, time_limit=time_limit)
+        # Stopped or not, `mutmut results` reads what its meta files hold so far.
+        return bt.ToolRun(tool, target.name, run, m.wall, bt.read_mutmut(venv, copy, env),
+                          stopped_at_limit=m.stopped_at_limit)
+    return run_cosmic_ray(target, venv, work, run, jobs, copy, env, time_limit)
+
+
+def _left(time_limit: float | None, start: float) -> float | None:
+    """What is left of the time limit since start (perf_counter); a sliver when none is."""
+    if time_limit is None:
+        return None
+    return max(time_limit - (time.perf_counter() - start), 0.01)
 
 
 def run_cosmic_ray(target: bt.Target, venv: Path, work: Path, run: int, jobs: int,
-                   copy: Path, env: dict[str, str]) -> bt.ToolRun:
+                   copy: Path, env: dict[str, str],
+                   time_limit: float | None = None) -> bt.ToolRun:
+    """init + exec, timed together; the time limit, if any, covers the same span as the wall."""
     cr = str(venv / "bin" / "cosmic-ray")
     session = copy / "session.sqlite"
     if jobs == 1:
         config = bt.write_cosmic_ray_config(copy, target, venv, ())
-        init = bt.run_cmd([cr, "init", str(config), str(session)], copy, env)
-        m = bt.run_cmd([cr, "exec", str(config), str(session)], copy, env)
+        start = time.perf_counter()
+        init = bt.run_cmd([cr, "init", str(config), str(session)], copy, env,
+                          time_limit=time_limit)
+        m = bt.run_cmd([cr, "exec", str(config), str(session)], copy, env,
+                       time_limit=_left(time_limit, start))
         wall, note = init.wall + m.wall, "local distributor (one at a time)"
+        stopped = init.stopped_at_limit or m.stopped_at_limit
     else:
         workers = [fresh_copy(target, work, f"{target.name}-cosmic-ray-{run}-w{i}")
                    for i in range(jobs)]
         start = time.perf_counter()
-        with bt.http_workers(venv, workers, [bt.tool_env(venv, w, target) for w in workers]) as u:
+        with bt.http_workers(venv, workers, [bt.tool_env(venv, w, target) for w in workers],
+                             own_groups=time_limit is not None) as u:
             config = bt.write_cosmic_ray_config(copy, target, venv, u)
-            bt.run_cmd([cr, "init", str(config), str(session)], copy, env)
-            bt.run_cmd([cr, "exec", str(config), str(session)], copy, env)
+            init = bt.run_cmd([cr, "init", str(config), str(session)], copy, env,
+                              time_limit=_left(time_limit, start))
+            m = bt.run_cmd([cr, "exec", str(config), str(session)], copy, env,
+                           time_limit=_left(time_limit, start))
         wall, note = time.perf_counter() - start, f"{jobs} HTTP workers on 127.0.0.1"
+        stopped = init.stopped_at_limit or m.stopped_at_limit
+    if stopped and time_limit is not None:
+        wall = time_limit
+    # Stopped or not, the session database holds a result for every mutant finished.
     dump = bt.run_cmd([cr, "dump", str(session)], copy, env).stdout
     files = ", ".join(target.cosmic_ray_modules)
     return bt.ToolRun("cosmic-ray", target.name, run, wall, bt.read_cosmic_ray(dump),
-                      note=f"{note}; mutates {files} only")
+                      note=f"{note}; mutates {files} only", stopped_at_limit=stopped)
 
 
 def plain_test_run(
@@ -330,10 +379,20 @@ def speed_table(summaries: Sequence[Summary]) -> str:
     for s in summaries:
         statuses = ", ".join(f"{k} {v}" for k, v in s.statuses.items())
         ratio = f"{speed_ratio(me, s):.2f}" if me else "n/a"
-        rows.append([s.tool, str(s.mutants), statuses,
+        mutants = f"{s.done} of {s.mutants} done *" if s.stopped_runs else str(s.mutants)
+        rows.append([s.tool, mutants, statuses,
                      f"{s.median_wall:.1f} s ({s.min_wall:.1f}-{s.max_wall:.1f}, {s.runs} runs)",
                      f"{s.per_second:.2f}", f"{s.ms_per_mutant:.0f}", ratio])
     return table(rows)
+
+
+def stopped_note(s: Summary, time_limit: float | None) -> str:
+    """The footnote for a tool stopped at the time limit: what its rate is measured over."""
+    runs = "its run" if s.runs == 1 else f"{s.stopped_runs} of its {s.runs} runs"
+    return (f"* {s.tool}: {runs} stopped at the {time_limit:g} s time limit with {s.done} of "
+            f"{s.mutants} mutants done; its wall is the limit, and mutants/s, ms/mutant and "
+            f"the x faster ratio are measured over the part it finished ({s.done} mutants / "
+            f"{s.median_wall:.1f} s)")
 
 
 def say(line: str = "") -> None:
@@ -352,9 +411,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     venv, its, own = setup(args.work)
     chosen = ["itsdangerous", "metaeval"] if args.target == "both" else [args.target]
     all_targets = targets(its, own)
-    results: dict[str, object] = {"machine": info, "args": {
+    run_args: dict[str, object] = {
         "runs": args.runs, "cosmic_ray_runs": args.cosmic_ray_runs, "tools": args.tools,
-        "target": args.target, "jobs": args.jobs}}
+        "target": args.target, "jobs": args.jobs}
+    if args.time_limit is not None:
+        run_args["time_limit"] = args.time_limit
+    results: dict[str, object] = {"machine": info, "args": run_args}
     failed = False
     for name in chosen:
         checks, data = bench_target(all_targets[name], venv, args)
@@ -391,28 +453,39 @@ def bench_target(target: bt.Target, venv: Path,
             limit = args.cosmic_ray_runs if tool == "cosmic-ray" else args.runs
             if i >= limit:
                 continue
-            r = run_tool(tool, target, venv, args.work, i, args.jobs)
+            # metaeval is what is measured: it always runs to the end.
+            limit_s = None if tool == "metaeval" else args.time_limit
+            r = run_tool(tool, target, venv, args.work, i, args.jobs, limit_s)
             runs[tool].append(r)
-            say(f"  run {i + 1} {tool}: {len(r.mutants)} mutants in {r.wall:.1f} s"
-                + (f" ({r.note})" if r.note else ""))
+            if r.stopped_at_limit:
+                say(f"  run {i + 1} {tool}: stopped at the {limit_s:g} s limit, {r.done} of "
+                    f"{len(r.mutants)} mutants done" + (f" ({r.note})" if r.note else ""))
+            else:
+                say(f"  run {i + 1} {tool}: {len(r.mutants)} mutants in {r.wall:.1f} s"
+                    + (f" ({r.note})" if r.note else ""))
     summaries = [summarize(runs[t]) for t in args.tools]
     say("")
     say(speed_table(summaries))
+    for s in summaries:
+        if s.stopped_runs:
+            say(stopped_note(s, args.time_limit))
     for t in args.tools:
         if runs[t][-1].note:
             say(f"{t}: {runs[t][-1].note}")
     data: dict[str, object] = {
         "plain": {"tests": len(durations), "wall": plain.wall, "peak_kb": plain.root_peak_kb},
-        "summaries": [asdict(s) | {"per_second": s.per_second} for s in summaries],
+        "summaries": [s.as_json() for s in summaries],
         "walls": {t: [r.wall for r in rs] for t, rs in runs.items()},
     }
     checks: list[Check] = []
     by_tool = {s.tool: s for s in summaries}
     if "metaeval" in by_tool and "mutmut" in by_tool and target.name == "itsdangerous":
         ratio = speed_ratio(by_tool["metaeval"], by_tool["mutmut"])
+        over = (" (mutmut's over the mutants it finished before the time limit)"
+                if by_tool["mutmut"].stopped_runs else "")
         checks.append(("speed >= 3x mutmut (mutants/s)", ratio >= 3,
                        f"{ratio:.2f}x ({by_tool['metaeval'].per_second:.2f} vs "
-                       f"{by_tool['mutmut'].per_second:.2f} mutants/s)"))
+                       f"{by_tool['mutmut'].per_second:.2f} mutants/s){over}"))
     if target.name == "itsdangerous":
         checks += detection_checks(runs)
     if "metaeval" in runs:
@@ -437,9 +510,14 @@ def detection_checks(runs: dict[str, list[bt.ToolRun]]) -> list[Check]:
         for tool in ("metaeval", "mutmut"):
             if tool not in runs:
                 continue
-            ok, detail = verdict(probe(runs[tool][-1].mutants), want)
+            found = probe(runs[tool][-1].mutants)
+            ok, detail = verdict(found, want)
             # mutmut has no operator that inserts an early return: not a miss of its own.
             shown: bool | None = None if tool == "mutmut" and probe is first_line_true else ok
+            last = runs[tool][-1]
+            if last.stopped_at_limit and any(m.status in bt.UNFINISHED for m in found):
+                # Stopped at the time limit before it got to this mutant: nothing to judge.
+                shown, detail = None, f"{detail} (the run was stopped at the time limit)"
             checks.append((f"{tool}: {label}", shown, detail))
     return checks
 

@@ -94,3 +94,62 @@ def test_mutmut_names_map_to_qualnames() -> None:
     assert bt._mutmut_function("xǁSignerǁverify_signature__mutmut_12") == (
         "Signer.verify_signature")
     assert bt._mutmut_function("x_want_bytes__mutmut_3") == "want_bytes"
+
+
+def test_time_limit_flag_defaults_to_none_and_must_be_positive(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert ms.parse_args([]).time_limit is None
+    assert ms.parse_args(["--time-limit", "120"]).time_limit == 120.0
+    with pytest.raises(SystemExit):
+        ms.parse_args(["--time-limit", "0"])
+    assert "--time-limit: got 0.0" in capsys.readouterr().err
+
+
+# A parent that forks a child ignoring SIGINT, then both sleep: the parent stops on
+# Ctrl-C, the child only on SIGKILL of the group.
+_FORKING = """
+import os, signal, sys, time
+pid = os.fork()
+if pid == 0:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    time.sleep(60)
+    os._exit(0)
+print(pid, flush=True)
+time.sleep(60)
+"""
+
+
+def test_run_past_the_limit_is_stopped_with_its_children(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bt, "GRACE_SECONDS", 0.5)  # the child holds stdout open: no quick exit
+    m = bt.run_cmd([sys.executable, "-c", _FORKING], tmp_path, {}, time_limit=1.0)
+    assert m.stopped_at_limit
+    assert m.wall == 1.0
+    child = int(m.stdout.split()[0])
+    assert not bt.group_members(child)  # group of the parent, which was its leader
+    assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text()
+
+
+def test_run_within_the_limit_is_not_stopped(tmp_path: Path) -> None:
+    m = bt.run_cmd([sys.executable, "-c", "print('ok')"], tmp_path, {}, time_limit=30)
+    assert (m.stopped_at_limit, m.stdout, m.returncode) == (False, "ok\n", 0)
+    assert m.wall < 30
+
+
+def test_stopped_summary_rates_over_the_mutants_done() -> None:
+    done = tuple(bt.Mutant("f", "killed", ()) for _ in range(30))
+    left = tuple(bt.Mutant("f", "not checked", ()) for _ in range(70))
+    run = bt.ToolRun("mutmut", "t", 0, 120.0, done + left, stopped_at_limit=True)
+    assert run.done == 30
+    mm = ms.summarize([run])
+    assert (mm.mutants, mm.done, mm.stopped_runs) == (100, 30, 1)
+    assert mm.per_second == pytest.approx(0.25)
+    assert mm.ms_per_mutant == pytest.approx(4000.0)
+    me = ms.summarize([bt.ToolRun("metaeval", "t", 0, 10.0, done)])
+    assert ms.speed_ratio(me, mm) == pytest.approx(12.0)
+    assert "30 of 100 done" in ms.speed_table([me, mm])
+    data = mm.as_json()
+    assert (data["stopped_at_limit"], data["done"]) == (True, 30)
+    assert "stopped_at_limit" not in me.as_json() and "done" not in me.as_json()
