@@ -392,7 +392,7 @@ def stopped_note(s: Summary, time_limit: float | None) -> str:
     return (f"* {s.tool}: {runs} stopped at the {time_limit:g} s time limit with {s.done} of "
             f"{s.mutants} mutants done; its wall is the limit, and mutants/s, ms/mutant and "
             f"the x faster ratio are measured over the part it finished ({s.done} mutants / "
-            f"{s.median_wall:.1f} s)")
+            f"{s.median_wall:.1f} s, start-up included)")
 
 
 def say(line: str = "") -> None:
