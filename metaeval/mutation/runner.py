@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -390,10 +390,23 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
     coverage = Coverage.from_runs(options.root, ())
     timeout = 0.0
     pending = set(by_index)
-    deferred_elsewhere = 0.0
-    deferred: list[tuple[int, tuple[str, ...]]] = []
+    deferred: list[Future[float]] = []
     reloaded = 0
-    with out_path.open("wb") as out, stream.open(encoding="utf-8") as lines:
+    # Mutants only a fresh import puts in place start in a pytest process of their
+    # own as soon as the warm runner reports them, one at a time beside its
+    # children, rather than after it: at the end they would leave a core idle.
+    # No subprocess forced-fail check first: the warm runner's proved the plugin
+    # wired, and a child without the plugin writes no result (a RuntimeError).
+    own = ThreadPoolExecutor(max_workers=1)
+    context = Context(options, scratch, 0.0, coverage)
+
+    def fresh(index: int, tests: tuple[str, ...]) -> float:
+        # The warm selection, fastest first: a kill comes from the quickest test.
+        result = run_mutant(by_index[index], context, name=f"m{index}", tests=tests)
+        record(index, result)
+        return max(0.0, result.duration - result.in_tests)
+
+    with own, out_path.open("wb") as out, stream.open(encoding="utf-8") as lines:
         proc = subprocess.Popen(command, cwd=options.root, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
@@ -411,9 +424,10 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
                         coverage = Coverage.from_runs(options.root, value.ran)
                         timeout = (value.duration * options.timeout_factor
                                    + options.timeout_constant)
+                        context = Context(options, scratch, timeout, coverage)
                     elif value.deferred:
                         pending.discard(value.index)
-                        deferred.append((value.index, value.selected or ()))
+                        deferred.append(own.submit(fresh, value.index, value.selected or ()))
                     else:
                         pending.discard(value.index)
                         reloaded += value.reloaded
@@ -426,6 +440,7 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
         finally:
             if proc.poll() is None:
                 _kill_group(proc)
+        deferred_elsewhere = sum(f.result() for f in deferred)
     tail = out_path.read_text(encoding="utf-8", errors="replace")[-OUTPUT_TAIL:]
     if baseline is None:
         raise VoidRun("the warm runner did not report a baseline: is metaeval installed in "
@@ -433,21 +448,6 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
     for index in sorted(pending):
         record(index, MutantResult(by_index[index], Status.RUNTIME_ERROR,
                                    detail=f"the warm runner ended before this mutant\n{tail}"))
-    if deferred:
-        # Mutants only a fresh import puts in place: the subprocess way, with the warm
-        # baseline's limit and coverage, once the plugin is shown to be wired.
-        check_wiring(options, scratch, timeout)
-        context = Context(options, scratch, timeout, coverage)
-
-        def one(job: tuple[int, tuple[str, ...]]) -> float:
-            # The warm selection, fastest first: a kill comes from the quickest test.
-            index, tests = job
-            result = run_mutant(by_index[index], context, name=f"m{index}", tests=tests)
-            record(index, result)
-            return max(0.0, result.duration - result.in_tests)
-
-        with ThreadPoolExecutor(max_workers=options.workers) as pool:
-            deferred_elsewhere = sum(pool.map(one, deferred))
     return Ran(baseline.duration, timeout, coverage, len(deferred), reloaded,
                deferred_elsewhere)
 

@@ -283,6 +283,9 @@ class WarmSession:
             else:
                 work.append((mutant, selected))
         limit = baseline.duration * self.spec.timeout_factor + self.spec.timeout_constant
+        # Longest first (by what the selected tests took in the baseline): a long
+        # survivor started last would leave the other workers idle at the end.
+        work.sort(key=lambda job: -sum(self.durations.get(item.nodeid, 0.0) for item in job[1]))
         self._pool(work, limit, import_time)
 
     def _pool(self, work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]],
