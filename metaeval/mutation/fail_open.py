@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import libcst as cst
-import libcst.matchers as m
+
+from metaeval.mutation.shapes import is_name
 
 # The fail-open value of each return type: the answer that lets everything through.
 _EMPTY_BY_TYPE: dict[str, str] = {
@@ -47,7 +48,7 @@ def _constants_for_annotation(expr: cst.BaseExpression) -> tuple[str, ...]:
             return ()
         return _constants_for_annotation(inner)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
-        if m.matches(expr.left, m.Name("None")) or m.matches(expr.right, m.Name("None")):
+        if is_name(expr.left, "None") or is_name(expr.right, "None"):
             return _NONE
         left, right = (_constants_for_annotation(e) for e in (expr.left, expr.right))
         return _NONE if _NONE in (left, right) else ()
@@ -57,8 +58,9 @@ def _constants_for_annotation(expr: cst.BaseExpression) -> tuple[str, ...]:
             return _NONE
         if outer == "Union":
             members = [e.slice.value for e in expr.slice if isinstance(e.slice, cst.Index)]
-            return _NONE if any(m.matches(e, m.Name("None")) for e in members) else ()
-        variadic = m.matches(expr.slice[-1].slice, m.Index(m.Ellipsis()))
+            return _NONE if any(is_name(e, "None") for e in members) else ()
+        last = expr.slice[-1].slice
+        variadic = isinstance(last, cst.Index) and isinstance(last.value, cst.Ellipsis)
         if outer in ("tuple", "Tuple") and not variadic:
             return ()  # ``tuple[bool, str]`` has a fixed length: ``()`` would just crash
         return (_EMPTY_BY_TYPE[outer],) if outer in _EMPTY_BY_TYPE else ()
@@ -90,7 +92,7 @@ def _is_boolish(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.BooleanOperation):
         return _is_boolish(expr.left) and _is_boolish(expr.right)
     if isinstance(expr, cst.Call):
-        return m.matches(expr.func, m.Name()) and last_name(expr.func) in _BOOL_CALLS
+        return is_name(expr.func) and last_name(expr.func) in _BOOL_CALLS
     return False
 
 
@@ -105,7 +107,7 @@ _EMPTY_BY_LITERAL: tuple[tuple[tuple[type[cst.CSTNode], ...], str], ...] = (
 def _constants_from_returns(returns: Sequence[cst.Return]) -> tuple[str, ...]:
     """The fail-open constants when every ``return`` agrees on a kind of value, else none."""
     values = [r.value for r in returns
-              if r.value is not None and not m.matches(r.value, m.Name("None"))]
+              if r.value is not None and not is_name(r.value, "None")]
     if not values:
         return ()
     if len(values) < len(returns):

@@ -18,10 +18,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 import libcst as cst
-import libcst.matchers as m
 
 from metaeval.errors import InputError
 from metaeval.mutation.fail_open import fail_open_constants, last_name, own_nodes
+from metaeval.mutation.shapes import (
+    is_call,
+    is_docstring,
+    is_dunder_name,
+    is_stub_statement,
+    raises_not_implemented,
+)
 
 Replacement = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]
 
@@ -99,16 +105,8 @@ def _is_stub_body(body: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) ->
         else:
             return False
     return all(
-        m.matches(s, m.Expr(m.Ellipsis()) | m.Pass() | m.Expr(m.SimpleString()))
-        or _raises_not_implemented(s)
+        is_stub_statement(s) or raises_not_implemented(s)
         for s in small
-    )
-
-
-def _raises_not_implemented(node: cst.CSTNode) -> bool:
-    return m.matches(
-        node,
-        m.Raise(exc=m.Name("NotImplementedError") | m.Call(func=m.Name("NotImplementedError"))),
     )
 
 
@@ -270,9 +268,7 @@ def return_constant(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
 
 
 def _docstring(body: Sequence[cst.CSTNode]) -> bool:
-    return bool(body) and m.matches(
-        body[0], m.SimpleStatementLine(body=[m.Expr(m.SimpleString() | m.ConcatenatedString())])
-    )
+    return bool(body) and is_docstring(body[0])
 
 
 def _already_returns(first: cst.CSTNode, returned: cst.Return) -> bool:
@@ -369,8 +365,7 @@ def _in_dunder_assignment(ctx: Context) -> bool:
     """Inside ``__all__ = ...``, ``__version__ = ...``: metadata, not behaviour."""
     for ancestor in ctx.ancestors:
         if isinstance(ancestor, cst.Assign):
-            return any(m.matches(t.target, m.Name(value=m.MatchRegex(r"__\w+__")))
-                       for t in ancestor.targets)
+            return any(is_dunder_name(t.target) for t in ancestor.targets)
     return False
 
 
@@ -379,7 +374,7 @@ def _in_dunder_assignment(ctx: Context) -> bool:
 
 def swallow_exception(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
     """A ``raise`` (also a handler's re-raise) becomes ``pass``, so the error is swallowed."""
-    if isinstance(node, cst.Raise) and not _raises_not_implemented(node):
+    if isinstance(node, cst.Raise) and not raises_not_implemented(node):
         return (Variant(node, cst.Pass(semicolon=node.semicolon)),)
     return ()
 
@@ -389,7 +384,7 @@ def swallow_exception(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
 
 def drop_call(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
     """A call made as a statement (an audit log, a confirmation, a redaction) is removed."""
-    if isinstance(node, cst.Expr) and m.matches(node.value, m.Call() | m.Await(m.Call())):
+    if isinstance(node, cst.Expr) and is_call(node.value):
         return (Variant(node, cst.Pass(semicolon=node.semicolon)),)
     return ()
 

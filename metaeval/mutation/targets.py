@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Protocol
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import (
     CodeRange,
     MetadataWrapper,
@@ -41,6 +40,7 @@ except ImportError:  # libcst moved its internals: every mutant regenerates its 
 from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, Span
 from metaeval.mutation.operators import Context, Operator, Replacement, Variant, select_operators
+from metaeval.mutation.shapes import is_boilerplate_if, is_docstring
 
 MODULE_QUALNAME = "<module>"
 PRAGMA = "metaeval: skip"
@@ -329,21 +329,8 @@ def _pragmas(source: str) -> dict[int, str]:
     return found
 
 
-_BOILERPLATE_IF = m.If(
-    test=m.Comparison(
-        left=m.Name("__name__"),
-        comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.SimpleString())],
-    )
-    | m.Name("TYPE_CHECKING")
-    | m.Attribute(attr=m.Name("TYPE_CHECKING"))
-)
-
-
 def _docstring_of(body: Sequence[cst.CSTNode]) -> cst.CSTNode | None:
-    if body and m.matches(
-        body[0],
-        m.SimpleStatementLine(body=[m.Expr(m.SimpleString() | m.ConcatenatedString())]),
-    ):
+    if body and is_docstring(body[0]):
         return body[0]
     return None
 
@@ -372,7 +359,7 @@ class _SiteCollector(cst.CSTVisitor):
         descend = True
         if id(node) in self.skipped or isinstance(node, cst.Annotation):
             descend = False
-        elif m.matches(node, _BOILERPLATE_IF):
+        elif is_boilerplate_if(node):
             descend = False
         else:
             if isinstance(node, cst.FunctionDef | cst.ClassDef):
