@@ -37,7 +37,7 @@ import types
 from collections import deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pytest
 
@@ -182,16 +182,20 @@ class WarmSession:
         if self.collect_failed or not items:
             failed = tuple(self.collect_failed) or ("<no tests collected>",)
             return WarmBaseline(failed, 0, 0.0, (), tests, "")
-        result = Path(self.spec.scratch) / "warm-baseline.json"
-        pid = os.fork()
-        if pid == 0:
-            self._baseline_child(session, items, result)
-        _, status = os.waitpid(pid, 0)
-        duration = time.monotonic() - self.started
-        if not result.exists():
-            return WarmBaseline((f"<the baseline child ended with status {status}>",), 0,
-                                duration, (), tests, "")
-        data = json.loads(result.read_text(encoding="utf-8"))
+        collected = time.monotonic() - self.started
+        # The suite in ``jobs`` contiguous parts, each traced in a child of its own at
+        # the same time: the baseline is the one stretch where a single process
+        # would leave the other cores idle.
+        parts = _parts(items, self.spec.jobs)
+        data, problem = self._traced(session, parts)
+        if len(parts) > 1 and (problem or data["failed"]):
+            # A test may lean on one that ran before it in another part: only the
+            # whole suite in its order can say that the suite fails.
+            data, problem = self._traced(session, [items])
+        # The limit per mutant scales with the suite run in order, as a mutant's are.
+        duration = collected + data["seconds"]
+        if problem:
+            return WarmBaseline((problem,), 0, duration, (), tests, "")
         self.durations = data["durations"]
         self.passed = set(data["passed"])
         self.traced = data["traced"]
@@ -200,10 +204,39 @@ class WarmSession:
         return WarmBaseline(tuple(data["failed"]), data["tests_run"], duration, ran, tests,
                             wiring)
 
+    def _traced(self, session: pytest.Session, parts: list[list[pytest.Item]]
+                ) -> tuple[dict[str, Any], str]:
+        """One traced child per part, all at once; their records merged (the seconds
+        added up, as if run in order), and what went wrong with a child, if anything."""
+        children = []
+        for n, part in enumerate(parts):
+            result = Path(self.spec.scratch) / f"warm-baseline-{len(parts)}-{n}.json"
+            pid = os.fork()
+            if pid == 0:
+                self._baseline_child(session, part, result)
+            children.append((pid, result))
+        merged: dict[str, Any] = {"failed": [], "tests_run": 0, "ran": [], "durations": {},
+                                  "traced": True, "passed": [], "seconds": 0.0}
+        problem = ""
+        for pid, result in children:
+            _, status = os.waitpid(pid, 0)
+            if not result.exists():
+                problem = problem or f"<the baseline child ended with status {status}>"
+                continue
+            data = json.loads(result.read_text(encoding="utf-8"))
+            for key in ("failed", "ran", "passed"):
+                merged[key] += data[key]
+            merged["durations"].update(data["durations"])
+            merged["tests_run"] += data["tests_run"]
+            merged["seconds"] += data["seconds"]
+            merged["traced"] = merged["traced"] and data["traced"]
+        return merged, problem
+
     def _baseline_child(self, session: pytest.Session, items: list[pytest.Item],
                         result: Path) -> None:
         try:
             die_with_parent(self.pid)
+            started = time.monotonic()
             failed: list[str] = []
             tests_run = 0
             self.recorder.start()
@@ -226,7 +259,8 @@ class WarmSession:
             tmp = result.with_suffix(".tmp")
             tmp.write_text(json.dumps({"failed": failed, "tests_run": tests_run, "ran": runs,
                                        "durations": self.durations, "traced": self.traced,
-                                       "passed": sorted(self.passed)}),
+                                       "passed": sorted(self.passed),
+                                       "seconds": time.monotonic() - started}),
                            encoding="utf-8")
             tmp.replace(result)
         except BaseException:  # shown in the runner's error, which quotes this output
@@ -507,6 +541,19 @@ def _collect_wanted(module: pytest.Module, wanted: set[str]) -> list[pytest.Item
         elif any(nodeid.startswith(child.nodeid + "::") for nodeid in wanted):
             found.extend(i for i in child.session.genitems(child) if i.nodeid in wanted)
     return found
+
+
+def _parts(items: list[pytest.Item], count: int) -> list[list[pytest.Item]]:
+    """``items`` in at most ``count`` contiguous parts of nearly equal length, each
+    in collection order (a module cut in two sets its fixtures up in both)."""
+    count = max(1, min(count, len(items)))
+    size = -(-len(items) // count)
+    parts: list[list[pytest.Item]] = [[]]
+    for item in items:
+        if len(parts[-1]) >= size and len(parts) < count:
+            parts.append([])
+        parts[-1].append(item)
+    return [part for part in parts if part]
 
 
 def _load_declared(directory: Path) -> dict[str, PatchMutant]:

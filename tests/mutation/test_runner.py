@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 from textwrap import dedent
+from typing import cast
 
 import pytest
 
@@ -17,6 +18,7 @@ from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.mutation.outcome import ChildOutcome, ChildVerdict, classify
 from metaeval.mutation.runner import Context, MutationRun, RunOptions, exit_code, run_mutant
+from metaeval.mutation.warm import _parts
 from metaeval.mutation.wire import (
     ChildResult,
     CodeRun,
@@ -164,6 +166,45 @@ def test_a_failing_suite_exits_3_naming_the_failing_test(tmp_path: Path) -> None
     assert "fails without any mutant" in done.stderr
     assert "test_calc.py::test_wrong" in done.stderr
     assert "test_calc.py::test_double" not in done.stderr
+
+
+def test_a_suite_whose_tests_lean_on_earlier_ones_passes_its_baseline(tmp_path: Path
+                                                                     ) -> None:
+    # The fork baseline traces the suite in two parts at once, [test_double,
+    # test_first] and [test_second]; test_second fails without test_first before
+    # it, so only the whole suite in order may judge it.
+    root = project(tmp_path, """\
+        from calc import double
+
+        SEEN = []
+
+
+        def test_double():
+            assert double(2) == 4
+
+
+        def test_first():
+            SEEN.append(double(1))
+
+
+        def test_second():
+            assert SEEN == [2]
+        """)
+    done = subprocess.run([METAEVAL, "mutate", "calc.py", "--jobs", "2", "--isolation",
+                           "fork", "--format", "json", "--report", str(root / "r.json")],
+                          cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == ExitCode.FINDINGS, done.stdout + done.stderr
+    statuses = {m["id"]: m["status"] for m in json.loads(done.stdout)["mutants"]}
+    assert statuses["calc.py::double::shift_constant::0"] == "Killed"
+    assert statuses["unused-identity"] == "NoCoverage"
+
+
+def test_the_baseline_is_cut_into_contiguous_parts() -> None:
+    items = cast(list[pytest.Item], [f"t{i}" for i in range(7)])  # only their order matters
+    assert _parts(items, 2) == [items[:4], items[4:]]
+    assert _parts(items, 3) == [items[:3], items[3:6], items[6:]]
+    assert _parts(items[:1], 2) == [items[:1]]
+    assert _parts(items, 1) == [items]
 
 
 def test_a_run_where_no_mutant_executed_exits_3(tmp_path: Path) -> None:
