@@ -102,6 +102,9 @@ class Coverage:
     """Modules whose lines the baseline traced."""
     _code_lines: dict[int, frozenset[int]] = field(default_factory=dict)
     """Lines with instructions, by ``id`` of a code object held in ``_compiled``."""
+    _extents: dict[int, tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=dict)
+    """``_extent`` of each code object held in ``_compiled``, by ``id``: every mutant
+    of a file asks for all of them."""
 
     @staticmethod
     def from_runs(root: Path, runs: tuple[CodeRun, ...]) -> Coverage:
@@ -156,7 +159,10 @@ class Coverage:
         end = (mutant.span.end_line, mutant.span.end_column - 1)
         containing = []
         for code in codes:
-            first, last = _extent(code)
+            found = self._extents.get(id(code))
+            if found is None:
+                found = self._extents[id(code)] = _extent(code)
+            first, last = found
             if first <= start and end <= last:
                 containing.append((code, first, last))
         if not containing:

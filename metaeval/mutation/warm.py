@@ -305,8 +305,10 @@ class WarmSession:
     def _run_mutants(self, items: list[pytest.Item], baseline: WarmBaseline,
                      import_time: frozenset[CodeKey]) -> None:
         self.coverage = Coverage.from_runs(Path(self.spec.root), baseline.ran)
-        self.originals = {m.module: original_code(m.module) for m in self.spec.mutants
-                          if m.kind == MutantKind.REWRITE.value}
+        # Once a module, not once a mutant: each is a compile of the whole file.
+        self.originals = {module: original_code(module) for module in
+                          {m.module for m in self.spec.mutants
+                           if m.kind == MutantKind.REWRITE.value}}
         if any(m.kind == MutantKind.PATCH.value for m in self.spec.mutants):
             self.declared = _load_declared(Path(self.spec.mutants_dir))
         work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]] = []
