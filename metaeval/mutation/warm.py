@@ -132,6 +132,8 @@ class WarmSession:
         every child would cost more than most tests."""
         self.stream: TextIO | None = None
         self.graph: ModuleGraph | None = None
+        self.exiting: list[int] = []
+        """Children that answered and were sent on their way, not yet reaped."""
         """Built at the first mutant that needs modules executed again."""
 
     # --- hooks -------------------------------------------------------------------
@@ -360,7 +362,9 @@ class WarmSession:
                     running[fd].eof = True
             now = time.monotonic()
             for fd, child in list(running.items()):
-                if child.eof:
+                # A child is done when its one line arrives: its exit (tearing down a
+                # copy of this process) need not hold up the next fork.
+                if child.eof or child.data.endswith(b"\n"):
                     outcome = self._reap(child, timed_out=False)
                 elif now >= child.deadline:
                     outcome = self._reap(child, timed_out=True)
@@ -370,7 +374,19 @@ class WarmSession:
                 done.append(outcome)
                 if child.work.index >= 0:
                     self._emit(warm_line("mutant", outcome))
+            self._wait_exiting(block=False)
+        self._wait_exiting(block=True)
         return done
+
+    def _wait_exiting(self, block: bool) -> None:
+        """Reap the children that answered and are on their way out."""
+        for pid in list(self.exiting):
+            try:
+                finished, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+            except ChildProcessError:
+                finished = pid
+            if finished:
+                self.exiting.remove(pid)
 
     def _plan(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
               import_time: frozenset[CodeKey]) -> tuple[How, WarmOutcome | None]:
@@ -417,14 +433,21 @@ class WarmSession:
                       started + timeout, isinstance(how, ReloadPlan))
 
     def _reap(self, child: _Child, timed_out: bool) -> WarmOutcome:
-        if timed_out:
+        wall = time.monotonic() - child.started
+        answered = not timed_out and not child.eof
+        if timed_out or answered:
             try:
-                os.killpg(child.pid, signal.SIGKILL)  # the child and whatever its tests started
+                # The child and whatever its tests started; one that answered has
+                # nothing left to do but exit.
+                os.killpg(child.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        _, status = os.waitpid(child.pid, 0)
+        status = 0
+        if answered:
+            self.exiting.append(child.pid)
+        else:
+            _, status = os.waitpid(child.pid, 0)
         os.close(child.fd)
-        wall = time.monotonic() - child.started
         if timed_out:
             return WarmOutcome(child.work.index, child.selected, timed_out=True,
                                exit_status=status, wall=wall)
@@ -455,7 +478,7 @@ class WarmSession:
                     cap = size + self.spec.memory_limit
                     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
             result = self._apply_and_run(mutant, selected, how)
-            os.write(write, json.dumps(result).encode("utf-8"))
+            os.write(write, json.dumps(result).encode("utf-8") + b"\n")
         finally:
             os._exit(0)
 
