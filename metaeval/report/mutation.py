@@ -127,8 +127,9 @@ def overhead_text(run: MutationRun) -> str:
                  f"(per mutant {run.in_tests / ran * 1000:.1f} ms in tests, "
                  f"{run.elsewhere / ran * 1000:.1f} ms elsewhere)")
         if run.deferred:
-            text += (f"; the {run.deferred} processes of their own spent "
-                     f"{run.deferred_elsewhere:.1f}s of it")
+            own = ("the process of its own" if run.deferred == 1
+                   else f"the {run.deferred} processes of their own")
+            text += f"; {own} spent {run.deferred_elsewhere:.1f}s of it"
     return text
 
 
