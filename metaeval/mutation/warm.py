@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import gc
 import json
-import math
 import os
 import resource
 import select
@@ -52,6 +51,7 @@ from metaeval.mutation.apply import (
     recorded_keys,
 )
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.items import parts_of, recollect, speed_class
 from metaeval.mutation.model import MutantKind
 from metaeval.mutation.patches import PatchMutant
 from metaeval.mutation.reload import ModuleGraph, ReloadPlan, apply_reload
@@ -69,7 +69,6 @@ How = Swap | ReloadPlan
 """How a forked child puts a rewrite mutant in place (a patch mutant needs no plan)."""
 
 FORCED_FAIL = "forced-fail"
-FAST = 0.1
 _READ_SIZE = 65536
 
 
@@ -188,7 +187,7 @@ class WarmSession:
         # The suite in ``jobs`` contiguous parts, each traced in a child of its own at
         # the same time: the baseline is the one stretch where a single process
         # would leave the other cores idle.
-        parts = _parts(items, self.spec.jobs)
+        parts = parts_of(items, self.spec.jobs)
         data, problem = self._traced(session, parts)
         if len(parts) > 1 and (problem or data["failed"]):
             # A test may lean on one that ran before it in another part: only the
@@ -300,7 +299,7 @@ class WarmSession:
             wanted = set(selection.tests)
             chosen = [item for item in items if item.nodeid in wanted]
         position = {item.nodeid: i for i, item in enumerate(items)}
-        chosen.sort(key=lambda item: (_speed_class(self.durations.get(item.nodeid, 0.0)),
+        chosen.sort(key=lambda item: (speed_class(self.durations.get(item.nodeid, 0.0)),
                                       position[item.nodeid]))
         return tuple(chosen)
 
@@ -490,7 +489,7 @@ class WarmSession:
             failed_collections = len(self.collect_failed)
             try:
                 apply_reload(how)
-                selected = _recollect(selected, how.modules)
+                selected = recollect(selected, how.modules)
             except Exception as e:
                 # What a fresh import makes of it is for a process of its own to say.
                 return {"deferred": True, "error": _describe(e)}
@@ -532,55 +531,6 @@ class WarmSession:
             apply_patch(declared.target, declared.replacement)
 
 
-def _recollect(selected: tuple[pytest.Item, ...], modules: frozenset[str]
-               ) -> tuple[pytest.Item, ...]:
-    """The selected tests collected again from the test modules that were executed
-    again, so their parameters and fixtures come from the mutated code; the others
-    as they are. When a selected test is gone (its parameters' ids changed), every
-    test of its module runs, as a fresh process would."""
-    wanted = {item.nodeid for item in selected}
-    fresh: dict[pytest.Module, list[pytest.Item]] = {}
-    for item in selected:
-        node = item.getparent(pytest.Module)
-        if node is not None and node not in fresh \
-                and getattr(node.obj, "__name__", None) in modules:
-            fresh[node] = _collect_wanted(node, wanted)
-    if not fresh:
-        return selected
-    by_id = {new.nodeid: new for items in fresh.values() for new in items}
-    kept = [item for item in selected if item.getparent(pytest.Module) not in fresh]
-    if all(item.nodeid in by_id for item in selected if item not in kept):
-        return tuple(by_id.get(item.nodeid, item) for item in selected)
-    everything = (new for node in fresh for new in node.session.genitems(node))
-    return (*kept, *everything)
-
-
-def _collect_wanted(module: pytest.Module, wanted: set[str]) -> list[pytest.Item]:
-    """The items of ``module`` among ``wanted``, expanding only the classes that
-    hold one: collecting a whole module again costs more than most tests."""
-    found: list[pytest.Item] = []
-    for child in module.collect():
-        if isinstance(child, pytest.Item):
-            if child.nodeid in wanted:
-                found.append(child)
-        elif any(nodeid.startswith(child.nodeid + "::") for nodeid in wanted):
-            found.extend(i for i in child.session.genitems(child) if i.nodeid in wanted)
-    return found
-
-
-def _parts(items: list[pytest.Item], count: int) -> list[list[pytest.Item]]:
-    """``items`` in at most ``count`` contiguous parts of nearly equal length, each
-    in collection order (a module cut in two sets its fixtures up in both)."""
-    count = max(1, min(count, len(items)))
-    size = -(-len(items) // count)
-    parts: list[list[pytest.Item]] = [[]]
-    for item in items:
-        if len(parts[-1]) >= size and len(parts) < count:
-            parts.append([])
-        parts[-1].append(item)
-    return [part for part in parts if part]
-
-
 def _load_declared(directory: Path) -> dict[str, PatchMutant]:
     from metaeval.mutation.patches import load_declared
 
@@ -588,13 +538,6 @@ def _load_declared(directory: Path) -> dict[str, PatchMutant]:
         return {d.mutant.id: d.mutant for d in load_declared(directory)}
     except Exception:  # a bad file: each child reports it for its own mutant
         return {}
-
-
-def _speed_class(seconds: float) -> int:
-    """Fastest first, by doublings above 0.1 s: faster tests are all alike (their
-    times are mostly noise on a loaded machine) and keep their collection order,
-    so the test that kills a mutant does not change from run to run."""
-    return 0 if seconds < FAST else 1 + int(math.log2(seconds / FAST))
 
 
 def _forced_fail() -> None:

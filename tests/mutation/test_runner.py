@@ -15,10 +15,10 @@ import pytest
 
 from metaeval.errors import ExitCode
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.items import parts_of
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.mutation.outcome import ChildOutcome, ChildVerdict, classify
 from metaeval.mutation.runner import Context, MutationRun, RunOptions, exit_code, run_mutant
-from metaeval.mutation.warm import _parts
 from metaeval.mutation.wire import (
     ChildResult,
     CodeRun,
@@ -199,12 +199,12 @@ def test_a_suite_whose_tests_lean_on_earlier_ones_passes_its_baseline(tmp_path: 
     assert statuses["unused-identity"] == "NoCoverage"
 
 
-def test_the_baseline_is_cut_into_contiguous_parts() -> None:
+def test_the_baseline_is_cut_into_contiguousparts_of() -> None:
     items = cast(list[pytest.Item], [f"t{i}" for i in range(7)])  # only their order matters
-    assert _parts(items, 2) == [items[:4], items[4:]]
-    assert _parts(items, 3) == [items[:3], items[3:6], items[6:]]
-    assert _parts(items[:1], 2) == [items[:1]]
-    assert _parts(items, 1) == [items]
+    assert parts_of(items, 2) == [items[:4], items[4:]]
+    assert parts_of(items, 3) == [items[:3], items[3:6], items[6:]]
+    assert parts_of(items[:1], 2) == [items[:1]]
+    assert parts_of(items, 1) == [items]
 
 
 def test_a_run_where_no_mutant_executed_exits_3(tmp_path: Path) -> None:
