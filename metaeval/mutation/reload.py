@@ -21,7 +21,9 @@ of its own.
 
 from __future__ import annotations
 
+import dis
 import graphlib
+import importlib.util
 import sys
 import sysconfig
 import types
@@ -86,9 +88,42 @@ class ModuleGraph:
             # One level into containers too: a registry dict of functions is a use.
             values += [item for value in values if type(value) in (dict, list, tuple)
                        for item in (value.values() if type(value) is dict else value)]
+            # A package holds its submodules as attributes: the same objects after a
+            # reload in place, and no value the package computed from them.
             self.uses[name] = {owner for value in values
-                               if (owner := _owner(value)) in self.order and owner != name}
+                               if (owner := _owner(value)) in self.order and owner != name
+                               and not (isinstance(value, types.ModuleType)
+                                        and owner.startswith(name + "."))}
+            # ``from m import LIMIT`` copies a value no identity can trace back to m
+            # (a number, a string): only executing the importer again refreshes it.
+            self.uses[name] |= {used for used in self._imported_from(name)
+                                if used in self.order and used != name}
         self.holders = self._holders()
+
+    def _imported_from(self, name: str) -> set[str]:
+        """The modules ``name``'s own top-level code imports names from."""
+        code = self.code(name)
+        if code is None:
+            return set()
+        package = getattr(sys.modules[name], "__package__", None) or ""
+        found: set[str] = set()
+        recent: list[object] = [None, None]
+        for instruction in dis.get_instructions(code):
+            fromlist = recent[-1]
+            if instruction.opname == "IMPORT_NAME" and isinstance(fromlist, tuple):
+                level = recent[-2] if isinstance(recent[-2], int) else 0
+                try:
+                    source = importlib.util.resolve_name(
+                        "." * level + str(instruction.argval), package)
+                except (ImportError, ValueError):
+                    continue
+                # ``from pkg import sub`` takes a submodule (the same object after
+                # a reload), not a value of the package: no use of the package.
+                found.update(f"{source}.{item}" if f"{source}.{item}" in self.order else source
+                             for item in fromlist)
+            recent = [*recent[-1:], instruction.argval if instruction.opname == "LOAD_CONST"
+                      else None]
+        return found
 
     def _holders(self) -> Holders:
         """Every module-level binding, and module-level dict value, of a user

@@ -85,8 +85,8 @@ def test_apply_reload_recomputes_what_dependents_made_at_import(loaded: Path) ->
 
 
 def test_a_module_without_source_cannot_be_planned(loaded: Path) -> None:
-    graph = ModuleGraph(loaded, ())
     (loaded / "rl_report.py").unlink()
+    graph = ModuleGraph(loaded, ())
     assert graph.plan("rl_limits", str(loaded / "rl_limits.py"), MODULES["rl_limits"]) is None
     assert graph.plan("rl_not_loaded", "x.py", "X = 1\n") is None
     with pytest.raises(SyntaxError):
@@ -112,3 +112,22 @@ def test_installed_code_inside_the_project_is_not_the_users(
         assert "rl_library" in (ModuleGraph(loaded, ()).dependents("rl_limits") or [])
     finally:
         del sys.modules["rl_library"]
+
+
+def test_a_constant_imported_by_name_is_taken_again(loaded: Path) -> None:
+    # ``from rl_limits import LIMIT`` copies an int: no identity leads back to
+    # rl_limits, so only the import statement shows rl_budget uses it.
+    (loaded / "rl_budget.py").write_text(
+        "from rl_limits import LIMIT\n\n\ndef budget():\n    return LIMIT * 10\n",
+        encoding="utf-8")
+    importlib.import_module("rl_budget")
+    try:
+        graph = ModuleGraph(loaded, ())
+        assert "rl_budget" in (graph.dependents("rl_limits") or [])
+        plan = graph.plan("rl_limits", str(loaded / "rl_limits.py"),
+                          MODULES["rl_limits"].replace("LIMIT = 3", "LIMIT = 4"))
+        assert plan is not None
+        apply_reload(plan)
+        assert sys.modules["rl_budget"].budget() == 40
+    finally:
+        del sys.modules["rl_budget"]
