@@ -69,7 +69,8 @@ def _owner(value: object) -> str | None:
 
 
 class ModuleGraph:
-    """Which loaded user modules refer to which, read from their namespaces once."""
+    """Which loaded user modules use which, read once from their namespaces and
+    their top-level ``from ... import`` statements."""
 
     def __init__(self, root: Path, packages: Iterable[str]) -> None:
         self.root = root.resolve()
@@ -117,8 +118,8 @@ class ModuleGraph:
                         "." * level + str(instruction.argval), package)
                 except (ImportError, ValueError):
                     continue
-                # ``from pkg import sub`` takes a submodule (the same object after
-                # a reload), not a value of the package: no use of the package.
+                # ``from pkg import sub`` takes a submodule, not a value the package
+                # computed: a use of the submodule, not of the package.
                 found.update(f"{source}.{item}" if f"{source}.{item}" in self.order else source
                              for item in fromlist)
             recent = [*recent[-1:], instruction.argval if instruction.opname == "LOAD_CONST"
