@@ -218,10 +218,19 @@ class ScanCache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.entries = {}
 
+    @staticmethod
+    def _key(source: str, path: str, module: str, operators: Sequence[Operator] | None) -> str:
+        names = [o.name for o in operators] if operators is not None else None
+        return hashlib.sha256(json.dumps([source, path, module, names]).encode()).hexdigest()
+
+    def knows(self, source: str, *, path: str, module: str,
+              operators: Sequence[Operator] | None) -> bool:
+        """Whether this module text was scanned before (so a scan costs nothing)."""
+        return self._key(source, path, module, operators) in self.entries
+
     def __call__(self, source: str, *, path: str, module: str,
                  operators: Sequence[Operator] | None) -> tuple[list[Mutant], frozenset[str]]:
-        names = [o.name for o in operators] if operators is not None else None
-        key = hashlib.sha256(json.dumps([source, path, module, names]).encode()).hexdigest()
+        key = self._key(source, path, module, operators)
         entry = self.entries.get(key)
         if entry is not None:
             try:

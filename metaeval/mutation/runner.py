@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,6 +51,7 @@ from metaeval.mutation.wire import (
     WarmMutant,
     WarmSpec,
     read_warm_line,
+    write_warm_mutants,
 )
 
 DEFAULT_TIMEOUT_FACTOR = 3.0
@@ -282,10 +284,13 @@ class Cache(Protocol):
 
 
 def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
-                progress: Progress | None = None, cache: Cache | None = None) -> MutationRun:
+                progress: Progress | None = None, cache: Cache | None = None,
+                warm: WarmStart | None = None) -> MutationRun:
     """Baseline, forced-fail check, then every mutant that is neither settled up
     front nor in ``cache``; VoidRun if nothing can be trusted. When every result
-    comes from the cache, nothing runs, not even the baseline."""
+    comes from the cache, nothing runs, not even the baseline. ``warm`` is a warm
+    runner started early (``start_warm``), used in fork isolation and stopped in
+    any case."""
     started = time.monotonic()
     results: dict[int, MutantResult] = {}
     lock = threading.Lock()
@@ -306,12 +311,19 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
         else:
             record(index, known)
     ran = Ran(0.0, 0.0, None)
-    if todo:
-        with tempfile.TemporaryDirectory(prefix="metaeval-mutate-") as tmp:
-            packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
-            run = _run_fork if options.isolation is Isolation.FORK else _run_subprocess
-            ran = run([(i, mutants[i]) for i in todo], options, Path(tmp), packages, record)
-    elif cache is not None:
+    try:
+        if todo:
+            with tempfile.TemporaryDirectory(prefix="metaeval-mutate-") as tmp:
+                packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
+                jobs = [(i, mutants[i]) for i in todo]
+                if options.isolation is Isolation.FORK:
+                    ran = _run_fork(jobs, options, Path(tmp), packages, record, warm)
+                else:
+                    ran = _run_subprocess(jobs, options, Path(tmp), packages, record)
+    finally:
+        if warm is not None:  # not needed after all, or already done: stopping is idempotent
+            warm.stop()
+    if not todo and cache is not None:
         ran = Ran(*cache.last_limits(), None)
     ordered = tuple(results[i] for i in range(len(mutants)))
     if cache is not None:
@@ -357,34 +369,77 @@ def _run_subprocess(todo: list[tuple[int, Mutant]], options: RunOptions, scratch
 # --- fork isolation: the runner's side of metaeval.mutation.warm ---------------------
 
 
-def _warm_spec(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
-               packages: tuple[str, ...]) -> WarmSpec:
-    root = options.root.resolve()
-    return WarmSpec(
-        stream_path=str(scratch / "warm.jsonl"), scratch=str(scratch), root=str(root),
-        mutants_dir=str(options.mutants_dir.resolve()), packages=packages,
-        parent_pid=os.getpid(), jobs=options.workers, timeout_factor=options.timeout_factor,
-        timeout_constant=options.timeout_constant, memory_limit=options.memory_limit,
-        mutants=tuple(WarmMutant(i, m.id, m.kind.value, m.module, m.path,
-                                 str((root / m.path).resolve()), m.qualname,
-                                 (m.span.start_line, m.span.start_column, m.span.end_line,
-                                  m.span.end_column), m.mutated_source) for i, m in todo))
+@dataclass(slots=True)
+class WarmStart:
+    """A warm pytest process, started before its mutants are known so that it
+    collects and traces the baseline while the runner is still finding them;
+    ``send`` hands it the mutants. Owns its scratch directory."""
+
+    proc: subprocess.Popen[bytes]
+    spec: WarmSpec
+    scratch: Path
+
+    @property
+    def out_path(self) -> Path:
+        return self.scratch / "warm.out"
+
+    def send(self, todo: list[tuple[int, Mutant]], root: Path) -> None:
+        root = root.resolve()
+        write_warm_mutants(Path(self.spec.mutants_path), [
+            WarmMutant(i, m.id, m.kind.value, m.module, m.path, str((root / m.path).resolve()),
+                       m.qualname, (m.span.start_line, m.span.start_column, m.span.end_line,
+                                    m.span.end_column), m.mutated_source)
+            for i, m in todo])
+
+    def stop(self) -> None:
+        """Kill it if it still runs, and remove its scratch directory."""
+        if self.proc.poll() is None:
+            _kill_group(self.proc)
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
-              packages: tuple[str, ...], record: Record) -> Ran:
-    """One warm pytest process runs the baseline and forks a child per mutant; its
-    stream is read as it is written, so progress shows as mutants finish."""
-    spec = _warm_spec(todo, options, scratch, packages)
+def start_warm(options: RunOptions, packages: tuple[str, ...]) -> WarmStart:
+    """Start the warm runner for the mutants of ``packages``; they follow by ``send``."""
+    scratch = Path(tempfile.mkdtemp(prefix="metaeval-warm-"))
+    spec = WarmSpec(
+        stream_path=str(scratch / "warm.jsonl"), scratch=str(scratch),
+        root=str(options.root.resolve()), mutants_dir=str(options.mutants_dir.resolve()),
+        packages=packages, parent_pid=os.getpid(), jobs=options.workers,
+        timeout_factor=options.timeout_factor, timeout_constant=options.timeout_constant,
+        memory_limit=options.memory_limit, mutants_path=str(scratch / "warm.mutants.json"))
     spec_path = scratch / "warm.spec.json"
     spec.write(spec_path)
-    stream = Path(spec.stream_path)
-    stream.touch()
-    out_path = scratch / "warm.out"
+    Path(spec.stream_path).touch()
     command = [options.python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                # One token: pytest takes a bare path argument into account for its rootdir.
                f"--metaeval-warm={spec_path}", *options.pytest_args]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    with (scratch / "warm.out").open("wb") as out:
+        proc = subprocess.Popen(command, cwd=options.root, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    return WarmStart(proc, spec, scratch)
+
+
+def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
+              packages: tuple[str, ...], record: Record, warm: WarmStart | None = None) -> Ran:
+    """One warm pytest process runs the baseline and forks a child per mutant; its
+    stream is read as it is written, so progress shows as mutants finish. ``warm``
+    is one started earlier, used when it traces every package the mutants are in."""
+    if warm is None or not set(packages) <= set(warm.spec.packages):
+        if warm is not None:
+            warm.stop()
+        warm = start_warm(options, packages)
+    try:
+        warm.send(todo, options.root)
+        return _read_warm(warm, todo, options, scratch, record)
+    finally:
+        warm.stop()
+
+
+def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOptions,
+               scratch: Path, record: Record) -> Ran:
+    proc, out_path, stream = warm.proc, warm.out_path, Path(warm.spec.stream_path)
     by_index = dict(todo)
     baseline: WarmBaseline | None = None
     coverage = Coverage.from_runs(options.root, ())
@@ -406,10 +461,7 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
         record(index, result)
         return max(0.0, result.duration - result.in_tests)
 
-    with own, out_path.open("wb") as out, stream.open(encoding="utf-8") as lines:
-        proc = subprocess.Popen(command, cwd=options.root, env=env, stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+    with own, stream.open(encoding="utf-8") as lines:
         try:
             buffer = ""
             while True:

@@ -30,6 +30,7 @@ from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.mutation.cache import CACHE_FILE, SCAN_FILE_NAME, ResultCache, ScanCache
 from metaeval.mutation.model import Mutant, MutantResult, Status
+from metaeval.mutation.operators import select_operators
 from metaeval.mutation.patches import load_patch_mutants
 from metaeval.mutation.runner import (
     DEFAULT_ISOLATION,
@@ -38,12 +39,20 @@ from metaeval.mutation.runner import (
     Progress,
     RunOptions,
     VoidRun,
+    WarmStart,
     exit_code,
     run_mutants,
+    start_warm,
 )
 from metaeval.mutation.settings import load_mutate_settings
 from metaeval.mutation.since import since
-from metaeval.mutation.targets import find_mutants
+from metaeval.mutation.targets import (
+    find_mutants,
+    module_name,
+    read_source,
+    relative_path,
+    resolve_targets,
+)
 from metaeval.report.findings import comparison_text
 from metaeval.report.mutation import mutation_report, rewrite_diff
 from metaeval.report.sarif import sarif
@@ -115,6 +124,10 @@ class MutatePlan:
     """Where a finished run writes its mutation-testing report."""
     findings_file: Path
     """The findings file survivors are compared with: ``--baseline``, else the config's."""
+    warm: WarmStart | None = None
+    """Fork isolation: the warm runner, started before the targets were parsed so
+    that it collects and traces the baseline meanwhile; ``run_plan`` hands it the
+    mutants, or stops it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,24 +166,8 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
     cache_file = (root / CACHE_FILE if request.cache_path is None
                   else Path.cwd() / request.cache_path)
     scan = None if request.no_cache else ScanCache(root, cache_file.with_name(SCAN_FILE_NAME))
-    mutants = find_mutants(targets, root, config.mutate_operators, scan) if targets else []
     patch_dir = root / (request.mutants_dir or Path(settings.mutants))
-    mutants += load_patch_mutants(patch_dir, root)
-    notes: list[Message] = []
-    stop: ExitCode | None = None
-    if not mutants:
-        notes.append(Message(f"error: no mutant found: no targets given or configured, and no "
-                             f"patch mutants under {patch_dir}", stderr=True))
-        stop = ExitCode.VOID
-    elif request.since_ref is not None:
-        found = len(mutants)
-        mutants = since(mutants, root, request.since_ref)
-        notes.append(Message(f"--since {request.since_ref}: {len(mutants)} of {found} mutants "
-                             f"on changed lines", stderr=True))
-        if not mutants:
-            notes.append(Message(f"nothing to mutate: no mutant on a line changed against "
-                                 f"{request.since_ref}"))
-            stop = ExitCode.OK
+    patches = load_patch_mutants(patch_dir, root)
     options = RunOptions(
         root=root, mutants_dir=patch_dir,
         jobs=settings.jobs if request.jobs is None else request.jobs,
@@ -180,9 +177,56 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
                           else request.timeout_constant),
         pytest_args=settings.pytest_args,
         isolation=DEFAULT_ISOLATION if request.isolation is None else request.isolation)
+    warm = _start_early(targets, root, config.mutate_operators, scan, patches, options)
+    try:
+        mutants = find_mutants(targets, root, config.mutate_operators, scan) if targets else []
+    except BaseException:
+        if warm is not None:
+            warm.stop()
+        raise
+    mutants += patches
+    notes: list[Message] = []
+    stop: ExitCode | None = None
+    if not mutants:
+        notes.append(Message(f"error: no mutant found: no targets given or configured, and no "
+                             f"patch mutants under {patch_dir}", stderr=True))
+        stop = ExitCode.VOID
+    elif request.since_ref is not None:
+        found = len(mutants)
+        try:
+            mutants = since(mutants, root, request.since_ref)
+        except BaseException:
+            if warm is not None:
+                warm.stop()
+            raise
+        notes.append(Message(f"--since {request.since_ref}: {len(mutants)} of {found} mutants "
+                             f"on changed lines", stderr=True))
+        if not mutants:
+            notes.append(Message(f"nothing to mutate: no mutant on a line changed against "
+                                 f"{request.since_ref}"))
+            stop = ExitCode.OK
     return MutatePlan(request, root, tuple(mutants), options, tuple(notes), stop, cache_file,
                       scan, root / (request.report_path or Path(settings.report)),
-                      request.baseline_path or config.root / config.findings)
+                      request.baseline_path or config.root / config.findings, warm)
+
+
+def _start_early(targets: Sequence[str], root: Path, operators: Sequence[str],
+                 scan: ScanCache | None, patches: Sequence[Mutant], options: RunOptions
+                 ) -> WarmStart | None:
+    """In fork isolation, the warm runner started now, before libcst parses the
+    targets (a few tenths of a second on a small package); None when the scan
+    cache already holds every target (a rerun, where nothing may run at all)."""
+    if options.isolation is not Isolation.FORK or not (targets or patches):
+        return None
+    files = [(t.path, module_name(t.path, root)) for t in resolve_targets(targets, root)]
+    chosen = select_operators(operators)
+    if scan is not None and all(
+            scan.knows(read_source(path), path=relative_path(path, root), module=module,
+                       operators=chosen) for path, module in files):
+        return None
+    packages = {module.partition(".")[0] for _, module in files}
+    packages |= {m.module.partition(".")[0] for m in patches}
+    return start_warm(options, tuple(sorted(packages)))
 
 
 def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcome:
@@ -194,13 +238,15 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcom
     """
     request, root = plan.request, plan.root
     if plan.stop is not None:
+        if plan.warm is not None:
+            plan.warm.stop()
         return MutateOutcome(plan.stop, root, plan.notes)
     options = plan.options
     cache = None if request.no_cache else ResultCache(
         root, (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant)),
         plan.cache_file)
     try:
-        run = run_mutants(plan.mutants, options, progress, cache)
+        run = run_mutants(plan.mutants, options, progress, cache, plan.warm)
     except VoidRun as e:
         return MutateOutcome(ExitCode.VOID, root, plan.notes,
                              after=(Message(f"error: {e}", stderr=True),))

@@ -62,6 +62,7 @@ from metaeval.mutation.wire import (
     WarmMutant,
     WarmOutcome,
     WarmSpec,
+    read_warm_mutants,
     warm_line,
 )
 
@@ -131,6 +132,7 @@ class WarmSession:
         every child would cost more than most tests."""
         self.stream: TextIO | None = None
         self.graph: ModuleGraph | None = None
+        self.mutants: tuple[WarmMutant, ...] = ()
         self.exiting: list[int] = []
         """Children that answered and were sent on their way, not yet reaped."""
         """Built at the first mutant that needs modules executed again."""
@@ -168,10 +170,20 @@ class WarmSession:
             baseline = self._baseline(session, items)
             self._emit(warm_line("baseline", baseline))
             if not baseline.failed and not baseline.wiring:
+                self.mutants = self._await_mutants()
                 self._run_mutants(items, baseline, import_time)
         return True
 
     # --- the baseline ------------------------------------------------------------
+
+    def _await_mutants(self) -> tuple[WarmMutant, ...]:
+        """The mutants, once the runner has written them: it may still be finding
+        them while this process collects and traces the baseline. If the runner
+        dies first, so does this process (``die_with_parent``)."""
+        path = Path(self.spec.mutants_path)
+        while not path.exists():
+            time.sleep(0.005)
+        return read_warm_mutants(path)
 
     def _emit(self, line: str) -> None:
         assert self.stream is not None
@@ -308,12 +320,12 @@ class WarmSession:
         self.coverage = Coverage.from_runs(Path(self.spec.root), baseline.ran)
         # Once a module, not once a mutant: each is a compile of the whole file.
         self.originals = {module: original_code(module) for module in
-                          {m.module for m in self.spec.mutants
+                          {m.module for m in self.mutants
                            if m.kind == MutantKind.REWRITE.value}}
-        if any(m.kind == MutantKind.PATCH.value for m in self.spec.mutants):
+        if any(m.kind == MutantKind.PATCH.value for m in self.mutants):
             self.declared = _load_declared(Path(self.spec.mutants_dir))
         work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]] = []
-        for mutant in self.spec.mutants:
+        for mutant in self.mutants:
             selected = self._select(items, baseline, mutant)
             if selected is None:
                 self._emit(warm_line("mutant", WarmOutcome(mutant.index, None)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
@@ -147,8 +148,6 @@ class ChildResult:
 
 # --- the warm runner: one pytest process that forks a child per mutant ----------------
 
-WARM_MUTANTS = "mutants"
-
 
 @dataclass(frozen=True, slots=True)
 class WarmMutant:
@@ -192,7 +191,9 @@ class WarmSpec:
     timeout_constant: float
     memory_limit: int
     """RLIMIT_AS for each child, in bytes, added to the warm process's own size; 0: none."""
-    mutants: tuple[WarmMutant, ...]
+    mutants_path: str
+    """Where the mutants arrive, once the runner has found them (``write_warm_mutants``):
+    the warm runner collects and traces the baseline meanwhile."""
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")
@@ -201,9 +202,18 @@ class WarmSpec:
     def read(path: Path) -> WarmSpec:
         data = json.loads(path.read_text(encoding="utf-8"))
         data["packages"] = tuple(data["packages"])
-        data["mutants"] = tuple(WarmMutant(**{**m, "span": tuple(m["span"])})
-                                for m in data[WARM_MUTANTS])
         return WarmSpec(**data)
+
+
+def write_warm_mutants(path: Path, mutants: Sequence[WarmMutant]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps([asdict(m) for m in mutants]), encoding="utf-8")
+    tmp.replace(path)  # the warm runner never reads half a file
+
+
+def read_warm_mutants(path: Path) -> tuple[WarmMutant, ...]:
+    return tuple(WarmMutant(**{**m, "span": tuple(m["span"])})
+                 for m in json.loads(path.read_text(encoding="utf-8")))
 
 
 @dataclass(frozen=True, slots=True)

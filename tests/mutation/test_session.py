@@ -17,7 +17,14 @@ import pytest
 from metaeval.errors import ExitCode, InputError
 from metaeval.mutation import session
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.runner import Cache, MutationRun, Progress, RunOptions
+from metaeval.mutation.runner import (
+    Cache,
+    Isolation,
+    MutationRun,
+    Progress,
+    RunOptions,
+    WarmStart,
+)
 from metaeval.mutation.session import Message, MutateRequest, plan_and_run, plan_mutate
 from tests.mutation.conftest import copy_shop, git
 from tests.mutation.test_runner import project
@@ -43,7 +50,10 @@ class FakeRunner:
         self.calls: list[tuple[Mutant, ...]] = []
 
     def __call__(self, mutants: Sequence[Mutant], options: RunOptions,
-                 progress: Progress | None = None, cache: Cache | None = None) -> MutationRun:
+                 progress: Progress | None = None, cache: Cache | None = None,
+                 warm: WarmStart | None = None) -> MutationRun:
+        if warm is not None:  # as run_mutants does: a warm runner it is given ends here
+            warm.stop()
         self.calls.append(tuple(mutants))
         results = tuple(MutantResult(m, Status.SURVIVED if m.id in self.survivors
                                      else Status.KILLED, duration=0.1) for m in mutants)
@@ -82,6 +92,22 @@ def test_since_keeps_only_the_changed_function_and_plans_to_run_it(shop_here: Pa
                                   stderr=True),)
     # A flag wins over [tool.metaeval.mutate]; an unset one takes the config's value.
     assert (plan.options.jobs, plan.options.timeout_factor) == (3, 1.0)
+    # The warm runner started before libcst parsed the targets; nothing ran it yet.
+    assert plan.warm is not None and plan.warm.proc.poll() is None
+    plan.warm.stop()
+    assert plan.warm.proc.poll() is not None and not plan.warm.scratch.exists()
+
+
+def test_the_warm_runner_starts_early_only_when_the_targets_need_parsing(
+        shop_here: Path) -> None:
+    first = plan_mutate(MutateRequest(mutants_dir=Path("no_patches")))
+    assert first.warm is not None and first.scan is not None
+    first.warm.stop()
+    first.scan.save()
+    # Every target is in the scan cache now: a rerun may run nothing at all.
+    assert plan_mutate(MutateRequest(mutants_dir=Path("no_patches"))).warm is None
+    assert plan_mutate(MutateRequest(mutants_dir=Path("no_patches"), no_cache=True,
+                                     isolation=Isolation.SUBPROCESS)).warm is None
 
 
 def test_no_mutant_found_is_void_without_running(
