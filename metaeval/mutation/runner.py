@@ -237,7 +237,8 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
     settled = settle(mutant)
     if settled is not None:
         return settled
-    covered_by = context.coverage.tests_for(mutant) or ()
+    selection = context.coverage.select(mutant)
+    covered_by = selection.tests or ()
     if mutant.kind is MutantKind.REWRITE:
         fields = {"module": mutant.module, "source": mutant.mutated_source,
                   "file": str((context.options.root / mutant.path).resolve())}
@@ -252,7 +253,6 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
     # (a thread started before it, a test that installs its own trace function,
     # as coverage tools do), and a kill must never be reported as no coverage.
     # Only a survivor the baseline saw no test reach is NoCoverage.
-    selection = context.coverage.select(mutant)
     if result.status is Status.SURVIVED and (not selection.reached or selection.unseen):
         why = NotRun.NO_TEST_REACHES if not selection.reached else NotRun.NO_TEST_RUNS_LINES
         return dataclasses.replace(result, status=Status.NO_COVERAGE, detail=NOT_RUN_DETAIL[why])

@@ -180,25 +180,21 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
     warm = _start_early(targets, root, config.mutate_operators, scan, patches, options)
     try:
         mutants = find_mutants(targets, root, config.mutate_operators, scan) if targets else []
-    except BaseException:
+        mutants += patches
+        found = len(mutants)
+        if mutants and request.since_ref is not None:
+            mutants = since(mutants, root, request.since_ref)
+    except BaseException:  # a bad target or git ref: nothing will run
         if warm is not None:
             warm.stop()
         raise
-    mutants += patches
     notes: list[Message] = []
     stop: ExitCode | None = None
-    if not mutants:
+    if not found:
         notes.append(Message(f"error: no mutant found: no targets given or configured, and no "
                              f"patch mutants under {patch_dir}", stderr=True))
         stop = ExitCode.VOID
     elif request.since_ref is not None:
-        found = len(mutants)
-        try:
-            mutants = since(mutants, root, request.since_ref)
-        except BaseException:
-            if warm is not None:
-                warm.stop()
-            raise
         notes.append(Message(f"--since {request.since_ref}: {len(mutants)} of {found} mutants "
                              f"on changed lines", stderr=True))
         if not mutants:
