@@ -9,6 +9,7 @@ items; running them is the warm runner's.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import pytest
 
@@ -23,27 +24,50 @@ def speed_class(seconds: float) -> int:
     return 0 if seconds < FAST else 1 + int(math.log2(seconds / FAST))
 
 
-def recollect(selected: tuple[pytest.Item, ...], modules: frozenset[str]
-              ) -> tuple[pytest.Item, ...]:
-    """The selected tests collected again from the test modules that were executed
-    again, so their parameters and fixtures come from the mutated code; the others
-    as they are. When a selected test is gone (its parameters' ids changed), every
-    test of its module runs, as a fresh process would."""
-    wanted = {item.nodeid for item in selected}
-    fresh: dict[pytest.Module, list[pytest.Item]] = {}
-    for item in selected:
-        node = item.getparent(pytest.Module)
-        if node is not None and node not in fresh \
-                and getattr(node.obj, "__name__", None) in modules:
-            fresh[node] = _collect_wanted(node, wanted)
-    if not fresh:
-        return selected
-    by_id = {new.nodeid: new for items in fresh.values() for new in items}
-    kept = [item for item in selected if item.getparent(pytest.Module) not in fresh]
-    if all(item.nodeid in by_id for item in selected if item not in kept):
-        return tuple(by_id.get(item.nodeid, item) for item in selected)
-    everything = (new for node in fresh for new in node.session.genitems(node))
-    return (*kept, *everything)
+class CollectAgainError(Exception):
+    """A test module executed again raised while it was collected again."""
+
+
+class Recollected:
+    """The selected tests to run after a reload: those of test modules that were
+    executed again are collected again, so their parameters and fixtures come
+    from the mutated code; the others run as they are.
+
+    A module is collected again only when the run reaches its first selected
+    test: a mutant killed by an earlier test never pays for the rest. As in a
+    pytest process of its own, which keeps the selected node ids of a whole
+    collection, a selected test whose id is gone (its parameters changed) does
+    not run; when every test was selected, the tests with new ids run last.
+    """
+
+    def __init__(self, selected: tuple[pytest.Item, ...], modules: frozenset[str],
+                 everything: bool) -> None:
+        self.selected = selected
+        self.modules = modules
+        self.everything = everything
+        self.wanted = {item.nodeid for item in selected}
+        self.fresh: dict[pytest.Module, dict[str, pytest.Item]] = {}
+
+    def __iter__(self) -> Iterator[pytest.Item]:
+        for item in self.selected:
+            node = item.getparent(pytest.Module)
+            if node is None or getattr(node.obj, "__name__", None) not in self.modules:
+                yield item
+                continue
+            if node not in self.fresh:
+                try:
+                    found = (node.session.genitems(node) if self.everything
+                             else _collect_wanted(node, self.wanted))
+                    self.fresh[node] = {new.nodeid: new for new in found}
+                except (Exception, pytest.fail.Exception, pytest.skip.Exception) as e:
+                    # pytest's own outcomes are BaseExceptions: a collection calls fail().
+                    raise CollectAgainError(node.nodeid) from e
+            new = self.fresh[node].get(item.nodeid)
+            if new is not None:
+                yield new
+        if self.everything:
+            yield from (new for found in self.fresh.values() for nodeid, new in found.items()
+                        if nodeid not in self.wanted)
 
 
 def _collect_wanted(module: pytest.Module, wanted: set[str]) -> list[pytest.Item]:

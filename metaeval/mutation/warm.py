@@ -23,6 +23,7 @@ child behind: children are reaped, and die with the warm process.
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -32,29 +33,29 @@ import signal
 import sys
 import time
 import traceback
-import types
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 import pytest
 
-from metaeval.mutation.apply import (
-    CallRecorder,
+from metaeval.mutation.apply import CallRecorder, apply_patch
+from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.items import CollectAgainError, Recollected, parts_of, speed_class
+from metaeval.mutation.model import MutantKind
+from metaeval.mutation.patches import PatchMutant
+from metaeval.mutation.reload import ModuleGraph, ReloadPlan, apply_reload
+from metaeval.mutation.swap import (
     CodeKey,
+    Original,
     Swap,
-    apply_patch,
     apply_swap,
     original_code,
     plan_swap,
     recorded_keys,
 )
-from metaeval.mutation.coverage import Coverage
-from metaeval.mutation.items import parts_of, recollect, speed_class
-from metaeval.mutation.model import MutantKind
-from metaeval.mutation.patches import PatchMutant
-from metaeval.mutation.reload import ModuleGraph, ReloadPlan, apply_reload
 from metaeval.mutation.wire import (
     CodeRun,
     ErrorKind,
@@ -73,16 +74,26 @@ FORCED_FAIL = "forced-fail"
 _READ_SIZE = 65536
 
 
-def die_with_parent(parent: int) -> None:
-    """Ask Linux to SIGKILL this process when ``parent`` dies (``kill -9`` included)."""
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl``, looked up once (before the forks: a child would pay for it
+    each time); None where there is none."""
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+        return prctl
     except (OSError, AttributeError):  # not Linux: the runner's limits still apply
+        return None
+
+
+def die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this process when ``parent`` dies (``kill -9`` included)."""
+    prctl = _prctl()
+    if prctl is None:
         return
+    pr_set_pdeathsig = 1
+    prctl(pr_set_pdeathsig, signal.SIGKILL)
     if parent and os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(3)
 
@@ -126,7 +137,7 @@ class WarmSession:
         self.started = time.monotonic()
         self.pid = os.getpid()
         self.coverage = Coverage(Path(spec.root), {})
-        self.originals: dict[str, types.CodeType | None] = {}
+        self.originals: dict[str, Original | None] = {}
         self.declared: dict[str, PatchMutant] = {}
         """Patch mutants loaded once, before forking: executing the mutants files in
         every child would cost more than most tests."""
@@ -135,7 +146,10 @@ class WarmSession:
         self.mutants: tuple[WarmMutant, ...] = ()
         self.exiting: list[int] = []
         """Children that answered and were sent on their way, not yet reaped."""
-        """Built at the first mutant that needs modules executed again."""
+        self.memory_cap = 0
+        """A child's address-space limit: the parent's size when the pool starts
+        (a child starts as a copy of it) plus the spec's limit; 0 for none."""
+        self.item_count = 0
 
     # --- hooks -------------------------------------------------------------------
 
@@ -318,7 +332,8 @@ class WarmSession:
     def _run_mutants(self, items: list[pytest.Item], baseline: WarmBaseline,
                      import_time: frozenset[CodeKey]) -> None:
         self.coverage = Coverage.from_runs(Path(self.spec.root), baseline.ran)
-        # Once a module, not once a mutant: each is a compile of the whole file.
+        self.item_count = len(items)
+        # Once a module, not once a mutant: a compile of the whole file.
         self.originals = {module: original_code(module) for module in
                           {m.module for m in self.mutants
                            if m.kind == MutantKind.REWRITE.value}}
@@ -345,6 +360,9 @@ class WarmSession:
         running: dict[int, _Child] = {}
         done: list[WarmOutcome] = []
         jobs = max(1, self.spec.jobs)
+        size = _address_space() if self.spec.memory_limit else 0
+        self.memory_cap = size + self.spec.memory_limit if size else 0
+        _prctl()
         timeout = limit if limit is not None else 60.0
         while pending or running:
             while pending and len(running) < jobs:
@@ -411,7 +429,7 @@ class WarmSession:
             return [], None
         try:
             swaps = plan_swap(mutant.module, mutant.file, mutant.source,
-                              self.originals.get(mutant.module), import_time)
+                              self.originals.get(mutant.module), import_time, mutant.span[0])
             how: How | None = swaps if swaps is not None else self._reload_plan(mutant)
         except SyntaxError as e:
             return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
@@ -483,11 +501,8 @@ class WarmSession:
         try:
             os.setpgid(0, 0)
             die_with_parent(self.pid)
-            if self.spec.memory_limit:
-                size = _address_space()
-                if size:
-                    cap = size + self.spec.memory_limit
-                    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            if self.memory_cap:
+                resource.setrlimit(resource.RLIMIT_AS, (self.memory_cap, self.memory_cap))
             result = self._apply_and_run(mutant, selected, how)
             os.write(write, json.dumps(result).encode("utf-8") + b"\n")
         finally:
@@ -497,16 +512,14 @@ class WarmSession:
                        how: How) -> dict[str, object]:
         error_kind, error = ErrorKind.NONE, ""
         self.first_failed = ""
+        run: Iterable[pytest.Item] = selected
         if isinstance(how, ReloadPlan):
-            failed_collections = len(self.collect_failed)
             try:
                 apply_reload(how)
-                selected = recollect(selected, how.modules)
             except Exception as e:
                 # What a fresh import makes of it is for a process of its own to say.
                 return {"deferred": True, "error": _describe(e)}
-            if len(self.collect_failed) > failed_collections:
-                return {"deferred": True, "error": "a test module failed to collect again"}
+            run = Recollected(selected, how.modules, len(selected) == self.item_count)
         else:
             try:
                 self._apply(mutant, selected, how)
@@ -518,13 +531,24 @@ class WarmSession:
         if selected:
             selected[0].config.option.tbstyle = "no"
         if error_kind is ErrorKind.NONE and not self.first_failed:
-            for i, item in enumerate(selected):
-                nextitem = selected[i + 1] if i + 1 < len(selected) else None
-                started = time.perf_counter()
-                item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-                in_tests += time.perf_counter() - started
-                if self.first_failed:
-                    break
+            failed_collections = len(self.collect_failed)
+            items = iter(run)
+            item: pytest.Item | None = None
+            try:
+                # Each test's successor is found before it runs (its fixtures are torn
+                # down by what comes next); finding it may collect a module again.
+                nextitem = next(items, None)
+                while nextitem is not None and not self.first_failed:
+                    item, nextitem = nextitem, next(items, None)
+                    if len(self.collect_failed) > failed_collections:
+                        return {"deferred": True,
+                                "error": "a test module failed to collect again"}
+                    started = time.perf_counter()
+                    item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                    in_tests += time.perf_counter() - started
+            except CollectAgainError as e:
+                # What a fresh import makes of it is for a process of its own to say.
+                return {"deferred": True, "error": _describe(e.__cause__ or e)}
         return {"failed": self.first_failed, "error_kind": error_kind.value, "error": error,
                 "in_tests": in_tests, "reloaded": isinstance(how, ReloadPlan)}
 

@@ -12,9 +12,12 @@ from textwrap import dedent
 
 import pytest
 
-from metaeval.mutation.apply import changed_functions, original_code, swap_code
+from metaeval.mutation.swap import changed_functions, original_code, plan_swap, swap_code
 
 SOURCE = dedent("""\
+    from __future__ import annotations
+
+    import base64
     import functools
 
     LIMIT = 3
@@ -44,6 +47,16 @@ SOURCE = dedent("""\
 
     def with_default(n=LIMIT):
         return n
+
+
+    def encode(data: bytes) -> bytes:
+        return base64.b64encode(data)
+
+
+    def added(n):
+        def inner(x: int) -> int:
+            return x + n
+        return inner(1)
     """)
 
 
@@ -137,3 +150,52 @@ def test_a_mutant_that_does_not_compile_raises(live: tuple[str, types.ModuleType
     file, module = live
     with pytest.raises(SyntaxError):
         swap_code(module.__name__, file, "def f(:\n", original_code(module.__name__))
+
+
+def line_of(text: str) -> int:
+    return SOURCE[:SOURCE.index(text)].count("\n") + 1
+
+
+def test_a_mutant_compiled_as_its_statement_alone_is_swapped_in(
+        live: tuple[str, types.ModuleType]) -> None:
+    # Alone, the statement must compile to the code the module runs: with the
+    # module's __future__ features (annotations as strings) and its imports (CPython
+    # compiles a call on an imported module differently).
+    file, module = live
+    source = mutated("return base64.b64encode(data)", "return base64.b64encode(data[1:])")
+    assert swap_code(module.__name__, file, source, original_code(module.__name__),
+                     line=line_of("return base64.b64encode"))
+    assert module.encode(b"ab") == b"Yg=="
+    assert swap_code(module.__name__, file, mutated("return x + n", "return x - n"),
+                     original_code(module.__name__), line=line_of("return x + n"))
+    assert module.added(3) == -2
+    assert swap_code(module.__name__, file, mutated("return allowed(n)", "return False"),
+                     original_code(module.__name__), line=line_of("return allowed(n)"))
+    assert not module.Gate().open(1)
+
+
+def test_a_mutant_that_shortens_its_function_swaps_only_that_function(
+        live: tuple[str, types.ModuleType]) -> None:
+    # Compiled whole, every function below a shorter one moves up a line and would be
+    # swapped too (wrong line numbers in its tracebacks); compiled alone, it stays.
+    file, module = live
+    source = mutated("def allowed(n):\n    return n <= LIMIT\n",
+                     "def allowed(n): return n < LIMIT\n")
+    original = original_code(module.__name__)
+    swaps = plan_swap(module.__name__, file, source, original, line=line_of("def allowed"))
+    assert swaps is not None
+    assert [function for function, _ in swaps] == [module.allowed]
+    whole = plan_swap(module.__name__, file, source, original)
+    assert whole is not None and module.encode in [function for function, _ in whole]
+
+
+def test_a_mutant_changing_more_than_its_statement_is_compiled_whole(
+        live: tuple[str, types.ModuleType]) -> None:
+    file, module = live
+    original = original_code(module.__name__)
+    assert original is not None
+    source = mutated("return n <= LIMIT", "return n < LIMIT").replace("LIMIT = 3", "LIMIT = 4")
+    old, new = original.pair(source, line_of("return n <= LIMIT"))
+    assert old is original.code and new.co_consts != old.co_consts
+    assert plan_swap(module.__name__, file, source, original,
+                     line=line_of("return n <= LIMIT")) is None
