@@ -150,6 +150,10 @@ class CallRecorder:
         self.lines: dict[types.CodeType, dict[int, set[str]]] = {}
         self.hit: set[tuple[types.CodeType, int]] = set()
         """Lines run under the current test, filed under it when it ends."""
+        self.callers: dict[types.CodeType, set[str]] = {}
+        """Of functions of the recorded packages that ran outside a test (at import,
+        while collecting): the modules whose top-level code called them, "" for a
+        call from no module's top level (a pytest hook)."""
 
     def __call__(self, frame: types.FrameType, event: str, arg: object) -> TraceFunction | None:
         if event != "call":
@@ -161,11 +165,20 @@ class CallRecorder:
             module = self.modules[code] = str(frame.f_globals.get("__name__", ""))
             self.wanted[code] = module.partition(".")[0] in self.packages
         if not self.current:
+            if self.wanted[code] and code.co_name != "<module>":
+                self._note_caller(frame, code)
             return None
         tests.add(self.current)
         # Not the recorder's own lines: when metaeval mutates itself they would be
         # recorded while the recorder files them.
         return self._line if self.wanted[code] and code.co_filename != __file__ else None
+
+    def _note_caller(self, frame: types.FrameType, code: types.CodeType) -> None:
+        caller = frame.f_back
+        while caller is not None and caller.f_code.co_name != "<module>":
+            caller = caller.f_back
+        name = "" if caller is None else str(caller.f_globals.get("__name__", ""))
+        self.callers.setdefault(code, set()).add(name)
 
     def _line(self, frame: types.FrameType, event: str, arg: object) -> TraceFunction:
         if event == "line":

@@ -28,10 +28,11 @@ import sys
 import sysconfig
 import types
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaeval.mutation.apply import MutantFinder
+from metaeval.mutation.swap import Swap, apply_swap
 
 RUNNER = ("metaeval.mutation", "_pytest", "pytest", "pluggy")
 """Modules never executed again: the machinery running the child."""
@@ -39,18 +40,21 @@ RUNNER = ("metaeval.mutation", "_pytest", "pytest", "pluggy")
 
 @dataclass(frozen=True, slots=True)
 class ReloadPlan:
-    """What a child executes, in order: the mutated module, then its dependents."""
+    """What a child does, in order: give the changed functions their mutated code
+    (when only a function that ran at import changed), serve the mutated module
+    to later imports (when the module itself changed), then execute modules
+    again, each after the modules it uses."""
 
-    module: str
-    file: str
-    code: types.CodeType
-    dependents: tuple[tuple[str, types.CodeType], ...]
+    executed: tuple[tuple[str, types.CodeType], ...]
     holders: Holders
     """Where every function and class of the user's modules is bound, in any module."""
+    swaps: Swap = field(default_factory=list)
+    served: tuple[str, str, types.CodeType] | None = None
+    """The mutated module's name, file and code, for the import hook."""
 
     @property
     def modules(self) -> frozenset[str]:
-        return frozenset((self.module, *(name for name, _ in self.dependents)))
+        return frozenset(name for name, _ in self.executed)
 
 
 Holders = dict[int, list[tuple[dict[str, object] | dict[object, object], object]]]
@@ -166,24 +170,30 @@ class ModuleGraph:
     def dependents(self, module: str) -> list[str] | None:
         """The modules that refer to ``module``, directly or through others, each
         after the modules it refers to; None when they form a cycle."""
+        return self._ordered(self._reach({module}) - {module})
+
+    def _reach(self, modules: set[str]) -> set[str]:
+        """``modules`` and every module that refers to one of them, directly or not."""
         users: dict[str, set[str]] = {}
         for name, uses in self.uses.items():
             for used in uses:
                 users.setdefault(used, set()).add(name)
-        found: set[str] = set()
-        pending = [module]
+        found = set(modules)
+        pending = list(modules)
         while pending:
             for user in users.get(pending.pop(), ()):
-                if user not in found and user != module:
+                if user not in found:
                     found.add(user)
                     pending.append(user)
+        return found
+
+    def _ordered(self, names: set[str]) -> list[str] | None:
         sorter = graphlib.TopologicalSorter(
-            {name: {u for u in self.uses[name] if u in found} for name in found})
+            {name: {u for u in self.uses[name] if u in names} for name in names})
         try:
-            ordered = list(sorter.static_order())
+            return list(sorter.static_order())
         except graphlib.CycleError:
             return None
-        return ordered
 
     def code(self, name: str) -> types.CodeType | None:
         """The module's own source compiled, once; None without a readable source."""
@@ -203,23 +213,48 @@ class ModuleGraph:
         if module not in self.order:
             return None
         names = self.dependents(module)
-        if names is None:
+        executed = self._codes(names or [])
+        if names is None or executed is None:
             return None
-        dependents = []
+        return ReloadPlan(((module, code), *executed), self.holders, served=(module, file, code))
+
+    def plan_callers(self, module: str, swaps: Swap, callers: frozenset[str]
+                     ) -> ReloadPlan | None:
+        """How a child puts in place a mutant of functions (of ``module``) that ran
+        at import, called by the top-level code of ``callers``: their code swapped,
+        then the callers and their dependents executed again, so what those imports
+        computed with the functions is computed with the mutant. None when that
+        cannot be done: a caller that is not a user module (pytest collecting, say),
+        or ``module`` itself among them (executing it again would define the
+        functions anew from the original)."""
+        if not callers <= self.order.keys():
+            return None
+        names = self._ordered(self._reach(set(callers)))
+        if names is None or module in names:
+            return None
+        executed = self._codes(names)
+        if executed is None:
+            return None
+        return ReloadPlan(tuple(executed), self.holders, swaps)
+
+    def _codes(self, names: list[str]) -> list[tuple[str, types.CodeType]] | None:
+        found = []
         for name in names:
             body = self.code(name)
             if body is None:
                 return None
-            dependents.append((name, body))
-        return ReloadPlan(module, file, code, tuple(dependents), self.holders)
+            found.append((name, body))
+        return found
 
 
 def apply_reload(plan: ReloadPlan) -> None:
     """Execute the plan in this process (a forked child: the parent is untouched).
     The import hook serves the mutated module to anything that imports it later."""
-    sys.meta_path.insert(0, MutantFinder(plan.module, plan.file, plan.code))
+    if plan.served is not None:
+        sys.meta_path.insert(0, MutantFinder(*plan.served))
+    apply_swap(plan.swaps)
     pairs: list[tuple[object, object]] = []
-    for name, code in ((plan.module, plan.code), *plan.dependents):
+    for name, code in plan.executed:
         namespace = vars(sys.modules[name])
         before = dict(namespace)
         exec(code, namespace)

@@ -244,8 +244,9 @@ def swap_code(module: str, file: str, source: str, original: Original | None,
     return True
 
 
-def recorded_keys(recorder: CallRecorder) -> frozenset[CodeKey]:
-    """Every function of the recorded packages the recorder saw run, as CodeKeys."""
-    return frozenset(
-        (module, code.co_firstlineno, code.co_qualname)
-        for code, module in recorder.modules.items() if recorder.wanted[code])
+def import_callers(recorder: CallRecorder) -> dict[CodeKey, frozenset[str]]:
+    """Every function of the recorded packages the recorder saw run (at import:
+    it runs until the tests do), with the modules whose top-level code called it."""
+    return {(module, code.co_firstlineno, code.co_qualname):
+            frozenset(recorder.callers.get(code, ()))
+            for code, module in recorder.modules.items() if recorder.wanted[code]}

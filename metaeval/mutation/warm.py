@@ -52,9 +52,9 @@ from metaeval.mutation.swap import (
     Original,
     Swap,
     apply_swap,
+    import_callers,
     original_code,
     plan_swap,
-    recorded_keys,
 )
 from metaeval.mutation.wire import (
     CodeRun,
@@ -66,6 +66,9 @@ from metaeval.mutation.wire import (
     read_warm_mutants,
     warm_line,
 )
+
+ImportTime = dict[CodeKey, frozenset[str]]
+"""The functions that ran at import, with the modules whose top-level code called them."""
 
 How = Swap | ReloadPlan
 """How a forked child puts a rewrite mutant in place (a patch mutant needs no plan)."""
@@ -173,7 +176,7 @@ class WarmSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         self.recorder.stop()
-        import_time = recorded_keys(self.recorder)
+        import_time = import_callers(self.recorder)
         items = list(session.items)
         # Every child shares the parent's memory copy-on-write; a collection in a
         # child would write to every object's header and copy the whole heap.
@@ -302,7 +305,7 @@ class WarmSession:
         if not ran:
             return "no test ran and passed in the baseline"
         fastest = min(ran, key=lambda item: self.durations.get(item.nodeid, 0.0))
-        outcome = self._pool([(probe, (fastest,))], None, frozenset())
+        outcome = self._pool([(probe, (fastest,))], None, {})
         if outcome and outcome[0].failed == fastest.nodeid:
             return ""
         return (f"the forced-fail child was not killed: {outcome[0] if outcome else None!r}")
@@ -330,7 +333,7 @@ class WarmSession:
         return tuple(chosen)
 
     def _run_mutants(self, items: list[pytest.Item], baseline: WarmBaseline,
-                     import_time: frozenset[CodeKey]) -> None:
+                     import_time: ImportTime) -> None:
         self.coverage = Coverage.from_runs(Path(self.spec.root), baseline.ran)
         self.item_count = len(items)
         # Once a module, not once a mutant: a compile of the whole file.
@@ -353,7 +356,7 @@ class WarmSession:
         self._pool(work, limit, import_time)
 
     def _pool(self, work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]],
-              limit: float | None, import_time: frozenset[CodeKey]) -> list[WarmOutcome]:
+              limit: float | None, import_time: ImportTime) -> list[WarmOutcome]:
         """Fork children ``jobs`` at a time, reap them, kill those past ``limit``;
         every outcome is emitted to the stream as it arrives, and returned."""
         pending = deque(work)
@@ -418,19 +421,26 @@ class WarmSession:
                 self.exiting.remove(pid)
 
     def _plan(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
-              import_time: frozenset[CodeKey]) -> tuple[How, WarmOutcome | None]:
+              import_time: ImportTime) -> tuple[How, WarmOutcome | None]:
         """How a child puts a rewrite mutant in place, planned once in the parent
         (the children share what it compiles): by giving the changed functions
-        their mutated code; else, for a change outside a function or in code that
-        ran at import, by executing the module and its dependents again. Or the
+        their mutated code, and when one ran at import, by executing again the
+        modules whose top-level code called it; else, for a change outside a
+        function, by executing the module and its dependents again. Or the
         mutant's outcome when it cannot be forked: it does not compile, or it is
         deferred to a pytest process of its own (no plan could be made)."""
         if mutant.kind != MutantKind.REWRITE.value:
             return [], None
         try:
             swaps = plan_swap(mutant.module, mutant.file, mutant.source,
-                              self.originals.get(mutant.module), import_time, mutant.span[0])
-            how: How | None = swaps if swaps is not None else self._reload_plan(mutant)
+                              self.originals.get(mutant.module), line=mutant.span[0])
+            how: How | None = swaps
+            callers = _callers(mutant.module, swaps or [], import_time)
+            if swaps is None:
+                how = self._reload_plan(mutant)
+            elif callers is not None:
+                how = self._graph().plan_callers(mutant.module, swaps, callers) \
+                    or self._reload_plan(mutant)
         except SyntaxError as e:
             return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
                                    error_kind=ErrorKind.COMPILE, error=_describe(e))
@@ -439,10 +449,13 @@ class WarmSession:
                                    deferred=True)
         return how, None
 
-    def _reload_plan(self, mutant: WarmMutant) -> ReloadPlan | None:
+    def _graph(self) -> ModuleGraph:
         if self.graph is None:
             self.graph = ModuleGraph(Path(self.spec.root), self.spec.packages)
-        return self.graph.plan(mutant.module, mutant.file, mutant.source)
+        return self.graph
+
+    def _reload_plan(self, mutant: WarmMutant) -> ReloadPlan | None:
+        return self._graph().plan(mutant.module, mutant.file, mutant.source)
 
     def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], how: How,
               started: float, timeout: float, inherited: list[int]) -> _Child:
@@ -565,6 +578,15 @@ class WarmSession:
 
                 declared = find_declared(Path(self.spec.mutants_dir), mutant.id)
             apply_patch(declared.target, declared.replacement)
+
+
+def _callers(module: str, swaps: Swap, import_time: ImportTime) -> frozenset[str] | None:
+    """The modules whose top-level code called a swapped function at import; None
+    when none of them ran then."""
+    ran = [import_time[key] for function, _ in swaps
+           if (key := (module, function.__code__.co_firstlineno,
+                       function.__code__.co_qualname)) in import_time]
+    return frozenset().union(*ran) if ran else None
 
 
 def _load_declared(directory: Path) -> dict[str, PatchMutant]:

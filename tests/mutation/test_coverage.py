@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from textwrap import dedent
 
+import pytest
+
 from metaeval.mutation.apply import CallRecorder
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, Span
@@ -149,3 +151,25 @@ def test_a_mutant_on_a_line_no_test_runs_is_no_coverage_in_both_isolations(
     assert statuses["fork"] == statuses["subprocess"]
     # The condition on line 2 ran in both tests, and negating it is caught.
     assert {s for line, s, _ in statuses["fork"].values() if line == 2} == {"Killed"}
+
+
+def test_the_recorder_names_the_module_whose_import_called_a_function(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "rc_lib.py").write_text(
+        "def size():\n    return 3\n\n\ndef helper():\n    return size()\n", encoding="utf-8")
+    # rc_user calls size() from its top level, through a function of its own and
+    # in a class body; rc_lib's own size() call in a test would not count.
+    (tmp_path / "rc_user.py").write_text(
+        "import rc_lib\n\nSIZE = rc_lib.helper()\n\n\nclass Box:\n    n = rc_lib.size()\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    recorder = CallRecorder(("rc_lib",))
+    recorder.start()
+    try:
+        importlib.import_module("rc_user")
+    finally:
+        recorder.stop()
+        lib = sys.modules.pop("rc_lib")
+        sys.modules.pop("rc_user")
+    assert recorder.callers[lib.size.__code__] == {"rc_user"}
+    assert recorder.callers[lib.helper.__code__] == {"rc_user"}

@@ -131,3 +131,36 @@ def test_a_constant_imported_by_name_is_taken_again(loaded: Path) -> None:
         assert sys.modules["rl_budget"].budget() == 40
     finally:
         del sys.modules["rl_budget"]
+
+
+def limit_swapped(new_body: str) -> list[tuple[types.FunctionType, types.CodeType]]:
+    """``rl_limits.limit`` given another body, as a swap plan holds it."""
+    limits = sys.modules["rl_limits"]
+    scratch: dict[str, object] = {}
+    exec(compile(f"def limit():\n    return {new_body}\n", str(limits.__file__), "exec"),
+         vars(limits) | scratch, scratch)
+    code = scratch["limit"].__code__  # type: ignore[attr-defined]
+    return [(limits.limit, code)]
+
+
+def test_a_function_that_ran_at_import_reruns_only_its_callers(loaded: Path) -> None:
+    # rl_rules computed CAP by calling limit() at import: executing rl_rules (and
+    # what uses it) again computes it with the mutant; rl_limits itself is left
+    # alone, and rl_table keeps its entry, which is the swapped function.
+    graph = ModuleGraph(loaded, ())
+    plan = graph.plan_callers("rl_limits", limit_swapped("LIMIT + 1"), frozenset({"rl_rules"}))
+    assert plan is not None
+    assert [name for name, _ in plan.executed] == ["rl_rules", "rl_report"]
+    table = sys.modules["rl_table"].TABLE
+    apply_reload(plan)
+    assert sys.modules["rl_rules"].CAP == 8 and sys.modules["rl_report"].SHOWN == "cap 8"
+    assert sys.modules["rl_limits"].LIMIT == 3 and table["f"]() == 4
+
+
+def test_callers_that_cannot_be_executed_again_leave_a_full_reload(loaded: Path) -> None:
+    graph = ModuleGraph(loaded, ())
+    swaps = limit_swapped("LIMIT + 1")
+    # A call from pytest collecting (no user module's top level) or from the
+    # function's own module, which would define it anew from the original.
+    assert graph.plan_callers("rl_limits", swaps, frozenset({"__main__"})) is None
+    assert graph.plan_callers("rl_limits", swaps, frozenset({"rl_limits"})) is None
