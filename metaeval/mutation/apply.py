@@ -131,6 +131,15 @@ def apply_patch(target: str, replacement: object) -> object:
     return original
 
 
+def _module_above(frame: types.FrameType) -> str:
+    """The module whose top-level code is running below ``frame`` on the stack
+    (a class body or a function it called counts for it); "" for none."""
+    caller = frame.f_back
+    while caller is not None and caller.f_code.co_name != "<module>":
+        caller = caller.f_back
+    return "" if caller is None else str(caller.f_globals.get("__name__", ""))
+
+
 class CallRecorder:
     """Which functions and lines ran, and under which test.
 
@@ -154,6 +163,9 @@ class CallRecorder:
         """Of functions of the recorded packages that ran outside a test (at import,
         while collecting): the modules whose top-level code called them, "" for a
         call from no module's top level (a pytest hook)."""
+        self.importers: dict[str, str] = {}
+        """Every module imported outside a test, and the module whose top-level code
+        imported it first (pytest's ``__main__`` for a test module or a conftest)."""
 
     def __call__(self, frame: types.FrameType, event: str, arg: object) -> TraceFunction | None:
         if event != "call":
@@ -165,20 +177,16 @@ class CallRecorder:
             module = self.modules[code] = str(frame.f_globals.get("__name__", ""))
             self.wanted[code] = module.partition(".")[0] in self.packages
         if not self.current:
-            if self.wanted[code] and code.co_name != "<module>":
-                self._note_caller(frame, code)
+            if code.co_name == "<module>":
+                self.importers.setdefault(str(frame.f_globals.get("__name__", "")),
+                                          _module_above(frame))
+            elif self.wanted[code]:
+                self.callers.setdefault(code, set()).add(_module_above(frame))
             return None
         tests.add(self.current)
         # Not the recorder's own lines: when metaeval mutates itself they would be
         # recorded while the recorder files them.
         return self._line if self.wanted[code] and code.co_filename != __file__ else None
-
-    def _note_caller(self, frame: types.FrameType, code: types.CodeType) -> None:
-        caller = frame.f_back
-        while caller is not None and caller.f_code.co_name != "<module>":
-            caller = caller.f_back
-        name = "" if caller is None else str(caller.f_globals.get("__name__", ""))
-        self.callers.setdefault(code, set()).add(name)
 
     def _line(self, frame: types.FrameType, event: str, arg: object) -> TraceFunction:
         if event == "line":

@@ -237,6 +237,12 @@ class ModuleGraph:
             return None
         return ReloadPlan(tuple(executed), self.holders, swaps)
 
+    def unchanged(self, plan: ReloadPlan) -> ReloadPlan | None:
+        """The same modules executed again from their own source, nothing swapped:
+        the control that shows executing them again is not what fails."""
+        executed = self._codes([name for name, _ in plan.executed])
+        return None if executed is None else ReloadPlan(tuple(executed), self.holders)
+
     def _codes(self, names: list[str]) -> list[tuple[str, types.CodeType]] | None:
         found = []
         for name in names:
@@ -247,9 +253,18 @@ class ModuleGraph:
         return found
 
 
+class ExecError(Exception):
+    """A module raised while it was executed again; the exception is the cause."""
+
+    def __init__(self, module: str) -> None:
+        super().__init__(module)
+        self.module = module
+
+
 def apply_reload(plan: ReloadPlan) -> None:
     """Execute the plan in this process (a forked child: the parent is untouched).
-    The import hook serves the mutated module to anything that imports it later."""
+    The import hook serves the mutated module to anything that imports it later.
+    ExecError when a module raises."""
     if plan.served is not None:
         sys.meta_path.insert(0, MutantFinder(*plan.served))
     apply_swap(plan.swaps)
@@ -257,7 +272,10 @@ def apply_reload(plan: ReloadPlan) -> None:
     for name, code in plan.executed:
         namespace = vars(sys.modules[name])
         before = dict(namespace)
-        exec(code, namespace)
+        try:
+            exec(code, namespace)
+        except Exception as e:
+            raise ExecError(name) from e
         # ``pairs`` keeps every old object alive, so no id in the mapping is reused.
         pairs.extend((old, namespace.get(key)) for key, old in before.items()
                      if namespace.get(key) is not old)

@@ -5,16 +5,14 @@ It lives inside the pytest process that ``metaeval mutate --isolation fork``
 starts with ``--metaeval-warm SPEC``. It takes over the test loop: a traced
 baseline (in a forked child, so the parent stays as collection left it), a
 forced-fail child that must be killed, then one forked child per mutant,
-``jobs`` at a time. A child puts its mutant in place (a rewrite by giving the
-changed functions their mutated code objects, planned in the parent; a patch as
-the subprocess plugin does), runs its
-selected tests fastest first, stops at the first failure, writes a line to a
-pipe and ends with ``os._exit``. A rewrite that changes code outside a function,
-or code that ran at import time, is not forked but *deferred*: only importing
-the mutated module in a fresh process computes what the import computed from
-it (a subclass of a mutated class, a table built at import), so the runner
-gives it a pytest process of its own. Every outcome is appended to the stream
-file the runner reads as it goes.
+``jobs`` at a time. A child puts its mutant in place as the planner says (a
+rewrite by giving the changed functions their mutated code objects, or by
+executing modules again; a patch as the subprocess plugin does), runs its
+selected tests fastest first (collecting again, as the run reaches them, the
+test modules it executed again), stops at the first failure, writes a line to
+a pipe and ends with ``os._exit``. A mutant no child can put in place is
+*deferred*: the runner gives it a pytest process of its own. Every outcome is
+appended to the stream file the runner reads as it goes.
 
 It must never write the user's tree, never let a child run past its limit (the
 child leads its own process group, which is killed whole), and never leave a
@@ -46,16 +44,9 @@ from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.items import CollectAgainError, Recollected, parts_of, speed_class
 from metaeval.mutation.model import MutantKind
 from metaeval.mutation.patches import PatchMutant
-from metaeval.mutation.reload import ModuleGraph, ReloadPlan, apply_reload
-from metaeval.mutation.swap import (
-    CodeKey,
-    Original,
-    Swap,
-    apply_swap,
-    import_callers,
-    original_code,
-    plan_swap,
-)
+from metaeval.mutation.planner import How, ImportTime, Planner
+from metaeval.mutation.reload import ExecError, ReloadPlan, apply_reload
+from metaeval.mutation.swap import Swap, apply_swap, import_callers
 from metaeval.mutation.wire import (
     CodeRun,
     ErrorKind,
@@ -66,12 +57,6 @@ from metaeval.mutation.wire import (
     read_warm_mutants,
     warm_line,
 )
-
-ImportTime = dict[CodeKey, frozenset[str]]
-"""The functions that ran at import, with the modules whose top-level code called them."""
-
-How = Swap | ReloadPlan
-"""How a forked child puts a rewrite mutant in place (a patch mutant needs no plan)."""
 
 FORCED_FAIL = "forced-fail"
 _READ_SIZE = 65536
@@ -120,7 +105,8 @@ class _Child:
     selected: tuple[str, ...]
     started: float
     deadline: float
-    reload: bool
+    plan: ReloadPlan | None
+    """How it executes modules again, if it does."""
     data: bytearray = field(default_factory=bytearray)
     eof: bool = False
 
@@ -140,18 +126,19 @@ class WarmSession:
         self.started = time.monotonic()
         self.pid = os.getpid()
         self.coverage = Coverage(Path(spec.root), {})
-        self.originals: dict[str, Original | None] = {}
+        self.planner = Planner(Path(spec.root), spec.packages, (), {}, {}, {})
         self.declared: dict[str, PatchMutant] = {}
         """Patch mutants loaded once, before forking: executing the mutants files in
         every child would cost more than most tests."""
         self.stream: TextIO | None = None
-        self.graph: ModuleGraph | None = None
         self.mutants: tuple[WarmMutant, ...] = ()
         self.exiting: list[int] = []
         """Children that answered and were sent on their way, not yet reaped."""
         self.memory_cap = 0
         """A child's address-space limit: the parent's size when the pool starts
         (a child starts as a copy of it) plus the spec's limit; 0 for none."""
+        self.limit = 60.0
+        """Seconds a child may take (the baseline's, scaled)."""
         self.item_count = 0
 
     # --- hooks -------------------------------------------------------------------
@@ -305,7 +292,7 @@ class WarmSession:
         if not ran:
             return "no test ran and passed in the baseline"
         fastest = min(ran, key=lambda item: self.durations.get(item.nodeid, 0.0))
-        outcome = self._pool([(probe, (fastest,))], None, {})
+        outcome = self._pool([(probe, (fastest,))], None)
         if outcome and outcome[0].failed == fastest.nodeid:
             return ""
         return (f"the forced-fail child was not killed: {outcome[0] if outcome else None!r}")
@@ -336,10 +323,12 @@ class WarmSession:
                      import_time: ImportTime) -> None:
         self.coverage = Coverage.from_runs(Path(self.spec.root), baseline.ran)
         self.item_count = len(items)
-        # Once a module, not once a mutant: a compile of the whole file.
-        self.originals = {module: original_code(module) for module in
-                          {m.module for m in self.mutants
-                           if m.kind == MutantKind.REWRITE.value}}
+        self.planner = Planner(
+            Path(self.spec.root), self.spec.packages,
+            (m.module for m in self.mutants if m.kind == MutantKind.REWRITE.value),
+            import_time, self.recorder.importers,
+            {node.obj.__name__: node.nodeid for item in items
+             if (node := item.getparent(pytest.Module)) is not None})
         if any(m.kind == MutantKind.PATCH.value for m in self.mutants):
             self.declared = _load_declared(Path(self.spec.mutants_dir))
         work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]] = []
@@ -353,10 +342,10 @@ class WarmSession:
         # Longest first (by what the selected tests took in the baseline): a long
         # survivor started last would leave the other workers idle at the end.
         work.sort(key=lambda job: -sum(self.durations.get(item.nodeid, 0.0) for item in job[1]))
-        self._pool(work, limit, import_time)
+        self._pool(work, limit)
 
     def _pool(self, work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]],
-              limit: float | None, import_time: ImportTime) -> list[WarmOutcome]:
+              limit: float | None) -> list[WarmOutcome]:
         """Fork children ``jobs`` at a time, reap them, kill those past ``limit``;
         every outcome is emitted to the stream as it arrives, and returned."""
         pending = deque(work)
@@ -366,14 +355,14 @@ class WarmSession:
         size = _address_space() if self.spec.memory_limit else 0
         self.memory_cap = size + self.spec.memory_limit if size else 0
         _prctl()
-        timeout = limit if limit is not None else 60.0
+        timeout = self.limit = limit if limit is not None else 60.0
         while pending or running:
             while pending and len(running) < jobs:
                 mutant, selected = pending.popleft()
                 started = time.monotonic()
                 # No test runs the mutated lines: the original's passing run stands.
                 how, settled = ([], WarmOutcome(mutant.index, ())) if not selected \
-                    else self._plan(mutant, selected, import_time)
+                    else self._plan(mutant, selected)
                 if settled is not None:
                     done.append(settled)
                     self._emit(warm_line("mutant", settled))
@@ -420,27 +409,15 @@ class WarmSession:
             if finished:
                 self.exiting.remove(pid)
 
-    def _plan(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
-              import_time: ImportTime) -> tuple[How, WarmOutcome | None]:
-        """How a child puts a rewrite mutant in place, planned once in the parent
-        (the children share what it compiles): by giving the changed functions
-        their mutated code, and when one ran at import, by executing again the
-        modules whose top-level code called it; else, for a change outside a
-        function, by executing the module and its dependents again. Or the
-        mutant's outcome when it cannot be forked: it does not compile, or it is
-        deferred to a pytest process of its own (no plan could be made)."""
+    def _plan(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...]
+              ) -> tuple[How, WarmOutcome | None]:
+        """How a child puts the mutant in place (``planner``); or its outcome when it
+        cannot be forked: it does not compile, or it is deferred to a pytest process
+        of its own (no plan could be made)."""
         if mutant.kind != MutantKind.REWRITE.value:
             return [], None
         try:
-            swaps = plan_swap(mutant.module, mutant.file, mutant.source,
-                              self.originals.get(mutant.module), line=mutant.span[0])
-            how: How | None = swaps
-            callers = _callers(mutant.module, swaps or [], import_time)
-            if swaps is None:
-                how = self._reload_plan(mutant)
-            elif callers is not None:
-                how = self._graph().plan_callers(mutant.module, swaps, callers) \
-                    or self._reload_plan(mutant)
+            how = self.planner.plan(mutant)
         except SyntaxError as e:
             return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
                                    error_kind=ErrorKind.COMPILE, error=_describe(e))
@@ -448,14 +425,6 @@ class WarmSession:
             return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
                                    deferred=True)
         return how, None
-
-    def _graph(self) -> ModuleGraph:
-        if self.graph is None:
-            self.graph = ModuleGraph(Path(self.spec.root), self.spec.packages)
-        return self.graph
-
-    def _reload_plan(self, mutant: WarmMutant) -> ReloadPlan | None:
-        return self._graph().plan(mutant.module, mutant.file, mutant.source)
 
     def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], how: How,
               started: float, timeout: float, inherited: list[int]) -> _Child:
@@ -472,7 +441,7 @@ class WarmSession:
         except OSError:
             pass
         return _Child(pid, read, mutant, tuple(i.nodeid for i in selected), started,
-                      started + timeout, isinstance(how, ReloadPlan))
+                      started + timeout, how if isinstance(how, ReloadPlan) else None)
 
     def _reap(self, child: _Child, timed_out: bool) -> WarmOutcome:
         wall = time.monotonic() - child.started
@@ -498,14 +467,29 @@ class WarmSession:
         except ValueError:
             # A child that died while executing modules again gets a fresh process.
             return WarmOutcome(child.work.index, child.selected, exit_status=status,
-                               reported=False, wall=wall, deferred=child.reload)
+                               reported=False, wall=wall, deferred=child.plan is not None)
         if data.get("deferred"):
-            return WarmOutcome(child.work.index, child.selected, deferred=True, wall=wall,
-                               error=data["error"])
+            return self._failing_import(child, data["error"], data.get("raised_in"))
         return WarmOutcome(child.work.index, child.selected, failed=data["failed"],
                            error_kind=ErrorKind(data["error_kind"]), error=data["error"],
                            exit_status=status, in_tests=data["in_tests"], wall=wall,
                            reloaded=data["reloaded"])
+
+    def _failing_import(self, child: _Child, error: str, raised_in: str | None
+                        ) -> WarmOutcome:
+        """A child that could not put its mutant in place: killed by the collection
+        of the first test module importing the module that raised, when a fresh
+        process would say so (``failing_import``); else deferred to one."""
+        collected = None
+        if raised_in is not None and child.plan is not None:
+            collected = self.planner.failing_collection(
+                child.plan, raised_in, self.limit, lambda: die_with_parent(self.pid))
+        wall = time.monotonic() - child.started
+        if collected is None:
+            return WarmOutcome(child.work.index, child.selected, deferred=True, wall=wall,
+                               error=error)
+        return WarmOutcome(child.work.index, child.selected, failed=collected, wall=wall,
+                           error=f"importing {raised_in} raises {error}", reloaded=True)
 
     # --- in the child ------------------------------------------------------------
 
@@ -529,6 +513,9 @@ class WarmSession:
         if isinstance(how, ReloadPlan):
             try:
                 apply_reload(how)
+            except ExecError as e:
+                return {"deferred": True, "error": _describe(e.__cause__ or e),
+                        "raised_in": e.module}
             except Exception as e:
                 # What a fresh import makes of it is for a process of its own to say.
                 return {"deferred": True, "error": _describe(e)}
@@ -578,15 +565,6 @@ class WarmSession:
 
                 declared = find_declared(Path(self.spec.mutants_dir), mutant.id)
             apply_patch(declared.target, declared.replacement)
-
-
-def _callers(module: str, swaps: Swap, import_time: ImportTime) -> frozenset[str] | None:
-    """The modules whose top-level code called a swapped function at import; None
-    when none of them ran then."""
-    ran = [import_time[key] for function, _ in swaps
-           if (key := (module, function.__code__.co_firstlineno,
-                       function.__code__.co_qualname)) in import_time]
-    return frozenset().union(*ran) if ran else None
 
 
 def _load_declared(directory: Path) -> dict[str, PatchMutant]:

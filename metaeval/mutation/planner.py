@@ -1,0 +1,95 @@
+"""How the warm runner puts each rewrite mutant in place, decided in the warm
+process once per mutant, before its child is forked (the children share what
+it compiles), and what a child that could not do it means.
+
+In order of cost: give the changed functions their mutated code (``swap``);
+when one of them ran at import, also execute again the modules whose
+top-level code called it, and their dependents; for a change outside a
+function, execute the mutated module and its dependents again (``reload``).
+No plan means a pytest process of its own. A child whose modules raised when
+executed again is a kill by a collection error when a fresh process would say
+so (``failing_import``).
+
+It reads the live modules of the warm process and never changes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+from metaeval.mutation.failing_import import executes_cleanly, first_test_importing
+from metaeval.mutation.reload import ModuleGraph, ReloadPlan
+from metaeval.mutation.swap import CodeKey, Swap, original_code, plan_swap
+from metaeval.mutation.wire import WarmMutant
+
+How = Swap | ReloadPlan
+"""How a forked child puts a rewrite mutant in place (a patch mutant needs no plan)."""
+
+ImportTime = dict[CodeKey, frozenset[str]]
+"""The functions that ran at import, with the modules whose top-level code called them."""
+
+
+class Planner:
+    """Plans for the mutants of ``modules``, from what the warm process saw while
+    importing and collecting."""
+
+    def __init__(self, root: Path, packages: Iterable[str], modules: Iterable[str],
+                 import_time: ImportTime, importers: Mapping[str, str],
+                 test_modules: Mapping[str, str]) -> None:
+        self.root = root
+        self.packages = tuple(packages)
+        # Once a module, not once a mutant: a compile of the whole file.
+        self.originals = {module: original_code(module) for module in set(modules)}
+        self.import_time = import_time
+        self.importers = importers
+        self.test_modules = test_modules
+        """The collected test modules' names, and their node ids."""
+        self.graph: ModuleGraph | None = None
+        """Built at the first mutant that needs modules executed again."""
+        self.controls: dict[tuple[str, ...], bool] = {}
+        """Sets of modules executed again unmutated in a child: whether that was clean."""
+
+    def plan(self, mutant: WarmMutant) -> How | None:
+        """How a child puts ``mutant`` (a rewrite) in place; None when no child can.
+        SyntaxError if the mutated code does not compile."""
+        swaps = plan_swap(mutant.module, mutant.file, mutant.source,
+                          self.originals.get(mutant.module), line=mutant.span[0])
+        if swaps is None:
+            return self._graph().plan(mutant.module, mutant.file, mutant.source)
+        callers = _callers(mutant.module, swaps, self.import_time)
+        if callers is None:
+            return swaps
+        return self._graph().plan_callers(mutant.module, swaps, callers) or \
+            self._graph().plan(mutant.module, mutant.file, mutant.source)
+
+    def failing_collection(self, plan: ReloadPlan, raised_in: str, limit: float,
+                           prepare: Callable[[], None]) -> str | None:
+        """When executing ``plan`` raised in ``raised_in``: the node id of the test
+        module a fresh pytest process would fail to collect first; None when that
+        cannot be said (``failing_import``)."""
+        graph = self._graph()
+        collected = first_test_importing(raised_in, self.importers, self.test_modules,
+                                         graph.order.__contains__)
+        if collected is None:
+            return None
+        modules = tuple(name for name, _ in plan.executed)
+        if modules not in self.controls:
+            control = graph.unchanged(plan)
+            self.controls[modules] = control is not None and executes_cleanly(
+                control, limit, prepare)
+        return collected if self.controls[modules] else None
+
+    def _graph(self) -> ModuleGraph:
+        if self.graph is None:
+            self.graph = ModuleGraph(self.root, self.packages)
+        return self.graph
+
+
+def _callers(module: str, swaps: Swap, import_time: ImportTime) -> frozenset[str] | None:
+    """The modules whose top-level code called a swapped function at import; None
+    when none of them ran then."""
+    ran = [import_time[key] for function, _ in swaps
+           if (key := (module, function.__code__.co_firstlineno,
+                       function.__code__.co_qualname)) in import_time]
+    return frozenset().union(*ran) if ran else None
