@@ -23,8 +23,14 @@ class Stub:
     auth: list[str] = field(default_factory=list)
     active: int = 0
     most_active: int = 0
+    overlap: int = 0
+    """Hold each request until this many were in flight at once (at most 5 s): a
+    concurrency limit shows without leaning on the scheduler's timing."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
+
+    def __post_init__(self) -> None:
+        self.changed = threading.Condition(self.lock)
 
     def reply_for(self, number: int) -> tuple[int, str]:
         return self.script[min(number, len(self.script) - 1)]
@@ -40,6 +46,8 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
                 stub.auth.append(self.headers.get("Authorization", ""))
                 stub.active += 1
                 stub.most_active = max(stub.most_active, stub.active)
+                stub.changed.notify_all()
+                stub.changed.wait_for(lambda: stub.most_active >= stub.overlap, timeout=5)
             try:
                 time.sleep(stub.delay_s)
                 status, text = stub.reply_for(number)

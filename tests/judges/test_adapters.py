@@ -85,9 +85,9 @@ def test_http_key_goes_in_the_header_and_nowhere_else(stub: Stub, tmp_path: Path
 def test_http_concurrency_is_limited(stub: Stub) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    # Long enough that, even on a loaded machine, a second request is in flight
-    # while the first waits: 50 ms let a busy scheduler serialise them (flaky).
-    stub.delay_s = 0.25
+    # The stub holds the first requests until two are in flight at once: a delay
+    # alone (even 0.25 s) let a loaded machine serialise them (flaky).
+    stub.overlap = 2
     judge = _http(stub, concurrency=2)
     with ThreadPoolExecutor(max_workers=6) as pool:
         replies = list(pool.map(lambda i: judge.score("q", f"answer {i}"), range(6)))
