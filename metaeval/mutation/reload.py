@@ -1,22 +1,25 @@
-"""Putting a mutant in place by executing its module again, in a forked child.
+"""Putting a mutant in place by executing modules again, in a forked child.
 
 A rewrite that changes a class body, a module constant, a default value, or a
-function that ran at import cannot be put in place by swapping code objects:
-what the import computed from the original is already spread around (a
-subclass in another module, a table, a test's parameters). A fresh import in a
-pytest process of its own gets it right and costs a whole start-up and
+function that ran at import cannot be put in place by swapping code objects
+alone: what the import computed from the original is already spread around
+(a subclass in another module, a table, a test's parameters). A fresh import
+in a pytest process of its own gets it right and costs a whole start-up and
 collection. This module does what that import would, in the warm process's
-forked child: the mutated code is executed in the module's own namespace, then
-every module that depends on it (the package's own modules, conftest files,
-test modules) is executed again, dependencies first, and every module-level
-binding of a replaced function or class is pointed at its new version. The
-warm runner then collects the re-executed test modules again, so parameters
-and fixtures are computed from the mutated code too.
+forked child: the mutated code is executed in the module's own namespace,
+then every module that depends on it (the package's own modules, conftest
+files, test modules) is executed again, dependencies first, and every
+module-level binding of a replaced function or class is pointed at its new
+version. For a function that ran at import, the function gets its mutated
+code and only the modules whose top-level code called it, and their
+dependents, are executed again. The warm runner then collects the
+re-executed test modules again, so parameters and fixtures are computed from
+the mutated code too.
 
 The graph and the compiled code are made once in the warm process, before any
-fork. Nothing here writes a file. When a module cannot be executed again (no
-source, a cycle, an error while executing) the caller falls back to a process
-of its own.
+fork. Nothing here writes a file. When modules cannot be executed again (no
+source, a cycle) there is no plan; when one raises, ``ExecError`` says which,
+and the caller decides (``failing_import``).
 """
 
 from __future__ import annotations
