@@ -139,7 +139,9 @@ class WarmSession:
         (a child starts as a copy of it) plus the spec's limit; 0 for none."""
         self.limit = 60.0
         """Seconds a child may take (the baseline's, scaled)."""
-        self.item_count = 0
+        self.whole_suite: set[int] = set()
+        """Mutants that run every test (not a selection): after a reload, tests with
+        new ids run too, as in a pytest process running the whole suite."""
 
     # --- hooks -------------------------------------------------------------------
 
@@ -304,12 +306,14 @@ class WarmSession:
         """The tests that run the mutant's lines, fastest first (``()`` when its
         function runs but those lines do not); None when its function never runs."""
         if not self.traced:
+            self.whole_suite.add(work.index)
             return tuple(items)
         selection = self.coverage.select(work.mutant())
         if not selection.reached:
             return None
         if selection.tests is None:
             # Module or class body, or code that ran only at import: every test may see it.
+            self.whole_suite.add(work.index)
             chosen = list(items)
         else:
             wanted = set(selection.tests)
@@ -322,7 +326,6 @@ class WarmSession:
     def _run_mutants(self, items: list[pytest.Item], baseline: WarmBaseline,
                      import_time: ImportTime) -> None:
         self.coverage = Coverage.from_runs(Path(self.spec.root), baseline.ran)
-        self.item_count = len(items)
         self.planner = Planner(
             Path(self.spec.root), self.spec.packages,
             (m.module for m in self.mutants if m.kind == MutantKind.REWRITE.value),
@@ -519,7 +522,7 @@ class WarmSession:
             except Exception as e:
                 # What a fresh import makes of it is for a process of its own to say.
                 return {"deferred": True, "error": _describe(e)}
-            run = Recollected(selected, how.modules, len(selected) == self.item_count)
+            run = Recollected(selected, how.modules, mutant.index in self.whole_suite)
         else:
             try:
                 self._apply(mutant, selected, how)
