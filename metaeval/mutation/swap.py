@@ -199,12 +199,12 @@ Swap = list[tuple[types.FunctionType, types.CodeType]]
 
 
 def plan_swap(module: str, file: str, source: str, original: Original | None,
-              avoid: frozenset[CodeKey] = frozenset(), line: int | None = None) -> Swap | None:
+              line: int | None = None) -> Swap | None:
     """How to put a rewrite mutant in place by giving the live functions it changes
-    their mutated code; None when that is not equivalent to importing the mutated
-    module: the module is not imported, the change is outside a function, a
-    function is not found, or one ran at import time (``avoid``), so what the
-    import computed from it would be stale. ``original`` is
+    their mutated code; None when that cannot be: the module is not imported, the
+    change is outside a function, or a function is not found. (Whether a changed
+    function ran at import, so that what the import computed from it is stale,
+    is the planner's to weigh.) ``original`` is
     ``original_code(module)``, made once; ``line``, the mutant's first line, lets
     only its statement be compiled. SyntaxError if the mutated code does not compile."""
     if original is None:
@@ -219,8 +219,6 @@ def plan_swap(module: str, file: str, source: str, original: Original | None,
         return None
     swaps: Swap = []
     for old, new in pairs:
-        if (module, old.co_firstlineno, old.co_qualname) in avoid:
-            return None
         functions = _live_functions(live, old)
         if not functions or any(len(f.__closure__ or ()) != len(new.co_freevars)
                                 for f in functions):
@@ -235,9 +233,9 @@ def apply_swap(swaps: Swap) -> None:
 
 
 def swap_code(module: str, file: str, source: str, original: Original | None,
-              avoid: frozenset[CodeKey] = frozenset(), line: int | None = None) -> bool:
+              line: int | None = None) -> bool:
     """``plan_swap`` and, when it can, ``apply_swap``; whether it did."""
-    swaps = plan_swap(module, file, source, original, avoid, line)
+    swaps = plan_swap(module, file, source, original, line)
     if swaps is None:
         return False
     apply_swap(swaps)

@@ -12,7 +12,11 @@ from textwrap import dedent
 
 import pytest
 
+from metaeval.mutation.model import MutantKind
+from metaeval.mutation.planner import Planner
+from metaeval.mutation.reload import ReloadPlan
 from metaeval.mutation.swap import changed_functions, original_code, plan_swap, swap_code
+from metaeval.mutation.wire import WarmMutant
 
 SOURCE = dedent("""\
     from __future__ import annotations
@@ -130,15 +134,42 @@ def test_a_change_outside_a_function_is_not_swapped(live: tuple[str, types.Modul
     assert module.LIMIT == 3 and module.allowed(3)
 
 
-def test_a_function_that_ran_at_import_is_not_swapped(live: tuple[str, types.ModuleType]
-                                                     ) -> None:
+def warm_mutant(file: str, module: types.ModuleType, source: str, line: int) -> WarmMutant:
+    return WarmMutant(0, "m", MutantKind.REWRITE.value, module.__name__, file, file, "",
+                      (line, 0, line, 1), source)
+
+
+def test_the_planner_swaps_and_reruns_what_an_import_computed(
+        live: tuple[str, types.ModuleType]) -> None:
+    # allowed() untouched at import: a swap. Called by the top level of a user module
+    # at import: a swap, then that module executed again. Called by code that is not
+    # the user's (pytest collecting): its own module executed again, as for a change
+    # outside a function.
     file, module = live
+    mutant = warm_mutant(file, module, mutated("return n <= LIMIT", "return n < LIMIT"),
+                         line_of("return n <= LIMIT"))
     code = module.allowed.__code__
-    avoid = frozenset({(module.__name__, code.co_firstlineno, code.co_qualname)})
-    assert not swap_code(module.__name__, file,
-                         mutated("return n <= LIMIT", "return n < LIMIT"),
-                         original_code(module.__name__), avoid)
-    assert module.allowed(3)
+    key = (module.__name__, code.co_firstlineno, code.co_qualname)
+
+    def planner(callers: frozenset[str] | None) -> Planner:
+        import_time = {} if callers is None else {key: callers}
+        return Planner(Path(file).parent, (), [module.__name__], import_time, {}, {})
+
+    swaps = planner(None).plan(mutant)
+    assert isinstance(swaps, list) and [f for f, _ in swaps] == [module.allowed]
+    sys.modules["swap_user"] = user = types.ModuleType("swap_user")
+    user.__file__ = str(Path(file).parent / "swap_user.py")
+    Path(user.__file__).write_text("X = 1\n", encoding="utf-8")
+    try:
+        rerun = planner(frozenset({"swap_user"})).plan(mutant)
+        assert isinstance(rerun, ReloadPlan) and rerun.served is None
+        assert rerun.modules == {"swap_user"} and [f for f, _ in rerun.swaps] == [module.allowed]
+    finally:
+        del sys.modules["swap_user"]
+    whole = planner(frozenset({"__main__"})).plan(mutant)
+    assert isinstance(whole, ReloadPlan) and whole.served is not None
+    assert whole.modules == {module.__name__} and not whole.swaps
+    assert module.allowed(3)  # planning changes nothing
 
 
 def test_a_module_not_imported_is_not_swapped(tmp_path: Path) -> None:
