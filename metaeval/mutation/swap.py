@@ -5,9 +5,9 @@ A mutant inside a function body changes nothing but that function's code. The
 warm process plans it (compiles the mutated statement, finds which live
 functions run the original code) and the forked child gives those functions
 the mutated code: the same effect as importing the mutated module, without
-importing anything. When that is not the same (the change is outside a
-function, or the function ran at import time), planning says so and the
-runner executes the module again instead (``reload``).
+importing anything, unless the change is outside a function (no plan here:
+the module is executed again, ``reload``) or the function ran at import (the
+planner then also executes its callers again).
 
 Nothing here writes a file; code objects are only assigned in a forked child.
 """

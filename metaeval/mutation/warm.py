@@ -357,7 +357,7 @@ class WarmSession:
         jobs = max(1, self.spec.jobs)
         size = _address_space() if self.spec.memory_limit else 0
         self.memory_cap = size + self.spec.memory_limit if size else 0
-        _prctl()
+        _prctl()  # looked up here, once, not in every child
         timeout = self.limit = limit if limit is not None else 60.0
         while pending or running:
             while pending and len(running) < jobs:
@@ -536,7 +536,6 @@ class WarmSession:
         if error_kind is ErrorKind.NONE and not self.first_failed:
             failed_collections = len(self.collect_failed)
             items = iter(run)
-            item: pytest.Item | None = None
             try:
                 # Each test's successor is found before it runs (its fixtures are torn
                 # down by what comes next); finding it may collect a module again.
