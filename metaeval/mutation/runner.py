@@ -125,6 +125,13 @@ class MutationRun:
     """Fork isolation: mutants put in place by executing their module again in the child."""
     deferred_elsewhere: float = 0.0
     """Of ``elsewhere``, the seconds the deferred mutants' own processes spent outside tests."""
+    forking: float = 0.0
+    """Fork isolation: of ``elsewhere``, the seconds the warm process spent forking."""
+    placing: float = 0.0
+    """Fork isolation: of ``elsewhere``, the seconds children spent putting their
+    mutants in place before their first test."""
+    resident: int = 0
+    """Fork isolation: the largest the warm process was (resident bytes) when it forked."""
 
     @property
     def ran(self) -> tuple[MutantResult, ...]:
@@ -332,7 +339,7 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
         cache.save(ran.baseline_duration, ran.timeout)
     return MutationRun(ordered, ran.baseline_duration, ran.timeout, options.isolation,
                        time.monotonic() - started, ran.deferred, ran.reloaded,
-                       ran.deferred_elsewhere)
+                       ran.deferred_elsewhere, ran.forking, ran.placing, ran.resident)
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +352,9 @@ class Ran:
     deferred: int = 0
     reloaded: int = 0
     deferred_elsewhere: float = 0.0
+    forking: float = 0.0
+    placing: float = 0.0
+    resident: int = 0
 
 
 Record = Callable[[int, MutantResult], None]
@@ -447,6 +457,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     pending = set(by_index)
     deferred: list[Future[float]] = []
     reloaded = 0
+    forking = placing = 0.0
+    resident = 0
     # Mutants only a fresh import puts in place start in a pytest process of their
     # own as soon as the warm runner reports them, one at a time beside its
     # children, rather than after it: at the end they would leave a core idle.
@@ -483,6 +495,9 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                     else:
                         pending.discard(value.index)
                         reloaded += value.reloaded
+                        forking += value.forking
+                        placing += value.placing
+                        resident = max(resident, value.resident)
                         mutant = by_index[value.index]
                         verdict = ChildVerdict.of_fork(value, coverage.tests_for(mutant) or ())
                         record(value.index, classify(mutant, verdict, timeout))
@@ -501,7 +516,7 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
         record(index, MutantResult(by_index[index], Status.RUNTIME_ERROR,
                                    detail=f"the warm runner ended before this mutant\n{tail}"))
     return Ran(baseline.duration, timeout, coverage, len(deferred), reloaded,
-               deferred_elsewhere)
+               deferred_elsewhere, forking, placing, resident)
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:

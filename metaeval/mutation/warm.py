@@ -33,7 +33,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -86,10 +86,11 @@ def die_with_parent(parent: int) -> None:
         os._exit(3)
 
 
-def _address_space() -> int:
-    """This process's virtual size in bytes, 0 when it cannot be read."""
+def _statm(field: int) -> int:
+    """A size of this process in bytes from ``/proc/self/statm`` (0: virtual, 1:
+    resident), 0 when it cannot be read."""
     try:
-        pages = int(Path("/proc/self/statm").read_text().split()[0])
+        pages = int(Path("/proc/self/statm").read_text().split()[field])
     except (OSError, ValueError, IndexError):
         return 0
     return pages * os.sysconf("SC_PAGE_SIZE")
@@ -107,6 +108,10 @@ class _Child:
     deadline: float
     plan: ReloadPlan | None
     """How it executes modules again, if it does."""
+    forking: float
+    """Seconds ``os.fork`` took in the warm process."""
+    resident: int
+    """Bytes of the warm process resident when it forked this one."""
     data: bytearray = field(default_factory=bytearray)
     eof: bool = False
 
@@ -355,7 +360,7 @@ class WarmSession:
         running: dict[int, _Child] = {}
         done: list[WarmOutcome] = []
         jobs = max(1, self.spec.jobs)
-        size = _address_space() if self.spec.memory_limit else 0
+        size = _statm(0) if self.spec.memory_limit else 0
         self.memory_cap = size + self.spec.memory_limit if size else 0
         _prctl()  # looked up here, once, not in every child
         timeout = self.limit = limit if limit is not None else 60.0
@@ -432,21 +437,26 @@ class WarmSession:
     def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], how: How,
               started: float, timeout: float, inherited: list[int]) -> _Child:
         read, write = os.pipe()
+        resident = _statm(1)
+        before = time.monotonic()
         pid = os.fork()
         if pid == 0:
-            os.close(read)
-            for fd in inherited:
-                os.close(fd)
-            self._child(mutant, selected, how, write)
+            self._child(mutant, selected, how, write, [read, *inherited])
+        forking = time.monotonic() - before
         os.close(write)
         try:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first wins the race
         except OSError:
             pass
         return _Child(pid, read, mutant, tuple(i.nodeid for i in selected), started,
-                      started + timeout, how if isinstance(how, ReloadPlan) else None)
+                      started + timeout, how if isinstance(how, ReloadPlan) else None,
+                      forking, resident)
 
     def _reap(self, child: _Child, timed_out: bool) -> WarmOutcome:
+        outcome = self._outcome(child, timed_out)
+        return replace(outcome, forking=child.forking, resident=child.resident)
+
+    def _outcome(self, child: _Child, timed_out: bool) -> WarmOutcome:
         wall = time.monotonic() - child.started
         answered = not timed_out and not child.eof
         if timed_out or answered:
@@ -476,7 +486,7 @@ class WarmSession:
         return WarmOutcome(child.work.index, child.selected, failed=data["failed"],
                            error_kind=ErrorKind(data["error_kind"]), error=data["error"],
                            exit_status=status, in_tests=data["in_tests"], wall=wall,
-                           reloaded=data["reloaded"])
+                           reloaded=data["reloaded"], placing=data["placing"])
 
     def _failing_import(self, child: _Child, error: str, raised_in: str | None
                         ) -> WarmOutcome:
@@ -497,19 +507,22 @@ class WarmSession:
     # --- in the child ------------------------------------------------------------
 
     def _child(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], how: How,
-               write: int) -> None:
+               write: int, inherited: list[int]) -> None:
+        began = time.monotonic()
         try:
+            for fd in inherited:  # the other children's pipes, and this one's read end
+                os.close(fd)
             os.setpgid(0, 0)
             die_with_parent(self.pid)
             if self.memory_cap:
                 resource.setrlimit(resource.RLIMIT_AS, (self.memory_cap, self.memory_cap))
-            result = self._apply_and_run(mutant, selected, how)
+            result = self._apply_and_run(mutant, selected, how, began)
             os.write(write, json.dumps(result).encode("utf-8") + b"\n")
         finally:
             os._exit(0)
 
     def _apply_and_run(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...],
-                       how: How) -> dict[str, object]:
+                       how: How, began: float) -> dict[str, object]:
         error_kind, error = ErrorKind.NONE, ""
         self.first_failed = ""
         run: Iterable[pytest.Item] = selected
@@ -529,6 +542,7 @@ class WarmSession:
             except Exception as e:  # missing target, replacement that raises
                 error_kind, error = ErrorKind.APPLY, _describe(e)
         in_tests = 0.0
+        placing = time.monotonic() - began
         # Only the failing test's name is reported: formatting its traceback would
         # cost more than most tests (inspect.getmodule walks every module).
         if selected:
@@ -552,7 +566,8 @@ class WarmSession:
                 # What a fresh import makes of it is for a process of its own to say.
                 return {"deferred": True, "error": _describe(e.__cause__ or e)}
         return {"failed": self.first_failed, "error_kind": error_kind.value, "error": error,
-                "in_tests": in_tests, "reloaded": isinstance(how, ReloadPlan)}
+                "in_tests": in_tests, "placing": placing,
+                "reloaded": isinstance(how, ReloadPlan)}
 
     def _apply(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], swaps: Swap) -> None:
         if mutant.kind == FORCED_FAIL:

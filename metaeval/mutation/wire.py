@@ -252,13 +252,21 @@ class WarmOutcome:
     in_tests: float = 0.0
     """Seconds inside the selected tests' setup, call and teardown."""
     wall: float = 0.0
-    """Seconds from fork to reaping."""
+    """Seconds from planning the mutant to reaping its child."""
     deferred: bool = False
     """To run in a pytest process of its own: no child could put it in place
     faithfully (its module or a dependent could not be executed again)."""
     reloaded: bool = False
     """Put in place by executing its module and their dependents again in the child
     (a change outside a function, or in code that ran at import)."""
+    forking: float = 0.0
+    """Seconds the warm process spent in ``os.fork`` for this child."""
+    placing: float = 0.0
+    """Seconds from the child's start to its first test: putting the mutant in place
+    (swapping code, executing modules again)."""
+    resident: int = 0
+    """Bytes of the warm process resident in memory when it forked this child: what
+    a fork copies the page tables of, and a child's exit tears down."""
 
 
 def warm_line(kind: str, value: WarmBaseline | WarmOutcome) -> str:

@@ -125,7 +125,14 @@ def overhead_text(run: MutationRun) -> str:
     if ran:
         text += (f"; in tests {run.in_tests:.1f}s, elsewhere {run.elsewhere:.1f}s "
                  f"(per mutant {run.in_tests / ran * 1000:.1f} ms in tests, "
-                 f"{run.elsewhere / ran * 1000:.1f} ms elsewhere)")
+                 f"{run.elsewhere / ran * 1000:.1f} ms elsewhere")
+        if run.forking:
+            # What the overhead is made of: forking is paid again by every mutant, and
+            # grows with what the tests import (page tables of the whole process).
+            text += (f": {run.forking / ran * 1000:.1f} ms forking the warm process "
+                     f"({run.resident / 2**20:.0f} MiB), {run.placing / ran * 1000:.1f} ms "
+                     "putting the mutant in place")
+        text += ")"
         if run.deferred:
             own = ("the process of its own" if run.deferred == 1
                    else f"the {run.deferred} processes of their own")
@@ -201,7 +208,10 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
                    "reloaded": run.reloaded,
                    "cached": run.cached, "wall_seconds": round(run.wall, 3),
                    "in_tests_seconds": round(run.in_tests, 3),
-                   "elsewhere_seconds": round(run.elsewhere, 3)},
+                   "elsewhere_seconds": round(run.elsewhere, 3),
+                   "forking_seconds": round(run.forking, 3),
+                   "placing_seconds": round(run.placing, 3),
+                   "warm_resident_bytes": run.resident},
         "report": str(report_path) if report_path is not None else None,
         "mutants": mutants,
     }

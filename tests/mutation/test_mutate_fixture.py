@@ -102,6 +102,7 @@ def test_subprocess_isolation_shows_each_status_where_designed(subprocess_run: R
     assert statuses(subprocess_run) == EXPECTED
     timing = subprocess_run.output["timing"]
     assert isinstance(timing, dict) and timing["isolation"] == "subprocess"
+    assert (timing["forking_seconds"], timing["warm_resident_bytes"]) == (0.0, 0)
 
 
 def test_fork_and_subprocess_isolation_agree_on_every_mutant(run: Run,
@@ -131,6 +132,14 @@ def test_fork_isolation_reports_time_in_tests_and_elsewhere(run: Run) -> None:
     assert timing["cached"] == 0
     assert 0 < timing["elsewhere_seconds"] < timing["wall_seconds"]
     assert timing["in_tests_seconds"] > 0
+    # Of the time elsewhere, what the warm process spent forking and what the
+    # children spent putting their mutants in place, each measured where it happens.
+    forking, placing = timing["forking_seconds"], timing["placing_seconds"]
+    assert isinstance(forking, float) and isinstance(placing, float)
+    assert forking > 0 and placing > 0
+    assert forking + placing < timing["elsewhere_seconds"]
+    # A Python process with pytest and the fixture imported is well over 16 MiB.
+    assert timing["warm_resident_bytes"] > 16 * 2**20
 
 
 def test_a_survivor_makes_the_run_exit_1(run: Run) -> None:

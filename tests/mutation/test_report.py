@@ -8,9 +8,14 @@ import pytest
 
 from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.runner import MutationRun
+from metaeval.mutation.runner import Isolation, MutationRun
 from metaeval.mutation.settings import MutateSettings, load_mutate_settings
-from metaeval.report.mutation import mutation_score, mutation_table, mutation_text
+from metaeval.report.mutation import (
+    mutation_score,
+    mutation_table,
+    mutation_text,
+    overhead_text,
+)
 
 SOURCE = "def allowed(tool):\n    return tool != 'delete'\n"
 
@@ -56,6 +61,23 @@ def test_the_table_counts_every_status_and_the_score() -> None:
     assert rows == [["Killed", "2"], ["Survived", "1"], ["NoCoverage", "0"], ["Timeout", "1"],
                     ["CompileError", "0"], ["RuntimeError", "0"], ["Ignored", "0"],
                     ["total", "4"], ["mutation", "score", "75.0%"]]
+
+
+def test_the_overhead_line_splits_time_elsewhere_into_forking_and_placing() -> None:
+    # Two mutants: 40 ms and 60 ms in tests, 30 ms and 10 ms outside them; of the
+    # 40 ms outside, the warm process (96 MiB) spent 12 ms forking, the children
+    # 8 ms putting their mutants in place.
+    results = tuple(MutantResult(mutant(i), Status.KILLED, duration=d, in_tests=t)
+                    for i, (d, t) in enumerate([(0.07, 0.04), (0.07, 0.06)]))
+    run = MutationRun(results, 0.5, 6.5, Isolation.FORK, wall=1.25, forking=0.012,
+                      placing=0.008, resident=96 * 2**20)
+    assert overhead_text(run) == (
+        "fork: 2 mutants run, 0 from cache, 1.2s in all; in tests 0.1s, elsewhere 0.0s "
+        "(per mutant 50.0 ms in tests, 20.0 ms elsewhere: 6.0 ms forking the warm process "
+        "(96 MiB), 4.0 ms putting the mutant in place)")
+    # A subprocess run forks no warm process: nothing to split.
+    plain = MutationRun(results, 0.5, 6.5, Isolation.SUBPROCESS, wall=1.25)
+    assert overhead_text(plain).endswith("(per mutant 50.0 ms in tests, 20.0 ms elsewhere)")
 
 
 def test_survivors_show_their_diff_and_breaks_sentence(tmp_path: Path) -> None:
