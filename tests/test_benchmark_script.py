@@ -153,3 +153,22 @@ def test_stopped_summary_rates_over_the_mutants_done() -> None:
     data = mm.as_json()
     assert (data["stopped_at_limit"], data["done"]) == (True, 30)
     assert "stopped_at_limit" not in me.as_json() and "done" not in me.as_json()
+
+
+def test_the_overhead_target_reads_the_runners_split(capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    # Four mutants: 36 ms outside tests in all, 16 ms of it in os.fork of a 64 MiB
+    # process: 9 ms a mutant passes the 10 ms target; 44 ms (11 a mutant) fails it.
+    ran = [{"covered_by": ["t::a"]}] * 4
+    timing: dict[str, object] = {"in_tests_seconds": 1.0, "elsewhere_seconds": 0.036,
+                                 "forking_seconds": 0.016, "placing_seconds": 0.004,
+                                 "warm_resident_bytes": 64 * 2**20}
+    data: dict[str, object] = {}
+    [(_, passed, detail)] = ms.overhead_checks(ran, timing, {"t::a": 0.5}, 1.0, 2, data)
+    assert passed is True
+    assert detail.startswith("9 ms (4 ms of it forking a 64 MiB process;")
+    assert data["overhead_ms"]["forking"] == pytest.approx(4.0)
+    assert "1.0 ms putting the mutant in place" in capsys.readouterr().out
+    [(_, passed, _)] = ms.overhead_checks(ran, timing | {"elsewhere_seconds": 0.044},
+                                          {}, 1.0, 2, {})
+    assert passed is False
