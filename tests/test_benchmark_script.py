@@ -167,7 +167,8 @@ def test_the_overhead_target_reads_the_runners_split(capsys: pytest.CaptureFixtu
     [(_, passed, detail)] = ms.overhead_checks(ran, timing, {"t::a": 0.5}, 1.0, 2, data)
     assert passed is True
     assert detail.startswith("9 ms (4 ms of it forking a 64 MiB process;")
-    assert data["overhead_ms"]["forking"] == pytest.approx(4.0)
+    overhead = data["overhead_ms"]
+    assert isinstance(overhead, dict) and overhead["forking"] == pytest.approx(4.0)
     assert "1.0 ms putting the mutant in place" in capsys.readouterr().out
     [(_, passed, _)] = ms.overhead_checks(ran, timing | {"elsewhere_seconds": 0.044},
                                           {}, 1.0, 2, {})
