@@ -173,3 +173,18 @@ def test_the_overhead_target_reads_the_runners_split(capsys: pytest.CaptureFixtu
     [(_, passed, _)] = ms.overhead_checks(ran, timing | {"elsewhere_seconds": 0.044},
                                           {}, 1.0, 2, {})
     assert passed is False
+
+
+fc = _load("fork_cost")
+
+
+def test_fork_cost_measures_each_import_set_in_a_fresh_process() -> None:
+    bare, with_json = fc.measure("os", 5), fc.measure("os,json,decimal", 5)
+    # Importing more makes a bigger process; both forked and reaped for real.
+    assert 0 < bare["resident_mib"] < with_json["resident_mib"]
+    assert 0 < bare["fork_ms"] < bare["fork_exit_ms"]
+
+
+def test_fork_cost_names_a_module_that_does_not_import() -> None:
+    with pytest.raises(SystemExit, match="importing no_such_module_here failed"):
+        fc.measure("no_such_module_here", 1)
