@@ -96,6 +96,18 @@ def _statm(field: int) -> int:
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """A mutant for a child, planned before the first fork: planning in the warm
+    process while children share its memory would copy every page it writes."""
+
+    mutant: WarmMutant
+    selected: tuple[pytest.Item, ...]
+    how: How
+    planning: float = 0.0
+    """Seconds its plan took: counted in the mutant's time outside its tests."""
+
+
 @dataclass(slots=True)
 class _Child:
     """A running child, seen from the warm process."""
@@ -299,7 +311,7 @@ class WarmSession:
         if not ran:
             return "no test ran and passed in the baseline"
         fastest = min(ran, key=lambda item: self.durations.get(item.nodeid, 0.0))
-        outcome = self._pool([(probe, (fastest,))], None)
+        outcome = self._pool([_Job(probe, (fastest,), [])], None)
         if outcome and outcome[0].failed == fastest.nodeid:
             return ""
         return (f"the forced-fail child was not killed: {outcome[0] if outcome else None!r}")
@@ -350,10 +362,19 @@ class WarmSession:
         # Longest first (by what the selected tests took in the baseline): a long
         # survivor started last would leave the other workers idle at the end.
         work.sort(key=lambda job: -sum(self.durations.get(item.nodeid, 0.0) for item in job[1]))
-        self._pool(work, limit)
+        jobs: list[_Job] = []
+        for mutant, selected in work:
+            started = time.monotonic()
+            # No test runs the mutated lines: the original's passing run stands.
+            how, settled = ([], WarmOutcome(mutant.index, ())) if not selected \
+                else self._plan(mutant, selected)
+            if settled is not None:
+                self._emit(warm_line("mutant", settled))
+            else:
+                jobs.append(_Job(mutant, selected, how, time.monotonic() - started))
+        self._pool(jobs, limit)
 
-    def _pool(self, work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]],
-              limit: float | None) -> list[WarmOutcome]:
+    def _pool(self, work: list[_Job], limit: float | None) -> list[WarmOutcome]:
         """Fork children ``jobs`` at a time, reap them, kill those past ``limit``;
         every outcome is emitted to the stream as it arrives, and returned."""
         pending = deque(work)
@@ -366,16 +387,9 @@ class WarmSession:
         timeout = self.limit = limit if limit is not None else 60.0
         while pending or running:
             while pending and len(running) < jobs:
-                mutant, selected = pending.popleft()
-                started = time.monotonic()
-                # No test runs the mutated lines: the original's passing run stands.
-                how, settled = ([], WarmOutcome(mutant.index, ())) if not selected \
-                    else self._plan(mutant, selected)
-                if settled is not None:
-                    done.append(settled)
-                    self._emit(warm_line("mutant", settled))
-                    continue
-                child = self._fork(mutant, selected, how, started, timeout,
+                job = pending.popleft()
+                started = time.monotonic() - job.planning
+                child = self._fork(job.mutant, job.selected, job.how, started, timeout,
                                    [c.fd for c in running.values()])
                 running[child.fd] = child
             if not running:
