@@ -1,6 +1,7 @@
 """How the warm runner puts each rewrite mutant in place, decided in the warm
-process once per mutant, before its child is forked (the children share what
-it compiles), and what a child that could not do it means.
+process for every mutant before the first child is forked (the children share
+what it compiles, and a compile between forks would copy every page it
+writes), and what a child that could not do it means.
 
 In order of cost: give the changed functions their mutated code (``swap``);
 when one of them ran at import, also execute again the modules whose

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from metaeval.mutation.apply import CallRecorder, apply_patch, apply_rewrite
-from metaeval.mutation.warm import WarmSession, die_with_parent
+from metaeval.mutation.processes import die_with_parent
+from metaeval.mutation.warm import WarmSession
 from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode, WarmSpec
 
 # Exit code of a child whose mutant could not be applied (pytest's own "internal error").

@@ -5,9 +5,10 @@ It lives inside the pytest process that ``metaeval mutate --isolation fork``
 starts with ``--metaeval-warm SPEC``. It takes over the test loop: a traced
 baseline (in a forked child, so the parent stays as collection left it), a
 forced-fail child that must be killed, then one forked child per mutant,
-``jobs`` at a time. A child puts its mutant in place as the planner says (a
-rewrite by giving the changed functions their mutated code objects, or by
-executing modules again; a patch as the subprocess plugin does), runs its
+``jobs`` at a time, every mutant planned before the first fork. A child puts
+its mutant in place as the planner said (a rewrite by giving the changed
+functions their mutated code objects, or by executing modules again; a patch
+as the subprocess plugin does), runs its
 selected tests fastest first (collecting again, as the run reaches them, the
 test modules it executed again), stops at the first failure, writes a line to
 a pipe and ends with ``os._exit``. A mutant no child can put in place is
@@ -21,7 +22,6 @@ child behind: children are reaped, and die with the warm process.
 
 from __future__ import annotations
 
-import functools
 import gc
 import json
 import os
@@ -32,7 +32,7 @@ import sys
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -45,6 +45,7 @@ from metaeval.mutation.items import CollectAgainError, Recollected, parts_of, sp
 from metaeval.mutation.model import MutantKind
 from metaeval.mutation.patches import PatchMutant
 from metaeval.mutation.planner import How, ImportTime, Planner
+from metaeval.mutation.processes import die_with_parent, look_up_prctl, process_size
 from metaeval.mutation.reload import ExecError, ReloadPlan, apply_reload
 from metaeval.mutation.swap import Swap, apply_swap, import_callers
 from metaeval.mutation.wire import (
@@ -60,40 +61,6 @@ from metaeval.mutation.wire import (
 
 FORCED_FAIL = "forced-fail"
 _READ_SIZE = 65536
-
-
-@functools.cache
-def _prctl() -> Callable[..., int] | None:
-    """libc's ``prctl``, looked up once (before the forks: a child would pay for it
-    each time); None where there is none."""
-    try:
-        import ctypes
-
-        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
-        return prctl
-    except (OSError, AttributeError):  # not Linux: the runner's limits still apply
-        return None
-
-
-def die_with_parent(parent: int) -> None:
-    """Ask Linux to SIGKILL this process when ``parent`` dies (``kill -9`` included)."""
-    prctl = _prctl()
-    if prctl is None:
-        return
-    pr_set_pdeathsig = 1
-    prctl(pr_set_pdeathsig, signal.SIGKILL)
-    if parent and os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(3)
-
-
-def _statm(field: int) -> int:
-    """A size of this process in bytes from ``/proc/self/statm`` (0: virtual, 1:
-    resident), 0 when it cannot be read."""
-    try:
-        pages = int(Path("/proc/self/statm").read_text().split()[field])
-    except (OSError, ValueError, IndexError):
-        return 0
-    return pages * os.sysconf("SC_PAGE_SIZE")
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,9 +348,9 @@ class WarmSession:
         running: dict[int, _Child] = {}
         done: list[WarmOutcome] = []
         jobs = max(1, self.spec.jobs)
-        size = _statm(0) if self.spec.memory_limit else 0
+        size = process_size(0) if self.spec.memory_limit else 0
         self.memory_cap = size + self.spec.memory_limit if size else 0
-        _prctl()  # looked up here, once, not in every child
+        look_up_prctl()  # looked up here, once, not in every child
         timeout = self.limit = limit if limit is not None else 60.0
         while pending or running:
             while pending and len(running) < jobs:
@@ -451,7 +418,7 @@ class WarmSession:
     def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], how: How,
               started: float, timeout: float, inherited: list[int]) -> _Child:
         read, write = os.pipe()
-        resident = _statm(1)
+        resident = process_size(1)
         before = time.monotonic()
         pid = os.fork()
         if pid == 0:
