@@ -8,10 +8,10 @@ forced-fail child that must be killed, then one forked child per mutant,
 ``jobs`` at a time, every mutant planned before the first fork. A child puts
 its mutant in place as the planner said (a rewrite by giving the changed
 functions their mutated code objects, or by executing modules again; a patch
-as the subprocess plugin does), runs its
-selected tests fastest first (collecting again, as the run reaches them, the
-test modules it executed again), stops at the first failure, writes a line to
-a pipe and ends with ``os._exit``. A mutant no child can put in place is
+as the subprocess plugin does), runs its selected tests fastest first
+(collecting again, as the run reaches them, the test modules it executed
+again), stops at the first failure, writes a line to a pipe and ends with
+``os._exit``. A mutant no child can put in place is
 *deferred*: the runner gives it a pytest process of its own. Every outcome is
 appended to the stream file the runner reads as it goes.
 
