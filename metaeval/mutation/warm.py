@@ -73,6 +73,11 @@ class _Job:
     how: How
     planning: float = 0.0
     """Seconds its plan took: counted in the mutant's time outside its tests."""
+    nodeids: tuple[str, ...] = field(init=False)
+    """The selected tests' ids, read here and not between forks (for the same reason)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nodeids", tuple(item.nodeid for item in self.selected))
 
 
 @dataclass(slots=True)
@@ -356,8 +361,7 @@ class WarmSession:
             while pending and len(running) < jobs:
                 job = pending.popleft()
                 started = time.monotonic() - job.planning
-                child = self._fork(job.mutant, job.selected, job.how, started, timeout,
-                                   [c.fd for c in running.values()])
+                child = self._fork(job, started, timeout, [c.fd for c in running.values()])
                 running[child.fd] = child
             if not running:
                 break
@@ -415,23 +419,22 @@ class WarmSession:
                                    deferred=True)
         return how, None
 
-    def _fork(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...], how: How,
-              started: float, timeout: float, inherited: list[int]) -> _Child:
+    def _fork(self, job: _Job, started: float, timeout: float, inherited: list[int]) -> _Child:
         read, write = os.pipe()
         resident = process_size(1)
         before = time.monotonic()
         pid = os.fork()
         if pid == 0:
-            self._child(mutant, selected, how, write, [read, *inherited])
+            self._child(job.mutant, job.selected, job.how, write, [read, *inherited])
         forking = time.monotonic() - before
         os.close(write)
         try:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first wins the race
         except OSError:
             pass
-        return _Child(pid, read, mutant, tuple(i.nodeid for i in selected), started,
-                      started + timeout, how if isinstance(how, ReloadPlan) else None,
-                      forking, resident)
+        how = job.how
+        return _Child(pid, read, job.mutant, job.nodeids, started, started + timeout,
+                      how if isinstance(how, ReloadPlan) else None, forking, resident)
 
     def _reap(self, child: _Child, timed_out: bool) -> WarmOutcome:
         outcome = self._outcome(child, timed_out)
