@@ -115,7 +115,8 @@ class MutationRun:
     results: tuple[MutantResult, ...]
     baseline_duration: float
     timeout: float
-    """The per-mutant limit in seconds: baseline * factor + constant."""
+    """The per-mutant limit in seconds: baseline * factor + constant; with
+    ``per_mutant_limits``, the largest of the mutants' own limits."""
     isolation: Isolation = Isolation.SUBPROCESS
     wall: float = 0.0
     """Seconds the whole run took, baseline included."""
@@ -132,6 +133,8 @@ class MutationRun:
     mutants in place before their first test."""
     resident: int = 0
     """Fork isolation: the largest the warm process was (resident bytes) when it forked."""
+    per_mutant_limits: bool = False
+    """Each mutant had its own limit (from its selected tests); ``timeout`` is the largest."""
 
     @property
     def ran(self) -> tuple[MutantResult, ...]:
@@ -238,9 +241,10 @@ def check_wiring(options: RunOptions, scratch: Path, timeout: float) -> None:
 
 
 def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
-               tests: tuple[str, ...] = ()) -> MutantResult:
-    """Run the suite (or only ``tests``, in that order) against one mutant; never
-    raises for what the mutant does."""
+               tests: tuple[str, ...] = (), timeout: float | None = None) -> MutantResult:
+    """Run the suite (or only ``tests``, in that order) against one mutant, for at
+    most ``timeout`` seconds (else the context's); never raises for what the mutant does."""
+    limit = context.timeout if timeout is None else timeout
     settled = settle(mutant)
     if settled is not None:
         return settled
@@ -254,8 +258,8 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
         fields = {"target": mutant.target}
         mode = Mode.PATCH
     outcome = _child(context.options, context.scratch, name, fields, mode, mutant.id,
-                     timeout=context.timeout, stop_first=True, tests=tests)
-    result = classify(mutant, ChildVerdict.of_subprocess(outcome, covered_by), context.timeout)
+                     timeout=limit, stop_first=True, tests=tests)
+    result = classify(mutant, ChildVerdict.of_subprocess(outcome, covered_by), limit)
     # Run even a mutant the baseline saw no test reach: its tracer can miss code
     # (a thread started before it, a test that installs its own trace function,
     # as coverage tools do), and a kill must never be reported as no coverage.
@@ -339,7 +343,8 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
         cache.save(ran.baseline_duration, ran.timeout)
     return MutationRun(ordered, ran.baseline_duration, ran.timeout, options.isolation,
                        time.monotonic() - started, ran.deferred, ran.reloaded,
-                       ran.deferred_elsewhere, ran.forking, ran.placing, ran.resident)
+                       ran.deferred_elsewhere, ran.forking, ran.placing, ran.resident,
+                       ran.per_mutant)
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +360,7 @@ class Ran:
     forking: float = 0.0
     placing: float = 0.0
     resident: int = 0
+    per_mutant: bool = False
 
 
 Record = Callable[[int, MutantResult], None]
@@ -459,6 +465,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     reloaded = 0
     forking = placing = 0.0
     resident = 0
+    longest = 0.0
+    """The largest limit a mutant had (each has its own, from its selected tests)."""
     # Mutants only a fresh import puts in place start in a pytest process of their
     # own as soon as the warm runner reports them, one at a time beside its
     # children, rather than after it: at the end they would leave a core idle.
@@ -467,10 +475,11 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     own = ThreadPoolExecutor(max_workers=1)
     context = Context(options, scratch, 0.0, coverage)
 
-    def fresh(index: int, tests: tuple[str, ...]) -> float:
+    def fresh(index: int, tests: tuple[str, ...], why: str, limit: float) -> float:
         # The warm selection, fastest first: a kill comes from the quickest test.
-        result = run_mutant(by_index[index], context, name=f"m{index}", tests=tests)
-        record(index, result)
+        result = run_mutant(by_index[index], context, name=f"m{index}", tests=tests,
+                            timeout=limit or None)
+        record(index, dataclasses.replace(result, own_process=why or "no reason given"))
         return max(0.0, result.duration - result.in_tests)
 
     with own, stream.open(encoding="utf-8") as lines:
@@ -491,7 +500,9 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                         context = Context(options, scratch, timeout, coverage)
                     elif value.deferred:
                         pending.discard(value.index)
-                        deferred.append(own.submit(fresh, value.index, value.selected or ()))
+                        deferred.append(own.submit(fresh, value.index, value.selected or (),
+                                                   value.error, value.limit))
+                        longest = max(longest, value.limit)
                     else:
                         pending.discard(value.index)
                         reloaded += value.reloaded
@@ -500,7 +511,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                         resident = max(resident, value.resident)
                         mutant = by_index[value.index]
                         verdict = ChildVerdict.of_fork(value, coverage.tests_for(mutant) or ())
-                        record(value.index, classify(mutant, verdict, timeout))
+                        record(value.index, classify(mutant, verdict, value.limit or timeout))
+                        longest = max(longest, value.limit)
                 if exited:
                     break
                 time.sleep(0.02)
@@ -515,8 +527,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     for index in sorted(pending):
         record(index, MutantResult(by_index[index], Status.RUNTIME_ERROR,
                                    detail=f"the warm runner ended before this mutant\n{tail}"))
-    return Ran(baseline.duration, timeout, coverage, len(deferred), reloaded,
-               deferred_elsewhere, forking, placing, resident)
+    return Ran(baseline.duration, longest or timeout, coverage, len(deferred), reloaded,
+               deferred_elsewhere, forking, placing, resident, per_mutant=True)
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:

@@ -267,6 +267,8 @@ class WarmOutcome:
     resident: int = 0
     """Bytes of the warm process resident in memory when it forked this child: what
     a fork copies the page tables of, and a child's exit tears down."""
+    limit: float = 0.0
+    """Seconds the mutant was allowed (from its selected tests' baseline times)."""
 
 
 def warm_line(kind: str, value: WarmBaseline | WarmOutcome) -> str:
