@@ -12,6 +12,7 @@ from pathlib import Path
 
 from metaeval.errors import InputError
 from metaeval.gate import Bar, parse_bars
+from metaeval.importing import BUILTINS_ONLY, AllowedModules, is_module_name
 
 DEFAULT_META_SETS = ("meta_sets",)
 DEFAULT_FINDINGS = "mutants/findings.json"
@@ -59,6 +60,9 @@ class Config:
     """``[tool.metaeval.mutate] operators``: restrict rewrite operators (empty: all)."""
     gate: tuple[Bar, ...] = ()
     """``[tool.metaeval.gate]``: one bar per metric for ``metaeval gate``."""
+    allowed_modules: AllowedModules = BUILTINS_ONLY
+    """``[tool.metaeval] allowed_modules``: where graders and judges named by import
+    path may come from (absent: only the built-ins)."""
 
     def paths(self, names: tuple[str, ...]) -> list[Path]:
         return [self.root / name for name in names]
@@ -110,7 +114,18 @@ def load_config(start: Path | None = None) -> Config:
     mutate_targets, mutate_operators = _mutate_section(pyproject, section.get("mutate", {}))
     gate = parse_bars(section.get("gate", {}), f"{pyproject}: tool.metaeval.gate")
     return Config(pyproject.parent, tuple(meta_sets), findings, meta_eval,
-                  mutate_targets=mutate_targets, mutate_operators=mutate_operators, gate=gate)
+                  mutate_targets=mutate_targets, mutate_operators=mutate_operators, gate=gate,
+                  allowed_modules=_allowed_modules(pyproject, section))
+
+
+def _allowed_modules(pyproject: Path, section: dict[str, object]) -> AllowedModules:
+    value = section.get("allowed_modules", [])
+    if (not isinstance(value, list)
+            or not all(isinstance(v, str) and is_module_name(v) for v in value)):
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        raise InputError(f"{pyproject}: tool.metaeval.allowed_modules: got {shown}; "
+                         "expected a list of package or module names (e.g. [\"mypkg\"])")
+    return AllowedModules(tuple(value))
 
 
 _BAR_KEYS = ("min_tpr", "min_tnr", "min_kappa")
