@@ -14,7 +14,7 @@ from typing import ParamSpec, TypeVar
 import click
 
 from metaeval import __version__, vcs
-from metaeval.config import load_config
+from metaeval.config import load_config, unknown_check_bars
 from metaeval.errors import ExitCode, InputError
 from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
 from metaeval.findings import load as load_findings
@@ -284,6 +284,11 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     config = load_config()
     targets = list(paths) or config.paths(config.meta_sets)
     loaded = load_meta_sets(targets, config.allowed_modules)
+    unknown_bar = unknown_check_bars(
+        config, {c.label for r in loaded.runs for c in r.input.task.checks},
+        ", ".join(map(str, targets)))
+    if unknown_bar is not None and loaded.runs:
+        raise InputError("\n".join([*map(str, loaded.errors), unknown_bar]))
     before = load_baseline(baseline) if baseline is not None else None
     settings = Settings(
         bars=Bars(min_tpr, min_tnr, min_kappa).over(config.meta_eval.bars),

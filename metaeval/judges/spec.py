@@ -27,6 +27,7 @@ from metaeval.judges.adapters import (
 )
 from metaeval.judges.base import Judge, Mode, Scale
 from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
+from metaeval.keys import cut, did_you_mean
 
 FAKES: dict[str, Callable[[], Judge]] = {
     "biased": BiasedJudge,
@@ -143,8 +144,9 @@ def _table(table: dict[str, object], where: str, modules: AllowedModules) -> Jud
         raise InputError(f"{where}.type: got {kind!r}; expected 'http', 'command' or 'python'")
     unknown = sorted(set(table) - allowed[str(kind)])
     if unknown:
-        raise InputError(f"{where}.{unknown[0]}: unknown key for a {kind} judge; expected one "
-                         f"of {', '.join(sorted(allowed[str(kind)]))}")
+        raise InputError(f"{where}.{cut(unknown[0])}: unknown key for a {kind} judge; expected "
+                         f"one of {', '.join(sorted(allowed[str(kind)]))}"
+                         f"{did_you_mean(unknown[0], allowed[str(kind)])}")
     name = str(_get(table, "name", str, where, str(kind)))
     if kind == "python":
         return _python(str(_get(table, "target", str, where, "")), f"{where}.target", modules,

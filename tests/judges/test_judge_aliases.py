@@ -49,3 +49,12 @@ def test_judges_that_is_not_a_table_is_bad_input(judges: Path) -> None:
                                          "a table"):
         build_judge("house")
 
+
+def test_an_unknown_key_of_a_judge_table_says_which_it_may_be(judges: Path) -> None:
+    judges.write_text('[tool.metaeval.judges.house]\ntype = "http"\nbase_ur = "http://x"\n'
+                      'model = "m"\n')
+    with pytest.raises(InputError) as caught:
+        build_judge("house")
+    message = str(caught.value)
+    assert message.startswith("tool.metaeval.judges.house.base_ur: unknown key for a http judge")
+    assert message.endswith("; did you mean 'base_url'?")
