@@ -14,7 +14,7 @@ from typing import ParamSpec, TypeVar
 import click
 
 from metaeval import __version__, vcs
-from metaeval.config import load_config
+from metaeval.config import load_config, unknown_check_bars
 from metaeval.errors import ExitCode, InputError
 from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
 from metaeval.findings import load as load_findings
@@ -70,7 +70,7 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     config = load_config()
     targets = list(paths) or config.paths(config.meta_sets)
     result = with_judge_items(targets, load_meta_sets(
-        [t for t in targets if t.suffix != ITEM_SUFFIX]))
+        [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules))
     click.echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(ExitCode.BAD_INPUT if result.errors else ExitCode.OK)
 
@@ -283,7 +283,12 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 
     config = load_config()
     targets = list(paths) or config.paths(config.meta_sets)
-    loaded = load_meta_sets(targets)
+    loaded = load_meta_sets(targets, config.allowed_modules)
+    unknown_bar = unknown_check_bars(
+        config, {c.label for r in loaded.runs for c in r.input.task.checks},
+        ", ".join(map(str, targets)))
+    if unknown_bar is not None and loaded.runs:
+        raise InputError("\n".join([*map(str, loaded.errors), unknown_bar]))
     before = load_baseline(baseline) if baseline is not None else None
     settings = Settings(
         bars=Bars(min_tpr, min_tnr, min_kappa).over(config.meta_eval.bars),
@@ -299,7 +304,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
             click.echo(str(error), err=True)
         click.echo("error: no run to measure in " + ", ".join(map(str, targets)), err=True)
         sys.exit(ExitCode.BAD_INPUT if loaded.errors else ExitCode.VOID)
-    result = run_meta_eval(loaded.runs, settings, before)
+    result = run_meta_eval(loaded.runs, settings, before, allowed=config.allowed_modules)
     render = meta_eval_json if fmt == "json" else meta_eval_table
     click.echo(render(result, files=loaded.files, errors=loaded.errors))
     if loaded.errors:
@@ -357,7 +362,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     bar = _ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
         audit = run_judge_audit(spec, load_items(paths), recorded=recorded, samples=samples,
-                                cache=cache, bars=bars, progress=bar)
+                                cache=cache, bars=bars, progress=bar,
+                                allowed=config.allowed_modules)
     finally:
         if bar is not None:
             bar.close()

@@ -31,6 +31,7 @@ from metaeval.contract import (
 )
 from metaeval.errors import CheckSpecError
 from metaeval.graders.registry import build_grader
+from metaeval.importing import BUILTINS_ONLY, AllowedModules
 
 FORMAT_VERSION = 1
 RUN_FIELDS = {"id", "category", "task", "trajectory", "initial_state", "final_state", "label",
@@ -245,7 +246,7 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
 # --- task and label ------------------------------------------------------------------
 
 
-def _task(raw: JsonValue, problems: list[_Bad]) -> TaskSpec | None:
+def _task(raw: JsonValue, problems: list[_Bad], allowed: AllowedModules) -> TaskSpec | None:
     if not isinstance(raw, dict):
         problems.append(_Bad("task", f"got {_got(raw)}; expected an object with id and checks"))
         return None
@@ -264,7 +265,7 @@ def _task(raw: JsonValue, problems: list[_Bad]) -> TaskSpec | None:
     for i, spec_raw in enumerate(checks_raw):
         where = f"task.checks[{i}]"
         try:
-            spec = _check_spec(spec_raw, where)
+            spec = _check_spec(spec_raw, where, allowed)
             if spec.label in {c.label for c in checks}:
                 raise _Bad(f"{where}.name", f"got {spec.label!r}; expected a check name not "
                            "already used in this task")
@@ -274,7 +275,7 @@ def _task(raw: JsonValue, problems: list[_Bad]) -> TaskSpec | None:
     return TaskSpec(task_id, instruction, criteria, tuple(checks))
 
 
-def _check_spec(raw: JsonValue, where: str) -> CheckSpec:
+def _check_spec(raw: JsonValue, where: str, allowed: AllowedModules) -> CheckSpec:
     if not isinstance(raw, dict):
         raise _Bad(where, f"got {_got(raw)}; expected {{\"grader\": NAME, ...params}}")
     grader = _str(raw, "grader", f"{where}.grader")
@@ -282,7 +283,7 @@ def _check_spec(raw: JsonValue, where: str) -> CheckSpec:
     params = {k: v for k, v in raw.items() if k not in ("grader", "name")}
     spec = CheckSpec(grader, params, name)
     try:
-        build_grader(spec)  # a spec that cannot become a grader is bad input, found now
+        build_grader(spec, allowed)  # a spec that cannot become a grader: bad input, found now
     except CheckSpecError as e:
         raise _Bad(f"{where}.{e.field}", e.message) from e
     return spec
@@ -320,8 +321,10 @@ def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label
 # --- lines and files -------------------------------------------------------------------
 
 
-def parse_run(raw: JsonValue, source: str) -> tuple[MetaRun | None, list[_Bad]]:
-    """One record to one run, or None with every problem found in it."""
+def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ONLY
+              ) -> tuple[MetaRun | None, list[_Bad]]:
+    """One record to one run, or None with every problem found in it. A check naming
+    code by import path must name it in ``allowed`` (the project's config)."""
     if not isinstance(raw, dict):
         return None, [_Bad("", f"got {_got(raw)}; expected a JSON object")]
     problems: list[_Bad] = []
@@ -336,7 +339,7 @@ def parse_run(raw: JsonValue, source: str) -> tuple[MetaRun | None, list[_Bad]]:
         final = _object(raw, "final_state", "final_state")
     except _Bad as bad:
         problems.append(bad)
-    task = _task(raw.get("task"), problems)
+    task = _task(raw.get("task"), problems, allowed)
     trajectory = _trajectory(raw.get("trajectory", []), problems)
     checks = [c.label for c in task.checks] if task else []
     label = _label(raw.get("label"), checks, problems)
@@ -376,8 +379,10 @@ def data_files(paths: Iterable[Path], suffix: str = ".jsonl"
     return files, errors
 
 
-def load_meta_sets(paths: Iterable[Path]) -> MetaSet:
-    """Every run of every file; bad lines become errors and the rest still load."""
+def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONLY) -> MetaSet:
+    """Every run of every file; bad lines become errors and the rest still load.
+    ``allowed``: the project's ``[tool.metaeval] allowed_modules``, the only code a
+    check may name by import path (the default: none, only the built-ins)."""
     files, errors = data_files(paths)
     runs: list[MetaRun] = []
     seen: dict[str, str] = {}
@@ -394,7 +399,7 @@ def load_meta_sets(paths: Iterable[Path]) -> MetaSet:
             except ValueError as e:
                 errors.append(LoadError(str(path), number, "", f"not valid JSON: {e}"))
                 continue
-            run, problems = parse_run(raw, source)
+            run, problems = parse_run(raw, source, allowed)
             errors.extend(LoadError(str(path), number, p.field, p.message) for p in problems)
             if run is None:
                 continue

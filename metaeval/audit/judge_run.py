@@ -11,6 +11,7 @@ from pathlib import Path
 from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table
 from metaeval.audit.judge_audit import DEFAULT_BARS, Bars, JudgeAudit, audit_judge
 from metaeval.errors import InputError
+from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.judge_items import JudgeItems, load_judge_items, load_recorded
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity
 from metaeval.judges.cache import CachedJudge, ReplyCache
@@ -34,9 +35,11 @@ def load_items(paths: Sequence[Path]) -> JudgeItems:
 
 def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = None,
                     samples: int = 1, cache: Path | None = None,
-                    bars: Bars = DEFAULT_BARS, progress: Progress | None = None) -> JudgeAudit:
+                    bars: Bars = DEFAULT_BARS, progress: Progress | None = None,
+                    allowed: AllowedModules = BUILTINS_ONLY) -> JudgeAudit:
     """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
-    unless None), or read from ``recorded`` with no call made."""
+    unless None), or read from ``recorded`` with no call made. A judge named by
+    import path must be in ``allowed`` (``[tool.metaeval] allowed_modules``)."""
     if samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:
@@ -50,13 +53,13 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
                              "more); expected the id of a loaded judge item")
         identity, scale = JudgeIdentity(spec, model="recorded"), DEFAULT_SCALE
         try:  # a judge we can build lends its identity, so its calibration applies to it
-            named = build_judge(spec)
+            named = build_judge(spec, allowed=allowed)
             identity, scale = named.identity, named.scale
         except InputError:
             pass  # a name only: the logs' judge is not one metaeval can build
         return audit_judge(identity, scale, items, recorded_table(records), mode="recorded",
                            bars=bars)
-    judge = build_judge(spec)
+    judge = build_judge(spec, allowed=allowed)
     if cache is not None:
         store = ReplyCache(cache)
         try:

@@ -5,6 +5,9 @@ A table has ``type`` ``http`` (``base_url``, ``model``, ``api_key_env``, ...),
 ``command`` (``command``, ``timeout``) or ``python`` (``target``). Every problem
 is an InputError naming the spec and the key at fault. A spec must never carry
 an API key itself: only the name of the environment variable that holds it.
+An import path (``--judge``, a meta-set's judge check, a python table's
+``target``) resolves only inside ``[tool.metaeval] allowed_modules``, checked
+on its text before any import.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 
 from metaeval.config import metaeval_table
 from metaeval.errors import InputError
-from metaeval.importing import resolve
+from metaeval.importing import BUILTINS_ONLY, AllowedModules, one_line, resolve
 from metaeval.judges.adapters import (
     HttpSettings,
     PromptedJudge,
@@ -24,6 +27,7 @@ from metaeval.judges.adapters import (
 )
 from metaeval.judges.base import Judge, Mode, Scale
 from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
+from metaeval.keys import cut, did_you_mean
 
 FAKES: dict[str, Callable[[], Judge]] = {
     "biased": BiasedJudge,
@@ -42,34 +46,59 @@ def configured_judges(start: Path | None = None) -> dict[str, object]:
     return metaeval_table(start or Path.cwd(), "judges")[1]
 
 
-def build_judge(spec: object, *, where: str = "--judge") -> Judge:
-    """One judge for one spec; raises InputError saying what was expected."""
+def build_judge(spec: object, *, where: str = "--judge",
+                allowed: AllowedModules = BUILTINS_ONLY) -> Judge:
+    """One judge for one spec; raises InputError saying what was expected. ``allowed``
+    is the project's ``[tool.metaeval] allowed_modules``; a judge named by import path
+    must be in it."""
+    return _build(spec, where, allowed, ())
+
+
+def _at(where: str, message: str) -> str:
+    return f"{where}: {message}" if where else message
+
+
+def _build(spec: object, where: str, allowed: AllowedModules, aliases: tuple[str, ...]) -> Judge:
+    """``aliases``: the names of ``[tool.metaeval.judges]`` followed to get here, so
+    a name that leads back to itself is named as a cycle, not recursed into."""
     if isinstance(spec, str):
         if spec in FAKES:
             return FAKES[spec]()
         if ":" in spec:
-            return _python(spec, where)
-        configured = configured_judges()
+            return _python(spec, where, allowed)
+        pyproject, configured = metaeval_table(Path.cwd(), "judges")
+        if spec in aliases:
+            cycle = " -> ".join([*aliases[aliases.index(spec):], spec])
+            raise InputError(f"{pyproject}: tool.metaeval.judges.{aliases[-1]}: got {spec!r}, "
+                             f"a cycle of names ({cycle}); expected a chain of names that "
+                             "ends in a judge table or a built-in judge")
         if spec in configured:
-            return build_judge(configured[spec], where=f"tool.metaeval.judges.{spec}")
+            return _build(configured[spec], f"tool.metaeval.judges.{spec}", allowed,
+                          (*aliases, spec))
         known = ", ".join([*FAKES, *sorted(configured)])
-        raise InputError(f"{where}: got {spec!r}; expected one of {known}, an import path "
-                         "'package.module:attr', or a table with a 'type'")
+        shown = spec if len(spec) <= 80 else spec[:77] + "..."
+        raise InputError(_at(where, f"got {shown!r}; expected one of {known}, an import path "
+                             "'package.module:attr', or a table with a 'type'"))
     if isinstance(spec, Mapping):
-        return _table(dict(spec), where)
-    raise InputError(f"{where}: got {spec!r}; expected a judge name or a table")
+        return _table(dict(spec), where, allowed)
+    raise InputError(_at(where, f"got {spec!r}; expected a judge name or a table"))
 
 
-def _python(target: str, where: str, name: str = "") -> Judge:
-    obj = resolve(target)
-    if isinstance(obj, type):
-        obj = obj()
+def _python(target: str, where: str, allowed: AllowedModules, name: str = "") -> Judge:
+    try:
+        obj = resolve(target, allowed)
+        if isinstance(obj, type):
+            obj = obj()
+    except InputError as e:
+        raise InputError(_at(where, str(e))) from e
+    except Exception as e:  # the user's Judge class raised in its constructor
+        raise InputError(_at(where, f"{target!r} raised {one_line(e)}")) from e
     if isinstance(obj, Judge):
         return obj
     if callable(obj):
         return PromptedJudge(name or target, callable_backend(obj))
-    raise InputError(f"{where}: {target!r} is {obj!r}; expected a Judge, a Judge class, or "
-                     "a function prompt -> reply text")
+    raise InputError(_at(where, f"{target!r} is {obj!r}; expected a Judge, a Judge class, or "
+                     "a function prompt -> reply text"))
 
 
 def _get(table: dict[str, object], key: str, kind: type, where: str, default: object) -> object:
@@ -104,7 +133,7 @@ def _modes(table: dict[str, object], where: str) -> frozenset[Mode]:
     return frozenset(Mode(n) for n in names)
 
 
-def _table(table: dict[str, object], where: str) -> Judge:
+def _table(table: dict[str, object], where: str, modules: AllowedModules) -> Judge:
     secrets = sorted(k for k in table if k.lower() in SECRET_KEYS)
     if secrets:
         raise InputError(f"{where}.{secrets[0]}: a judge spec must not hold a secret; put "
@@ -115,11 +144,13 @@ def _table(table: dict[str, object], where: str) -> Judge:
         raise InputError(f"{where}.type: got {kind!r}; expected 'http', 'command' or 'python'")
     unknown = sorted(set(table) - allowed[str(kind)])
     if unknown:
-        raise InputError(f"{where}.{unknown[0]}: unknown key for a {kind} judge; expected one "
-                         f"of {', '.join(sorted(allowed[str(kind)]))}")
+        raise InputError(f"{where}.{cut(unknown[0])}: unknown key for a {kind} judge; expected "
+                         f"one of {', '.join(sorted(allowed[str(kind)]))}"
+                         f"{did_you_mean(unknown[0], allowed[str(kind)])}")
     name = str(_get(table, "name", str, where, str(kind)))
     if kind == "python":
-        return _python(str(_get(table, "target", str, where, "")), f"{where}.target", name)
+        return _python(str(_get(table, "target", str, where, "")), f"{where}.target", modules,
+                       name)
     scale, modes = _scale(table, where), _modes(table, where)
     timeout = float(str(_get(table, "timeout", float, where, 60.0)))
     if kind == "command":

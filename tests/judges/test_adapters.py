@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from metaeval.errors import InputError
+from metaeval.importing import AllowedModules
 from metaeval.judges.adapters import HttpSettings, http_judge
 from metaeval.judges.base import Choice, Judge, JudgeReply
 from metaeval.judges.cache import CachedJudge, ReplyCache
@@ -151,7 +152,7 @@ def replies_in_prose(prompt: str) -> str:
 
 
 def test_python_callable_judge_by_import_path() -> None:
-    judge = build_judge(f"{__name__}:replies_in_prose")
+    judge = build_judge(f"{__name__}:replies_in_prose", allowed=AllowedModules((__name__,)))
     reply = judge.score("q", "a")
     assert reply.value is None and reply.raw == "I would rate this 3 out of 10"
 
