@@ -5,7 +5,9 @@ Each renders the prompt templates of ``parse``, obtains reply text, and reads it
 with the strict parser. A failed call (timeout, bad exit, HTTP error, exhausted
 retries) is an unscored reply with the reason, never an exception and never a
 value. The HTTP judge reads its API key from the environment at call time and
-must never write it anywhere: not to its identity, a cache, a log or a report.
+must never write it anywhere: not to its identity, a cache, a log or a report. It
+follows no redirect (urllib would resend the key to wherever one points), and it
+redacts the key from every text a server sends back before anyone keeps it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import IO
 
 from metaeval.judges.base import (
     DEFAULT_SCALE,
@@ -163,6 +166,43 @@ class HttpSettings:
         object.__setattr__(self, "semaphore", threading.BoundedSemaphore(self.concurrency))
 
 
+REDACTED = "[redacted]"
+"""What stands in for the API key in any text a server sent back."""
+
+
+def redact(text: str, key: str) -> str:
+    """``text`` with every copy of ``key`` (plain or JSON-escaped) replaced by
+    ``REDACTED``: a server that echoes the key must not get it into a cache,
+    a report or an error message."""
+    if not key:
+        return text
+    for form in (key, json.dumps(key)[1:-1]):
+        text = text.replace(form, REDACTED)
+    return text
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow no redirect, even on the same origin: urllib resends every header,
+    the key included, to wherever a Location points. A refused redirect reaches
+    the caller as an HTTPError with the 3xx status."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int,
+                         msg: str, headers: http.client.HTTPMessage, newurl: str
+                         ) -> urllib.request.Request | None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_RefuseRedirects)
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    status: int
+    text: str
+    retry_after: str | None = None
+    location: str = ""
+
+
 def _retry_after(value: str | None, default: float) -> float:
     try:
         return float(value) if value is not None else default
@@ -176,48 +216,61 @@ def http_backend(settings: HttpSettings) -> Backend:
     once. Everything else that goes wrong is a failed call with the reason."""
     url = settings.base_url.rstrip("/") + "/chat/completions"
 
-    def attempt(body: bytes) -> tuple[int, str, str | None]:
+    def attempt(body: bytes, key: str) -> _Answer:
         headers = {"Content-Type": "application/json"}
-        key = os.environ.get(settings.api_key_env, "") if settings.api_key_env else ""
         if key:
             headers["Authorization"] = f"Bearer {key}"
         request = urllib.request.Request(url, body, headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=settings.timeout_s) as response:
-                return response.status, response.read().decode("utf-8", "replace"), None
+            with _OPENER.open(request, timeout=settings.timeout_s) as response:
+                return _Answer(response.status, response.read().decode("utf-8", "replace"))
         except urllib.error.HTTPError as e:
             text = e.read().decode("utf-8", "replace")
-            return e.code, text, e.headers.get("Retry-After")
+            return _Answer(e.code, text, e.headers.get("Retry-After"),
+                           e.headers.get("Location") or "")
 
     def complete(prompt: str, sample: int) -> Completion:
         body = json.dumps({"model": settings.model, "temperature": settings.temperature,
                            "seed": sample,
                            "messages": [{"role": "user", "content": prompt}]}).encode()
+        key = os.environ.get(settings.api_key_env, "") if settings.api_key_env else ""
         start = time.perf_counter()
         delay = settings.backoff_s
-        status, text = 0, ""
+        answer = _Answer(0, "")
         with settings.semaphore:
             for tries in range(settings.retries + 1):
                 try:
-                    status, text, retry_after = attempt(body)
+                    answer = attempt(body, key)
                 except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
                     return Completion("", CallInfo(time.perf_counter() - start, failed=True),
-                                      f"request to {url} failed: {e}")
-                if status != 429 and status < 500:
+                                      redact(f"request to {url} failed: {e}", key))
+                if answer.status != 429 and answer.status < 500:
                     break
                 if tries < settings.retries:
-                    time.sleep(min(_retry_after(retry_after, delay), settings.max_backoff_s))
+                    time.sleep(min(_retry_after(answer.retry_after, delay),
+                                   settings.max_backoff_s))
                     delay *= 2
         latency = time.perf_counter() - start
-        if status != 200:
+        text = redact(answer.text, key)
+        if 300 <= answer.status < 400:
+            location = _shorten(redact(answer.location, key))
             return Completion(text[:500], CallInfo(latency, failed=True),
-                              f"HTTP {status} from {url} after {tries + 1} attempt(s)")
-        return _read_chat(text, latency)
+                              f"HTTP {answer.status} redirect from {url} to {location!r} not "
+                              "followed (a redirect could carry the API key elsewhere); set "
+                              "base_url to where the endpoint really is")
+        if answer.status != 200:
+            return Completion(text[:500], CallInfo(latency, failed=True),
+                              f"HTTP {answer.status} from {url} after {tries + 1} attempt(s)")
+        return _read_chat(text, latency, key)
 
     return complete
 
 
-def _read_chat(text: str, latency: float) -> Completion:
+def _shorten(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _read_chat(text: str, latency: float, key: str) -> Completion:
     try:
         document = json.loads(text)
         content = document["choices"][0]["message"]["content"]
@@ -233,8 +286,11 @@ def _read_chat(text: str, latency: float) -> Completion:
                     completion_tokens if isinstance(completion_tokens, int) else None)
     if not isinstance(content, str):
         return Completion("", CallInfo(latency, failed=True),
-                          f"endpoint message content is {content!r}; expected a string")
-    return Completion(content, info)
+                          f"endpoint message content is {_shorten(redact(repr(content), key))}; "
+                          "expected "
+                          "a string")
+    # Redacted again after decoding: JSON may have spelled the key with escapes.
+    return Completion(redact(content, key), info)
 
 
 def http_judge(settings: HttpSettings, *, name: str = "openai-compatible",
