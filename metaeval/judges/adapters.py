@@ -19,6 +19,7 @@ import subprocess
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,10 +74,13 @@ class PromptedJudge:
     scale: Scale = DEFAULT_SCALE
     modes: frozenset[Mode] = frozenset(Mode)
     concurrency: int = 1
+    endpoint: str = ""
+    """Where the backend asks (see ``JudgeIdentity.endpoint``)."""
 
     @property
     def identity(self) -> JudgeIdentity:
-        return JudgeIdentity(self.name, self.model, template_hash(), self.temperature)
+        return JudgeIdentity(self.name, self.model, template_hash(), self.temperature,
+                             self.endpoint)
 
     def score(self, prompt: str, response: str, reference: str | None = None, *,
               criterion: str = "", sample: int = 0) -> JudgeReply:
@@ -293,7 +297,39 @@ def _read_chat(text: str, latency: float, key: str) -> Completion:
     return Completion(redact(content, key), info)
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def endpoint_of(base_url: str) -> str:
+    """``base_url`` normalised for a judge's identity: scheme and host lower-cased,
+    a default port and trailing slashes dropped. Raises ValueError (without
+    echoing the URL, which may hold a secret) for a URL that is not plain
+    ``http(s)://host[:port]/path``: credentials, a query or a fragment have no
+    place in a judge's address, and would be written into its identity."""
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+        port = parts.port
+    except ValueError as e:
+        raise ValueError(f"is not a URL ({e})") from None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise ValueError("expected an http(s) URL: http(s)://host[:port]/path")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("holds credentials (user:password@); put the key in an "
+                         "environment variable and name it in 'api_key_env'")
+    if parts.query or parts.fragment or base_url.rstrip().endswith(("?", "#")):
+        raise ValueError("has a query or a fragment; expected http(s)://host[:port]/path")
+    host = parts.hostname or ""
+    if not host:
+        raise ValueError("names no host; expected http(s)://host[:port]/path")
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS[scheme]:
+        netloc += f":{port}"
+    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
+
+
 def http_judge(settings: HttpSettings, *, name: str = "openai-compatible",
                scale: Scale = DEFAULT_SCALE) -> PromptedJudge:
     return PromptedJudge(name, http_backend(settings), settings.model, settings.temperature,
-                         scale, concurrency=settings.concurrency)
+                         scale, concurrency=settings.concurrency,
+                         endpoint=endpoint_of(settings.base_url))

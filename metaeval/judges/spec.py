@@ -9,6 +9,7 @@ an API key itself: only the name of the environment variable that holds it.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from metaeval.judges.adapters import (
     PromptedJudge,
     callable_backend,
     command_backend,
+    endpoint_of,
     http_judge,
 )
 from metaeval.judges.base import Judge, Mode, Scale
@@ -51,7 +53,12 @@ def build_judge(spec: object, *, where: str = "--judge") -> Judge:
             return _python(spec, where)
         configured = configured_judges()
         if spec in configured:
-            return build_judge(configured[spec], where=f"tool.metaeval.judges.{spec}")
+            table = configured[spec]
+            if isinstance(table, Mapping):
+                # Named by its config key unless it says otherwise: two configured
+                # judges are two judges, never both "http".
+                return _table(dict(table), f"tool.metaeval.judges.{spec}", spec)
+            return build_judge(table, where=f"tool.metaeval.judges.{spec}")
         known = ", ".join([*FAKES, *sorted(configured)])
         raise InputError(f"{where}: got {spec!r}; expected one of {known}, an import path "
                          "'package.module:attr', or a table with a 'type'")
@@ -67,7 +74,7 @@ def _python(target: str, where: str, name: str = "") -> Judge:
     if isinstance(obj, Judge):
         return obj
     if callable(obj):
-        return PromptedJudge(name or target, callable_backend(obj))
+        return PromptedJudge(name or target, callable_backend(obj), endpoint=target)
     raise InputError(f"{where}: {target!r} is {obj!r}; expected a Judge, a Judge class, or "
                      "a function prompt -> reply text")
 
@@ -104,7 +111,7 @@ def _modes(table: dict[str, object], where: str) -> frozenset[Mode]:
     return frozenset(Mode(n) for n in names)
 
 
-def _table(table: dict[str, object], where: str) -> Judge:
+def _table(table: dict[str, object], where: str, default_name: str = "") -> Judge:
     secrets = sorted(k for k in table if k.lower() in SECRET_KEYS)
     if secrets:
         raise InputError(f"{where}.{secrets[0]}: a judge spec must not hold a secret; put "
@@ -117,9 +124,11 @@ def _table(table: dict[str, object], where: str) -> Judge:
     if unknown:
         raise InputError(f"{where}.{unknown[0]}: unknown key for a {kind} judge; expected one "
                          f"of {', '.join(sorted(allowed[str(kind)]))}")
-    name = str(_get(table, "name", str, where, str(kind)))
     if kind == "python":
-        return _python(str(_get(table, "target", str, where, "")), f"{where}.target", name)
+        target = str(_get(table, "target", str, where, ""))
+        name = str(_get(table, "name", str, where, default_name or target))
+        return _python(target, f"{where}.target", name)
+    name = str(_get(table, "name", str, where, default_name or str(kind)))
     scale, modes = _scale(table, where), _modes(table, where)
     timeout = float(str(_get(table, "timeout", float, where, 60.0)))
     if kind == "command":
@@ -129,13 +138,17 @@ def _table(table: dict[str, object], where: str) -> Judge:
         if not isinstance(command, list) or not command or not all(
                 isinstance(c, str) for c in command):
             raise InputError(f"{where}.command: got {command!r}; expected a list of strings")
-        return PromptedJudge(name, command_backend(tuple(str(c) for c in command), timeout),
-                             scale=scale, modes=modes)
+        argv = tuple(str(c) for c in command)
+        return PromptedJudge(name, command_backend(argv, timeout), scale=scale, modes=modes,
+                             endpoint=shlex.join(argv))
     base_url = str(_get(table, "base_url", str, where, ""))
+    try:
+        endpoint_of(base_url)
+    except ValueError as e:  # the URL is not echoed: it may hold a secret
+        raise InputError(f"{where}.base_url: {e}") from None
     model = str(_get(table, "model", str, where, ""))
-    if not base_url.startswith(("http://", "https://")) or not model:
-        raise InputError(f"{where}: got base_url={base_url!r}, model={model!r}; expected an "
-                         "http(s) URL and a model name")
+    if not model:
+        raise InputError(f"{where}.model: got {model!r}; expected a model name")
     settings = HttpSettings(
         base_url, model, str(_get(table, "api_key_env", str, where, "")), timeout,
         int(str(_get(table, "retries", int, where, 4))),
@@ -144,7 +157,7 @@ def _table(table: dict[str, object], where: str) -> Judge:
         temperature=float(str(_get(table, "temperature", float, where, 0.0))))
     judge = http_judge(settings, name=name, scale=scale)
     return PromptedJudge(judge.name, judge.backend, judge.model, judge.temperature, scale,
-                         modes, judge.concurrency)
+                         modes, judge.concurrency, judge.endpoint)
 
 
 def concurrency_of(judge: Judge) -> int:
