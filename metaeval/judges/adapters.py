@@ -12,8 +12,10 @@ redacts the key from every text a server sends back before anyone keeps it.
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import json
+import math
 import os
 import subprocess
 import threading
@@ -23,6 +25,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import IO
 
 from metaeval.judges.base import (
@@ -124,9 +127,18 @@ def callable_backend(function: Callable[[str], object]) -> Backend:
 # --- a command ----------------------------------------------------------------------------
 
 
+def _check(name: str, value: float, *, at_least: float, above: bool = False) -> None:
+    """Raise ValueError unless ``value`` is finite and ``> at_least`` (``above``) or
+    ``>= at_least``: a programming error, since a user's config is checked first."""
+    if not math.isfinite(value) or (value <= at_least if above else value < at_least):
+        raise ValueError(f"{name}: got {value!r}; expected a finite number "
+                         f"{'>' if above else '>='} {at_least:g}")
+
+
 def command_backend(command: tuple[str, ...], timeout_s: float) -> Backend:
     """Runs ``command`` once per call: ``{"prompt", "sample"}`` as JSON on stdin,
     the reply text on stdout. A non-zero exit or a timeout is a failed call."""
+    _check("timeout_s", timeout_s, at_least=0, above=True)
 
     def complete(prompt: str, sample: int) -> Completion:
         request = json.dumps({"prompt": prompt, "sample": sample})
@@ -167,6 +179,12 @@ class HttpSettings:
     semaphore: threading.BoundedSemaphore = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        _check("timeout_s", self.timeout_s, at_least=0, above=True)
+        _check("retries", self.retries, at_least=0)
+        _check("backoff_s", self.backoff_s, at_least=0)
+        _check("max_backoff_s", self.max_backoff_s, at_least=0)
+        _check("concurrency", self.concurrency, at_least=1)
+        _check("temperature", self.temperature, at_least=0)
         object.__setattr__(self, "semaphore", threading.BoundedSemaphore(self.concurrency))
 
 
@@ -208,10 +226,23 @@ class _Answer:
 
 
 def _retry_after(value: str | None, default: float) -> float:
-    try:
-        return float(value) if value is not None else default
-    except ValueError:
+    """Seconds to wait before the next try: the server's Retry-After (seconds, or
+    an HTTP-date) when it says something usable, else ``default``. Never raises:
+    the header is whatever the server sent, nan, -1 and 1e400 included. The
+    caller caps the result."""
+    if value is None:
         return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return default
+        if when.tzinfo is None:  # RFC 9110 dates are GMT
+            when = when.replace(tzinfo=UTC)
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return seconds if math.isfinite(seconds) and seconds >= 0 else default
 
 
 def http_backend(settings: HttpSettings) -> Backend:

@@ -9,6 +9,7 @@ an API key itself: only the name of the environment variable that holds it.
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -89,6 +90,22 @@ def _get(table: dict[str, object], key: str, kind: type, where: str, default: ob
     return value
 
 
+def _number(table: dict[str, object], key: str, where: str, default: float, *,
+            at_least: float, above: bool = False, integer: bool = False) -> float:
+    """A finite number (an integer when ``integer``) ``> at_least`` when ``above``,
+    else ``>= at_least``; TOML spells nan and inf, and neither is a setting."""
+    value = table.get(key, default)
+    number = not isinstance(value, bool) and (
+        isinstance(value, int) if integer else isinstance(value, int | float))
+    ok = number and math.isfinite(float(str(value))) and (
+        float(str(value)) > at_least if above else float(str(value)) >= at_least)
+    if not ok:
+        kind = "an integer" if integer else "a finite number"
+        raise InputError(f"{where}.{key}: got {value!r}; expected {kind} "
+                         f"{'>' if above else '>='} {at_least:g}")
+    return float(str(value))
+
+
 def _scale(table: dict[str, object], where: str) -> Scale:
     bounds = table.get("scale", [1, 5])
     if (not isinstance(bounds, list) or len(bounds) != 2
@@ -130,7 +147,7 @@ def _table(table: dict[str, object], where: str, default_name: str = "") -> Judg
         return _python(target, f"{where}.target", name)
     name = str(_get(table, "name", str, where, default_name or str(kind)))
     scale, modes = _scale(table, where), _modes(table, where)
-    timeout = float(str(_get(table, "timeout", float, where, 60.0)))
+    timeout = _number(table, "timeout", where, 60.0, at_least=0, above=True)
     if kind == "command":
         command = table.get("command")
         if isinstance(command, str):
@@ -151,10 +168,10 @@ def _table(table: dict[str, object], where: str, default_name: str = "") -> Judg
         raise InputError(f"{where}.model: got {model!r}; expected a model name")
     settings = HttpSettings(
         base_url, model, str(_get(table, "api_key_env", str, where, "")), timeout,
-        int(str(_get(table, "retries", int, where, 4))),
-        float(str(_get(table, "backoff", float, where, 1.0))),
-        concurrency=max(1, int(str(_get(table, "concurrency", int, where, 4)))),
-        temperature=float(str(_get(table, "temperature", float, where, 0.0))))
+        int(_number(table, "retries", where, 4, at_least=0, integer=True)),
+        _number(table, "backoff", where, 1.0, at_least=0),
+        concurrency=int(_number(table, "concurrency", where, 4, at_least=1, integer=True)),
+        temperature=_number(table, "temperature", where, 0.0, at_least=0))
     judge = http_judge(settings, name=name, scale=scale)
     return PromptedJudge(judge.name, judge.backend, judge.model, judge.temperature, scale,
                          modes, judge.concurrency, judge.endpoint)
