@@ -17,6 +17,7 @@ import http.client
 import json
 import math
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -144,20 +145,45 @@ def command_backend(command: tuple[str, ...], timeout_s: float) -> Backend:
         request = json.dumps({"prompt": prompt, "sample": sample})
         start = time.perf_counter()
         try:
-            done = subprocess.run(command, input=request, capture_output=True, text=True,
-                                  timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired:
-            return Completion("", CallInfo(timeout_s, failed=True),
-                              f"command timed out after {timeout_s:g}s")
+            # Its own session, so a timeout can kill everything it started: a
+            # grandchild must not outlive the call (nor metaeval).
+            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True,
+                                       start_new_session=True)
         except OSError as e:
             return Completion("", CallInfo(failed=True), f"command could not run: {e}")
+        try:
+            stdout, stderr = process.communicate(request, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            return Completion("", CallInfo(timeout_s, failed=True),
+                              f"command timed out after {timeout_s:g}s")
+        except BaseException:
+            _kill_group(process)
+            raise
         latency = time.perf_counter() - start
-        if done.returncode != 0:
-            return Completion(done.stdout, CallInfo(latency, failed=True),
-                              f"command exited {done.returncode}: {done.stderr.strip()[:200]}")
-        return Completion(done.stdout, CallInfo(latency))
+        if process.returncode != 0:
+            return Completion(stdout, CallInfo(latency, failed=True),
+                              f"command exited {process.returncode}: {stderr.strip()[:200]}")
+        return Completion(stdout, CallInfo(latency))
 
     return complete
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    """Kill the command and everything in its process group, then reap it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone
+    try:
+        process.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        # Something left the group (its own setsid) and holds the pipes open.
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+        process.wait()
 
 
 # --- an OpenAI-compatible chat-completions endpoint ---------------------------------------
