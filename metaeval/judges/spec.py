@@ -27,6 +27,7 @@ from metaeval.judges.adapters import (
 )
 from metaeval.judges.base import Judge, Mode, Scale
 from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
+from metaeval.judges.scales import default_pass_at
 
 FAKES: dict[str, Callable[[], Judge]] = {
     "biased": BiasedJudge,
@@ -113,7 +114,7 @@ def _scale(table: dict[str, object], where: str) -> Scale:
             or bounds[0] >= bounds[1]):
         raise InputError(f"{where}.scale: got {bounds!r}; expected [low, high] integers")
     low, high = int(str(bounds[0])), int(str(bounds[1]))
-    pass_at = table.get("pass_at", high - (high - low) // 4)
+    pass_at = table.get("pass_at", default_pass_at(low, high))
     if not isinstance(pass_at, int) or not low <= pass_at <= high:
         raise InputError(f"{where}.pass_at: got {pass_at!r}; expected an integer in {low}..{high}")
     return Scale(low, high, pass_at)
