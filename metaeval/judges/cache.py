@@ -39,6 +39,10 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS replies (
     reason TEXT NOT NULL)"""
 
 
+_STORED = (bool, float, int, type(None))
+"""What ``_encode`` writes as a value; anything else in the file was not written here."""
+
+
 def _encode(value: Value | None) -> str:
     if isinstance(value, Choice):
         return json.dumps({"choice": value.value})
@@ -58,9 +62,6 @@ def _decode(text: str) -> Value | None:
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-_STORED = (bool, float, int, type(None))
 
 
 class ReplyCache:
