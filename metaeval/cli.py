@@ -322,6 +322,11 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
               help="Audit from recorded verdicts (JSONL); no call is made.")
 @click.option("--samples", default=1, show_default=True, type=int,
               help="Ask each question K times for self-consistency.")
+@click.option("--scale", "scale_text", metavar="LOW-HIGH",
+              help="With --recorded: the scale of the recorded scores (default 1-5, or "
+              "[tool.metaeval.judge_audit] scale).")
+@click.option("--pass-at", type=int,
+              help="With --recorded: the lowest passing score (default: the top quarter).")
 @click.option("--cache", "cache_path", type=click.Path(path_type=Path),
               help="Reply cache (sqlite); default .metaeval/judge-cache.sqlite.")
 @click.option("--no-cache", is_flag=True, help="Ask the judge even if a reply is cached.")
@@ -339,8 +344,9 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @FORMAT
 @user_errors
 def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None, samples: int,
-                cache_path: Path | None, no_cache: bool, kappa_bar: float, tpr_bar: float,
-                tnr_bar: float, unscored_bar: float, alpha: float, write: bool,
+                scale_text: str | None, pass_at: int | None, cache_path: Path | None,
+                no_cache: bool, kappa_bar: float, tpr_bar: float, tnr_bar: float,
+                unscored_bar: float, alpha: float, write: bool,
                 calibration_path: Path | None, fmt: str) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
@@ -352,18 +358,30 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     from metaeval.audit.calibration import DEFAULT_PATH, write_calibration
     from metaeval.audit.judge_audit import AuditVerdict, Bars
     from metaeval.audit.judge_run import load_items, run_judge_audit
+    from metaeval.config import judge_audit_scale
     from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
+    from metaeval.judges.scales import declared_scale
     from metaeval.report.judge_audit import audit_json, audit_text
 
     config = load_config()
+    # The flags win over the config, whose declaration is for recorded verdicts only:
+    # a live judge answers on the scale of its own config.
+    configured = judge_audit_scale()
+    scale, scale_from = (configured if recorded else None), "tool.metaeval.judge_audit.scale"
+    if scale_text is not None or pass_at is not None:
+        if scale_text is None and configured is not None and recorded:
+            scale_text = f"{configured.low}-{configured.high}"
+        scale = declared_scale(scale_text, pass_at, scale_where="--scale",
+                               pass_where="--pass-at")
+        scale_from = "--scale"
     paths = list(items_paths) or [p / "judge" for p in config.paths(config.meta_sets)]
     bars = Bars(kappa_bar, tpr_bar, tnr_bar, unscored_bar, alpha)
     cache = None if no_cache or recorded else (cache_path or config.root / DEFAULT_CACHE)
     bar = _ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
         audit = run_judge_audit(spec, load_items(paths), recorded=recorded, samples=samples,
-                                cache=cache, bars=bars, progress=bar,
-                                allowed=config.allowed_modules)
+                                cache=cache, bars=bars, progress=bar, scale=scale,
+                                scale_from=scale_from, allowed=config.allowed_modules)
     finally:
         if bar is not None:
             bar.close()

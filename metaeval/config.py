@@ -11,11 +11,15 @@ import tomllib
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metaeval.errors import InputError
 from metaeval.gate import Bar, parse_bars
 from metaeval.importing import BUILTINS_ONLY, AllowedModules, is_module_name
 from metaeval.keys import cut, did_you_mean, reject_unknown
+
+if TYPE_CHECKING:
+    from metaeval.judges.base import Scale
 
 DEFAULT_META_SETS = ("meta_sets",)
 DEFAULT_FINDINGS = "mutants/findings.json"
@@ -227,3 +231,25 @@ def _mutate_section(pyproject: Path, section: object) -> tuple[tuple[str, ...], 
             raise InputError(f"{pyproject}: tool.metaeval.mutate.operators: got {name!r}; "
                              f"expected one of {', '.join(OPERATORS)}")
     return tuple(targets), tuple(operators)
+
+
+JUDGE_AUDIT_KEYS = ("pass_at", "scale")
+
+
+def judge_audit_scale(start: Path | None = None) -> Scale | None:
+    """``scale`` and ``pass_at`` of ``[tool.metaeval.judge_audit]``: the scale of a
+    recorded judge's verdicts, or None when neither is set. Its own unknown-key
+    check, so a typo here is never a silent 1-5."""
+    # Imported here: metaeval.judges reads this module's metaeval_table.
+    from metaeval.judges.scales import declared_scale
+
+    pyproject, section = metaeval_table((start or Path.cwd()).resolve(), "judge_audit")
+    where = f"{pyproject}: tool.metaeval.judge_audit"
+    for key in section:
+        if key not in JUDGE_AUDIT_KEYS:
+            raise InputError(f"{where}.{key}: unknown key; expected one of "
+                             f"{', '.join(JUDGE_AUDIT_KEYS)}")
+    if not section:
+        return None
+    return declared_scale(section.get("scale"), section.get("pass_at"),
+                          scale_where=f"{where}.scale", pass_where=f"{where}.pass_at")
