@@ -128,13 +128,20 @@ def test_a_pyproject_that_is_not_config_is_one_line_and_exit_2(
 def test_a_bar_for_a_check_no_meta_set_has_is_named_with_the_closest(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     meta_sets = REPO / "meta_sets"
-    project(tmp_path, "[tool.metaeval.meta_eval.checks.refund_isued]\nmin_tpr = 0.9\n")
+    config = (f"[tool.metaeval]\nmeta_sets = [{str(meta_sets)!r}]\n\n"
+              "[tool.metaeval.meta_eval.checks.{}]\nmin_tpr = 0.9\n")
+    project(tmp_path, config.format("refund_isued"))
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["meta-eval", str(meta_sets), "--resamples", "10"])
+    result = CliRunner().invoke(main, ["meta-eval", "--resamples", "10"])
     assert result.exit_code == 2, result.output
     assert (f"error: {tmp_path / 'pyproject.toml'}: tool.metaeval.meta_eval.checks."
             f"refund_isued: no check of that name in {meta_sets}; did you mean "
             "'refund_issued'?") in result.output
-    project(tmp_path, "[tool.metaeval.meta_eval.checks.refund_issued]\nmin_tpr = 0.9\n")
-    result = CliRunner().invoke(main, ["meta-eval", str(meta_sets), "--resamples", "10"])
+    project(tmp_path, config.format("refund_issued"))
+    result = CliRunner().invoke(main, ["meta-eval", "--resamples", "10"])
     assert result.exit_code == 0, result.output
+    # One file of the configured meta-sets need not hold every check they name.
+    project(tmp_path, config.format("refund_isued"))
+    one = meta_sets / "support_agent.jsonl"
+    result = CliRunner().invoke(main, ["meta-eval", str(one), "--resamples", "10"])
+    assert result.exit_code != 2, result.output
