@@ -33,6 +33,7 @@ from typing import Protocol
 
 from metaeval.errors import ExitCode, MetaevalError
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.coverage_cache import load_reuse, save_coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
 from metaeval.mutation.outcome import (
     NOT_RUN_DETAIL,
@@ -93,6 +94,9 @@ class RunOptions:
     isolation: Isolation = DEFAULT_ISOLATION
     memory_limit: int = DEFAULT_MEMORY_LIMIT
     """Fork mode: RLIMIT_AS headroom per child, in bytes; 0 for none."""
+    coverage_cache: Path | None = None
+    """Fork mode: where the baseline's coverage map is kept between runs, so a run
+    traces only the tests whose files changed; None traces every test."""
 
     @property
     def workers(self) -> int:
@@ -135,6 +139,10 @@ class MutationRun:
     """Fork isolation: the largest the warm process was (resident bytes) when it forked."""
     per_mutant_limits: bool = False
     """Each mutant had its own limit (from its selected tests); ``timeout`` is the largest."""
+    traced_tests: int = 0
+    """Fork isolation: tests the baseline traced in this run."""
+    reused_tests: int = 0
+    """Fork isolation: tests whose records came from the last run's coverage map."""
 
     @property
     def ran(self) -> tuple[MutantResult, ...]:
@@ -344,7 +352,7 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
     return MutationRun(ordered, ran.baseline_duration, ran.timeout, options.isolation,
                        time.monotonic() - started, ran.deferred, ran.reloaded,
                        ran.deferred_elsewhere, ran.forking, ran.placing, ran.resident,
-                       ran.per_mutant)
+                       ran.per_mutant, ran.traced_tests, ran.reused_tests)
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +369,8 @@ class Ran:
     placing: float = 0.0
     resident: int = 0
     per_mutant: bool = False
+    traced_tests: int = 0
+    reused_tests: int = 0
 
 
 Record = Callable[[int, MutantResult], None]
@@ -417,12 +427,22 @@ class WarmStart:
 def start_warm(options: RunOptions, packages: tuple[str, ...]) -> WarmStart:
     """Start the warm runner for the mutants of ``packages``; they follow by ``send``."""
     scratch = Path(tempfile.mkdtemp(prefix="metaeval-warm-"))
+    reuse_path = ""
+    if options.coverage_cache is not None:
+        reuse, warning = load_reuse(options.coverage_cache, options.root, packages,
+                                    options.pytest_args)
+        if warning:
+            print(warning, file=sys.stderr)
+        if reuse is not None:
+            reuse_path = str(scratch / "warm.reuse.json")
+            reuse.write(Path(reuse_path))
     spec = WarmSpec(
         stream_path=str(scratch / "warm.jsonl"), scratch=str(scratch),
         root=str(options.root.resolve()), mutants_dir=str(options.mutants_dir.resolve()),
         packages=packages, parent_pid=os.getpid(), jobs=options.workers,
         timeout_factor=options.timeout_factor, timeout_constant=options.timeout_constant,
-        memory_limit=options.memory_limit, mutants_path=str(scratch / "warm.mutants.json"))
+        memory_limit=options.memory_limit, mutants_path=str(scratch / "warm.mutants.json"),
+        reuse_path=reuse_path)
     spec_path = scratch / "warm.spec.json"
     spec.write(spec_path)
     Path(spec.stream_path).touch()
@@ -448,13 +468,18 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
         warm = start_warm(options, packages)
     try:
         warm.send(todo, options.root)
-        return _read_warm(warm, todo, options, scratch, record)
+        ran, baseline = _read_warm(warm, todo, options, scratch, record)
+        if options.coverage_cache is not None and baseline.traced:
+            save_coverage(options.coverage_cache, options.root, warm.spec.packages,
+                          options.pytest_args, baseline.ran, baseline.durations,
+                          baseline.passed)
+        return ran
     finally:
         warm.stop()
 
 
 def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOptions,
-               scratch: Path, record: Record) -> Ran:
+               scratch: Path, record: Record) -> tuple[Ran, WarmBaseline]:
     proc, out_path, stream = warm.proc, warm.out_path, Path(warm.spec.stream_path)
     by_index = dict(todo)
     baseline: WarmBaseline | None = None
@@ -528,7 +553,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
         record(index, MutantResult(by_index[index], Status.RUNTIME_ERROR,
                                    detail=f"the warm runner ended before this mutant\n{tail}"))
     return Ran(baseline.duration, longest or timeout, coverage, len(deferred), reloaded,
-               deferred_elsewhere, forking, placing, resident, per_mutant=True)
+               deferred_elsewhere, forking, placing, resident, per_mutant=True,
+               traced_tests=baseline.tests_run, reused_tests=baseline.reused), baseline
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:

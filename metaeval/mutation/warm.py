@@ -51,6 +51,7 @@ from metaeval.mutation.swap import Swap, apply_swap, import_callers
 from metaeval.mutation.wire import (
     CodeRun,
     ErrorKind,
+    Reuse,
     WarmBaseline,
     WarmMutant,
     WarmOutcome,
@@ -133,6 +134,8 @@ class WarmSession:
         """A child's address-space limit: the parent's size when the pool starts
         (a child starts as a copy of it) plus the spec's limit; 0 for none."""
         self.collected = 0.0
+        self.attempts = 0
+        """Traced baselines started (each a fresh set of result files)."""
         """Seconds this process took to start, import and collect the tests."""
         self.whole_suite: set[int] = set()
         """Mutants that run every test (not a selection): after a reload, tests with
@@ -197,34 +200,51 @@ class WarmSession:
             failed = tuple(self.collect_failed) or ("<no tests collected>",)
             return WarmBaseline(failed, 0, 0.0, (), tests, "")
         collected = self.collected = time.monotonic() - self.started
+        reuse = Reuse.read(Path(self.spec.reuse_path)) if self.spec.reuse_path else None
+        todo = [i for i in items if i.nodeid not in reuse.tests] if reuse else items
         # The suite in ``jobs`` contiguous parts, each traced in a child of its own at
         # the same time: the baseline is the one stretch where a single process
         # would leave the other cores idle.
-        parts = parts_of(items, self.spec.jobs)
+        parts = parts_of(todo, self.spec.jobs)
         data, problem = self._traced(session, parts)
+        if reuse is not None and (problem or data["failed"]):
+            # A traced test may lean on a reused one that ran before it: only the
+            # whole suite in its order can say that the suite fails.
+            reuse, todo = None, items
+            parts = parts_of(todo, self.spec.jobs)
+            data, problem = self._traced(session, parts)
         if len(parts) > 1 and (problem or data["failed"]):
             # A test may lean on one that ran before it in another part: only the
             # whole suite in its order can say that the suite fails.
-            data, problem = self._traced(session, [items])
+            data, problem = self._traced(session, [todo])
         # The limit per mutant scales with the suite run in order, as a mutant's are.
         duration = collected + data["seconds"]
         if problem:
             return WarmBaseline((problem,), 0, duration, (), tests, "")
+        ran = tuple(CodeRun.from_json(r) for r in data["ran"])
         self.durations = data["durations"]
         self.passed = set(data["passed"])
         self.traced = data["traced"]
-        ran = tuple(CodeRun.from_json(r) for r in data["ran"])
+        if reuse is not None:
+            collected_ids = {item.nodeid for item in items}
+            kept = {t: d for t, d in reuse.tests.items() if t in collected_ids}
+            self.durations = {**kept, **self.durations}
+            self.passed |= kept.keys()
+            ran += reuse.ran
         wiring = self._wiring(items)
         return WarmBaseline(tuple(data["failed"]), data["tests_run"], duration, ran, tests,
-                            wiring)
+                            wiring, durations=self.durations, passed=tuple(sorted(self.passed)),
+                            reused=len(items) - len(todo), stale=reuse.stale if reuse else 0,
+                            traced=self.traced)
 
     def _traced(self, session: pytest.Session, parts: list[list[pytest.Item]]
                 ) -> tuple[dict[str, Any], str]:
         """One traced child per part, all at once; their records merged (the seconds
         added up, as if run in order), and what went wrong with a child, if anything."""
         children = []
+        self.attempts += 1
         for n, part in enumerate(parts):
-            result = Path(self.spec.scratch) / f"warm-baseline-{len(parts)}-{n}.json"
+            result = Path(self.spec.scratch) / f"warm-baseline-{self.attempts}-{n}.json"
             pid = os.fork()
             if pid == 0:
                 self._baseline_child(session, part, result)

@@ -156,6 +156,11 @@ def overhead_text(run: MutationRun) -> str:
             own = ("the process of its own" if run.deferred == 1
                    else f"the {run.deferred} processes of their own")
             text += f"; {own} spent {run.deferred_elsewhere:.1f}s of it"
+    if run.reused_tests:
+        text += (f"; baseline: {run.traced_tests} tests traced, {run.reused_tests} reused "
+                 "from the last run's coverage map")
+    elif run.traced_tests:
+        text += f"; baseline: {run.traced_tests} tests traced"
     return text
 
 
@@ -231,7 +236,8 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
                    "elsewhere_seconds": round(run.elsewhere, 3),
                    "forking_seconds": round(run.forking, 3),
                    "placing_seconds": round(run.placing, 3),
-                   "warm_resident_bytes": run.resident},
+                   "warm_resident_bytes": run.resident,
+                   "traced_tests": run.traced_tests, "reused_tests": run.reused_tests},
         "report": str(report_path) if report_path is not None else None,
         "mutants": mutants,
     }
