@@ -1,6 +1,7 @@
 """The ``metaeval`` command line: parse, call the library, render. Nothing else.
 
-A user's mistake ends as exit code 2 with a message, never a traceback.
+A user's mistake ends as exit code 2 with a message, never a traceback; so does
+a file that cannot be written, after the results are shown.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import click
 
 from metaeval import __version__, vcs
 from metaeval.config import load_config
-from metaeval.errors import ExitCode, InputError
+from metaeval.errors import ExitCode, InputError, OutputError
+from metaeval.files import write_atomic
 from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
@@ -38,13 +40,14 @@ FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"]), d
 
 
 def user_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """Turn an InputError into its message and exit code 2."""
+    """Turn an InputError, or a file that cannot be written, into its message and
+    exit code 2."""
 
     @wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
-        except InputError as e:
+        except (InputError, OutputError) as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(ExitCode.BAD_INPUT)
 
@@ -158,9 +161,7 @@ def findings_diff(old: Path, new: Path) -> None:
 def findings_export(sarif_file: Path, findings_file: Path | None) -> None:
     """Export the open findings as SARIF 2.1.0 for code-scanning upload."""
     tracked = load_findings(_findings_path(findings_file))
-    text = sarif(tracked, vcs.today())
-    sarif_file.parent.mkdir(parents=True, exist_ok=True)
-    sarif_file.write_text(text, encoding="utf-8")
+    write_atomic(sarif_file, sarif(tracked, vcs.today()))
     click.echo(f"wrote {sarif_file}")
 
 
@@ -241,6 +242,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         click.echo(render(outcome.run, outcome.root, outcome.report))
     for message in outcome.after:
         click.echo(message.text, err=message.stderr)
+    for error in outcome.write_errors:  # the results above stand; these files do not
+        click.echo(f"error: {error}", err=True)
     if outcome.findings_error is not None:
         raise outcome.findings_error
     sys.exit(outcome.code)

@@ -6,7 +6,9 @@ A user's mistake (a bad file, a bad flag, a grader that cannot be built) is an
 
 from __future__ import annotations
 
+import errno
 from enum import IntEnum
+from pathlib import Path
 
 
 class ExitCode(IntEnum):
@@ -41,3 +43,15 @@ class CheckSpecError(InputError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class OutputError(MetaevalError):
+    """A file metaeval was asked to write could not be written: exit code 2 (a bad
+    output path), shown after the results, which are never held back for it."""
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        reason = error.strerror or str(error)
+        code = errno.errorcode.get(error.errno or 0)
+        super().__init__(f"{path}: cannot write: {reason}" + (f" ({code})" if code else ""))
+        self.path = path
+        self.error = error

@@ -24,8 +24,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -76,6 +77,22 @@ DEFAULT_MEMORY_LIMIT = 4 << 30
 class VoidRun(MetaevalError):
     """The run proves nothing: the suite fails unmutated, the plugin is not wired,
     or no mutant ran. The message names the failing tests or the cause."""
+
+
+class ScratchError(VoidRun):
+    """The scratch directory under the system temp dir cannot be written (full, or
+    read-only): no mutant can run, so the run proves nothing (exit 3). Not exit 2:
+    the user named no such path; the temp dir is the machine's."""
+
+
+@contextmanager
+def _scratch_writes(where: Path | str) -> Iterator[None]:
+    try:
+        yield
+    except OSError as e:
+        raise ScratchError(f"cannot write the scratch files in {where}: {e.strerror or e}; "
+                           "free space there, or point TMPDIR at a directory that has "
+                           "room") from e
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,16 +196,18 @@ def _child(options: RunOptions, scratch: Path, name: str, spec_fields: dict[str,
     spec_path = scratch / f"{name}.spec.json"
     result_path = scratch / f"{name}.result.json"
     out_path = scratch / f"{name}.out"
-    ChildSpec(mode=mode, mutant_id=mutant_id, result_path=str(result_path),
-              root=str(options.root.resolve()), parent_pid=os.getpid(),
-              mutants_dir=str(options.mutants_dir.resolve()), packages=packages,
-              tests=tests, **spec_fields).write(spec_path)
+    with _scratch_writes(scratch):
+        ChildSpec(mode=mode, mutant_id=mutant_id, result_path=str(result_path),
+                  root=str(options.root.resolve()), parent_pid=os.getpid(),
+                  mutants_dir=str(options.mutants_dir.resolve()), packages=packages,
+                  tests=tests, **spec_fields).write(spec_path)
+        out = out_path.open("wb")
     command = [options.python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--metaeval-mutant", mutant_id, *(["-x"] if stop_first else []),
                *options.pytest_args]
     env = {**os.environ, SPEC_ENV: str(spec_path), "PYTHONDONTWRITEBYTECODE": "1"}
     started = time.monotonic()
-    with out_path.open("wb") as out:
+    with out:
         proc = subprocess.Popen(command, cwd=options.root, env=env, stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
@@ -287,8 +306,6 @@ class Cache(Protocol):
 
     def last_limits(self) -> tuple[float, float]: ...
 
-    def save(self, baseline_duration: float, timeout: float) -> None: ...
-
 
 def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
                 progress: Progress | None = None, cache: Cache | None = None,
@@ -320,7 +337,9 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
     ran = Ran(0.0, 0.0, None)
     try:
         if todo:
-            with tempfile.TemporaryDirectory(prefix="metaeval-mutate-") as tmp:
+            with _scratch_writes(tempfile.gettempdir()):
+                scratch = tempfile.TemporaryDirectory(prefix="metaeval-mutate-")
+            with scratch as tmp:
                 packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
                 jobs = [(i, mutants[i]) for i in todo]
                 if options.isolation is Isolation.FORK:
@@ -333,10 +352,9 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
     if not todo and cache is not None:
         ran = Ran(*cache.last_limits(), None)
     ordered = tuple(results[i] for i in range(len(mutants)))
-    if cache is not None:
+    if cache is not None:  # saved by the caller, who says what a failed write means
         for index in todo:
             cache.store(ordered[index], ran.coverage)
-        cache.save(ran.baseline_duration, ran.timeout)
     return MutationRun(ordered, ran.baseline_duration, ran.timeout, options.isolation,
                        time.monotonic() - started, ran.deferred, ran.reloaded,
                        ran.deferred_elsewhere, ran.forking, ran.placing, ran.resident)
@@ -409,8 +427,19 @@ class WarmStart:
 
 
 def start_warm(options: RunOptions, packages: tuple[str, ...]) -> WarmStart:
-    """Start the warm runner for the mutants of ``packages``; they follow by ``send``."""
-    scratch = Path(tempfile.mkdtemp(prefix="metaeval-warm-"))
+    """Start the warm runner for the mutants of ``packages``; they follow by ``send``.
+    ``ScratchError`` when its scratch directory cannot be written."""
+    with _scratch_writes(tempfile.gettempdir()):
+        scratch = Path(tempfile.mkdtemp(prefix="metaeval-warm-"))
+    try:
+        with _scratch_writes(scratch):
+            return _start_warm(options, packages, scratch)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -> WarmStart:
     spec = WarmSpec(
         stream_path=str(scratch / "warm.jsonl"), scratch=str(scratch),
         root=str(options.root.resolve()), mutants_dir=str(options.mutants_dir.resolve()),
@@ -441,7 +470,8 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
             warm.stop()
         warm = start_warm(options, packages)
     try:
-        warm.send(todo, options.root)
+        with _scratch_writes(warm.scratch):
+            warm.send(todo, options.root)
         return _read_warm(warm, todo, options, scratch, record)
     finally:
         warm.stop()
