@@ -6,11 +6,12 @@ a file that cannot be written, after the results are shown.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import click
 
@@ -23,6 +24,8 @@ from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
 from metaeval.meta_set import load_meta_sets
+from metaeval.mutation import limits
+from metaeval.mutation.limits import Range
 from metaeval.report.findings import (
     finding_text,
     findings_diff_text,
@@ -168,15 +171,41 @@ def findings_export(sarif_file: Path, findings_file: Path | None) -> None:
 # --- mutate ----------------------------------------------------------------------------
 
 
+if TYPE_CHECKING:
+    _FloatParam = click.ParamType[float]
+else:  # generic only from click 8.2 on; the project allows 8.1
+    _FloatParam = click.ParamType
+
+
+class InRange(_FloatParam):
+    """A finite number within a ``limits.Range``: click's FloatRange lets nan and inf by."""
+
+    name = "number"
+
+    def __init__(self, limits: Range) -> None:
+        self.limits = limits
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            number = math.nan
+        if not self.limits.holds(number):
+            self.fail(f"got {value!r}; expected {self.limits.expected}", param, ctx)
+        return number
+
+
 @main.command()
 @click.argument("paths", nargs=-1)
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
-              help="Mutants run in parallel (default: [tool.metaeval.mutate] jobs, "
-                   "else one per core).")
-@click.option("--timeout-factor", type=click.FloatRange(min=0), default=None,
-              help="Per-mutant limit = baseline duration x this + the constant (default 3).")
-@click.option("--timeout-constant", type=click.FloatRange(min=0), default=None,
-              help="Seconds added to the per-mutant limit (default 5).")
+@click.option("--jobs", "-j", type=click.IntRange(int(limits.JOBS.low), int(limits.JOBS.high)),
+              default=None, help="Mutants run in parallel (default: [tool.metaeval.mutate] "
+                                 "jobs, else one per core).")
+@click.option("--timeout-factor", type=InRange(limits.TIMEOUT_FACTOR), default=None,
+              help="Per-mutant limit = baseline duration x this + the constant (default 3; "
+                   "1 to 1000).")
+@click.option("--timeout-constant", type=InRange(limits.TIMEOUT_CONSTANT), default=None,
+              help="Seconds added to the per-mutant limit (default 5; 0 to 86400).")
 @click.option("--mutants", "mutants_dir", type=click.Path(path_type=Path), default=None,
               help="Directory of patch-mutant files (default: mutants).")
 @click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
