@@ -65,7 +65,8 @@ class MutantSession:
         try:
             declared = find_declared(Path(self.spec.mutants_dir), self.spec.mutant_id)
             apply_patch(declared.target, declared.replacement)
-        except Exception as e:  # missing target, replacement that raises, bad file
+        except (Exception, SystemExit) as e:  # missing target, a replacement that raises
+            # or calls exit(): this mutant's RuntimeError, with the reason
             self.fail_to_apply(ErrorKind.APPLY, e)
 
     def result(self) -> ChildResult:

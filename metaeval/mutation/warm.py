@@ -523,7 +523,8 @@ class WarmSession:
         else:
             try:
                 self._apply(mutant, selected, how)
-            except Exception as e:  # missing target, replacement that raises
+            except (Exception, SystemExit) as e:  # missing target, a replacement that
+                # raises or calls exit(): this mutant's RuntimeError, with the reason
                 error_kind, error = ErrorKind.APPLY, _describe(e)
         in_tests = 0.0
         placing = time.monotonic() - began
