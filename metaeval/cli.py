@@ -1,13 +1,17 @@
 """The ``metaeval`` command line: parse, call the library, render. Nothing else.
 
 A user's mistake ends as exit code 2 with a message, never a traceback; so does
-a file that cannot be written, after the results are shown.
+a file that cannot be written, after the results are shown. Ctrl-C ends any
+command with 130, SIGTERM and SIGHUP with 128 + their number, each after the
+same clean-up as any other exit: children killed, scratch directories removed.
 """
 
 from __future__ import annotations
 
 import math
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
@@ -57,7 +61,43 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
     return run
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised in the main thread as Ctrl-C raises KeyboardInterrupt,
+    so that every ``finally`` and context manager on the way out runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class _Main(click.Group):
+    """The command group, whose commands end in order when interrupted."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        before = {}
+        if threading.current_thread() is threading.main_thread():
+            before = {s: signal.signal(s, _terminate) for s in ENDING_SIGNALS}
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted", err=True)
+            sys.exit(ExitCode.INTERRUPTED)
+        except Terminated as e:
+            click.echo(f"\nterminated ({signal.Signals(e.signum).name})", err=True)
+            sys.exit(128 + e.signum)
+        finally:
+            for s, handler in before.items():
+                signal.signal(s, handler)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="metaeval")
 def main() -> None:
     """Test the tests and judge the judges of an LLM-agent evaluation harness."""

@@ -22,6 +22,9 @@ class ExitCode(IntEnum):
     """Bad usage or input: a malformed file, an unknown grader, a bad flag."""
     VOID = 3
     """The run proves nothing: the suite fails unmutated, no mutant ran, or a control failed."""
+    INTERRUPTED = 130
+    """Ctrl-C (SIGINT), the shell's 128 + 2. SIGTERM and SIGHUP end a command with
+    128 + their number too (143, 129), after the same clean-up."""
 
 
 class MetaevalError(Exception):
