@@ -24,8 +24,16 @@ from metaeval.errors import OutputError
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` by ``text`` (UTF-8) in one step, creating its directory.
 
-    Raises ``OutputError`` when the directory or the file cannot be written.
+    An existing file keeps its mode, and a symbolic link stays one: the file it
+    points at is replaced. Raises ``OutputError`` when the directory or the file
+    cannot be written.
     """
+    if path.is_symlink():  # a user's linked pyproject.toml stays linked
+        path = path.resolve()
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except OSError:
+        mode = None
     try:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -38,6 +46,8 @@ def write_atomic(path: Path, text: str) -> None:
     except OSError as e:
         raise OutputError(path, e) from e
     try:
+        if mode is not None:
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

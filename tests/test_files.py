@@ -35,6 +35,19 @@ def test_a_new_file_gets_the_mode_any_new_file_gets(tmp_path: Path) -> None:
     assert (tmp_path / "findings.json").stat().st_mode & 0o777 == 0o644
 
 
+def test_an_existing_file_keeps_its_mode_and_a_link_stays_a_link(tmp_path: Path) -> None:
+    real = tmp_path / "shared" / "pyproject.toml"
+    real.parent.mkdir()
+    real.write_text("[project]\n", encoding="utf-8")
+    real.chmod(0o640)
+    link = tmp_path / "pyproject.toml"
+    link.symlink_to(real)
+    write_atomic(link, "[project]\n[tool.metaeval]\n")
+    assert link.is_symlink()
+    assert real.read_text(encoding="utf-8") == "[project]\n[tool.metaeval]\n"
+    assert real.stat().st_mode & 0o777 == 0o640
+
+
 def test_a_full_disk_keeps_the_old_file_and_removes_the_temporary_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "findings.json"
