@@ -7,8 +7,8 @@ ancestors and returns the ``Variant`` values it would inject there; it never
 reads files, never keeps state, and never returns a variant it knows to be
 equivalent to the original (a fault nobody can detect is noise, not a finding).
 
-What to walk (skipping annotations, docstrings, ``if __name__ == "__main__"``)
-is decided by the caller, ``metaeval.mutation.targets``.
+What to walk (skipping annotations, docstrings and every other string statement,
+``if __name__ == "__main__"``) is decided by the caller, ``metaeval.mutation.targets``.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ tests, hidden directories and virtual environments), ``file.py:qualname`` or
 or ``sys.path``, never imported); a qualname target keeps what is nested in it.
 Each file is parsed once with libcst; every site an operator offers becomes one
 ``Mutant`` whose ``mutated_source`` is the whole module with exactly that fault.
+A statement that is only a string (a docstring of any kind) is never mutated.
 
 This module only reads. It must never write, import or execute the code it
 mutates: the user's source tree stays byte-identical.
@@ -40,7 +41,7 @@ except ImportError:  # libcst moved its internals: every mutant regenerates its 
 from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, Span
 from metaeval.mutation.operators import Context, Operator, Replacement, Variant, select_operators
-from metaeval.mutation.shapes import is_boilerplate_if, is_docstring
+from metaeval.mutation.shapes import is_bare_string_statement, is_boilerplate_if
 
 MODULE_QUALNAME = "<module>"
 PRAGMA = "metaeval: skip"
@@ -329,12 +330,6 @@ def _pragmas(source: str) -> dict[int, str]:
     return found
 
 
-def _docstring_of(body: Sequence[cst.CSTNode]) -> cst.CSTNode | None:
-    if body and is_docstring(body[0]):
-        return body[0]
-    return None
-
-
 class _SiteCollector(cst.CSTVisitor):
     """Walks one module once, asking every operator at every node worth mutating."""
 
@@ -351,25 +346,18 @@ class _SiteCollector(cst.CSTVisitor):
         self.stack: list[cst.CSTNode] = []
         # (qualname, pragma reason of its def/class header or "", id of the def/class)
         self.scopes: list[tuple[str, str, int]] = []
-        self.skipped: set[int] = set()
         self.sites: list[_Site] = []
         self.qualnames: set[str] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         descend = True
-        if id(node) in self.skipped or isinstance(node, cst.Annotation):
-            descend = False
-        elif is_boilerplate_if(node):
+        # A docstring anywhere, or any string statement: no effect at run time.
+        if (isinstance(node, cst.Annotation) or is_boilerplate_if(node)
+                or is_bare_string_statement(node)):
             descend = False
         else:
             if isinstance(node, cst.FunctionDef | cst.ClassDef):
                 self._enter_scope(node)
-            if isinstance(node, cst.Module):
-                self._skip_docstring(node.body)
-            elif isinstance(node, cst.FunctionDef | cst.ClassDef) and isinstance(
-                node.body, cst.IndentedBlock
-            ):
-                self._skip_docstring(node.body.body)
             self._ask_operators(node)
         self.stack.append(node)
         return descend
@@ -378,11 +366,6 @@ class _SiteCollector(cst.CSTVisitor):
         self.stack.pop()
         if self.scopes and self.scopes[-1][2] == id(original_node):
             self.scopes.pop()
-
-    def _skip_docstring(self, body: Sequence[cst.CSTNode]) -> None:
-        docstring = _docstring_of(body)
-        if docstring is not None:
-            self.skipped.add(id(docstring))
 
     def _enter_scope(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         outer, outer_reason, _ = self.scopes[-1] if self.scopes else ("", "", 0)
