@@ -27,6 +27,11 @@ def is_docstring(statement: cst.CSTNode) -> bool:
             and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString))
 
 
+def is_string_literal(node: cst.CSTNode) -> bool:
+    """A string literal: plain, an f-string, or an implicit concatenation of them."""
+    return isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString)
+
+
 def _is_plain_string(node: cst.CSTNode) -> bool:
     """A literal with no f-string part: evaluating it calls nothing."""
     if isinstance(node, cst.ConcatenatedString):
