@@ -53,6 +53,38 @@ def mutation_table(run: MutationRun) -> str:
     return tabulate(rows, headers=["status", "mutants"], tablefmt="simple")
 
 
+def by_operator(results: tuple[MutantResult, ...]) -> dict[str, tuple[MutantResult, ...]]:
+    """Each operator's results (patch mutants under ``patch``), the noisiest first:
+    most undetected (Survived + NoCoverage), then by name."""
+    grouped: dict[str, list[MutantResult]] = {}
+    for r in results:
+        grouped.setdefault(r.mutant.operator, []).append(r)
+
+    def noisiest(item: tuple[str, list[MutantResult]]) -> tuple[int, str]:
+        return -sum(1 for r in item[1] if r.status in UNDETECTED), item[0]
+
+    return {name: tuple(rs) for name, rs in sorted(grouped.items(), key=noisiest)}
+
+
+def operator_table(run: MutationRun) -> str:
+    """One row per operator: its mutants, how many were detected (Killed + Timeout),
+    survived, had no coverage, were errors (CompileError + RuntimeError) or Ignored,
+    and its mutation score; so a team sees which operator makes the noise on its
+    code. Empty when there is no mutant."""
+    rows: list[list[str | int]] = []
+    for name, results in by_operator(run.results).items():
+        counts = status_counts(results)
+        rows.append([name, len(results), counts[Status.KILLED] + counts[Status.TIMEOUT],
+                     counts[Status.SURVIVED], counts[Status.NO_COVERAGE],
+                     counts[Status.COMPILE_ERROR] + counts[Status.RUNTIME_ERROR],
+                     counts[Status.IGNORED], _score_text(mutation_score(results))])
+    if not rows:
+        return ""
+    return "By operator:\n" + tabulate(
+        rows, headers=["operator", "mutants", "detected", "survived", "no coverage", "errors",
+                       "ignored", "score"], tablefmt="simple")
+
+
 def rewrite_diff(result: MutantResult, root: Path) -> str:
     """A unified diff of the fault: the module for a rewrite mutant, the target's
     definition against its replacement for a patch mutant."""
@@ -100,6 +132,9 @@ def errors_text(run: MutationRun) -> str:
 def mutation_text(run: MutationRun, root: Path, report_path: Path | None) -> str:
     """What ``metaeval mutate`` prints on a terminal."""
     parts = [mutation_table(run)]
+    by_operator = operator_table(run)
+    if by_operator:
+        parts.append(by_operator)
     survivors = survivors_text(run, root)
     if survivors:
         parts.append(survivors)
@@ -239,6 +274,11 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
                    "warm_resident_bytes": run.resident,
                    "traced_tests": run.traced_tests, "reused_tests": run.reused_tests},
         "report": str(report_path) if report_path is not None else None,
+        "by_operator": {
+            name: {"mutants": len(results),
+                   "counts": {s.value: n for s, n in status_counts(results).items()},
+                   "score": mutation_score(results)}
+            for name, results in by_operator(run.results).items()},
         "mutants": mutants,
     }
     return json.dumps(document, indent=2, sort_keys=True)
