@@ -270,7 +270,8 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcom
                 if cache is not None else None,
                 _save_cache(plan.scan.save) if plan.scan is not None else None,
                 _save_cache(lambda: coverage.save(kept, root))
-                if (coverage := run.coverage_map) and (kept := plan.options.coverage_cache)
+                if run.fork and (coverage := run.fork.coverage_map)
+                and (kept := plan.options.coverage_cache)
                 else None]
     after = tuple(w for w in warnings if w is not None)
     report: Path | None = plan.report_file

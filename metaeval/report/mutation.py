@@ -15,7 +15,7 @@ from tabulate import tabulate
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.mutation.model import MutantKind, MutantResult, Status
-from metaeval.mutation.runner import MutationRun
+from metaeval.mutation.runner import ForkStats, MutationRun
 from metaeval.mutation.targets import unified_diff
 
 SCHEMA_VERSION = "2"
@@ -141,7 +141,7 @@ def mutation_text(run: MutationRun, root: Path, report_path: Path | None) -> str
     errors = errors_text(run)
     if errors:
         parts.append(errors)
-    if run.per_mutant_limits:
+    if run.fork is not None:
         footer = (f"time limit per mutant: its tests' baseline time, scaled (at most "
                   f"{run.timeout:.1f}s; whole baseline {run.baseline_duration:.1f}s)")
     else:
@@ -171,8 +171,9 @@ def overhead_text(run: MutationRun) -> str:
     """Where the time went: inside the tests, and everywhere else (starting or
     forking a child, applying the mutant, reaping), in total and per mutant run."""
     ran = len(run.ran)
-    how = [f"{run.reloaded} with their module executed again"] if run.reloaded else []
-    how += [f"{run.deferred} in a pytest process of their own"] if run.deferred else []
+    fork = run.fork or ForkStats()
+    how = [f"{fork.reloaded} with their module executed again"] if fork.reloaded else []
+    how += [f"{fork.deferred} in a pytest process of their own"] if fork.deferred else []
     own = f" ({', '.join(how)})" if how else ""
     text = (f"{run.isolation.value}: {ran} mutants run{own}, {run.cached} from cache, "
             f"{run.wall:.1f}s in all")
@@ -180,22 +181,22 @@ def overhead_text(run: MutationRun) -> str:
         text += (f"; in tests {run.in_tests:.1f}s, elsewhere {run.elsewhere:.1f}s "
                  f"(per mutant {run.in_tests / ran * 1000:.1f} ms in tests, "
                  f"{run.elsewhere / ran * 1000:.1f} ms elsewhere")
-        if run.forking:
+        if fork.forking:
             # What the overhead is made of: forking is paid again by every mutant, and
             # grows with what the tests import (page tables of the whole process).
-            text += (f": {run.forking / ran * 1000:.1f} ms forking the warm process "
-                     f"({run.resident / 2**20:.0f} MiB), {run.placing / ran * 1000:.1f} ms "
+            text += (f": {fork.forking / ran * 1000:.1f} ms forking the warm process "
+                     f"({fork.resident / 2**20:.0f} MiB), {fork.placing / ran * 1000:.1f} ms "
                      "putting the mutant in place")
         text += ")"
-        if run.deferred:
-            own = ("the process of its own" if run.deferred == 1
-                   else f"the {run.deferred} processes of their own")
-            text += f"; {own} spent {run.deferred_elsewhere:.1f}s of it"
-    if run.reused_tests:
-        text += (f"; baseline: {run.traced_tests} tests traced, {run.reused_tests} reused "
+        if fork.deferred:
+            own = ("the process of its own" if fork.deferred == 1
+                   else f"the {fork.deferred} processes of their own")
+            text += f"; {own} spent {fork.deferred_elsewhere:.1f}s of it"
+    if fork.reused_tests:
+        text += (f"; baseline: {fork.traced_tests} tests traced, {fork.reused_tests} reused "
                  "from the last run's coverage map")
-    elif run.traced_tests:
-        text += f"; baseline: {run.traced_tests} tests traced"
+    elif fork.traced_tests:
+        text += f"; baseline: {fork.traced_tests} tests traced"
     return text
 
 
@@ -248,6 +249,7 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
     """``--format json``: counts, score and every mutant's outcome, stable keys."""
     counts = status_counts(run.results)
     score = mutation_score(run.results)
+    fork = run.fork or ForkStats()
     mutants: list[JsonValue] = []
     for r in run.results:
         m = r.mutant
@@ -263,16 +265,16 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
         "executed": run.executed,
         "timeout_seconds": round(run.timeout, 3),
         "timing": {"isolation": run.isolation.value, "ran": len(run.ran),
-                   "deferred": run.deferred,
-                   "deferred_elsewhere_seconds": round(run.deferred_elsewhere, 3),
-                   "reloaded": run.reloaded,
+                   "deferred": fork.deferred,
+                   "deferred_elsewhere_seconds": round(fork.deferred_elsewhere, 3),
+                   "reloaded": fork.reloaded,
                    "cached": run.cached, "wall_seconds": round(run.wall, 3),
                    "in_tests_seconds": round(run.in_tests, 3),
                    "elsewhere_seconds": round(run.elsewhere, 3),
-                   "forking_seconds": round(run.forking, 3),
-                   "placing_seconds": round(run.placing, 3),
-                   "warm_resident_bytes": run.resident,
-                   "traced_tests": run.traced_tests, "reused_tests": run.reused_tests},
+                   "forking_seconds": round(fork.forking, 3),
+                   "placing_seconds": round(fork.placing, 3),
+                   "warm_resident_bytes": fork.resident,
+                   "traced_tests": fork.traced_tests, "reused_tests": fork.reused_tests},
         "report": str(report_path) if report_path is not None else None,
         "by_operator": {
             name: {"mutants": len(results),

@@ -10,7 +10,7 @@ import pytest
 
 from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.runner import Isolation, MutationRun
+from metaeval.mutation.runner import ForkStats, Isolation, MutationRun
 from metaeval.mutation.settings import MutateSettings, load_mutate_settings
 from metaeval.report.mutation import (
     mutation_json,
@@ -72,8 +72,8 @@ def test_the_overhead_line_splits_time_elsewhere_into_forking_and_placing() -> N
     # 8 ms putting their mutants in place.
     results = tuple(MutantResult(mutant(i), Status.KILLED, duration=d, in_tests=t)
                     for i, (d, t) in enumerate([(0.07, 0.04), (0.07, 0.06)]))
-    run = MutationRun(results, 0.5, 6.5, Isolation.FORK, wall=1.25, forking=0.012,
-                      placing=0.008, resident=96 * 2**20)
+    run = MutationRun(results, 0.5, 6.5, Isolation.FORK, wall=1.25,
+                      fork=ForkStats(forking=0.012, placing=0.008, resident=96 * 2**20))
     assert overhead_text(run) == (
         "fork: 2 mutants run, 0 from cache, 1.2s in all; in tests 0.1s, elsewhere 0.0s "
         "(per mutant 50.0 ms in tests, 20.0 ms elsewhere: 6.0 ms forking the warm process "
