@@ -6,6 +6,8 @@ A user's mistake (a bad file, a bad flag, a grader that cannot be built) is an
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from enum import IntEnum
 
 
@@ -41,3 +43,35 @@ class CheckSpecError(InputError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+# --- echoing bad input ------------------------------------------------------------------
+
+ECHO_LIMIT = 60
+"""Characters of a bad value an error message echoes: enough to recognise it, and
+a 10 MB key or value from a data file never floods a terminal or a CI log."""
+
+
+def clipped(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was when cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 3]}... ({len(text)} characters)"
+
+
+def shown(value: object, limit: int = ECHO_LIMIT) -> str:
+    """A bad value as an error message echoes it: its ``repr``, bounded.
+
+    ``repr`` escapes what a terminal cannot print (a lone surrogate becomes
+    ``'\\ud800'``), so the message itself can always be written out.
+    """
+    return clipped(repr(value), limit)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'args'?)`` when one of ``choices`` is close to ``word``; else ""."""
+    options = list(choices)
+    if len(word) > 2 * max((len(c) for c in options), default=0) + 10:
+        return ""  # far longer than any choice: nothing is close, and difflib would be slow
+    close = difflib.get_close_matches(word, options, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

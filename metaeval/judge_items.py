@@ -10,23 +10,13 @@ left out, never counted.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
-from metaeval.meta_set import (
-    LoadError,
-    MetaSet,
-    _Bad,
-    _got,
-    _lines,
-    _no_constant,
-    _no_unknown,
-    _str,
-    data_files,
-)
+from metaeval.meta_set import MetaSet, _Bad, _got, _no_unknown, _str, data_files
+from metaeval.untrusted_json import FirstUse, LoadError, read_jsonl, repeated_id
 
 ITEM_SUFFIX = ".ndjson"
 PASS_FAIL = ("pass", "fail")
@@ -167,40 +157,23 @@ def parse_item(raw: JsonValue, source: str) -> Item:
                      label if isinstance(label, str) else None, score, source)
 
 
-def _records(path: Path, errors: list[LoadError]) -> list[tuple[int, JsonValue]]:
-    try:
-        lines = list(_lines(path))
-    except (OSError, UnicodeDecodeError) as e:
-        errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
-        return []
-    records: list[tuple[int, JsonValue]] = []
-    for number, text in lines:
-        try:
-            records.append((number, json.loads(text, parse_constant=_no_constant)))
-        except ValueError as e:
-            errors.append(LoadError(str(path), number, "", f"not valid JSON: {e}"))
-    return records
-
-
 def load_judge_items(paths: Iterable[Path]) -> JudgeItems:
     """Every item of every file; bad lines become errors, the rest still load."""
     files, errors = data_files(paths, ITEM_SUFFIX)
     found: dict[type, list[Item]] = {PointItem: [], PairItem: [], LengthProbe: [],
                                      InjectionCase: []}
-    seen: dict[str, str] = {}
+    ids = FirstUse()
     for path in files:
-        for number, raw in _records(path, errors):
-            source = f"{path}:{number}"
+        for record in read_jsonl(path, errors):
             try:
-                item = parse_item(raw, source)
+                item = parse_item(record.value, record.source)
             except _Bad as bad:
-                errors.append(LoadError(str(path), number, bad.field, bad.message))
+                errors.append(record.error(bad.field, bad.message))
                 continue
-            if item.id in seen:
-                errors.append(LoadError(str(path), number, "id", f"got {item.id!r}; expected "
-                                        f"an id not already used (first at {seen[item.id]})"))
+            first = ids.earlier(item.id, record.source)
+            if first is not None:
+                errors.append(repeated_id(record, item.id, first))
                 continue
-            seen[item.id] = source
             found[type(item)].append(item)
     return JudgeItems(
         tuple(i for i in found[PointItem] if isinstance(i, PointItem)),
@@ -269,20 +242,18 @@ def load_recorded(path: Path) -> tuple[tuple[Recorded, ...], tuple[LoadError, ..
     if not path.is_file():
         return (), (LoadError(str(path), 0, "", "no such file"),)
     found: list[Recorded] = []
-    seen: dict[tuple[str, str, str, int], str] = {}
-    for number, raw in _records(path, errors):
-        source = f"{path}:{number}"
+    keys = FirstUse()
+    for line in read_jsonl(path, errors):
         try:
-            record = parse_recorded(raw, source)
+            record = parse_recorded(line.value, line.source)
         except _Bad as bad:
-            errors.append(LoadError(str(path), number, bad.field, bad.message))
+            errors.append(line.error(bad.field, bad.message))
             continue
-        key = (record.id, record.variant, record.order, record.sample)
-        if key in seen:
-            errors.append(LoadError(str(path), number, "sample", f"got {record.sample!r}; this "
-                                    f"id, variant and order already has it (at {seen[key]})"))
+        first = keys.earlier((record.id, record.variant, record.order, record.sample), line.source)
+        if first is not None:
+            errors.append(line.error("sample", f"got {record.sample!r}; this id, variant and "
+                                     f"order already has it (at {first})"))
             continue
-        seen[key] = source
         found.append(record)
     return tuple(found), tuple(errors)
 

@@ -10,7 +10,7 @@ never become a run, so it can never be counted as a pass.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,8 +29,21 @@ from metaeval.contract import (
     ToolResult,
     Trajectory,
 )
-from metaeval.errors import CheckSpecError
+from metaeval.errors import CheckSpecError, clipped, shown
 from metaeval.graders.registry import build_grader
+from metaeval.untrusted_json import (
+    MAX_DEPTH,
+    FirstUse,
+    JsonInputError,
+    LoadError,
+    join_field,
+    parse_json,
+    read_jsonl,
+    repeated_id,
+)
+
+__all__ = ["FORMAT_VERSION", "Label", "LoadError", "MetaRun", "MetaSet", "data_files",
+           "load_meta_sets", "parse_run"]
 
 FORMAT_VERSION = 1
 RUN_FIELDS = {"id", "category", "task", "trajectory", "initial_state", "final_state", "label",
@@ -41,6 +54,9 @@ EVENT_TYPES = ("message", "tool_call", "tool_result", "timeout", "error")
 ROLES = ("user", "assistant", "system")
 CHAT_ROLES = ("user", "assistant", "system", "developer", "tool")
 VERDICTS = {"pass": Outcome.PASS, "fail": Outcome.FAIL}
+# Chat tool arguments and results are JSON inside a string; the value sits where
+# the native format's would (level 4 of the line), so it gets the levels left there.
+INNER_DEPTH = MAX_DEPTH - 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,21 +86,6 @@ class MetaRun:
 
 
 @dataclass(frozen=True, slots=True)
-class LoadError:
-    """One problem in one line of one file (line 0: the file itself)."""
-
-    path: str
-    line: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        field = f" {self.field}:" if self.field else ""
-        return f"{where}:{field} {self.message}"
-
-
-@dataclass(frozen=True, slots=True)
 class MetaSet:
     """What loading found: the good runs, every error, and the files read."""
 
@@ -103,8 +104,7 @@ class _Bad(Exception):
 def _got(value: object) -> str:
     if value is None:
         return "nothing"
-    text = json.dumps(value) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return clipped(json.dumps(value) if not isinstance(value, str) else repr(value))
 
 
 def _missing_or_bad(obj: JsonObject, key: str, where: str, expected: str) -> _Bad:
@@ -134,9 +134,8 @@ def _object(obj: JsonObject, key: str, where: str) -> JsonObject:
 def _no_unknown(obj: JsonObject, known: set[str], where: str) -> None:
     unknown = sorted(set(obj) - known)
     if unknown:
-        prefix = f"{where}." if where else ""
         expected = ", ".join(sorted(known))
-        raise _Bad(prefix + unknown[0], f"unknown field; expected one of {expected}")
+        raise _Bad(join_field(where, unknown[0]), f"unknown field; expected one of {expected}")
 
 
 # --- trajectory: native events and OpenAI-style chat messages ------------------------
@@ -176,8 +175,8 @@ def _decode_tool_content(text: str) -> JsonValue:
     """Chat tool results are strings; a JSON object or list inside is read as such,
     so the same run in either format gives the grader the same values."""
     try:
-        value: JsonValue = json.loads(text)
-    except ValueError:
+        value = parse_json(text, max_depth=INNER_DEPTH)
+    except JsonInputError:
         return text
     return value if isinstance(value, dict | list) else text
 
@@ -202,8 +201,9 @@ def _chat_message(raw: JsonObject, where: str) -> list[Event]:
                        "function {name, arguments}")
         arguments = function.get("arguments", "{}")
         try:
-            args = json.loads(arguments) if isinstance(arguments, str) else arguments
-        except ValueError as e:
+            args = (parse_json(arguments, max_depth=INNER_DEPTH) if isinstance(arguments, str)
+                    else arguments)
+        except JsonInputError as e:
             raise _Bad(f"{at}.function.arguments", f"got {_got(arguments)}; expected a JSON "
                        f"string of an object ({e})") from e
         if not isinstance(args, dict):
@@ -234,8 +234,8 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
                     call_ids.add(event.id)
                 if isinstance(event, ToolResult) and event.call_id not in call_ids:
                     field_name = "call_id" if "type" in item else "tool_call_id"
-                    raise _Bad(f"{where}.{field_name}", f"got {event.call_id!r}; expected the "
-                               "id of an earlier tool call")
+                    raise _Bad(f"{where}.{field_name}", f"got {shown(event.call_id)}; expected "
+                               "the id of an earlier tool call")
             events.extend(new)
         except _Bad as bad:
             problems.append(bad)
@@ -266,8 +266,8 @@ def _task(raw: JsonValue, problems: list[_Bad]) -> TaskSpec | None:
         try:
             spec = _check_spec(spec_raw, where)
             if spec.label in {c.label for c in checks}:
-                raise _Bad(f"{where}.name", f"got {spec.label!r}; expected a check name not "
-                           "already used in this task")
+                raise _Bad(f"{where}.name", f"got {shown(spec.label)}; expected a check name "
+                           "not already used in this task")
             checks.append(spec)
         except _Bad as bad:
             problems.append(bad)
@@ -284,8 +284,14 @@ def _check_spec(raw: JsonValue, where: str) -> CheckSpec:
     try:
         build_grader(spec)  # a spec that cannot become a grader is bad input, found now
     except CheckSpecError as e:
-        raise _Bad(f"{where}.{e.field}", e.message) from e
+        raise _Bad(join_field(where, e.field), _bounded(e.message)) from e
     return spec
+
+
+def _bounded(message: str) -> str:
+    """A grader's own message, which may echo a huge value unbounded: its start and
+    its end, where it says what was expected."""
+    return message if len(message) <= 300 else f"{message[:150]} [...] {message[-150:]}"
 
 
 def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label | None:
@@ -303,11 +309,11 @@ def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label
         names = set(checks)
         criteria: dict[str, Outcome] = {}
         for name in criteria_raw:
-            where = f"label.criteria.{name}"
+            where = join_field("label.criteria", name)
             if name not in names:
                 expected = ", ".join(sorted(names)) or "none (the task has no checks)"
-                raise _Bad(where, f"no check of the task is named {name!r}; expected one of "
-                           f"{expected}")
+                raise _Bad(where, f"no check of the task is named {shown(name)}; expected "
+                           f"one of {expected}")
             criteria[name] = VERDICTS[_str(criteria_raw, name, where, allowed=tuple(VERDICTS))]
         return Label(verdict, score, criteria,
                      _str(raw, "rationale", "label.rationale", required=False),
@@ -346,17 +352,6 @@ def parse_run(raw: JsonValue, source: str) -> tuple[MetaRun | None, list[_Bad]]:
                    EvalInput(task, trajectory, initial, final), label), []
 
 
-def _no_constant(name: str) -> JsonValue:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if line.strip():
-                yield number, line
-
-
 def data_files(paths: Iterable[Path], suffix: str = ".jsonl"
                ) -> tuple[list[Path], list[LoadError]]:
     """Files as given; directories expand to their ``*<suffix>`` files (sorted);
@@ -380,28 +375,16 @@ def load_meta_sets(paths: Iterable[Path]) -> MetaSet:
     """Every run of every file; bad lines become errors and the rest still load."""
     files, errors = data_files(paths)
     runs: list[MetaRun] = []
-    seen: dict[str, str] = {}
+    ids = FirstUse()
     for path in files:
-        try:
-            lines = list(_lines(path))
-        except (OSError, UnicodeDecodeError) as e:
-            errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
-            continue
-        for number, text in lines:
-            source = f"{path}:{number}"
-            try:
-                raw = json.loads(text, parse_constant=_no_constant)
-            except ValueError as e:
-                errors.append(LoadError(str(path), number, "", f"not valid JSON: {e}"))
-                continue
-            run, problems = parse_run(raw, source)
-            errors.extend(LoadError(str(path), number, p.field, p.message) for p in problems)
+        for record in read_jsonl(path, errors):
+            run, problems = parse_run(record.value, record.source)
+            errors.extend(record.error(p.field, p.message) for p in problems)
             if run is None:
                 continue
-            if run.id in seen:
-                errors.append(LoadError(str(path), number, "id", f"got {run.id!r}; expected "
-                                        f"an id not already used (first at {seen[run.id]})"))
+            first = ids.earlier(run.id, record.source)
+            if first is not None:
+                errors.append(repeated_id(record, run.id, first))
                 continue
-            seen[run.id] = source
             runs.append(run)
     return MetaSet(tuple(runs), tuple(errors), tuple(str(f) for f in files))
