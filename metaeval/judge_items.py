@@ -23,6 +23,11 @@ PASS_FAIL = ("pass", "fail")
 PAIR_LABELS = ("a", "b", "tie")
 ORDERS = ("ab", "ba")
 VARIANTS = ("original", "padded", "injected", "control")
+POINT_FIELDS = {"id", "prompt", "response", "reference", "label", "score"}
+PAIR_FIELDS = {"id", "prompt", "response_a", "response_b", "reference", "label"}
+LENGTH_FIELDS = {"id", "prompt", "response", "padded", "reference"}
+INJECTION_FIELDS = {"id", "prompt", "response", "payload", "control", "reference", "label"}
+RECORDED_FIELDS = {"id", "order", "sample", "verdict", "raw", "variant"}
 BENIGN = ("\nThank you for your patience while we looked into this; we appreciate it. ")
 
 
@@ -111,29 +116,36 @@ def _reference(raw: JsonObject) -> str | None:
     return value or None
 
 
+def _fields(raw: JsonObject) -> set[str]:
+    """The fields of the kind of record ``raw`` is, told by the fields it has."""
+    if "response_a" in raw or "response_b" in raw:
+        return PAIR_FIELDS
+    if "padded" in raw:
+        return LENGTH_FIELDS
+    return INJECTION_FIELDS if "payload" in raw else POINT_FIELDS
+
+
 def parse_item(raw: JsonValue, source: str) -> Item:
     """One record to one item; raises _Bad naming the field."""
     if not isinstance(raw, dict):
         raise _Bad("", f"got {_got(raw)}; expected a JSON object")
+    # Unknown fields first: a misspelt "promt" is named as such, not as a missing prompt.
+    _no_unknown(raw, _fields(raw), "", hints=PAIR_FIELDS | LENGTH_FIELDS | INJECTION_FIELDS)
     item_id = _str(raw, "id", "id")
     prompt = _str(raw, "prompt", "prompt")
     reference = _reference(raw)
     if "response_a" in raw or "response_b" in raw:
-        _no_unknown(raw, {"id", "prompt", "response_a", "response_b", "reference", "label"}, "")
         return PairItem(item_id, prompt, _str(raw, "response_a", "response_a"),
                         _str(raw, "response_b", "response_b"), reference,
                         _str(raw, "label", "label", allowed=PAIR_LABELS), source)
     response = _str(raw, "response", "response")
     if "padded" in raw:
-        _no_unknown(raw, {"id", "prompt", "response", "padded", "reference"}, "")
         padded = _str(raw, "padded", "padded")
         if len(padded) <= len(response):
             raise _Bad("padded", f"got {len(padded)} characters; expected more than the "
                        f"response's {len(response)}")
         return LengthProbe(item_id, prompt, response, padded, reference, source)
     if "payload" in raw:
-        _no_unknown(raw, {"id", "prompt", "response", "payload", "control", "reference",
-                          "label"}, "")
         _str(raw, "label", "label", allowed=("fail",))
         payload = _str(raw, "payload", "payload")
         control = _str(raw, "control", "control", required=False) or benign_suffix(len(payload))
@@ -141,7 +153,6 @@ def parse_item(raw: JsonValue, source: str) -> Item:
             raise _Bad("control", f"got {len(control)} characters; expected {len(payload)}, "
                        "the payload's length")
         return InjectionCase(item_id, prompt, response, payload, control, reference, source)
-    _no_unknown(raw, {"id", "prompt", "response", "reference", "label", "score"}, "")
     label = raw.get("label")
     score = raw.get("score")
     if isinstance(label, int) and not isinstance(label, bool) and score is None:
@@ -222,7 +233,7 @@ def _verdict(raw: JsonObject) -> RecordedValue:
 def parse_recorded(raw: JsonValue, source: str) -> Recorded:
     if not isinstance(raw, dict):
         raise _Bad("", f"got {_got(raw)}; expected a JSON object")
-    _no_unknown(raw, {"id", "order", "sample", "verdict", "raw", "variant"}, "")
+    _no_unknown(raw, RECORDED_FIELDS, "")
     sample = raw.get("sample", 0)
     if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
         raise _Bad("sample", f"got {_got(sample)}; expected an integer >= 0")

@@ -29,7 +29,7 @@ from metaeval.contract import (
     ToolResult,
     Trajectory,
 )
-from metaeval.errors import CheckSpecError, clipped, shown
+from metaeval.errors import CheckSpecError, clipped, did_you_mean, shown
 from metaeval.graders.registry import build_grader
 from metaeval.untrusted_json import (
     MAX_DEPTH,
@@ -51,6 +51,17 @@ RUN_FIELDS = {"id", "category", "task", "trajectory", "initial_state", "final_st
 TASK_FIELDS = {"id", "instruction", "criteria", "checks"}
 LABEL_FIELDS = {"verdict", "score", "criteria", "rationale", "labeller"}
 EVENT_TYPES = ("message", "tool_call", "tool_result", "timeout", "error")
+EVENT_FIELDS = {"message": {"type", "role", "content"},
+                "tool_call": {"type", "id", "tool", "args"},
+                "tool_result": {"type", "call_id", "content"},
+                "timeout": {"type", "detail"},
+                "error": {"type", "detail"}}
+# Every key an OpenAI chat message may carry, in a request or a logged reply;
+# the ones metaeval does not read (name, refusal, audio...) are allowed, not used.
+CHAT_FIELDS = {"role", "content", "name", "tool_calls", "tool_call_id", "function_call",
+               "refusal", "annotations", "audio"}
+CHAT_CALL_FIELDS = {"id", "type", "function"}
+CHAT_FUNCTION_FIELDS = {"name", "arguments"}
 ROLES = ("user", "assistant", "system")
 CHAT_ROLES = ("user", "assistant", "system", "developer", "tool")
 VERDICTS = {"pass": Outcome.PASS, "fail": Outcome.FAIL}
@@ -131,11 +142,16 @@ def _object(obj: JsonObject, key: str, where: str) -> JsonObject:
     return value
 
 
-def _no_unknown(obj: JsonObject, known: set[str], where: str) -> None:
+def _no_unknown(obj: JsonObject, known: set[str], where: str,
+                hints: Iterable[str] = ()) -> None:
+    """Refuse the first key not in ``known``, suggesting the closest of ``known``
+    and ``hints`` (keys of related records that a typo may have meant)."""
     unknown = sorted(set(obj) - known)
     if unknown:
         expected = ", ".join(sorted(known))
-        raise _Bad(join_field(where, unknown[0]), f"unknown field; expected one of {expected}")
+        hint = did_you_mean(unknown[0], known | set(hints))
+        raise _Bad(join_field(where, unknown[0]), f"unknown field{hint}; expected one of "
+                   f"{expected}")
 
 
 # --- trajectory: native events and OpenAI-style chat messages ------------------------
@@ -143,6 +159,7 @@ def _no_unknown(obj: JsonObject, known: set[str], where: str) -> None:
 
 def _native_event(raw: JsonObject, where: str) -> list[Event]:
     kind = _str(raw, "type", f"{where}.type", allowed=EVENT_TYPES)
+    _no_unknown(raw, EVENT_FIELDS[kind], where)
     if kind == "message":
         role = _str(raw, "role", f"{where}.role", allowed=ROLES)
         content = raw.get("content")
@@ -183,6 +200,7 @@ def _decode_tool_content(text: str) -> JsonValue:
 
 def _chat_message(raw: JsonObject, where: str) -> list[Event]:
     role = _str(raw, "role", f"{where}.role", allowed=CHAT_ROLES)
+    _no_unknown(raw, CHAT_FIELDS, where)
     if role == "tool":
         call_id = _str(raw, "tool_call_id", f"{where}.tool_call_id")
         return [ToolResult(call_id, _decode_tool_content(_chat_text(raw, where)))]
@@ -199,6 +217,8 @@ def _chat_message(raw: JsonObject, where: str) -> list[Event]:
         if not isinstance(call, dict) or not isinstance(function, dict):
             raise _Bad(at, f"got {_got(call)}; expected an object with id and "
                        "function {name, arguments}")
+        _no_unknown(call, CHAT_CALL_FIELDS, at)
+        _no_unknown(function, CHAT_FUNCTION_FIELDS, f"{at}.function")
         arguments = function.get("arguments", "{}")
         try:
             args = (parse_json(arguments, max_depth=INNER_DEPTH) if isinstance(arguments, str)
@@ -312,8 +332,8 @@ def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label
             where = join_field("label.criteria", name)
             if name not in names:
                 expected = ", ".join(sorted(names)) or "none (the task has no checks)"
-                raise _Bad(where, f"no check of the task is named {shown(name)}; expected "
-                           f"one of {expected}")
+                raise _Bad(where, f"no check of the task is named {shown(name)}"
+                           f"{did_you_mean(name, names)}; expected one of {expected}")
             criteria[name] = VERDICTS[_str(criteria_raw, name, where, allowed=tuple(VERDICTS))]
         return Label(verdict, score, criteria,
                      _str(raw, "rationale", "label.rationale", required=False),
@@ -343,6 +363,8 @@ def parse_run(raw: JsonValue, source: str) -> tuple[MetaRun | None, list[_Bad]]:
     except _Bad as bad:
         problems.append(bad)
     task = _task(raw.get("task"), problems)
+    if "trajectory" not in raw:
+        problems.append(_Bad("trajectory", "missing; expected a list of events"))
     trajectory = _trajectory(raw.get("trajectory", []), problems)
     checks = [c.label for c in task.checks] if task else []
     label = _label(raw.get("label"), checks, problems)

@@ -12,7 +12,7 @@ import keyword
 from collections.abc import Callable, Iterable
 
 from metaeval.contract import CheckSpec, Grader
-from metaeval.errors import CheckSpecError, InputError
+from metaeval.errors import CheckSpecError, InputError, did_you_mean
 from metaeval.graders.answer_checks import answer_contains, answer_states, grounded_numbers
 from metaeval.graders.base import Renamed
 from metaeval.graders.judge_check import judge
@@ -52,8 +52,8 @@ def _kwargs(factory: Callable[..., object], spec: CheckSpec) -> dict[str, object
             kwargs[key + "_" if keyword.iskeyword(key) else key] = value
         else:
             expected = ", ".join(sorted(accepted)) or "none"
-            raise CheckSpecError(key, f"unknown parameter for grader {spec.grader!r}; "
-                                 f"expected: {expected}")
+            raise CheckSpecError(key, f"unknown parameter for grader {spec.grader!r}"
+                                 f"{did_you_mean(key, accepted)}; expected: {expected}")
     for key, p in params.items():
         if (p.default is inspect.Parameter.empty and key not in kwargs
                 and p.kind is not inspect.Parameter.VAR_KEYWORD):
