@@ -26,6 +26,7 @@ from metaeval.judges.base import (
     Scale,
     Value,
 )
+from metaeval.untrusted_json import JsonInputError, parse_json
 
 DEFAULT_PATH = Path(".metaeval") / "judge-cache.sqlite"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS replies (
@@ -40,11 +41,18 @@ def _encode(value: Value | None) -> str:
 
 
 def _decode(text: str) -> Value | None:
-    document = json.loads(text)
+    """A stored value; JsonInputError, ValueError or TypeError when the row is damaged."""
+    document = parse_json(text)
+    if not isinstance(document, dict) or not document.keys() & {"choice", "value"}:
+        raise ValueError("not an object with a choice or a value")
     if "choice" in document:
         return Choice(document["choice"])
     value = document["value"]
-    return value if isinstance(value, bool | float) or value is None else float(value)
+    if isinstance(value, bool | float) or value is None:
+        return value
+    if isinstance(value, int) and abs(value) < 2**53:
+        return float(value)
+    raise ValueError(f"not a verdict: {value!r:.40}")
 
 
 class ReplyCache:
@@ -64,7 +72,11 @@ class ReplyCache:
                                    (key,)).fetchone()
         if row is None:
             return None
-        return JudgeReply(_decode(row[0]), row[1], row[2], CallInfo(cached=True, called=False))
+        try:
+            value = _decode(row[0])
+        except (JsonInputError, ValueError, TypeError):  # damaged: a miss, asked again
+            return None
+        return JudgeReply(value, row[1], row[2], CallInfo(cached=True, called=False))
 
     def put(self, key: str, judge: str, reply: JudgeReply) -> None:
         with self._lock, self._db:
