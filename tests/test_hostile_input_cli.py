@@ -69,3 +69,26 @@ def test_states_nested_to_the_bound_are_diffed_and_deeper_ones_are_refused(
     assert done.returncode == 2, output
     assert "Traceback" not in output
     assert f"{too_deep}:2: not valid JSON: nested deeper than 64 levels" in output
+
+
+def test_a_pattern_that_backtracks_without_end_does_not_hang_meta_eval(tmp_path: Path) -> None:
+    answer = "a" * 40 + "b"
+    checks: list[JsonValue] = [
+        {"grader": "answer_contains", "pattern": "^(a+)+$", "name": "nested"},
+        {"grader": "answer_contains", "pattern": "(a|aa)+$", "name": "alternation"}]
+    runs = [record(f"r{i}", task={"id": "t", "checks": checks}, label={"verdict": "fail"},
+                   trajectory=[{"type": "message", "role": "user", "content": "Say a's."},
+                               {"type": "message", "role": "assistant", "content": answer}])
+            for i in range(3)]
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in runs), encoding="utf-8")
+    try:
+        done = subprocess.run([METAEVAL, "meta-eval", "--resamples", "50", "--format", "json",
+                               str(path)], cwd=tmp_path, capture_output=True, text=True,
+                              encoding="utf-8", timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("meta-eval still matching after 60 s")
+    assert "Traceback" not in done.stderr and done.returncode in (0, 1), done.stderr
+    checks_out = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    assert (checks_out["nested"]["tn"], checks_out["nested"]["unscored"]) == (3, 0)
+    assert checks_out["alternation"]["unscored"] == 3  # never a pass
