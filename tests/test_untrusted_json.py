@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -55,3 +56,13 @@ def test_numbers_that_are_not_finite_are_refused(text: str) -> None:
     with pytest.raises(JsonInputError):
         parse_json(text)
     assert parse_json("[1e308]") == [1e308]
+
+
+def test_the_depth_scan_is_linear_on_an_unterminated_string_of_escaped_quotes() -> None:
+    # Each escaped quote could start a string that runs to the end: rescanning
+    # from each made the depth check quadratic (seconds for 20 kB).
+    text = '"' + '\\"' * 20_000 + "[" * (MAX_DEPTH + 1)
+    start = time.perf_counter()
+    with pytest.raises(JsonInputError):
+        parse_json(text)
+    assert time.perf_counter() - start < 1
