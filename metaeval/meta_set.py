@@ -234,6 +234,18 @@ def _chat_message(raw: JsonObject, where: str) -> list[Event]:
     return events
 
 
+def _call_ids(item: JsonValue) -> set[str]:
+    """The call ids a native tool call or a chat message declares, read as loosely
+    as can be: a call with another mistake still answers to its results, so that
+    the mistake is one error, not one more for every result."""
+    if not isinstance(item, dict):
+        return set()
+    calls = item.get("tool_calls")
+    found = [item.get("id")] if item.get("type") == "tool_call" else (
+        [c.get("id") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else [])
+    return {i for i in found if isinstance(i, str)}
+
+
 def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
     if not isinstance(raw, list):
         problems.append(_Bad("trajectory", f"got {_got(raw)}; expected a list of events"))
@@ -259,6 +271,7 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
             events.extend(new)
         except _Bad as bad:
             problems.append(bad)
+            call_ids.update(_call_ids(item))
     return Trajectory(tuple(events))
 
 

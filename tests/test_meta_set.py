@@ -297,3 +297,16 @@ def test_a_run_without_a_trajectory_is_refused_and_an_empty_one_is_not(tmp_path:
     assert [str(e) for e in result.errors] == [
         f"{tmp_path / 'set.jsonl'}:1: trajectory: missing; expected a list of events"]
     assert [r.id for r in result.runs] == ["empty"]
+
+
+def test_a_bad_tool_call_is_one_error_not_one_more_for_its_result(tmp_path: Path) -> None:
+    native = record("native")
+    native["trajectory"][1]["arg"] = native["trajectory"][1].pop("args")  # type: ignore
+    chat = record("chat", trajectory=to_chat(record()["trajectory"]))  # type: ignore[arg-type]
+    chat["trajectory"][1]["tool_calls"][0]["function"]["argument"] = "{}"  # type: ignore
+    orphan = record("orphan")
+    orphan["trajectory"][1]["id"] = "c9"  # type: ignore
+    result = load_meta_sets([write(tmp_path / "set.jsonl", native, chat, orphan)])
+    assert [(e.line, e.field) for e in result.errors] == [
+        (1, "trajectory[1].arg"), (2, "trajectory[1].tool_calls[0].function.argument"),
+        (3, "trajectory[2].call_id")]  # a good call under another id answers nothing
