@@ -14,7 +14,7 @@ from typing import ParamSpec, TypeVar
 import click
 
 from metaeval import __version__, vcs
-from metaeval.config import load_config
+from metaeval.config import load_config, unknown_check_bars
 from metaeval.errors import ExitCode, InputError
 from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
 from metaeval.findings import load as load_findings
@@ -70,7 +70,7 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     config = load_config()
     targets = list(paths) or config.paths(config.meta_sets)
     result = with_judge_items(targets, load_meta_sets(
-        [t for t in targets if t.suffix != ITEM_SUFFIX]))
+        [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules))
     click.echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(ExitCode.BAD_INPUT if result.errors else ExitCode.OK)
 
@@ -283,7 +283,14 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 
     config = load_config()
     targets = list(paths) or config.paths(config.meta_sets)
-    loaded = load_meta_sets(targets)
+    loaded = load_meta_sets(targets, config.allowed_modules)
+    # Bars name checks of the configured meta-sets: a run on one file of them need
+    # not hold every check they name, but the run on all of them (CI's) must.
+    unknown_bar = None if paths else unknown_check_bars(
+        config, {c.label for r in loaded.runs for c in r.input.task.checks},
+        ", ".join(map(str, targets)))
+    if unknown_bar is not None and loaded.runs:
+        raise InputError("\n".join([*map(str, loaded.errors), unknown_bar]))
     before = load_baseline(baseline) if baseline is not None else None
     settings = Settings(
         bars=Bars(min_tpr, min_tnr, min_kappa).over(config.meta_eval.bars),
@@ -299,7 +306,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
             click.echo(str(error), err=True)
         click.echo("error: no run to measure in " + ", ".join(map(str, targets)), err=True)
         sys.exit(ExitCode.BAD_INPUT if loaded.errors else ExitCode.VOID)
-    result = run_meta_eval(loaded.runs, settings, before)
+    result = run_meta_eval(loaded.runs, settings, before, allowed=config.allowed_modules)
     render = meta_eval_json if fmt == "json" else meta_eval_table
     click.echo(render(result, files=loaded.files, errors=loaded.errors))
     if loaded.errors:
@@ -317,6 +324,11 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
               help="Audit from recorded verdicts (JSONL); no call is made.")
 @click.option("--samples", default=1, show_default=True, type=int,
               help="Ask each question K times for self-consistency.")
+@click.option("--scale", "scale_text", metavar="LOW-HIGH",
+              help="With --recorded: the scale of the recorded scores (default 1-5, or "
+              "[tool.metaeval.judge_audit] scale).")
+@click.option("--pass-at", type=int,
+              help="With --recorded: the lowest passing score (default: the top quarter).")
 @click.option("--cache", "cache_path", type=click.Path(path_type=Path),
               help="Reply cache (sqlite); default .metaeval/judge-cache.sqlite.")
 @click.option("--no-cache", is_flag=True, help="Ask the judge even if a reply is cached.")
@@ -334,8 +346,9 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @FORMAT
 @user_errors
 def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None, samples: int,
-                cache_path: Path | None, no_cache: bool, kappa_bar: float, tpr_bar: float,
-                tnr_bar: float, unscored_bar: float, alpha: float, write: bool,
+                scale_text: str | None, pass_at: int | None, cache_path: Path | None,
+                no_cache: bool, kappa_bar: float, tpr_bar: float, tnr_bar: float,
+                unscored_bar: float, alpha: float, write: bool,
                 calibration_path: Path | None, fmt: str) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
@@ -347,17 +360,30 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     from metaeval.audit.calibration import DEFAULT_PATH, write_calibration
     from metaeval.audit.judge_audit import AuditVerdict, Bars
     from metaeval.audit.judge_run import load_items, run_judge_audit
+    from metaeval.config import judge_audit_scale
     from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
+    from metaeval.judges.scales import declared_scale
     from metaeval.report.judge_audit import audit_json, audit_text
 
     config = load_config()
+    # The flags win over the config, whose declaration is for recorded verdicts only:
+    # a live judge answers on the scale of its own config.
+    configured = judge_audit_scale()
+    scale, scale_from = (configured if recorded else None), "tool.metaeval.judge_audit.scale"
+    if scale_text is not None or pass_at is not None:
+        if scale_text is None and configured is not None and recorded:
+            scale_text = f"{configured.low}-{configured.high}"
+        scale = declared_scale(scale_text, pass_at, scale_where="--scale",
+                               pass_where="--pass-at")
+        scale_from = "--scale"
     paths = list(items_paths) or [p / "judge" for p in config.paths(config.meta_sets)]
     bars = Bars(kappa_bar, tpr_bar, tnr_bar, unscored_bar, alpha)
     cache = None if no_cache or recorded else (cache_path or config.root / DEFAULT_CACHE)
     bar = _ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
         audit = run_judge_audit(spec, load_items(paths), recorded=recorded, samples=samples,
-                                cache=cache, bars=bars, progress=bar)
+                                cache=cache, bars=bars, progress=bar, scale=scale,
+                                scale_from=scale_from, allowed=config.allowed_modules)
     finally:
         if bar is not None:
             bar.close()

@@ -1,22 +1,38 @@
 """``[tool.metaeval]`` in the nearest ``pyproject.toml``, and the defaults.
 
 Flags override what is read here. A bad value is an InputError naming the
-file, the key, the value and what was expected.
+file, the key, the value and what was expected; so is an unknown key, with the
+closest known ones, since a typo would otherwise quietly change a run.
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metaeval.errors import InputError
 from metaeval.gate import Bar, parse_bars
+from metaeval.importing import BUILTINS_ONLY, AllowedModules, is_module_name
+from metaeval.keys import cut, did_you_mean, reject_unknown
+
+if TYPE_CHECKING:
+    from metaeval.judges.base import Scale
 
 DEFAULT_META_SETS = ("meta_sets",)
 DEFAULT_FINDINGS = "mutants/findings.json"
 DEFAULT_SEED = 0
 DEFAULT_RESAMPLES = 1000
+
+TOP_KEYS = ("allowed_modules", "findings", "gate", "judge_audit", "judges", "meta_eval",
+            "meta_sets", "mutate")
+"""``[tool.metaeval]``. ``judge_audit`` is a table that ``metaeval judge-audit`` reads."""
+MUTATE_KEYS = ("targets", "operators", "mutants", "pytest_args", "timeout_factor",
+               "timeout_constant", "jobs", "report")
+"""``[tool.metaeval.mutate]``: the first two are read here, the rest by
+``metaeval.mutation.settings``; both readers reject any other key against this one list."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +75,11 @@ class Config:
     """``[tool.metaeval.mutate] operators``: restrict rewrite operators (empty: all)."""
     gate: tuple[Bar, ...] = ()
     """``[tool.metaeval.gate]``: one bar per metric for ``metaeval gate``."""
+    allowed_modules: AllowedModules = BUILTINS_ONLY
+    """``[tool.metaeval] allowed_modules``: where graders and judges named by import
+    path may come from (absent: only the built-ins)."""
+    pyproject: Path | None = None
+    """The file these settings were read from; None when there is none."""
 
     def paths(self, names: tuple[str, ...]) -> list[Path]:
         return [self.root / name for name in names]
@@ -79,17 +100,30 @@ def metaeval_table(start: Path, key: str = "") -> tuple[Path | None, dict[str, o
     if pyproject is None:
         return None, {}
     try:
-        with pyproject.open("rb") as f:
-            data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
+        raw = pyproject.read_bytes()
+        data = tomllib.loads(raw.decode("utf-8"))
+    except OSError as e:
         raise InputError(f"{pyproject}: cannot read: {e}") from e
-    table: object = data.get("tool", {}).get("metaeval", {})
-    name = "tool.metaeval"
-    if key and isinstance(table, dict):
-        table, name = table.get(key, {}), f"{name}.{key}"
-    if not isinstance(table, dict):
-        raise InputError(f"{pyproject}: {name}: got {table!r}; expected a table")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise InputError(f"{pyproject}:{line}: not UTF-8 (byte {e.start}); expected a UTF-8 "
+                         "TOML file") from e
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{pyproject}: not valid TOML: {e}") from e
+    table: dict[str, object] = data
+    names: list[str] = []
+    for part in ("tool", "metaeval", *([key] if key else [])):
+        names.append(part)
+        value = table.get(part, {})
+        if not isinstance(value, dict):
+            raise InputError(f"{pyproject}: {'.'.join(names)}: got {_short(value)}; "
+                             "expected a table")
+        table = value
     return pyproject, table
+
+
+def _short(value: object) -> str:
+    return cut(repr(value), 80)
 
 
 def load_config(start: Path | None = None) -> Config:
@@ -98,6 +132,7 @@ def load_config(start: Path | None = None) -> Config:
     pyproject, section = metaeval_table(start)
     if pyproject is None:
         return Config(start)
+    reject_unknown(section, TOP_KEYS, f"{pyproject}: tool.metaeval")
     meta_sets = section.get("meta_sets", list(DEFAULT_META_SETS))
     if not isinstance(meta_sets, list) or not all(isinstance(m, str) for m in meta_sets):
         raise InputError(f"{pyproject}: tool.metaeval.meta_sets: got {meta_sets!r}; "
@@ -109,18 +144,40 @@ def load_config(start: Path | None = None) -> Config:
     meta_eval = _meta_eval(section.get("meta_eval", {}), f"{pyproject}: tool.metaeval.meta_eval")
     mutate_targets, mutate_operators = _mutate_section(pyproject, section.get("mutate", {}))
     gate = parse_bars(section.get("gate", {}), f"{pyproject}: tool.metaeval.gate")
+    judges = section.get("judges", {})
+    if not isinstance(judges, dict):
+        raise InputError(f"{pyproject}: tool.metaeval.judges: got {_short(judges)}; expected "
+                         "a table of judges by name")
     return Config(pyproject.parent, tuple(meta_sets), findings, meta_eval,
-                  mutate_targets=mutate_targets, mutate_operators=mutate_operators, gate=gate)
+                  mutate_targets=mutate_targets, mutate_operators=mutate_operators, gate=gate,
+                  allowed_modules=_allowed_modules(pyproject, section), pyproject=pyproject)
+
+
+def _allowed_modules(pyproject: Path, section: dict[str, object]) -> AllowedModules:
+    value = section.get("allowed_modules", [])
+    if (not isinstance(value, list)
+            or not all(isinstance(v, str) and is_module_name(v) for v in value)):
+        raise InputError(f"{pyproject}: tool.metaeval.allowed_modules: got {_short(value)}; "
+                         "expected a list of package or module names (e.g. [\"mypkg\"])")
+    return AllowedModules(tuple(value))
+
+
+def unknown_check_bars(config: Config, checks: Collection[str], where: str) -> str | None:
+    """What is wrong with ``[tool.metaeval.meta_eval.checks.NAME]`` bars when a NAME is no
+    check of ``checks`` (those of the meta-sets at ``where``), else None: a bar for a
+    check that is not there would hold nothing to account."""
+    unknown = sorted(set(config.meta_eval.check_bars) - set(checks))
+    if not unknown:
+        return None
+    return (f"{config.pyproject}: tool.metaeval.meta_eval.checks.{cut(unknown[0])}: no check "
+            f"of that name in {where}{did_you_mean(unknown[0], checks)}")
 
 
 _BAR_KEYS = ("min_tpr", "min_tnr", "min_kappa")
 
 
 def _bars(table: dict[str, object], where: str, extra: tuple[str, ...] = ()) -> Bars:
-    for key in table:
-        if key not in (*_BAR_KEYS, *extra):
-            raise InputError(f"{where}.{key}: unknown key; expected one of "
-                             f"{', '.join((*_BAR_KEYS, *extra))}")
+    reject_unknown(table, (*_BAR_KEYS, *extra), where)
     values: list[float | None] = []
     for key in _BAR_KEYS:
         value = table.get(key)
@@ -160,6 +217,7 @@ def _mutate_section(pyproject: Path, section: object) -> tuple[tuple[str, ...], 
 
     if not isinstance(section, dict):
         raise InputError(f"{pyproject}: tool.metaeval.mutate: got {section!r}; expected a table")
+    reject_unknown(section, MUTATE_KEYS, f"{pyproject}: tool.metaeval.mutate")
     targets = section.get("targets", [])
     if not isinstance(targets, list) or not all(isinstance(t, str) and t for t in targets):
         raise InputError(f"{pyproject}: tool.metaeval.mutate.targets: got {targets!r}; "
@@ -173,3 +231,25 @@ def _mutate_section(pyproject: Path, section: object) -> tuple[tuple[str, ...], 
             raise InputError(f"{pyproject}: tool.metaeval.mutate.operators: got {name!r}; "
                              f"expected one of {', '.join(OPERATORS)}")
     return tuple(targets), tuple(operators)
+
+
+JUDGE_AUDIT_KEYS = ("pass_at", "scale")
+
+
+def judge_audit_scale(start: Path | None = None) -> Scale | None:
+    """``scale`` and ``pass_at`` of ``[tool.metaeval.judge_audit]``: the scale of a
+    recorded judge's verdicts, or None when neither is set. Its own unknown-key
+    check, so a typo here is never a silent 1-5."""
+    # Imported here: metaeval.judges reads this module's metaeval_table.
+    from metaeval.judges.scales import declared_scale
+
+    pyproject, section = metaeval_table((start or Path.cwd()).resolve(), "judge_audit")
+    where = f"{pyproject}: tool.metaeval.judge_audit"
+    for key in section:
+        if key not in JUDGE_AUDIT_KEYS:
+            raise InputError(f"{where}.{key}: unknown key; expected one of "
+                             f"{', '.join(JUDGE_AUDIT_KEYS)}")
+    if not section:
+        return None
+    return declared_scale(section.get("scale"), section.get("pass_at"),
+                          scale_where=f"{where}.scale", pass_where=f"{where}.pass_at")

@@ -6,8 +6,6 @@ A user's mistake (a bad file, a bad flag, a grader that cannot be built) is an
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
 from enum import IntEnum
 
 
@@ -67,11 +65,3 @@ def shown(value: object, limit: int = ECHO_LIMIT) -> str:
     """
     return clipped(repr(value), limit)
 
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean 'args'?)`` when one of ``choices`` is close to ``word``; else ""."""
-    options = list(choices)
-    if len(word) > 2 * max((len(c) for c in options), default=0) + 10:
-        return ""  # far longer than any choice: nothing is close, and difflib would be slow
-    close = difflib.get_close_matches(word, options, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from metaeval.contract import JsonValue
 from metaeval.errors import InputError, shown
+from metaeval.keys import cut, did_you_mean
 from metaeval.untrusted_json import JsonInputError, read_json_file
 
 SOURCES = ("meta-eval", "judge-audit", "mutate")
@@ -87,15 +88,20 @@ def parse_bars(table: object, where: str) -> tuple[Bar, ...]:
         raise InputError(f"{where}: got {table!r}; expected a table of metric bars")
     bars = []
     for metric, spec in sorted(table.items()):
-        at = f"{where}.{metric!r}"
+        at = f"{where}.{cut(metric)!r}"
         source, sep, path = str(metric).partition(":")
         if not sep or source not in SOURCES or not path:
             raise InputError(f"{at}: not a metric name; expected SOURCE:PATH with SOURCE one "
-                             f"of {', '.join(SOURCES)} (e.g. 'meta-eval:evaluator.kappa')")
+                             f"of {', '.join(SOURCES)} (e.g. 'meta-eval:evaluator.kappa')"
+                             f"{did_you_mean(source, SOURCES) if sep else ''}")
         if _number(spec):
             bars.append(Bar(metric, min=_float(spec)))
             continue
-        if not isinstance(spec, dict) or not spec or set(spec) - {"min", "max"} or not all(
+        unknown = sorted(set(spec) - {"min", "max"}) if isinstance(spec, dict) else []
+        if unknown:
+            raise InputError(f"{at}.{cut(unknown[0])}: unknown key; expected min or max"
+                             f"{did_you_mean(unknown[0], ('min', 'max'))}")
+        if not isinstance(spec, dict) or not spec or not all(
                 _number(v) for v in spec.values()):
             raise InputError(f"{at}: got {spec!r}; expected a number (a minimum) or "
                              "{min = N, max = N}")

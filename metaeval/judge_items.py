@@ -10,11 +10,13 @@ left out, never counted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
 from metaeval.meta_set import MetaSet, _Bad, _got, _no_unknown, _str, data_files
 from metaeval.untrusted_json import FirstUse, LoadError, read_jsonl, repeated_id
 
@@ -216,21 +218,38 @@ class Recorded:
     source: str
 
 
-def _verdict(raw: JsonObject) -> RecordedValue:
+def _verdict(raw: JsonObject, scale: Scale, kind: Mode | None) -> RecordedValue:
+    """The recorded verdict, held to what a live reply may be: a number on the
+    judge's ``scale`` (or pass/fail) for a pointwise item, a pair label for a
+    pairwise one (either, when the item is not known here)."""
     value = raw.get("verdict")
-    if value is None or isinstance(value, bool):
+    if value is None:
+        return None
+    number = (f"a number from {scale.low} to {scale.high} (the judge's scale; declare "
+              "another with --scale LOW-HIGH), 'pass', 'fail'")
+    expected = {Mode.POINTWISE: f"{number} or null (unscored)",
+                Mode.PAIRWISE: "'a', 'b', 'tie' or null (unscored)",
+                None: f"{number}, 'a', 'b', 'tie' or null (unscored)"}[kind]
+    if kind is not Mode.PAIRWISE:
+        # bool is an int to Python: true would be the score 1. Ints are compared
+        # as ints, so a 400-digit one is out of range, not an OverflowError.
+        if isinstance(value, int) and not isinstance(value, bool) and (
+                scale.low <= value <= scale.high):
+            return float(value)
+        if isinstance(value, float) and math.isfinite(value) and (
+                scale.low <= value <= scale.high):
+            return value
+        if isinstance(value, str) and value in PASS_FAIL:
+            return value == "pass"
+    if kind is not Mode.POINTWISE and isinstance(value, str) and value in PAIR_LABELS:
         return value
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str) and value in PASS_FAIL:
-        return value == "pass"
-    if isinstance(value, str) and value in PAIR_LABELS:
-        return value
-    raise _Bad("verdict", f"got {_got(value)}; expected a number, 'pass', 'fail', 'a', 'b', "
-               "'tie', true, false or null (unscored)")
+    raise _Bad("verdict", f"got {_got(value)}; expected {expected}")
 
 
-def parse_recorded(raw: JsonValue, source: str) -> Recorded:
+def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
+                   kinds: Mapping[str, Mode] | None = None) -> Recorded:
+    """One recorded verdict; ``kinds`` says which items are pointwise and which
+    pairwise, so each verdict is checked as that item's live reply would be."""
     if not isinstance(raw, dict):
         raise _Bad("", f"got {_got(raw)}; expected a JSON object")
     _no_unknown(raw, RECORDED_FIELDS, "")
@@ -239,16 +258,22 @@ def parse_recorded(raw: JsonValue, source: str) -> Recorded:
         raise _Bad("sample", f"got {_got(sample)}; expected an integer >= 0")
     if "verdict" not in raw:
         raise _Bad("verdict", "missing; expected the verdict, or null when unscored")
-    return Recorded(_str(raw, "id", "id"), _str(raw, "order", "order", allowed=ORDERS)
-                    if "order" in raw else "ab", sample, _verdict(raw),
+    item_id = _str(raw, "id", "id")
+    kind = kinds.get(item_id) if kinds is not None else None
+    return Recorded(item_id, _str(raw, "order", "order", allowed=ORDERS)
+                    if "order" in raw else "ab", sample, _verdict(raw, scale, kind),
                     _str(raw, "raw", "raw", required=False),
                     _str(raw, "variant", "variant", allowed=VARIANTS)
                     if "variant" in raw else "original", source)
 
 
-def load_recorded(path: Path) -> tuple[tuple[Recorded, ...], tuple[LoadError, ...]]:
-    """Every recorded verdict of one file; a repeated (id, variant, order, sample) is
-    an error, so a verdict is never counted twice."""
+def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
+                  kinds: Mapping[str, Mode] | None = None
+                  ) -> tuple[tuple[Recorded, ...], tuple[LoadError, ...]]:
+    """Every recorded verdict of one file, each checked against ``scale`` and its
+    item's kind (see ``parse_recorded``); a bad line is an error and the others
+    still load. A repeated (id, variant, order, sample) is an error, so a verdict
+    is never counted twice."""
     errors: list[LoadError] = []
     if not path.is_file():
         return (), (LoadError(str(path), 0, "", "no such file"),)
@@ -256,7 +281,7 @@ def load_recorded(path: Path) -> tuple[tuple[Recorded, ...], tuple[LoadError, ..
     keys = FirstUse()
     for line in read_jsonl(path, errors):
         try:
-            record = parse_recorded(line.value, line.source)
+            record = parse_recorded(line.value, line.source, scale, kinds)
         except _Bad as bad:
             errors.append(line.error(bad.field, bad.message))
             continue
@@ -267,6 +292,14 @@ def load_recorded(path: Path) -> tuple[tuple[Recorded, ...], tuple[LoadError, ..
             continue
         found.append(record)
     return tuple(found), tuple(errors)
+
+
+def item_kinds(items: JudgeItems) -> dict[str, Mode]:
+    """Which question each item asks: pairwise items compare, the rest are scored."""
+    kinds = {i.id: Mode.POINTWISE for group in (items.pointwise, items.length, items.injection)
+             for i in group}
+    kinds.update((p.id, Mode.PAIRWISE) for p in items.pairwise)
+    return kinds
 
 
 def with_judge_items(paths: Iterable[Path], meta: MetaSet) -> MetaSet:

@@ -29,8 +29,10 @@ from metaeval.contract import (
     ToolResult,
     Trajectory,
 )
-from metaeval.errors import CheckSpecError, clipped, did_you_mean, shown
+from metaeval.errors import CheckSpecError, clipped, shown
 from metaeval.graders.registry import build_grader
+from metaeval.importing import BUILTINS_ONLY, AllowedModules
+from metaeval.keys import did_you_mean
 from metaeval.untrusted_json import (
     MAX_DEPTH,
     FirstUse,
@@ -150,8 +152,8 @@ def _no_unknown(obj: JsonObject, known: set[str], where: str,
     if unknown:
         expected = ", ".join(sorted(known))
         hint = did_you_mean(unknown[0], known | set(hints))
-        raise _Bad(join_field(where, unknown[0]), f"unknown field{hint}; expected one of "
-                   f"{expected}")
+        raise _Bad(join_field(where, unknown[0]), f"unknown field; expected one of "
+                   f"{expected}{hint}")
 
 
 # --- trajectory: native events and OpenAI-style chat messages ------------------------
@@ -278,7 +280,7 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
 # --- task and label ------------------------------------------------------------------
 
 
-def _task(raw: JsonValue, problems: list[_Bad]) -> TaskSpec | None:
+def _task(raw: JsonValue, problems: list[_Bad], allowed: AllowedModules) -> TaskSpec | None:
     if not isinstance(raw, dict):
         problems.append(_Bad("task", f"got {_got(raw)}; expected an object with id and checks"))
         return None
@@ -297,7 +299,7 @@ def _task(raw: JsonValue, problems: list[_Bad]) -> TaskSpec | None:
     for i, spec_raw in enumerate(checks_raw):
         where = f"task.checks[{i}]"
         try:
-            spec = _check_spec(spec_raw, where)
+            spec = _check_spec(spec_raw, where, allowed)
             if spec.label in {c.label for c in checks}:
                 raise _Bad(f"{where}.name", f"got {shown(spec.label)}; expected a check name "
                            "not already used in this task")
@@ -307,7 +309,7 @@ def _task(raw: JsonValue, problems: list[_Bad]) -> TaskSpec | None:
     return TaskSpec(task_id, instruction, criteria, tuple(checks))
 
 
-def _check_spec(raw: JsonValue, where: str) -> CheckSpec:
+def _check_spec(raw: JsonValue, where: str, allowed: AllowedModules) -> CheckSpec:
     if not isinstance(raw, dict):
         raise _Bad(where, f"got {_got(raw)}; expected {{\"grader\": NAME, ...params}}")
     grader = _str(raw, "grader", f"{where}.grader")
@@ -315,7 +317,7 @@ def _check_spec(raw: JsonValue, where: str) -> CheckSpec:
     params = {k: v for k, v in raw.items() if k not in ("grader", "name")}
     spec = CheckSpec(grader, params, name)
     try:
-        build_grader(spec)  # a spec that cannot become a grader is bad input, found now
+        build_grader(spec, allowed)  # a spec that cannot become a grader: bad input, found now
     except CheckSpecError as e:
         raise _Bad(join_field(where, e.field), _bounded(e.message)) from e
     return spec
@@ -345,8 +347,8 @@ def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label
             where = join_field("label.criteria", name)
             if name not in names:
                 expected = ", ".join(sorted(names)) or "none (the task has no checks)"
-                raise _Bad(where, f"no check of the task is named {shown(name)}"
-                           f"{did_you_mean(name, names)}; expected one of {expected}")
+                raise _Bad(where, f"no check of the task is named {shown(name)}; expected one "
+                           f"of {expected}{did_you_mean(name, names)}")
             criteria[name] = VERDICTS[_str(criteria_raw, name, where, allowed=tuple(VERDICTS))]
         return Label(verdict, score, criteria,
                      _str(raw, "rationale", "label.rationale", required=False),
@@ -359,8 +361,10 @@ def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label
 # --- lines and files -------------------------------------------------------------------
 
 
-def parse_run(raw: JsonValue, source: str) -> tuple[MetaRun | None, list[_Bad]]:
-    """One record to one run, or None with every problem found in it."""
+def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ONLY
+              ) -> tuple[MetaRun | None, list[_Bad]]:
+    """One record to one run, or None with every problem found in it. A check naming
+    code by import path must name it in ``allowed`` (the project's config)."""
     if not isinstance(raw, dict):
         return None, [_Bad("", f"got {_got(raw)}; expected a JSON object")]
     problems: list[_Bad] = []
@@ -375,7 +379,7 @@ def parse_run(raw: JsonValue, source: str) -> tuple[MetaRun | None, list[_Bad]]:
         final = _object(raw, "final_state", "final_state")
     except _Bad as bad:
         problems.append(bad)
-    task = _task(raw.get("task"), problems)
+    task = _task(raw.get("task"), problems, allowed)
     if "trajectory" not in raw:
         problems.append(_Bad("trajectory", "missing; expected a list of events"))
     trajectory = _trajectory(raw.get("trajectory", []), problems)
@@ -406,14 +410,16 @@ def data_files(paths: Iterable[Path], suffix: str = ".jsonl"
     return files, errors
 
 
-def load_meta_sets(paths: Iterable[Path]) -> MetaSet:
-    """Every run of every file; bad lines become errors and the rest still load."""
+def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONLY) -> MetaSet:
+    """Every run of every file; bad lines become errors and the rest still load.
+    ``allowed``: the project's ``[tool.metaeval] allowed_modules``, the only code a
+    check may name by import path (the default: none, only the built-ins)."""
     files, errors = data_files(paths)
     runs: list[MetaRun] = []
     ids = FirstUse()
     for path in files:
         for record in read_jsonl(path, errors):
-            run, problems = parse_run(record.value, record.source)
+            run, problems = parse_run(record.value, record.source, allowed)
             errors.extend(record.error(p.field, p.message) for p in problems)
             if run is None:
                 continue

@@ -13,7 +13,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from metaeval.audit.meta_eval import Flag, MetaEvalResult, Settings, meta_eval
-from metaeval.config import Bars
+from metaeval.config import Bars, load_config
+from metaeval.importing import AllowedModules
 from metaeval.meta_set import MetaSet, load_meta_sets
 
 __all__ = ["Bars", "assert_graders"]
@@ -27,15 +28,22 @@ def assert_graders(meta_set: MetaSet | str | Path | Sequence[str | Path], *,
                    min_tpr: float | None = None, min_tnr: float | None = None,
                    min_kappa: float | None = None, checks: Mapping[str, Bars] | None = None,
                    forbid: Collection[str] = (), seed: int = 0,
-                   resamples: int = TEST_RESAMPLES) -> MetaEvalResult:
+                   resamples: int = TEST_RESAMPLES,
+                   allowed_modules: Collection[str] | None = None) -> MetaEvalResult:
     """Measure every check of ``meta_set`` (a loaded MetaSet, or paths to load) and
     assert that each meets the bars: ``min_*`` for every check, ``checks`` per
     check name (a per-check bar wins). Fails on every flag that fails the
     command (tautologies, missed bars) and on any flag named in ``forbid``
     (e.g. ``{"NO-SIGNAL", "CONSTANT"}``). Returns the result for more asserts.
+    ``allowed_modules``: where checks may name graders and judges by import path;
+    None reads ``[tool.metaeval] allowed_modules`` of the project around the
+    current directory, as the command does.
     """
+    allowed = (load_config().allowed_modules if allowed_modules is None
+               else AllowedModules(tuple(allowed_modules)))
     loaded = meta_set if isinstance(meta_set, MetaSet) else load_meta_sets(
-        [Path(p) for p in ([meta_set] if isinstance(meta_set, str | Path) else meta_set)])
+        [Path(p) for p in ([meta_set] if isinstance(meta_set, str | Path) else meta_set)],
+        allowed)
     if loaded.errors:
         raise AssertionError("bad meta-set input:\n" + "\n".join(map(str, loaded.errors)))
     if not loaded.runs:
@@ -45,7 +53,7 @@ def assert_graders(meta_set: MetaSet | str | Path | Sequence[str | Path], *,
     if unknown:
         raise ValueError(f"forbid: got {unknown!r}; expected flags among {sorted(known)}")
     settings = Settings(Bars(min_tpr, min_tnr, min_kappa), dict(checks or {}), seed, resamples)
-    result = meta_eval(loaded.runs, settings)
+    result = meta_eval(loaded.runs, settings, allowed=allowed)
     problems = []
     for check in result.checks:
         bad = [f for f in check.flags if f.fails or f.value in forbid]

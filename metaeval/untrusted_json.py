@@ -22,7 +22,7 @@ import codecs
 import json
 import math
 import re
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -221,14 +221,15 @@ class Record:
         return LoadError(str(self.path), self.line, field, message)
 
 
-def read_jsonl(path: Path, errors: list[LoadError]) -> list[Record]:
-    """Every good line of one file; each bad one becomes an error in ``errors``."""
+def read_jsonl(path: Path, errors: list[LoadError]) -> Iterator[Record]:
+    """Every good line of one file; each bad one becomes an error in ``errors``.
+    Lines are yielded as they are read, so that the caller's own errors about a
+    record and this reader's errors come out in the order of the lines."""
     try:
         data = path.read_bytes()
     except OSError as e:
         errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
-        return []
-    records: list[Record] = []
+        return
     for number, raw in enumerate(data.removeprefix(codecs.BOM_UTF8).split(b"\n"), start=1):
         try:
             text = raw.decode("utf-8")
@@ -236,12 +237,14 @@ def read_jsonl(path: Path, errors: list[LoadError]) -> list[Record]:
             errors.append(LoadError(str(path), number, "", f"not UTF-8: byte {raw[e.start]:#04x} "
                                     f"at column {e.start + 1}; expected UTF-8 text"))
             continue
+        if not text.strip():
+            continue
         try:
-            if text.strip():
-                records.append(Record(path, number, parse_json(text)))
+            value = parse_json(text)
         except JsonInputError as e:
             errors.append(LoadError(str(path), number, e.field, e.message))
-    return records
+            continue
+        yield Record(path, number, value)
 
 
 class FirstUse:

@@ -58,7 +58,9 @@ def test_judge_metrics_are_enforced_only_for_a_calibrated_identity() -> None:
 @pytest.mark.parametrize(("table", "words"), [
     ({"evaluator.kappa": 0.8}, "not a metric name"),
     ({"meta-eval:evaluator.kappa": "0.8"}, "expected a number (a minimum)"),
-    ({"meta-eval:evaluator.kappa": {"least": 0.8}}, "expected a number (a minimum)"),
+    ({"meta-eval:evaluator.kappa": {"least": 0.8}}, ".least: unknown key; expected min or max"),
+    ({"meta-eval:evaluator.kappa": {"minimum": 0.8}}, "did you mean 'min'?"),
+    ({"meta_eval:evaluator.kappa": 0.8}, "did you mean 'meta-eval'?"),
     ({"judge:x.kappa": 0.8}, "SOURCE one of meta-eval, judge-audit, mutate"),
 ])
 def test_bad_bars_are_named(table: dict[str, object], words: str) -> None:

@@ -95,10 +95,10 @@ def test_a_misspelt_key_is_named_first_with_a_did_you_mean(tmp_path: Path) -> No
     ])
     items = load_judge_items([path])
     assert [p.id for p in items.pointwise] == ["d"]
-    assert [(e.line, e.field, e.message.partition(";")[0]) for e in items.errors] == [
-        (1, "promt", "unknown field (did you mean 'prompt'?)"),
-        (2, "lable", "unknown field (did you mean 'label'?)"),
-        (3, "paded", "unknown field (did you mean 'padded'?)"),
+    assert [(e.line, e.field, e.message.rpartition("; ")[2]) for e in items.errors] == [
+        (1, "promt", "did you mean 'prompt'?"),
+        (2, "lable", "did you mean 'label'?"),
+        (3, "paded", "did you mean 'padded'?"),
     ]
 
 
@@ -108,4 +108,5 @@ def test_a_misspelt_key_in_a_recorded_verdict_gets_a_did_you_mean(tmp_path: Path
     records, errors = load_recorded(path)
     assert [r.id for r in records] == ["p"]
     assert [(e.line, e.field) for e in errors] == [(1, "verdcit")]
-    assert errors[0].message.startswith("unknown field (did you mean 'verdict'?)")
+    assert errors[0].message == ("unknown field; expected one of id, order, raw, sample, "
+                                 "variant, verdict; did you mean 'verdict'?")

@@ -8,6 +8,7 @@ import pytest
 from metaeval.contract import CheckSpec, JsonObject, Kind, Outcome
 from metaeval.errors import CheckSpecError
 from metaeval.graders import BUILTINS, build_grader
+from metaeval.importing import AllowedModules
 from tests.builders import assistant, run, user
 
 
@@ -28,7 +29,8 @@ def spec(grader: str, name: str = "", **params: object) -> CheckSpec:
     (spec("answer_contains", text="a", pattern="b"), "text", "exactly one"),
     (spec("answer_contains", pattern="(unclosed"), "pattern", "not a regular expression"),
     (spec("answer_contains", numbers=["forty"]), "numbers", "expected a non-empty list"),
-    (spec("nosuchmodule_xyz:factory"), "grader", "cannot import 'nosuchmodule_xyz'"),
+    (spec("nosuchmodule_xyz:factory"), "grader", "'nosuchmodule_xyz:factory' is not in an "
+     "allowed module; add its package to [tool.metaeval] allowed_modules"),
     (spec("answer_states", facts=[]), "facts", "expected at least one key of task.criteria"),
     (spec("answer_states", facts="order_id"), "facts", "expected a list of non-empty strings"),
 ])
@@ -90,12 +92,16 @@ def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return "acme_graders"
 
 
+ALLOW_ACME = AllowedModules(("acme_graders",))
+
+
 def test_a_user_grader_by_import_path(user_module: str) -> None:
-    grader = build_grader(spec(f"{user_module}:polite", word="thanks"))
+    grader = build_grader(spec(f"{user_module}:polite", word="thanks"), ALLOW_ACME)
     assert grader.name == "polite"
     assert grader.grade(run(user("hi"), assistant("thanks!"))).outcome is Outcome.PASS
     assert grader.grade(run(user("hi"), assistant("no."))).outcome is Outcome.FAIL
-    renamed = build_grader(spec(f"{user_module}:polite", name="says_thanks", word="thanks"))
+    renamed = build_grader(spec(f"{user_module}:polite", name="says_thanks", word="thanks"),
+                           ALLOW_ACME)
     finding = renamed.grade(run(assistant("thanks")))
     assert (renamed.name, finding.grader) == ("says_thanks", "says_thanks")
 
@@ -108,5 +114,5 @@ def test_a_user_grader_by_import_path(user_module: str) -> None:
 ])
 def test_bad_user_graders(user_module: str, attr: str, params: JsonObject, words: str) -> None:
     with pytest.raises(CheckSpecError) as caught:
-        build_grader(CheckSpec(f"{user_module}:{attr}", params))
+        build_grader(CheckSpec(f"{user_module}:{attr}", params), ALLOW_ACME)
     assert words in caught.value.message

@@ -11,6 +11,7 @@ import pytest
 from metaeval.contract import CheckSpec
 from metaeval.errors import CheckSpecError
 from metaeval.graders import build_grader
+from metaeval.importing import AllowedModules
 
 FACTORIES = '''
 from dataclasses import dataclass, field
@@ -47,16 +48,19 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return "acme_keyword_graders"
 
 
+ALLOW = AllowedModules(("acme_keyword_graders",))
+
+
 def test_extra_keys_go_to_a_factory_taking_params(module: str) -> None:
     grader = build_grader(CheckSpec(f"{module}:open_ended",
-                                    {"tool": "refund", "limit": 3, "except": ["log"]}))
+                                    {"tool": "refund", "limit": 3, "except": ["log"]}), ALLOW)
     # A key that is a Python keyword arrives with a trailing underscore; others as written.
     assert vars(grader)["seen"] == {"tool": "refund", "limit": 3, "except_": ["log"]}
 
 
 def test_a_factory_without_parameters_says_it_expects_none(module: str) -> None:
     with pytest.raises(CheckSpecError) as caught:
-        build_grader(CheckSpec(f"{module}:closed", {"tool": "refund"}))
+        build_grader(CheckSpec(f"{module}:closed", {"tool": "refund"}), ALLOW)
     assert caught.value.field == "tool"
     assert caught.value.message.endswith("; expected: none")
 
@@ -69,8 +73,8 @@ def test_a_spec_cannot_pass_name_as_a_parameter() -> None:
 
 def test_a_factory_that_is_not_callable_or_raises_is_named(module: str) -> None:
     with pytest.raises(CheckSpecError) as caught:
-        build_grader(CheckSpec(f"{module}:NOT_CALLABLE"))
+        build_grader(CheckSpec(f"{module}:NOT_CALLABLE"), ALLOW)
     assert caught.value.message == f"'{module}:NOT_CALLABLE' is not callable; expected a factory"
     with pytest.raises(CheckSpecError) as caught:
-        build_grader(CheckSpec(f"{module}:refuses"))
+        build_grader(CheckSpec(f"{module}:refuses"), ALLOW)
     assert caught.value.message == f"'{module}:refuses' raised ValueError('no')"

@@ -2,7 +2,7 @@
 
 An entry is written only for a "may gate" audit. It names the judge's full
 identity; an entry whose identity differs from the judge now in use does not
-apply to it (a new model, prompt or temperature is a new judge). This module
+apply to it (a new model, prompt, temperature or endpoint is a new judge). This module
 must never write an entry for an audit that did not pass, nor any secret.
 """
 
@@ -51,7 +51,8 @@ def entry(audit: JudgeAudit, today: date) -> JsonObject:
         kappa_value = round(min(o.kappa.value for o in audit.pairwise.orders), 4)
     b = audit.bars
     return {"judge": {"name": j.name, "model": j.model, "prompt_hash": j.prompt_hash,
-                      "temperature": j.temperature, "version": j.version},
+                      "temperature": j.temperature, "endpoint": j.endpoint,
+                      "version": j.version},
             "modes": _modes(audit), "n": audit.items, "kappa": kappa_value,
             "kappa_interval": interval,
             "bars": {"kappa": b.kappa, "tpr": b.tpr, "tnr": b.tnr, "unscored": b.unscored,

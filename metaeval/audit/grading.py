@@ -23,6 +23,7 @@ from metaeval.contract import (
     evaluate,
 )
 from metaeval.graders.registry import build_grader
+from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.meta_set import MetaRun
 
 SCORE_SCALE = (1, 2, 3, 4, 5)
@@ -86,10 +87,12 @@ def ordinal(finding: Finding) -> int | None:
     return int(score) if score == int(score) and int(score) in SCORE_SCALE else None
 
 
-def grade_runs(runs: Sequence[MetaRun]) -> Grading:
+def grade_runs(runs: Sequence[MetaRun], allowed: AllowedModules = BUILTINS_ONLY) -> Grading:
     """Grade every run with every check its task declares, and with the composed evaluator.
 
-    Checks are keyed by their name (``CheckSpec.label``); runs keep their order.
+    Checks are keyed by their name (``CheckSpec.label``); runs keep their order. A
+    check names user code only from ``allowed`` (the project's config): the runs are
+    data, whoever loaded them.
     """
     built: dict[str, Grader] = {}
     per_check: dict[str, list[tuple[MetaRun, Grader, Case]]] = {}
@@ -99,7 +102,7 @@ def grade_runs(runs: Sequence[MetaRun]) -> Grading:
         for spec in run.input.task.checks:
             key = _spec_key(spec)
             if key not in built:
-                built[key] = build_grader(spec)
+                built[key] = build_grader(spec, allowed)
             grader = built[key]
             graders.append(grader)
             finding = safe_grade(grader, run.input)

@@ -26,6 +26,7 @@ from metaeval.audit.tautology import (
 )
 from metaeval.config import Bars
 from metaeval.contract import Outcome
+from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.meta_set import MetaRun
 
 
@@ -276,9 +277,11 @@ def _categories(grading: Grading) -> tuple[tuple[str, Category], ...]:
 
 
 def meta_eval(runs: Sequence[MetaRun], settings: Settings | None = None,
-              baseline: Mapping[str, BaselineCheck] | None = None) -> MetaEvalResult:
-    """Grade every run with every check and the evaluator, then measure and flag each."""
-    return measure_grading(grade_runs(runs), settings, baseline)
+              baseline: Mapping[str, BaselineCheck] | None = None, *,
+              allowed: AllowedModules = BUILTINS_ONLY) -> MetaEvalResult:
+    """Grade every run with every check and the evaluator, then measure and flag each.
+    ``allowed``: the modules checks may name graders and judges from (the config's)."""
+    return measure_grading(grade_runs(runs, allowed), settings, baseline)
 
 
 def measure_grading(grading: Grading, settings: Settings | None = None,

@@ -4,12 +4,17 @@ One criterion per call. The judge is given what happened (the authoritative
 state diff and the tool results) and the agent's final answer quoted as data.
 It must never be asked about a run with no answer: that is unscored without a
 call. A reply the judge's parser could not read is unscored, never a pass.
+
+A check spec is data, so it may only *name* a judge (a built-in, a name under
+``[tool.metaeval.judges]``, or an import path in an allowed module): a judge
+table in the data could run any command or send any variable to any host.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from metaeval.contract import (
@@ -24,6 +29,7 @@ from metaeval.contract import (
 )
 from metaeval.errors import CheckSpecError, InputError
 from metaeval.graders.base import NO_ANSWER, RANK_JUDGE, short, want_str
+from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.judges.base import Judge
 from metaeval.judges.parse import quote
 from metaeval.judges.spec import build_judge
@@ -104,11 +110,28 @@ class JudgeGrader:
                        evidence=(Evidence(f"trajectory[{index}]", detail),))
 
 
-def judge(judge: object, criterion: object, *, name: str = "") -> JudgeGrader:
-    """A gate decided by ``judge`` (a judge spec) on ``criterion``."""
-    text = want_str(criterion, "criterion")
-    try:
-        backend = build_judge(judge, where="judge")
-    except InputError as e:
-        raise CheckSpecError("judge", str(e)) from e
-    return JudgeGrader(backend, text, name or "judge")
+def judge_with(allowed: AllowedModules) -> Callable[..., JudgeGrader]:
+    """The ``judge`` factory of a project whose config allows ``allowed``. The list
+    is bound here, not taken as a parameter, so no check spec can widen it."""
+
+    def judge(judge: object, criterion: object, *, name: str = "") -> JudgeGrader:
+        """A gate decided by ``judge`` (a judge name or import path) on ``criterion``."""
+        text = want_str(criterion, "criterion")
+        if isinstance(judge, Mapping):
+            raise CheckSpecError("judge", "got a table; a meta-set is data and may only name "
+                                 "a judge: declare the table under [tool.metaeval.judges] "
+                                 "in pyproject.toml and give its name here")
+        if not isinstance(judge, str):
+            raise CheckSpecError("judge", f"got {short(judge)}; expected a judge "
+                                 "name or an import path 'package.module:attr'")
+        try:
+            backend = build_judge(judge, where="", allowed=allowed)
+        except InputError as e:
+            raise CheckSpecError("judge", str(e)) from e
+        return JudgeGrader(backend, text, name or "judge")
+
+    return judge
+
+
+judge = judge_with(BUILTINS_ONLY)
+"""The registered ``judge`` factory: built-in judges and configured names only."""

@@ -1,8 +1,10 @@
 """Build graders from check specs: ``{"grader": NAME, ...params, "name": optional}``.
 
 NAME is a built-in grader or ``package.module:factory``; a factory is called
-with the spec's parameters and must return a ``Grader``. Every problem is a
-``CheckSpecError`` naming the spec key at fault.
+with the spec's parameters and must return a ``Grader``. A spec is data: a
+factory is imported only from a module the project allows (``AllowedModules``,
+from its config, never from the spec), and checked on its text before any
+import. Every problem is a ``CheckSpecError`` naming the spec key at fault.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ import keyword
 from collections.abc import Callable, Iterable
 
 from metaeval.contract import CheckSpec, Grader
-from metaeval.errors import CheckSpecError, InputError, did_you_mean
+from metaeval.errors import CheckSpecError, InputError
 from metaeval.graders.answer_checks import answer_contains, answer_states, grounded_numbers
 from metaeval.graders.base import Renamed
-from metaeval.graders.judge_check import judge
+from metaeval.graders.judge_check import judge, judge_with
 from metaeval.graders.state_checks import state_includes, state_unchanged
 from metaeval.graders.trajectory_rules import max_steps, no_tool_called, tool_called, tool_order
-from metaeval.importing import resolve
+from metaeval.importing import BUILTINS_ONLY, AllowedModules, resolve
+from metaeval.keys import did_you_mean
 
 Factory = Callable[..., Grader]
 
@@ -52,8 +55,8 @@ def _kwargs(factory: Callable[..., object], spec: CheckSpec) -> dict[str, object
             kwargs[key + "_" if keyword.iskeyword(key) else key] = value
         else:
             expected = ", ".join(sorted(accepted)) or "none"
-            raise CheckSpecError(key, f"unknown parameter for grader {spec.grader!r}"
-                                 f"{did_you_mean(key, accepted)}; expected: {expected}")
+            raise CheckSpecError(key, f"unknown parameter for grader {spec.grader!r}; "
+                                 f"expected: {expected}{did_you_mean(key, accepted)}")
     for key, p in params.items():
         if (p.default is inspect.Parameter.empty and key not in kwargs
                 and p.kind is not inspect.Parameter.VAR_KEYWORD):
@@ -61,17 +64,21 @@ def _kwargs(factory: Callable[..., object], spec: CheckSpec) -> dict[str, object
     return kwargs
 
 
-def build_grader(spec: CheckSpec) -> Grader:
-    """One grader for one check spec; raises CheckSpecError when it cannot."""
+def build_grader(spec: CheckSpec, allowed: AllowedModules = BUILTINS_ONLY) -> Grader:
+    """One grader for one check spec; raises CheckSpecError when it cannot. ``allowed``
+    is the project's ``[tool.metaeval] allowed_modules``: a factory named by import
+    path, or a judge a judge check names by one, must come from it."""
     if spec.grader in BUILTINS:
         factory = BUILTINS[spec.grader]
+        if factory is judge:
+            factory = judge_with(allowed)
         return factory(**_kwargs(factory, spec), name=spec.label)
     if ":" not in spec.grader:
         known = ", ".join(sorted(BUILTINS))
         raise CheckSpecError("grader", f"{spec.grader!r} is not a built-in grader ({known}) "
                              "nor an import path 'package.module:factory'")
     try:
-        user_factory = resolve(spec.grader)
+        user_factory = resolve(spec.grader, allowed)
     except InputError as e:
         raise CheckSpecError("grader", str(e)) from e
     if not callable(user_factory):
@@ -88,5 +95,6 @@ def build_grader(spec: CheckSpec) -> Grader:
     return Renamed(grader, spec.name) if spec.name else grader
 
 
-def build_graders(specs: Iterable[CheckSpec]) -> list[Grader]:
-    return [build_grader(spec) for spec in specs]
+def build_graders(specs: Iterable[CheckSpec],
+                  allowed: AllowedModules = BUILTINS_ONLY) -> list[Grader]:
+    return [build_grader(spec, allowed) for spec in specs]

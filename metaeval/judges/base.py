@@ -2,7 +2,7 @@
 
 A judge answers one question about text: pointwise (score one response) or
 pairwise (which of two is better). Its identity (name, model, prompt hash,
-temperature) is its version: change any of them and it is another judge, so
+temperature, endpoint) is its version: change any of them and it is another judge, so
 earlier calibrations and cached replies no longer apply. This module must never
 turn a reply it could not read into a value: that is ``UNSCORED`` with a reason.
 """
@@ -84,16 +84,24 @@ class JudgeIdentity:
     model: str = ""
     prompt_hash: str = ""
     temperature: float = 0.0
+    endpoint: str = ""
+    """Where it is asked: an HTTP judge's normalised base URL, a command judge's
+    command line, a callable's import path; "" for a judge with nowhere else."""
 
     @property
     def version(self) -> str:
-        text = json.dumps([self.name, self.model, self.prompt_hash, self.temperature])
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
+        parts: list[str | float] = [self.name, self.model, self.prompt_hash, self.temperature]
+        # Only when set, so a judge with no endpoint keeps the version (and the
+        # calibration entries) it had before endpoints were part of the identity.
+        if self.endpoint:
+            parts.append(self.endpoint)
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
 
     def describe(self) -> str:
         model = f" model={self.model}" if self.model else ""
+        endpoint = f" endpoint={self.endpoint}" if self.endpoint else ""
         prompt = f" prompt={self.prompt_hash}" if self.prompt_hash else ""
-        return f"{self.name}{model}{prompt} temperature={self.temperature:g}"
+        return f"{self.name}{model}{endpoint}{prompt} temperature={self.temperature:g}"
 
 
 @dataclass(frozen=True, slots=True)

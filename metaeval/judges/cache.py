@@ -5,6 +5,10 @@ argument) and the sample index; a changed judge identity is a different key, so
 stale replies are never served. Failed calls are not stored (the next run
 retries them). The cache stores only what the judge returned: never a request
 header, never an API key.
+
+A cache is a convenience, never a reason to lose a reply: a file that is
+corrupt, locked, read-only or cannot be made is one warning line on stderr,
+then the run goes on reading it without storing, or without it at all.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -41,7 +47,8 @@ def _encode(value: Value | None) -> str:
 
 
 def _decode(text: str) -> Value | None:
-    """A stored value; JsonInputError, ValueError or TypeError when the row is damaged."""
+    """A stored value, as ``_encode`` writes it; JsonInputError, ValueError or TypeError
+    for anything else (a row this code did not write)."""
     document = parse_json(text)
     if not isinstance(document, dict) or not document.keys() & {"choice", "value"}:
         raise ValueError("not an object with a choice or a value")
@@ -55,37 +62,101 @@ def _decode(text: str) -> Value | None:
     raise ValueError(f"not a verdict: {value!r:.40}")
 
 
-class ReplyCache:
-    """One sqlite file; safe to share between the threads of one audit."""
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+
+class ReplyCache:
+    """One sqlite file; safe to share between the threads of one audit.
+
+    Never raises on a cache that cannot be used: ``warn`` is told once, in one
+    line, and the cache goes on read-only (reads still work) or off (a miss for
+    every question). ``busy_timeout_s`` is how long to wait for another
+    process's lock before giving up on the cache.
+    """
+
+    def __init__(self, path: Path, *, busy_timeout_s: float = 5.0,
+                 warn: Callable[[str], None] = _stderr) -> None:
         self.path = path
+        self._warn = warn
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False)
-        with self._lock, self._db:
-            self._db.execute(_SCHEMA)
+        self._db: sqlite3.Connection | None = None
+        self._reading = self._writing = False
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)
+        except (OSError, sqlite3.Error) as e:
+            self._off(f"cannot open it ({_why(e)})")
+            return
+        try:
+            with self._db:
+                self._db.execute(_SCHEMA)
+            self._reading = self._writing = True
+        except sqlite3.Error as schema_error:
+            try:  # a read-only file or folder still serves what it holds
+                self._db.execute("SELECT key FROM replies LIMIT 1").fetchall()
+            except sqlite3.Error:
+                self._off(_why(schema_error))
+                return
+            self._reading = True
+            self._read_only(_why(schema_error))
+
+    def _off(self, why: str) -> None:
+        # Called only on a change of state (opening, or a read that failed while
+        # reading was on), so the warning is said once.
+        self._warn(f"warning: judge reply cache {self.path}: {why}; going on without "
+                   "the cache")
+        self._reading = self._writing = False
+
+    def _read_only(self, why: str) -> None:
+        self._warn(f"warning: judge reply cache {self.path}: {why}; reading it but not "
+                   "storing new replies")
+        self._writing = False
 
     def get(self, key: str) -> JudgeReply | None:
         with self._lock:
-            row = self._db.execute("SELECT value, raw, reason FROM replies WHERE key = ?",
-                                   (key,)).fetchone()
-        if row is None:
-            return None
-        try:
-            value = _decode(row[0])
-        except (JsonInputError, ValueError, TypeError):  # damaged: a miss, asked again
-            return None
+            if not self._reading or self._db is None:
+                return None
+            try:
+                row = self._db.execute("SELECT value, raw, reason FROM replies WHERE key = ?",
+                                       (key,)).fetchone()
+            except sqlite3.Error as e:
+                self._off(_why(e))
+                return None
+            if row is None:
+                return None
+            try:
+                value = _decode(row[0])
+            except (JsonInputError, ValueError, TypeError):
+                return None  # an entry this code did not write: ask the judge again
+            if not isinstance(row[1], str) or not isinstance(row[2], str):
+                return None
         return JudgeReply(value, row[1], row[2], CallInfo(cached=True, called=False))
 
     def put(self, key: str, judge: str, reply: JudgeReply) -> None:
-        with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
-                             (key, judge, _encode(reply.value), reply.raw, reply.reason))
+        with self._lock:
+            if not self._writing or self._db is None:
+                return
+            try:
+                with self._db:
+                    self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
+                                     (key, judge, _encode(reply.value), reply.raw,
+                                      reply.reason))
+            except sqlite3.Error as e:
+                self._read_only(f"cannot store a reply ({_why(e)})")
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._db is not None:
+                self._db.close()
+            self._reading = self._writing = False
+
+
+def _why(error: Exception) -> str:
+    text = str(error)
+    if isinstance(error, sqlite3.DatabaseError) and "not a database" in text:
+        return "not a database (corrupt?)"
+    return text
 
 
 def cache_key(identity: JudgeIdentity, mode: Mode, parts: list[str | None], sample: int) -> str:

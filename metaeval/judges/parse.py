@@ -19,7 +19,9 @@ from metaeval.judges.base import Choice, JudgeReply, Scale, Value, unscored_repl
 
 BEGIN = "<<<RESPONSE>>>"
 END = "<<<END RESPONSE>>>"
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d+)?|\.\d+)")
+# ASCII digits only: \d (and float()) also take Arabic-Indic, fullwidth and other
+# Unicode digits, and a reply of "\u0664" is not the score 4 the prompt asked for.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)")
 _CHOICES = {"a": Choice.A, "b": Choice.B, "tie": Choice.TIE}
 
 

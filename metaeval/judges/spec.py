@@ -5,25 +5,33 @@ A table has ``type`` ``http`` (``base_url``, ``model``, ``api_key_env``, ...),
 ``command`` (``command``, ``timeout``) or ``python`` (``target``). Every problem
 is an InputError naming the spec and the key at fault. A spec must never carry
 an API key itself: only the name of the environment variable that holds it.
+An import path (``--judge``, a meta-set's judge check, a python table's
+``target``) resolves only inside ``[tool.metaeval] allowed_modules``, checked
+on its text before any import.
 """
 
 from __future__ import annotations
 
+import math
+import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from metaeval.config import metaeval_table
 from metaeval.errors import InputError
-from metaeval.importing import resolve
+from metaeval.importing import BUILTINS_ONLY, AllowedModules, one_line, resolve
 from metaeval.judges.adapters import (
     HttpSettings,
     PromptedJudge,
     callable_backend,
     command_backend,
+    endpoint_of,
     http_judge,
 )
 from metaeval.judges.base import Judge, Mode, Scale
 from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
+from metaeval.judges.scales import default_pass_at
+from metaeval.keys import cut, did_you_mean
 
 FAKES: dict[str, Callable[[], Judge]] = {
     "biased": BiasedJudge,
@@ -42,34 +50,64 @@ def configured_judges(start: Path | None = None) -> dict[str, object]:
     return metaeval_table(start or Path.cwd(), "judges")[1]
 
 
-def build_judge(spec: object, *, where: str = "--judge") -> Judge:
-    """One judge for one spec; raises InputError saying what was expected."""
+def build_judge(spec: object, *, where: str = "--judge",
+                allowed: AllowedModules = BUILTINS_ONLY) -> Judge:
+    """One judge for one spec; raises InputError saying what was expected. ``allowed``
+    is the project's ``[tool.metaeval] allowed_modules``; a judge named by import path
+    must be in it."""
+    return _build(spec, where, allowed, ())
+
+
+def _at(where: str, message: str) -> str:
+    return f"{where}: {message}" if where else message
+
+
+def _build(spec: object, where: str, allowed: AllowedModules, aliases: tuple[str, ...]) -> Judge:
+    """``aliases``: the names of ``[tool.metaeval.judges]`` followed to get here, so
+    a name that leads back to itself is named as a cycle, not recursed into."""
     if isinstance(spec, str):
         if spec in FAKES:
             return FAKES[spec]()
         if ":" in spec:
-            return _python(spec, where)
-        configured = configured_judges()
+            return _python(spec, where, allowed)
+        pyproject, configured = metaeval_table(Path.cwd(), "judges")
+        if spec in aliases:
+            cycle = " -> ".join([*aliases[aliases.index(spec):], spec])
+            raise InputError(f"{pyproject}: tool.metaeval.judges.{aliases[-1]}: got {spec!r}, "
+                             f"a cycle of names ({cycle}); expected a chain of names that "
+                             "ends in a judge table or a built-in judge")
         if spec in configured:
-            return build_judge(configured[spec], where=f"tool.metaeval.judges.{spec}")
+            table = configured[spec]
+            inner = f"tool.metaeval.judges.{spec}"
+            if isinstance(table, Mapping):
+                # Named by its config key unless it says otherwise: two configured
+                # judges are two judges, never both "http".
+                return _table(dict(table), inner, allowed, spec)
+            return _build(table, inner, allowed, (*aliases, spec))
         known = ", ".join([*FAKES, *sorted(configured)])
-        raise InputError(f"{where}: got {spec!r}; expected one of {known}, an import path "
-                         "'package.module:attr', or a table with a 'type'")
+        shown = spec if len(spec) <= 80 else spec[:77] + "..."
+        raise InputError(_at(where, f"got {shown!r}; expected one of {known}, an import path "
+                             "'package.module:attr', or a table with a 'type'"))
     if isinstance(spec, Mapping):
-        return _table(dict(spec), where)
-    raise InputError(f"{where}: got {spec!r}; expected a judge name or a table")
+        return _table(dict(spec), where, allowed)
+    raise InputError(_at(where, f"got {spec!r}; expected a judge name or a table"))
 
 
-def _python(target: str, where: str, name: str = "") -> Judge:
-    obj = resolve(target)
-    if isinstance(obj, type):
-        obj = obj()
+def _python(target: str, where: str, allowed: AllowedModules, name: str = "") -> Judge:
+    try:
+        obj = resolve(target, allowed)
+        if isinstance(obj, type):
+            obj = obj()
+    except InputError as e:
+        raise InputError(_at(where, str(e))) from e
+    except Exception as e:  # the user's Judge class raised in its constructor
+        raise InputError(_at(where, f"{target!r} raised {one_line(e)}")) from e
     if isinstance(obj, Judge):
         return obj
     if callable(obj):
-        return PromptedJudge(name or target, callable_backend(obj))
-    raise InputError(f"{where}: {target!r} is {obj!r}; expected a Judge, a Judge class, or "
-                     "a function prompt -> reply text")
+        return PromptedJudge(name or target, callable_backend(obj), endpoint=target)
+    raise InputError(_at(where, f"{target!r} is {obj!r}; expected a Judge, a Judge class, or "
+                     "a function prompt -> reply text"))
 
 
 def _get(table: dict[str, object], key: str, kind: type, where: str, default: object) -> object:
@@ -82,6 +120,22 @@ def _get(table: dict[str, object], key: str, kind: type, where: str, default: ob
     return value
 
 
+def _number(table: dict[str, object], key: str, where: str, default: float, *,
+            at_least: float, above: bool = False, integer: bool = False) -> float:
+    """A finite number (an integer when ``integer``) ``> at_least`` when ``above``,
+    else ``>= at_least``; TOML spells nan and inf, and neither is a setting."""
+    value = table.get(key, default)
+    number = not isinstance(value, bool) and (
+        isinstance(value, int) if integer else isinstance(value, int | float))
+    ok = number and math.isfinite(float(str(value))) and (
+        float(str(value)) > at_least if above else float(str(value)) >= at_least)
+    if not ok:
+        kind = "an integer" if integer else "a finite number"
+        raise InputError(f"{where}.{key}: got {value!r}; expected {kind} "
+                         f"{'>' if above else '>='} {at_least:g}")
+    return float(str(value))
+
+
 def _scale(table: dict[str, object], where: str) -> Scale:
     bounds = table.get("scale", [1, 5])
     if (not isinstance(bounds, list) or len(bounds) != 2
@@ -89,7 +143,7 @@ def _scale(table: dict[str, object], where: str) -> Scale:
             or bounds[0] >= bounds[1]):
         raise InputError(f"{where}.scale: got {bounds!r}; expected [low, high] integers")
     low, high = int(str(bounds[0])), int(str(bounds[1]))
-    pass_at = table.get("pass_at", high - (high - low) // 4)
+    pass_at = table.get("pass_at", default_pass_at(low, high))
     if not isinstance(pass_at, int) or not low <= pass_at <= high:
         raise InputError(f"{where}.pass_at: got {pass_at!r}; expected an integer in {low}..{high}")
     return Scale(low, high, pass_at)
@@ -104,7 +158,8 @@ def _modes(table: dict[str, object], where: str) -> frozenset[Mode]:
     return frozenset(Mode(n) for n in names)
 
 
-def _table(table: dict[str, object], where: str) -> Judge:
+def _table(table: dict[str, object], where: str, modules: AllowedModules,
+           default_name: str = "") -> Judge:
     secrets = sorted(k for k in table if k.lower() in SECRET_KEYS)
     if secrets:
         raise InputError(f"{where}.{secrets[0]}: a judge spec must not hold a secret; put "
@@ -115,13 +170,16 @@ def _table(table: dict[str, object], where: str) -> Judge:
         raise InputError(f"{where}.type: got {kind!r}; expected 'http', 'command' or 'python'")
     unknown = sorted(set(table) - allowed[str(kind)])
     if unknown:
-        raise InputError(f"{where}.{unknown[0]}: unknown key for a {kind} judge; expected one "
-                         f"of {', '.join(sorted(allowed[str(kind)]))}")
-    name = str(_get(table, "name", str, where, str(kind)))
+        raise InputError(f"{where}.{cut(unknown[0])}: unknown key for a {kind} judge; expected "
+                         f"one of {', '.join(sorted(allowed[str(kind)]))}"
+                         f"{did_you_mean(unknown[0], allowed[str(kind)])}")
     if kind == "python":
-        return _python(str(_get(table, "target", str, where, "")), f"{where}.target", name)
+        target = str(_get(table, "target", str, where, ""))
+        name = str(_get(table, "name", str, where, default_name or target))
+        return _python(target, f"{where}.target", modules, name)
+    name = str(_get(table, "name", str, where, default_name or str(kind)))
     scale, modes = _scale(table, where), _modes(table, where)
-    timeout = float(str(_get(table, "timeout", float, where, 60.0)))
+    timeout = _number(table, "timeout", where, 60.0, at_least=0, above=True)
     if kind == "command":
         command = table.get("command")
         if isinstance(command, str):
@@ -129,22 +187,26 @@ def _table(table: dict[str, object], where: str) -> Judge:
         if not isinstance(command, list) or not command or not all(
                 isinstance(c, str) for c in command):
             raise InputError(f"{where}.command: got {command!r}; expected a list of strings")
-        return PromptedJudge(name, command_backend(tuple(str(c) for c in command), timeout),
-                             scale=scale, modes=modes)
+        argv = tuple(str(c) for c in command)
+        return PromptedJudge(name, command_backend(argv, timeout), scale=scale, modes=modes,
+                             endpoint=shlex.join(argv))
     base_url = str(_get(table, "base_url", str, where, ""))
+    try:
+        endpoint_of(base_url)
+    except ValueError as e:  # the URL is not echoed: it may hold a secret
+        raise InputError(f"{where}.base_url: {e}") from None
     model = str(_get(table, "model", str, where, ""))
-    if not base_url.startswith(("http://", "https://")) or not model:
-        raise InputError(f"{where}: got base_url={base_url!r}, model={model!r}; expected an "
-                         "http(s) URL and a model name")
+    if not model:
+        raise InputError(f"{where}.model: got {model!r}; expected a model name")
     settings = HttpSettings(
         base_url, model, str(_get(table, "api_key_env", str, where, "")), timeout,
-        int(str(_get(table, "retries", int, where, 4))),
-        float(str(_get(table, "backoff", float, where, 1.0))),
-        concurrency=max(1, int(str(_get(table, "concurrency", int, where, 4)))),
-        temperature=float(str(_get(table, "temperature", float, where, 0.0))))
+        int(_number(table, "retries", where, 4, at_least=0, integer=True)),
+        _number(table, "backoff", where, 1.0, at_least=0),
+        concurrency=int(_number(table, "concurrency", where, 4, at_least=1, integer=True)),
+        temperature=_number(table, "temperature", where, 0.0, at_least=0))
     judge = http_judge(settings, name=name, scale=scale)
     return PromptedJudge(judge.name, judge.backend, judge.model, judge.temperature, scale,
-                         modes, judge.concurrency)
+                         modes, judge.concurrency, judge.endpoint)
 
 
 def concurrency_of(judge: Judge) -> int:

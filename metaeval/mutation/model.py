@@ -95,3 +95,5 @@ class MutantResult:
     """Seconds of ``duration`` spent inside the tests themselves."""
     cached: bool = False
     """Taken from the result cache: nothing ran for it this time."""
+    own_process: str = ""
+    """Fork isolation: why it ran in a pytest process of its own ("" when it did not)."""

@@ -21,7 +21,15 @@ from pathlib import Path
 
 from metaeval.mutation.failing_import import executes_cleanly, first_test_importing
 from metaeval.mutation.reload import ModuleGraph, ReloadPlan
-from metaeval.mutation.swap import CodeKey, Swap, original_code, plan_swap
+from metaeval.mutation.swap import (
+    Change,
+    CodeKey,
+    LiveFunctions,
+    Swap,
+    live_functions,
+    original_code,
+    plan_swap,
+)
 from metaeval.mutation.wire import WarmMutant
 
 How = Swap | ReloadPlan
@@ -50,19 +58,31 @@ class Planner:
         """Built at the first mutant that needs modules executed again."""
         self.controls: dict[tuple[str, ...], bool] = {}
         """Sets of modules executed again unmutated in a child: whether that was clean."""
+        self.live: LiveFunctions | None = None
+        """The functions alive in the warm process, by code: found at the first plan."""
 
-    def plan(self, mutant: WarmMutant) -> How | None:
-        """How a child puts ``mutant`` (a rewrite) in place; None when no child can.
+    def plan(self, mutant: WarmMutant) -> How | str:
+        """How a child puts ``mutant`` (a rewrite) in place; why no child can, else.
         SyntaxError if the mutated code does not compile."""
-        swaps = plan_swap(mutant.module, mutant.file, mutant.source,
-                          self.originals.get(mutant.module), line=mutant.span[0])
-        if swaps is None:
-            return self._graph().plan(mutant.module, mutant.file, mutant.source)
-        callers = _callers(mutant.module, swaps, self.import_time)
+        swap = plan_swap(mutant.module, mutant.file, mutant.source,
+                         self.originals.get(mutant.module), line=mutant.span[0],
+                         live=self._live())
+        if isinstance(swap, str):
+            return self._reload(mutant, swap)
+        callers = _callers(mutant.module, swap.changes, self.import_time)
         if callers is None:
-            return swaps
-        return self._graph().plan_callers(mutant.module, swaps, callers) or \
-            self._graph().plan(mutant.module, mutant.file, mutant.source)
+            return swap.swaps
+        plan = self._graph().plan_callers(mutant.module, swap.swaps, callers)
+        return plan if isinstance(plan, ReloadPlan) else self._reload(mutant, plan)
+
+    def _reload(self, mutant: WarmMutant, why_not_less: str) -> ReloadPlan | str:
+        plan = self._graph().plan(mutant.module, mutant.file, mutant.source)
+        return plan if isinstance(plan, ReloadPlan) else f"{why_not_less}; {plan}"
+
+    def _live(self) -> LiveFunctions:
+        if self.live is None:
+            self.live = live_functions(o.file for o in self.originals.values() if o is not None)
+        return self.live
 
     def failing_collection(self, plan: ReloadPlan, raised_in: str, limit: float,
                            prepare: Callable[[], None]) -> str | None:
@@ -83,14 +103,15 @@ class Planner:
 
     def _graph(self) -> ModuleGraph:
         if self.graph is None:
-            self.graph = ModuleGraph(self.root, self.packages)
+            self.graph = ModuleGraph(self.root, self.packages, self.import_time,
+                                     self.importers)
         return self.graph
 
 
-def _callers(module: str, swaps: Swap, import_time: ImportTime) -> frozenset[str] | None:
-    """The modules whose top-level code called a swapped function at import; None
-    when none of them ran then."""
-    ran = [import_time[key] for function, _ in swaps
-           if (key := (module, function.__code__.co_firstlineno,
-                       function.__code__.co_qualname)) in import_time]
+def _callers(module: str, changes: tuple[Change, ...], import_time: ImportTime
+             ) -> frozenset[str] | None:
+    """The modules whose top-level code called, at import, a function whose own
+    code the mutant changes; None when none of them ran then."""
+    ran = [import_time[key] for change in changes if change.own
+           and (key := (module, change.old.co_firstlineno, change.old.co_qualname)) in import_time]
     return frozenset().union(*ran) if ran else None

@@ -30,7 +30,7 @@ import importlib.util
 import sys
 import sysconfig
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +38,8 @@ from metaeval.mutation.apply import MutantFinder
 from metaeval.mutation.swap import Swap, apply_swap
 
 RUNNER = ("metaeval.mutation", "_pytest", "pytest", "pluggy")
+CO_OPTIMIZED = 0x01
+"""Set on functions, lambdas and comprehensions; never on module or class bodies."""
 """Modules never executed again: the machinery running the child."""
 
 
@@ -60,8 +62,13 @@ class ReloadPlan:
         return frozenset(name for name, _ in self.executed)
 
 
-Holders = dict[int, list[tuple[dict[str, object] | dict[object, object], object]]]
-"""``id`` of a function or class to the (namespace or dict, key) pairs bound to it."""
+Holders = dict[int, list[tuple[dict[str, object] | dict[object, object] | list[object] | type,
+                              object]]]
+"""``id`` of a function or class to the places bound to it: (namespace or dict, key),
+(list, index), (class, attribute name)."""
+
+CodeKey = tuple[str, int, str]
+"""(module name, ``co_firstlineno``, ``co_qualname``)."""
 
 
 def _owner(value: object) -> str | None:
@@ -75,13 +82,30 @@ def _owner(value: object) -> str | None:
     return owner if isinstance(owner, str) else None
 
 
-class ModuleGraph:
-    """Which loaded user modules use which, read once from their namespaces and
-    their top-level ``from ... import`` statements."""
+def _bound(value: object) -> bool:
+    """A function, class or module: an object a name is bound to, which rebinding
+    (``holders``) points at its new version; not a value computed at import."""
+    return isinstance(value, types.FunctionType | type | types.ModuleType)
 
-    def __init__(self, root: Path, packages: Iterable[str]) -> None:
+
+class ModuleGraph:
+    """Which loaded user modules computed something at import from which: read
+    once from their namespaces, their top-level ``from ... import`` statements and
+    the calls their top-level code made at import.
+
+    Only a module that *computed* something from another (called its functions,
+    subclassed its classes, holds its instances or a copy of its constant) must be
+    executed again after it. One that merely binds another's functions or classes
+    (``from m import f``, a registry of them) is rebound instead: executing every
+    importer again would spread over most of a large package, whose modules
+    import each other."""
+
+    def __init__(self, root: Path, packages: Iterable[str],
+                 import_time: Mapping[CodeKey, frozenset[str]] | None = None,
+                 importers: Mapping[str, str] | None = None) -> None:
         self.root = root.resolve()
         self.packages = frozenset(packages)
+        self.importers = dict(importers or {})
         # A virtual environment inside the project holds installed code, not the user's.
         self.installed = tuple({Path(sysconfig.get_paths()[key]).resolve()
                                 for key in ("stdlib", "platstdlib", "purelib", "platlib")})
@@ -92,24 +116,78 @@ class ModuleGraph:
             if self._is_user(name, module):
                 self.order[name] = position
         for name in self.order:
-            values = list(vars(sys.modules[name]).values())
-            # One level into containers too: a registry dict of functions is a use.
-            values += [item for value in values if type(value) in (dict, list, tuple)
-                       for item in (value.values() if type(value) is dict else value)]
-            # A package holds its submodules as attributes: the same objects after a
-            # reload in place, and no value the package computed from them.
-            self.uses[name] = {owner for value in values
-                               if (owner := _owner(value)) in self.order and owner != name
-                               and not (isinstance(value, types.ModuleType)
-                                        and owner.startswith(name + "."))}
-            # ``from m import LIMIT`` copies a value no identity can trace back to m
-            # (a number, a string): only executing the importer again refreshes it.
-            self.uses[name] |= {used for used in self._imported_from(name)
-                                if used in self.order and used != name}
+            self.uses[name] = {used for used in self._computed_from(name)
+                               if used in self.order and used != name}
+        for (called, _, _), callers in (import_time or {}).items():
+            for caller in callers:
+                if caller in self.order and called in self.order and caller != called:
+                    self.uses[caller].add(called)
         self.holders = self._holders()
 
+    def _computed_from(self, name: str) -> set[str]:
+        """The modules whose objects ``name``'s namespace holds a product of: an
+        instance, a class it inherits from, a tuple holding their functions (which
+        cannot be rebound), a constant imported by name."""
+        found: set[str] = set()
+        for value in list(vars(sys.modules[name]).values()):
+            if isinstance(value, type):
+                if getattr(value, "__module__", None) == name:
+                    found.update(owner for base in value.__mro__[1:]
+                                 if isinstance(owner := getattr(base, "__module__", None), str))
+            elif type(value) in (dict, list):
+                # A container built at import: its functions and classes are rebound.
+                items = value.values() if type(value) is dict else value
+                found.update(owner for item in list(items)
+                             if not _bound(item) and (owner := _owner(item)) is not None)
+            elif type(value) is tuple:
+                found.update(owner for item in value
+                             if not isinstance(item, types.ModuleType)
+                             and (owner := _owner(item)) is not None)
+            elif not _bound(value) and (owner := _owner(value)) is not None:
+                found.add(owner)
+        # ``from m import LIMIT`` copies a value no identity can trace back to m
+        # (a number, a string), as ``SHOWN = m.LIMIT`` does: only executing the
+        # importer again refreshes it.
+        return found | self._imported_from(name) | self._modules_read(name)
+
+    def _modules_read(self, name: str) -> set[str]:
+        """The user modules whose attributes ``name``'s top-level code (its class
+        bodies included, its functions' bodies not) reads: ``import m`` and then
+        ``m.LIMIT`` while importing."""
+        code = self.code(name)
+        namespace = vars(sys.modules[name])
+        if code is None:  # unread, it may read any module it holds
+            return {value.__name__ for value in list(namespace.values())
+                    if isinstance(value, types.ModuleType)}
+        found: set[str] = set()
+        pending = [code]
+        while pending:
+            body = pending.pop()
+            pending.extend(c for c in body.co_consts
+                           if isinstance(c, types.CodeType) and not c.co_flags & CO_OPTIMIZED)
+            reached: object = None
+            for instruction in dis.get_instructions(body):
+                if instruction.opname in ("LOAD_NAME", "LOAD_GLOBAL"):
+                    reached = namespace.get(str(instruction.argval))
+                elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and isinstance(
+                        reached, types.ModuleType):
+                    value = vars(reached).get(str(instruction.argval))
+                    # ``a.b.LIMIT`` reads b, not the package a that holds it.
+                    if not isinstance(value, types.ModuleType):
+                        found.add(reached.__name__)
+                    reached = value
+                    continue
+                else:
+                    reached = None
+                    continue
+                if not isinstance(reached, types.ModuleType):
+                    reached = None
+        return found
+
     def _imported_from(self, name: str) -> set[str]:
-        """The modules ``name``'s own top-level code imports names from."""
+        """The modules ``name``'s own top-level code copies a value from by name
+        (``from m import LIMIT``); not those it takes a function, a class or a
+        submodule from, which rebinding keeps current."""
         code = self.code(name)
         if code is None:
             return set()
@@ -125,18 +203,18 @@ class ModuleGraph:
                         "." * level + str(instruction.argval), package)
                 except (ImportError, ValueError):
                     continue
-                # ``from pkg import sub`` takes a submodule, not a value the package
-                # computed: a use of the submodule, not of the package.
-                found.update(f"{source}.{item}" if f"{source}.{item}" in self.order else source
-                             for item in fromlist)
+                origin = sys.modules.get(source)
+                found.update(source for item in fromlist
+                             if item != "*" and not _bound(getattr(origin, str(item), None)))
             recent = [*recent[-1:], instruction.argval if instruction.opname == "LOAD_CONST"
                       else None]
         return found
 
     def _holders(self) -> Holders:
-        """Every module-level binding, and module-level dict value, of a user
-        function or class, in every module: found once here, so a child rebinds
-        by lookup instead of walking every namespace of a large process."""
+        """Every binding of a user function or class in a module namespace, a
+        module-level dict or list, or a user class's namespace: found once here,
+        so a child rebinds by lookup instead of walking every namespace of a large
+        process."""
         found: Holders = {}
         for module in list(sys.modules.values()):
             namespace = getattr(module, "__dict__", None)
@@ -145,10 +223,18 @@ class ModuleGraph:
             for key, value in list(namespace.items()):
                 if self._is_user_object(value):
                     found.setdefault(id(value), []).append((namespace, key))
+                    if isinstance(value, type) and value.__module__ == module.__name__:
+                        for attribute, item in list(vars(value).items()):
+                            if self._is_user_object(item):
+                                found.setdefault(id(item), []).append((value, attribute))
                 elif type(value) is dict:
                     for inner, item in list(value.items()):
                         if self._is_user_object(item):
                             found.setdefault(id(item), []).append((value, inner))
+                elif type(value) is list:
+                    for index, item in enumerate(list(value)):
+                        if self._is_user_object(item):
+                            found.setdefault(id(item), []).append((value, index))
         return found
 
     def _is_user_object(self, value: object) -> bool:
@@ -170,9 +256,9 @@ class ModuleGraph:
         return path.is_relative_to(self.root) and not any(
             path.is_relative_to(place) for place in self.installed)
 
-    def dependents(self, module: str) -> list[str] | None:
-        """The modules that refer to ``module``, directly or through others, each
-        after the modules it refers to; None when they form a cycle."""
+    def dependents(self, module: str) -> list[str]:
+        """The modules that computed something from ``module`` at import, directly or
+        through others, each after those it computed from."""
         return self._ordered(self._reach({module}) - {module})
 
     def _reach(self, modules: set[str]) -> set[str]:
@@ -190,13 +276,31 @@ class ModuleGraph:
                     pending.append(user)
         return found
 
-    def _ordered(self, names: set[str]) -> list[str] | None:
-        sorter = graphlib.TopologicalSorter(
-            {name: {u for u in self.uses[name] if u in names} for name in names})
-        try:
-            return list(sorter.static_order())
-        except graphlib.CycleError:
-            return None
+    def _ordered(self, names: set[str]) -> list[str]:
+        """``names``, each after the modules it computed something from. Modules that
+        computed from each other (an import cycle that reaches back at import) go in
+        the order their imports finished: one imported while another ran finished
+        first, as in a fresh import."""
+        graph = {name: {u for u in self.uses[name] if u in names} for name in names}
+        order: list[str] = []
+        for group in _components(graph):
+            order.extend(self._finished_order(group) if len(group) > 1 else group)
+        return order
+
+    def _finished_order(self, group: list[str]) -> list[str]:
+        members = set(group)
+        inside: dict[str, set[str]] = {name: set() for name in group}
+        for name in group:
+            seen = {name}
+            importer = self.importers.get(name, "")
+            while importer and importer not in seen:
+                seen.add(importer)
+                if importer in members:
+                    inside[importer].add(name)  # the importer finished after it
+                importer = self.importers.get(importer, "")
+        by_start = sorted(group, key=self.order.__getitem__)
+        sorter = graphlib.TopologicalSorter({name: inside[name] for name in by_start})
+        return list(sorter.static_order())
 
     def code(self, name: str) -> types.CodeType | None:
         """The module's own source compiled, once; None without a readable source."""
@@ -209,49 +313,50 @@ class ModuleGraph:
                 self.codes[name] = None
         return self.codes[name]
 
-    def plan(self, module: str, file: str, source: str) -> ReloadPlan | None:
-        """How a child executes ``module`` mutated, and its dependents again; None
+    def plan(self, module: str, file: str, source: str) -> ReloadPlan | str:
+        """How a child executes ``module`` mutated, and its dependents again; why not
         when one of them cannot be. SyntaxError if the mutated source does not compile."""
         code = compile(source, file, "exec", dont_inherit=True)
         if module not in self.order:
-            return None
-        names = self.dependents(module)
-        executed = self._codes(names or [])
-        if names is None or executed is None:
-            return None
+            return f"{module} is not a module of the project loaded by the tests"
+        executed = self._codes(self.dependents(module))
+        if isinstance(executed, str):
+            return executed
         return ReloadPlan(((module, code), *executed), self.holders, served=(module, file, code))
 
     def plan_callers(self, module: str, swaps: Swap, callers: frozenset[str]
-                     ) -> ReloadPlan | None:
+                     ) -> ReloadPlan | str:
         """How a child puts in place a mutant of functions (of ``module``) that ran
         at import, called by the top-level code of ``callers``: their code swapped,
         then the callers and their dependents executed again, so what those imports
-        computed with the functions is computed with the mutant. None when that
+        computed with the functions is computed with the mutant. Why not when that
         cannot be done: a caller that is not a user module (pytest collecting, say),
         or ``module`` itself among them (executing it again would define the
         functions anew from the original)."""
-        if not callers <= self.order.keys():
-            return None
+        strangers = sorted(callers - self.order.keys())
+        if strangers:
+            return (f"it ran at import, called by {', '.join(map(repr, strangers[:3]))}, "
+                    "which is not a module of the project")
         names = self._ordered(self._reach(set(callers)))
-        if names is None or module in names:
-            return None
+        if module in names:
+            return f"it ran at import, and {module} depends on what it made"
         executed = self._codes(names)
-        if executed is None:
-            return None
+        if isinstance(executed, str):
+            return executed
         return ReloadPlan(tuple(executed), self.holders, swaps)
 
     def unchanged(self, plan: ReloadPlan) -> ReloadPlan | None:
         """The same modules executed again from their own source, nothing swapped:
         the control that shows executing them again is not what fails."""
         executed = self._codes([name for name, _ in plan.executed])
-        return None if executed is None else ReloadPlan(tuple(executed), self.holders)
+        return None if isinstance(executed, str) else ReloadPlan(tuple(executed), self.holders)
 
-    def _codes(self, names: list[str]) -> list[tuple[str, types.CodeType]] | None:
+    def _codes(self, names: list[str]) -> list[tuple[str, types.CodeType]] | str:
         found = []
         for name in names:
             body = self.code(name)
             if body is None:
-                return None
+                return f"{name} has no source to execute again"
             found.append((name, body))
         return found
 
@@ -284,5 +389,59 @@ def apply_reload(plan: ReloadPlan) -> None:
                      if namespace.get(key) is not old)
     for old, new in pairs:
         for holder, key in plan.holders.get(id(old), ()):
-            if holder.get(key) is old:  # type: ignore[call-overload]
-                holder[key] = new  # type: ignore[index]
+            _rebind(holder, key, old, new)
+
+
+def _rebind(holder: dict[str, object] | dict[object, object] | list[object] | type,
+            key: object, old: object, new: object) -> None:
+    """Point one place bound to ``old`` at ``new``, if it still holds ``old``."""
+    if isinstance(holder, type):
+        if vars(holder).get(str(key)) is old:
+            setattr(holder, str(key), new)
+    elif isinstance(holder, list):
+        if isinstance(key, int) and key < len(holder) and holder[key] is old:
+            holder[key] = new
+    elif holder.get(key) is old:  # type: ignore[call-overload]
+        holder[key] = new  # type: ignore[index]
+
+
+def _components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` (name -> the names it uses),
+    each after the components it uses (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            name, edges = work[-1]
+            used = next(edges, None)
+            if used is not None:
+                if used not in index:
+                    index[used] = low[used] = len(index)
+                    stack.append(used)
+                    on_stack.add(used)
+                    work.append((used, iter(sorted(graph[used]))))
+                elif used in on_stack:
+                    low[name] = min(low[name], index[used])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[name])
+            if low[name] == index[name]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == name:
+                        break
+                found.append(group)
+    return found

@@ -33,6 +33,7 @@ from typing import Protocol
 
 from metaeval.errors import ExitCode, MetaevalError
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.coverage_cache import load_reuse, save_coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
 from metaeval.mutation.outcome import (
     NOT_RUN_DETAIL,
@@ -93,6 +94,9 @@ class RunOptions:
     isolation: Isolation = DEFAULT_ISOLATION
     memory_limit: int = DEFAULT_MEMORY_LIMIT
     """Fork mode: RLIMIT_AS headroom per child, in bytes; 0 for none."""
+    coverage_cache: Path | None = None
+    """Fork mode: where the baseline's coverage map is kept between runs, so a run
+    traces only the tests whose files changed; None traces every test."""
 
     @property
     def workers(self) -> int:
@@ -115,7 +119,8 @@ class MutationRun:
     results: tuple[MutantResult, ...]
     baseline_duration: float
     timeout: float
-    """The per-mutant limit in seconds: baseline * factor + constant."""
+    """The per-mutant limit in seconds: baseline * factor + constant; with
+    ``per_mutant_limits``, the largest of the mutants' own limits."""
     isolation: Isolation = Isolation.SUBPROCESS
     wall: float = 0.0
     """Seconds the whole run took, baseline included."""
@@ -132,6 +137,12 @@ class MutationRun:
     mutants in place before their first test."""
     resident: int = 0
     """Fork isolation: the largest the warm process was (resident bytes) when it forked."""
+    per_mutant_limits: bool = False
+    """Each mutant had its own limit (from its selected tests); ``timeout`` is the largest."""
+    traced_tests: int = 0
+    """Fork isolation: tests the baseline traced in this run."""
+    reused_tests: int = 0
+    """Fork isolation: tests whose records came from the last run's coverage map."""
 
     @property
     def ran(self) -> tuple[MutantResult, ...]:
@@ -238,9 +249,10 @@ def check_wiring(options: RunOptions, scratch: Path, timeout: float) -> None:
 
 
 def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
-               tests: tuple[str, ...] = ()) -> MutantResult:
-    """Run the suite (or only ``tests``, in that order) against one mutant; never
-    raises for what the mutant does."""
+               tests: tuple[str, ...] = (), timeout: float | None = None) -> MutantResult:
+    """Run the suite (or only ``tests``, in that order) against one mutant, for at
+    most ``timeout`` seconds (else the context's); never raises for what the mutant does."""
+    limit = context.timeout if timeout is None else timeout
     settled = settle(mutant)
     if settled is not None:
         return settled
@@ -254,8 +266,8 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
         fields = {"target": mutant.target}
         mode = Mode.PATCH
     outcome = _child(context.options, context.scratch, name, fields, mode, mutant.id,
-                     timeout=context.timeout, stop_first=True, tests=tests)
-    result = classify(mutant, ChildVerdict.of_subprocess(outcome, covered_by), context.timeout)
+                     timeout=limit, stop_first=True, tests=tests)
+    result = classify(mutant, ChildVerdict.of_subprocess(outcome, covered_by), limit)
     # Run even a mutant the baseline saw no test reach: its tracer can miss code
     # (a thread started before it, a test that installs its own trace function,
     # as coverage tools do), and a kill must never be reported as no coverage.
@@ -339,7 +351,8 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
         cache.save(ran.baseline_duration, ran.timeout)
     return MutationRun(ordered, ran.baseline_duration, ran.timeout, options.isolation,
                        time.monotonic() - started, ran.deferred, ran.reloaded,
-                       ran.deferred_elsewhere, ran.forking, ran.placing, ran.resident)
+                       ran.deferred_elsewhere, ran.forking, ran.placing, ran.resident,
+                       ran.per_mutant, ran.traced_tests, ran.reused_tests)
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +368,9 @@ class Ran:
     forking: float = 0.0
     placing: float = 0.0
     resident: int = 0
+    per_mutant: bool = False
+    traced_tests: int = 0
+    reused_tests: int = 0
 
 
 Record = Callable[[int, MutantResult], None]
@@ -411,12 +427,22 @@ class WarmStart:
 def start_warm(options: RunOptions, packages: tuple[str, ...]) -> WarmStart:
     """Start the warm runner for the mutants of ``packages``; they follow by ``send``."""
     scratch = Path(tempfile.mkdtemp(prefix="metaeval-warm-"))
+    reuse_path = ""
+    if options.coverage_cache is not None:
+        reuse, warning = load_reuse(options.coverage_cache, options.root, packages,
+                                    options.pytest_args)
+        if warning:
+            print(warning, file=sys.stderr)
+        if reuse is not None:
+            reuse_path = str(scratch / "warm.reuse.json")
+            reuse.write(Path(reuse_path))
     spec = WarmSpec(
         stream_path=str(scratch / "warm.jsonl"), scratch=str(scratch),
         root=str(options.root.resolve()), mutants_dir=str(options.mutants_dir.resolve()),
         packages=packages, parent_pid=os.getpid(), jobs=options.workers,
         timeout_factor=options.timeout_factor, timeout_constant=options.timeout_constant,
-        memory_limit=options.memory_limit, mutants_path=str(scratch / "warm.mutants.json"))
+        memory_limit=options.memory_limit, mutants_path=str(scratch / "warm.mutants.json"),
+        reuse_path=reuse_path)
     spec_path = scratch / "warm.spec.json"
     spec.write(spec_path)
     Path(spec.stream_path).touch()
@@ -442,13 +468,18 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
         warm = start_warm(options, packages)
     try:
         warm.send(todo, options.root)
-        return _read_warm(warm, todo, options, scratch, record)
+        ran, baseline = _read_warm(warm, todo, options, scratch, record)
+        if options.coverage_cache is not None and baseline.traced:
+            save_coverage(options.coverage_cache, options.root, warm.spec.packages,
+                          options.pytest_args, baseline.ran, baseline.durations,
+                          baseline.passed)
+        return ran
     finally:
         warm.stop()
 
 
 def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOptions,
-               scratch: Path, record: Record) -> Ran:
+               scratch: Path, record: Record) -> tuple[Ran, WarmBaseline]:
     proc, out_path, stream = warm.proc, warm.out_path, Path(warm.spec.stream_path)
     by_index = dict(todo)
     baseline: WarmBaseline | None = None
@@ -459,6 +490,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     reloaded = 0
     forking = placing = 0.0
     resident = 0
+    longest = 0.0
+    """The largest limit a mutant had (each has its own, from its selected tests)."""
     # Mutants only a fresh import puts in place start in a pytest process of their
     # own as soon as the warm runner reports them, one at a time beside its
     # children, rather than after it: at the end they would leave a core idle.
@@ -467,10 +500,11 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     own = ThreadPoolExecutor(max_workers=1)
     context = Context(options, scratch, 0.0, coverage)
 
-    def fresh(index: int, tests: tuple[str, ...]) -> float:
+    def fresh(index: int, tests: tuple[str, ...], why: str, limit: float) -> float:
         # The warm selection, fastest first: a kill comes from the quickest test.
-        result = run_mutant(by_index[index], context, name=f"m{index}", tests=tests)
-        record(index, result)
+        result = run_mutant(by_index[index], context, name=f"m{index}", tests=tests,
+                            timeout=limit or None)
+        record(index, dataclasses.replace(result, own_process=why or "no reason given"))
         return max(0.0, result.duration - result.in_tests)
 
     with own, stream.open(encoding="utf-8") as lines:
@@ -491,7 +525,9 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                         context = Context(options, scratch, timeout, coverage)
                     elif value.deferred:
                         pending.discard(value.index)
-                        deferred.append(own.submit(fresh, value.index, value.selected or ()))
+                        deferred.append(own.submit(fresh, value.index, value.selected or (),
+                                                   value.error, value.limit))
+                        longest = max(longest, value.limit)
                     else:
                         pending.discard(value.index)
                         reloaded += value.reloaded
@@ -500,7 +536,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                         resident = max(resident, value.resident)
                         mutant = by_index[value.index]
                         verdict = ChildVerdict.of_fork(value, coverage.tests_for(mutant) or ())
-                        record(value.index, classify(mutant, verdict, timeout))
+                        record(value.index, classify(mutant, verdict, value.limit or timeout))
+                        longest = max(longest, value.limit)
                 if exited:
                     break
                 time.sleep(0.02)
@@ -515,8 +552,9 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     for index in sorted(pending):
         record(index, MutantResult(by_index[index], Status.RUNTIME_ERROR,
                                    detail=f"the warm runner ended before this mutant\n{tail}"))
-    return Ran(baseline.duration, timeout, coverage, len(deferred), reloaded,
-               deferred_elsewhere, forking, placing, resident)
+    return Ran(baseline.duration, longest or timeout, coverage, len(deferred), reloaded,
+               deferred_elsewhere, forking, placing, resident, per_mutant=True,
+               traced_tests=baseline.tests_run, reused_tests=baseline.reused), baseline
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:

@@ -29,6 +29,7 @@ from metaeval.findings import Comparison, Seen, compare, updated
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.mutation.cache import CACHE_FILE, SCAN_FILE_NAME, ResultCache, ScanCache
+from metaeval.mutation.coverage_cache import COVERAGE_FILE_NAME
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.operators import select_operators
 from metaeval.mutation.patches import load_patch_mutants
@@ -176,7 +177,8 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
         timeout_constant=(settings.timeout_constant if request.timeout_constant is None
                           else request.timeout_constant),
         pytest_args=settings.pytest_args,
-        isolation=DEFAULT_ISOLATION if request.isolation is None else request.isolation)
+        isolation=DEFAULT_ISOLATION if request.isolation is None else request.isolation,
+        coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME))
     warm = _start_early(targets, root, config.mutate_operators, scan, patches, options)
     try:
         mutants = find_mutants(targets, root, config.mutate_operators, scan) if targets else []

@@ -4,7 +4,7 @@
 the rest: where patch mutants live, how to call pytest, the time limit, the
 number of workers and where the report goes. Flags override every key. A bad
 value is an InputError naming the file, the key, the value and what was
-expected.
+expected; a key of neither reader (``config.MUTATE_KEYS``) is an error too.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from metaeval.config import metaeval_table
+from metaeval.config import MUTATE_KEYS, metaeval_table
 from metaeval.errors import InputError
+from metaeval.keys import reject_unknown
 from metaeval.mutation.runner import DEFAULT_TIMEOUT_CONSTANT, DEFAULT_TIMEOUT_FACTOR
 
 DEFAULT_MUTANTS_DIR = "mutants"
@@ -49,6 +50,7 @@ def load_mutate_settings(root: Path) -> MutateSettings:
     pyproject, section = metaeval_table(root, "mutate")
     if pyproject is None:
         return MutateSettings()
+    reject_unknown(section, MUTATE_KEYS, f"{pyproject}: tool.metaeval.mutate")
     strings = {}
     for key, default in (("mutants", DEFAULT_MUTANTS_DIR), ("report", DEFAULT_REPORT)):
         value = section.get(key, default)

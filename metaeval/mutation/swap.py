@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import ast
 import bisect
+import gc
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,14 +36,6 @@ def _nested(code: types.CodeType) -> list[types.CodeType]:
     return [c for c in code.co_consts if isinstance(c, types.CodeType)]
 
 
-def _is_live_root(code: types.CodeType) -> bool:
-    # A def reachable by attribute from its module: a module-level function or a
-    # method. Lambdas, comprehensions and closures are rebuilt from their parent's
-    # constants each call, so swapping the parent swaps them too.
-    return bool(code.co_flags & CO_OPTIMIZED) and all(
-        part.isidentifier() for part in code.co_qualname.split("."))
-
-
 def _shape(code: types.CodeType) -> tuple[object, ...]:
     """A body's own behaviour, without nested code and without column positions
     (a def whose text got longer moves the end column of the module's ``def``)."""
@@ -52,54 +45,101 @@ def _shape(code: types.CodeType) -> tuple[object, ...]:
             code.co_freevars, code.co_cellvars, code.co_exceptiontable)
 
 
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One function's code before and after a mutant (a lambda, a closure and a
+    comprehension are functions too)."""
+
+    old: types.CodeType
+    new: types.CodeType
+    own: bool
+    """Whether its own body changed, not only code nested in it: only then can
+    what it computed when it ran (at import, say) differ."""
+    root: bool
+    """Defined in a module or class body (made when its module was imported), not
+    inside another function."""
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """Every function whose code a mutant changes, and the functions whose code
+    it removes (or adds) with no counterpart."""
+
+    changed: tuple[Change, ...]
+    orphans: tuple[types.CodeType, ...] = ()
+
+
+def changed_code(original: types.CodeType, mutated: types.CodeType) -> Changes | None:
+    """The functions, at any depth, whose code differs between two compilations of
+    a module; None when something else changed (a module-level constant, a class
+    body, a decorator, a default value), which only executing the module again can
+    put in place."""
+    changed: list[Change] = []
+    orphans: list[types.CodeType] = []
+
+    def walk(a: types.CodeType, b: types.CodeType, in_function: bool) -> bool:
+        function = bool(a.co_flags & CO_OPTIMIZED)
+        own = _shape(a) != _shape(b)
+        if not function and own:
+            return False
+        if function and a != b:
+            changed.append(Change(a, b, own, not in_function))
+        # Paired by name and line, then by rank among namesakes: a mutant may remove a
+        # lambda, and what follows it moves up a rank.
+        later = _nested(b)
+        for code in _nested(a):
+            twin = next((c for c in later if (c.co_qualname, c.co_firstlineno)
+                         == (code.co_qualname, code.co_firstlineno)), None) or next(
+                (c for c in later if c.co_qualname == code.co_qualname), None)
+            if twin is None:
+                if not function:
+                    return False
+                orphans.extend(_tree(code))
+                continue
+            later.remove(twin)
+            if not walk(code, twin, in_function or function):
+                return False
+        # New nested code appears only inside a function whose own body changed:
+        # nothing alive runs it yet.
+        return function or not later
+
+    ok = walk(original, mutated, False)
+    return Changes(tuple(changed), tuple(orphans)) if ok else None
+
+
+def _tree(code: types.CodeType) -> list[types.CodeType]:
+    return [code, *(inner for nested in _nested(code) for inner in _tree(nested))]
+
+
 def changed_functions(original: types.CodeType, mutated: types.CodeType
                       ) -> list[tuple[types.CodeType, types.CodeType]] | None:
-    """The (original, mutated) pairs of module-level functions and methods whose
-    code differs; None when something else changed (a module-level constant, a
-    class body, a decorator, a default value), which only re-executing the module
-    can put in place."""
-    pairs: list[tuple[types.CodeType, types.CodeType]] = []
-
-    def walk(a: types.CodeType, b: types.CodeType) -> bool:
-        if a.co_qualname != b.co_qualname:
-            return False
-        if _is_live_root(a):
-            if a != b:
-                pairs.append((a, b))
-            return True
-        na, nb = _nested(a), _nested(b)
-        return (_shape(a) == _shape(b) and len(na) == len(nb)
-                and all(walk(x, y) for x, y in zip(na, nb, strict=True)))
-
-    return pairs if walk(original, mutated) else None
+    """``changed_code`` as (original, mutated) pairs of the functions whose code differs."""
+    changes = changed_code(original, mutated)
+    return None if changes is None else [(c.old, c.new) for c in changes.changed]
 
 
-def _live_functions(module: types.ModuleType, code: types.CodeType) -> list[types.FunctionType]:
-    """The function objects in ``module`` running ``code`` (found by qualname,
-    through staticmethod, classmethod, property and ``functools.wraps`` layers)."""
-    owner: object = module
-    *path, last = code.co_qualname.split(".")
-    for part in path:
-        owner = vars(owner).get(part) if hasattr(owner, "__dict__") else None
-        if not isinstance(owner, type):
-            return []
-    namespace = getattr(owner, "__dict__", {})
-    pending: list[object] = [namespace.get(last)]
-    found: list[types.FunctionType] = []
-    for _ in range(32):  # a bounded walk: wrappers can point at each other
-        if not pending:
-            break
-        obj = pending.pop()
-        if isinstance(obj, types.FunctionType):
-            if obj.__code__ == code:
-                found.append(obj)
-            pending.append(getattr(obj, "__wrapped__", None))
-        elif isinstance(obj, staticmethod | classmethod):
-            pending.append(obj.__func__)
-        elif isinstance(obj, property):
-            pending.extend((obj.fget, obj.fset, obj.fdel))
-        elif obj is not None:  # functools.lru_cache and other wrappers that say what they wrap
-            pending.append(getattr(obj, "__wrapped__", None))
+LiveFunctions = dict[tuple[str, types.CodeType], list[types.FunctionType]]
+"""The function objects alive in a process, by (file, code object)."""
+
+
+def live_functions(files: Iterable[str]) -> LiveFunctions:
+    """Every function object in this process whose code comes from ``files``, found
+    once by walking the heap: a decorator's wrapper, a registry, a closure made at
+    import or a bound default may hold one that no module attribute reaches."""
+    wanted = frozenset(files)
+    # A frozen heap (see the warm runner) is invisible to get_objects.
+    frozen = gc.get_freeze_count() > 0
+    if frozen:
+        gc.unfreeze()
+    try:
+        objects = gc.get_objects()
+    finally:
+        if frozen:
+            gc.freeze()
+    found: LiveFunctions = {}
+    for obj in objects:
+        if type(obj) is types.FunctionType and obj.__code__.co_filename in wanted:
+            found.setdefault((obj.__code__.co_filename, obj.__code__), []).append(obj)
     return found
 
 
@@ -197,34 +237,54 @@ def original_code(module: str) -> Original | None:
 Swap = list[tuple[types.FunctionType, types.CodeType]]
 """Live functions and the mutated code each gets."""
 
+OUTSIDE_FUNCTIONS = ("the change is outside a function body (a decorator, a default value, "
+                     "a class body or a module-level statement)")
+
+
+@dataclass(frozen=True, slots=True)
+class SwapPlan:
+    """A rewrite mutant put in place by code alone: which live function gets which
+    code, and every function it changes (the planner asks which ran at import)."""
+
+    swaps: Swap
+    changes: tuple[Change, ...]
+
 
 def plan_swap(module: str, file: str, source: str, original: Original | None,
-              line: int | None = None) -> Swap | None:
-    """How to put a rewrite mutant in place by giving the live functions it changes
-    their mutated code; None when that cannot be: the module is not imported, the
-    change is outside a function, or a function is not found. (Whether a changed
-    function ran at import, so that what the import computed from it is stale,
-    is the planner's to weigh.) ``original`` is
+              line: int | None = None, live: LiveFunctions | None = None) -> SwapPlan | str:
+    """How to put a rewrite mutant in place by giving every live function whose code
+    it changes (found by its code object: through decorators, registries and
+    closures made at import) the mutated code; else why that cannot be done.
+    (Whether a changed function ran at import, so that what the import computed
+    from it is stale, is the planner's to weigh.) ``original`` is
     ``original_code(module)``, made once; ``line``, the mutant's first line, lets
-    only its statement be compiled. SyntaxError if the mutated code does not compile."""
+    only its statement be compiled; ``live`` is ``live_functions`` of the module's
+    file, made once (else here). SyntaxError if the mutated code does not compile."""
     if original is None:
         compile(source, file, "exec", dont_inherit=True)
-        return None
+        return "its module is not imported once the tests are collected, or has no source"
     old_code, mutated = original.pair(source, line)
-    live = sys.modules.get(module)
+    if module not in sys.modules:
+        return "its module is not imported once the tests are collected"
+    changes = changed_code(old_code, mutated)
+    if changes is None:
+        return OUTSIDE_FUNCTIONS
     if live is None:
-        return None
-    pairs = changed_functions(old_code, mutated)
-    if pairs is None:
-        return None
+        live = live_functions([original.file])
+    if any((original.file, code) in live for code in changes.orphans):
+        return "a function made earlier from code the mutant removes is still alive"
     swaps: Swap = []
-    for old, new in pairs:
-        functions = _live_functions(live, old)
-        if not functions or any(len(f.__closure__ or ()) != len(new.co_freevars)
-                                for f in functions):
-            return None
-        swaps.extend((f, new) for f in functions)
-    return swaps
+    for change in changes.changed:
+        functions = live.get((original.file, change.old), [])
+        if change.root and not functions:
+            return (f"no live function runs the code of {change.old.co_qualname} "
+                    "(a decorator may have copied it)")
+        for function in functions:
+            if len(function.__closure__ or ()) != len(change.new.co_freevars):
+                return (f"{change.old.co_qualname}: a closure made earlier holds other "
+                        "variables than the mutant's code uses")
+            swaps.append((function, change.new))
+    return SwapPlan(swaps, changes.changed)
 
 
 def apply_swap(swaps: Swap) -> None:
@@ -235,10 +295,10 @@ def apply_swap(swaps: Swap) -> None:
 def swap_code(module: str, file: str, source: str, original: Original | None,
               line: int | None = None) -> bool:
     """``plan_swap`` and, when it can, ``apply_swap``; whether it did."""
-    swaps = plan_swap(module, file, source, original, line)
-    if swaps is None:
+    plan = plan_swap(module, file, source, original, line)
+    if isinstance(plan, str):
         return False
-    apply_swap(swaps)
+    apply_swap(plan.swaps)
     return True
 
 

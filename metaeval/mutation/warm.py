@@ -51,6 +51,7 @@ from metaeval.mutation.swap import Swap, apply_swap, import_callers
 from metaeval.mutation.wire import (
     CodeRun,
     ErrorKind,
+    Reuse,
     WarmBaseline,
     WarmMutant,
     WarmOutcome,
@@ -73,6 +74,8 @@ class _Job:
     how: How
     planning: float = 0.0
     """Seconds its plan took: counted in the mutant's time outside its tests."""
+    limit: float = 60.0
+    """Seconds its child may take, from the fork."""
     nodeids: tuple[str, ...] = field(init=False)
     """The selected tests' ids, read here and not between forks (for the same reason)."""
 
@@ -89,7 +92,7 @@ class _Child:
     work: WarmMutant
     selected: tuple[str, ...]
     started: float
-    deadline: float
+    limit: float
     plan: ReloadPlan | None
     """How it executes modules again, if it does."""
     forking: float
@@ -98,6 +101,10 @@ class _Child:
     """Bytes of the warm process resident when it forked this one."""
     data: bytearray = field(default_factory=bytearray)
     eof: bool = False
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.limit
 
 
 class WarmSession:
@@ -126,8 +133,10 @@ class WarmSession:
         self.memory_cap = 0
         """A child's address-space limit: the parent's size when the pool starts
         (a child starts as a copy of it) plus the spec's limit; 0 for none."""
-        self.limit = 60.0
-        """Seconds a child may take (the baseline's, scaled)."""
+        self.collected = 0.0
+        self.attempts = 0
+        """Traced baselines started (each a fresh set of result files)."""
+        """Seconds this process took to start, import and collect the tests."""
         self.whole_suite: set[int] = set()
         """Mutants that run every test (not a selection): after a reload, tests with
         new ids run too, as in a pytest process running the whole suite."""
@@ -190,35 +199,52 @@ class WarmSession:
         if self.collect_failed or not items:
             failed = tuple(self.collect_failed) or ("<no tests collected>",)
             return WarmBaseline(failed, 0, 0.0, (), tests, "")
-        collected = time.monotonic() - self.started
+        collected = self.collected = time.monotonic() - self.started
+        reuse = Reuse.read(Path(self.spec.reuse_path)) if self.spec.reuse_path else None
+        todo = [i for i in items if i.nodeid not in reuse.tests] if reuse else items
         # The suite in ``jobs`` contiguous parts, each traced in a child of its own at
         # the same time: the baseline is the one stretch where a single process
         # would leave the other cores idle.
-        parts = parts_of(items, self.spec.jobs)
+        parts = parts_of(todo, self.spec.jobs)
         data, problem = self._traced(session, parts)
+        if reuse is not None and (problem or data["failed"]):
+            # A traced test may lean on a reused one that ran before it: only the
+            # whole suite in its order can say that the suite fails.
+            reuse, todo = None, items
+            parts = parts_of(todo, self.spec.jobs)
+            data, problem = self._traced(session, parts)
         if len(parts) > 1 and (problem or data["failed"]):
             # A test may lean on one that ran before it in another part: only the
             # whole suite in its order can say that the suite fails.
-            data, problem = self._traced(session, [items])
+            data, problem = self._traced(session, [todo])
         # The limit per mutant scales with the suite run in order, as a mutant's are.
         duration = collected + data["seconds"]
         if problem:
             return WarmBaseline((problem,), 0, duration, (), tests, "")
+        ran = tuple(CodeRun.from_json(r) for r in data["ran"])
         self.durations = data["durations"]
         self.passed = set(data["passed"])
         self.traced = data["traced"]
-        ran = tuple(CodeRun.from_json(r) for r in data["ran"])
+        if reuse is not None:
+            collected_ids = {item.nodeid for item in items}
+            kept = {t: d for t, d in reuse.tests.items() if t in collected_ids}
+            self.durations = {**kept, **self.durations}
+            self.passed |= kept.keys()
+            ran += reuse.ran
         wiring = self._wiring(items)
         return WarmBaseline(tuple(data["failed"]), data["tests_run"], duration, ran, tests,
-                            wiring)
+                            wiring, durations=self.durations, passed=tuple(sorted(self.passed)),
+                            reused=len(items) - len(todo), stale=reuse.stale if reuse else 0,
+                            traced=self.traced)
 
     def _traced(self, session: pytest.Session, parts: list[list[pytest.Item]]
                 ) -> tuple[dict[str, Any], str]:
         """One traced child per part, all at once; their records merged (the seconds
         added up, as if run in order), and what went wrong with a child, if anything."""
         children = []
+        self.attempts += 1
         for n, part in enumerate(parts):
-            result = Path(self.spec.scratch) / f"warm-baseline-{len(parts)}-{n}.json"
+            result = Path(self.spec.scratch) / f"warm-baseline-{self.attempts}-{n}.json"
             pid = os.fork()
             if pid == 0:
                 self._baseline_child(session, part, result)
@@ -283,7 +309,7 @@ class WarmSession:
         if not ran:
             return "no test ran and passed in the baseline"
         fastest = min(ran, key=lambda item: self.durations.get(item.nodeid, 0.0))
-        outcome = self._pool([_Job(probe, (fastest,), [])], None)
+        outcome = self._pool([_Job(probe, (fastest,), [])])
         if outcome and outcome[0].failed == fastest.nodeid:
             return ""
         return (f"the forced-fail child was not killed: {outcome[0] if outcome else None!r}")
@@ -330,7 +356,6 @@ class WarmSession:
                 self._emit(warm_line("mutant", WarmOutcome(mutant.index, None)))
             else:
                 work.append((mutant, selected))
-        limit = baseline.duration * self.spec.timeout_factor + self.spec.timeout_constant
         # Longest first (by what the selected tests took in the baseline): a long
         # survivor started last would leave the other workers idle at the end.
         work.sort(key=lambda job: -sum(self.durations.get(item.nodeid, 0.0) for item in job[1]))
@@ -341,13 +366,25 @@ class WarmSession:
             how, settled = ([], WarmOutcome(mutant.index, ())) if not selected \
                 else self._plan(mutant, selected)
             if settled is not None:
-                self._emit(warm_line("mutant", settled))
+                # A process of its own starts, imports and collects before its tests.
+                self._emit(warm_line("mutant", replace(settled, limit=self._limit(
+                    selected, reloads=True)) if settled.deferred else settled))
             else:
-                jobs.append(_Job(mutant, selected, how, time.monotonic() - started))
-        self._pool(jobs, limit)
+                jobs.append(_Job(mutant, selected, how, time.monotonic() - started,
+                                 self._limit(selected, isinstance(how, ReloadPlan))))
+        self._pool(jobs)
 
-    def _pool(self, work: list[_Job], limit: float | None) -> list[WarmOutcome]:
-        """Fork children ``jobs`` at a time, reap them, kill those past ``limit``;
+    def _limit(self, selected: tuple[pytest.Item, ...], reloads: bool) -> float:
+        """Seconds a mutant may take: what its selected tests took in the baseline,
+        and the import and collection when its modules are executed again (the most
+        that can take), times the factor, plus the constant. Not the whole suite's:
+        a looping mutant would hold a worker for minutes."""
+        seconds = sum(self.durations.get(item.nodeid, 0.0) for item in selected)
+        seconds += self.collected if reloads else 0.0
+        return seconds * self.spec.timeout_factor + self.spec.timeout_constant
+
+    def _pool(self, work: list[_Job]) -> list[WarmOutcome]:
+        """Fork children ``jobs`` at a time, reap them, kill those past their limit;
         every outcome is emitted to the stream as it arrives, and returned."""
         pending = deque(work)
         running: dict[int, _Child] = {}
@@ -356,12 +393,11 @@ class WarmSession:
         size = process_size(0) if self.spec.memory_limit else 0
         self.memory_cap = size + self.spec.memory_limit if size else 0
         look_up_prctl()  # looked up here, once, not in every child
-        timeout = self.limit = limit if limit is not None else 60.0
         while pending or running:
             while pending and len(running) < jobs:
                 job = pending.popleft()
                 started = time.monotonic() - job.planning
-                child = self._fork(job, started, timeout, [c.fd for c in running.values()])
+                child = self._fork(job, started, [c.fd for c in running.values()])
                 running[child.fd] = child
             if not running:
                 break
@@ -414,12 +450,12 @@ class WarmSession:
         except SyntaxError as e:
             return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
                                    error_kind=ErrorKind.COMPILE, error=_describe(e))
-        if how is None:
+        if isinstance(how, str):
             return [], WarmOutcome(mutant.index, tuple(i.nodeid for i in selected),
-                                   deferred=True)
+                                   deferred=True, error=how)
         return how, None
 
-    def _fork(self, job: _Job, started: float, timeout: float, inherited: list[int]) -> _Child:
+    def _fork(self, job: _Job, started: float, inherited: list[int]) -> _Child:
         read, write = os.pipe()
         resident = process_size(1)
         before = time.monotonic()
@@ -433,12 +469,13 @@ class WarmSession:
         except OSError:
             pass
         how = job.how
-        return _Child(pid, read, job.mutant, job.nodeids, started, started + timeout,
+        return _Child(pid, read, job.mutant, job.nodeids, started, job.limit,
                       how if isinstance(how, ReloadPlan) else None, forking, resident)
 
     def _reap(self, child: _Child, timed_out: bool) -> WarmOutcome:
         outcome = self._outcome(child, timed_out)
-        return replace(outcome, forking=child.forking, resident=child.resident)
+        return replace(outcome, forking=child.forking, resident=child.resident,
+                       limit=child.limit)
 
     def _outcome(self, child: _Child, timed_out: bool) -> WarmOutcome:
         wall = time.monotonic() - child.started
@@ -464,7 +501,9 @@ class WarmSession:
         except ValueError:
             # A child that died while executing modules again gets a fresh process.
             return WarmOutcome(child.work.index, child.selected, exit_status=status,
-                               reported=False, wall=wall, deferred=child.plan is not None)
+                               reported=False, wall=wall, deferred=child.plan is not None,
+                               error=f"its child ended (status {status}) with no answer while "
+                                     "executing modules again" if child.plan else "")
         if data.get("deferred"):
             return self._failing_import(child, data["error"], data.get("raised_in"))
         return WarmOutcome(child.work.index, child.selected, failed=data["failed"],
@@ -480,11 +519,12 @@ class WarmSession:
         collected = None
         if raised_in is not None and child.plan is not None:
             collected = self.planner.failing_collection(
-                child.plan, raised_in, self.limit, lambda: die_with_parent(self.pid))
+                child.plan, raised_in, child.limit, lambda: die_with_parent(self.pid))
         wall = time.monotonic() - child.started
         if collected is None:
+            where = f"executing {raised_in} again" if raised_in else "putting it in place"
             return WarmOutcome(child.work.index, child.selected, deferred=True, wall=wall,
-                               error=error)
+                               error=f"{where} raised {error}")
         return WarmOutcome(child.work.index, child.selected, failed=collected, wall=wall,
                            error=f"importing {raised_in} raises {error}", reloaded=True)
 
@@ -541,14 +581,15 @@ class WarmSession:
                 while nextitem is not None and not self.first_failed:
                     item, nextitem = nextitem, next(items, None)
                     if len(self.collect_failed) > failed_collections:
-                        return {"deferred": True,
-                                "error": "a test module failed to collect again"}
+                        return {"deferred": True, "error": "a test module failed to be "
+                                "collected again after its modules were executed again"}
                     started = time.perf_counter()
                     item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
                     in_tests += time.perf_counter() - started
             except CollectAgainError as e:
                 # What a fresh import makes of it is for a process of its own to say.
-                return {"deferred": True, "error": _describe(e.__cause__ or e)}
+                return {"deferred": True, "error": "collecting a test module again raised "
+                        + _describe(e.__cause__ or e)}
         return {"failed": self.first_failed, "error_kind": error_kind.value, "error": error,
                 "in_tests": in_tests, "placing": placing,
                 "reloaded": isinstance(how, ReloadPlan)}

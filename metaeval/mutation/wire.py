@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,28 @@ class CodeRun:
 
 
 @dataclass(frozen=True, slots=True)
+class Reuse:
+    """The records of an earlier baseline that still hold, for the warm process."""
+
+    tests: dict[str, float]
+    """Node id to its duration in that baseline (it passed)."""
+    ran: tuple[CodeRun, ...]
+    """What those tests ran, and nothing of the tests that are traced again."""
+    stale: int = 0
+    """Tests of the earlier map that changed: traced again."""
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps({"tests": self.tests, "ran": [asdict(r) for r in self.ran],
+                                    "stale": self.stale}), encoding="utf-8")
+
+    @staticmethod
+    def read(path: Path) -> Reuse:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Reuse({str(k): float(v) for k, v in data["tests"].items()},
+                     tuple(CodeRun.from_json(r) for r in data["ran"]), int(data["stale"]))
+
+
+@dataclass(frozen=True, slots=True)
 class ChildResult:
     """What the plugin saw in one pytest child."""
 
@@ -194,6 +216,9 @@ class WarmSpec:
     mutants_path: str
     """Where the mutants arrive, once the runner has found them (``write_warm_mutants``):
     the warm runner collects and traces the baseline meanwhile."""
+    reuse_path: str = ""
+    """Records of an earlier baseline that still hold (``coverage_cache.Reuse``): those
+    tests are not traced again. "" to trace every test."""
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self)), encoding="utf-8")
@@ -231,6 +256,16 @@ class WarmBaseline:
     wiring: str
     """Empty when the forced-fail child was killed as it must be; else what went wrong."""
     detail: str = ""
+    durations: dict[str, float] = field(default_factory=dict)
+    """Each test's seconds (setup, call, teardown), traced now or reused."""
+    passed: tuple[str, ...] = ()
+    """The tests that ran and passed (not skipped), traced now or reused."""
+    reused: int = 0
+    """Tests whose records came from an earlier baseline instead of a trace."""
+    stale: int = 0
+    """Tests of that earlier baseline traced again because a file they depend on changed."""
+    traced: bool = True
+    """False when a test replaced the tracer: the records are incomplete."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +302,8 @@ class WarmOutcome:
     resident: int = 0
     """Bytes of the warm process resident in memory when it forked this child: what
     a fork copies the page tables of, and a child's exit tears down."""
+    limit: float = 0.0
+    """Seconds the mutant was allowed (from its selected tests' baseline times)."""
 
 
 def warm_line(kind: str, value: WarmBaseline | WarmOutcome) -> str:
@@ -283,6 +320,7 @@ def read_warm_line(line: str) -> WarmBaseline | WarmOutcome:
         data["failed"] = tuple(data["failed"])
         data["tests"] = tuple(data["tests"])
         data["ran"] = tuple(CodeRun.from_json(r) for r in data["ran"])
+        data["passed"] = tuple(data.get("passed", ()))
         return WarmBaseline(**data)
     data["error_kind"] = ErrorKind(data["error_kind"])
     if data["selected"] is not None:

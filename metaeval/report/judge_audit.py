@@ -97,7 +97,8 @@ def audit_document(a: JudgeAudit) -> JsonObject:
     b = a.bars
     return {
         "judge": {"name": j.name, "model": j.model, "prompt_hash": j.prompt_hash,
-                  "temperature": j.temperature, "version": j.version, "mode": a.mode,
+                  "temperature": j.temperature, "endpoint": j.endpoint,
+                  "version": j.version, "mode": a.mode,
                   "modes": modes},
         "agreement": {"items": a.items, "not_recorded": a.not_recorded,
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,

@@ -106,11 +106,30 @@ def mutation_text(run: MutationRun, root: Path, report_path: Path | None) -> str
     errors = errors_text(run)
     if errors:
         parts.append(errors)
-    footer = f"time limit per mutant {run.timeout:.1f}s (baseline {run.baseline_duration:.1f}s)"
+    if run.per_mutant_limits:
+        footer = (f"time limit per mutant: its tests' baseline time, scaled (at most "
+                  f"{run.timeout:.1f}s; whole baseline {run.baseline_duration:.1f}s)")
+    else:
+        footer = (f"time limit per mutant {run.timeout:.1f}s "
+                  f"(baseline {run.baseline_duration:.1f}s)")
     if report_path is not None:
         footer += f"; report: {report_path}"
     parts.append(f"{footer}\n{overhead_text(run)}")
+    own = own_process_text(run)
+    if own:
+        parts.append(own)
     return "\n\n".join(parts)
+
+
+def own_process_text(run: MutationRun) -> str:
+    """Fork isolation: each mutant that needed a pytest process of its own, and why;
+    those are the slow ones, and the reason says what in the code made them so."""
+    own = [r for r in run.results if r.own_process]
+    if not own:
+        return ""
+    lines = [f"In a pytest process of their own ({len(own)}):"]
+    lines += [f"  {r.mutant.id}: {r.own_process}" for r in own]
+    return "\n".join(lines)
 
 
 def overhead_text(run: MutationRun) -> str:
@@ -137,6 +156,11 @@ def overhead_text(run: MutationRun) -> str:
             own = ("the process of its own" if run.deferred == 1
                    else f"the {run.deferred} processes of their own")
             text += f"; {own} spent {run.deferred_elsewhere:.1f}s of it"
+    if run.reused_tests:
+        text += (f"; baseline: {run.traced_tests} tests traced, {run.reused_tests} reused "
+                 "from the last run's coverage map")
+    elif run.traced_tests:
+        text += f"; baseline: {run.traced_tests} tests traced"
     return text
 
 
@@ -196,6 +220,7 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
                         "path": m.path, "line": m.span.start_line, "status": r.status.value,
                         "killed_by": list(r.killed_by), "covered_by": list(r.covered_by),
                         "breaks": m.breaks, "detail": r.detail,
+                        "own_process": r.own_process,
                         "diff": rewrite_diff(r, root) if r.status in UNDETECTED else ""})
     document: JsonObject = {
         "counts": {s.value: n for s, n in counts.items()},
@@ -211,7 +236,8 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
                    "elsewhere_seconds": round(run.elsewhere, 3),
                    "forking_seconds": round(run.forking, 3),
                    "placing_seconds": round(run.placing, 3),
-                   "warm_resident_bytes": run.resident},
+                   "warm_resident_bytes": run.resident,
+                   "traced_tests": run.traced_tests, "reused_tests": run.reused_tests},
         "report": str(report_path) if report_path is not None else None,
         "mutants": mutants,
     }

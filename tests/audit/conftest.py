@@ -7,11 +7,14 @@ from pathlib import Path
 import pytest
 
 from metaeval.audit.meta_eval import MetaEvalResult, Settings, meta_eval
+from metaeval.importing import AllowedModules
 from metaeval.meta_set import MetaSet, load_meta_sets
 
 REPO = Path(__file__).resolve().parents[2]
 META_SETS = REPO / "meta_sets"
 FIXTURES = "tests.fixtures.user_graders"
+# What a project using these graders declares in [tool.metaeval] allowed_modules.
+ALLOW_FIXTURES = AllowedModules((FIXTURES,))
 # The answer a case file might store next to the task: the classic defect grades this.
 CASE_ANSWER = "I've refunded $49.99 for order A-1182."
 

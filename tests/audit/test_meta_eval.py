@@ -15,7 +15,7 @@ from metaeval.audit.meta_eval import (
 from metaeval.config import Bars
 from metaeval.contract import Outcome
 from metaeval.meta_set import MetaSet, load_meta_sets
-from tests.audit.conftest import UserMetaSet
+from tests.audit.conftest import ALLOW_FIXTURES, UserMetaSet
 
 FAST = Settings(resamples=100)
 BUILT_IN_CHECKS = {"answer_mentions_refund", "grounded_numbers", "lookup_before_refund",
@@ -64,8 +64,9 @@ def test_unscored_is_its_own_column_and_stays_in_the_denominator(
 
 
 def test_a_constant_grader_gets_kappa_zero_and_is_flagged(user_meta_set: UserMetaSet) -> None:
-    loaded = load_meta_sets([user_meta_set("always_pass", "answer_resolves_task")])
-    result = meta_eval(loaded.runs, FAST)
+    loaded = load_meta_sets([user_meta_set("always_pass", "answer_resolves_task")],
+                            ALLOW_FIXTURES)
+    result = meta_eval(loaded.runs, FAST, allowed=ALLOW_FIXTURES)
     by_name = {c.name: c for c in result.checks}
     constant, fixed = by_name["always_pass"], by_name["answer_resolves_task"]
     assert constant.measured.kappa.value == 0.0 and constant.measured.kappa.reason
@@ -77,8 +78,9 @@ def test_a_constant_grader_gets_kappa_zero_and_is_flagged(user_meta_set: UserMet
 
 def test_weighted_kappa_only_for_an_ordinal_grader_and_equal_to_scikit_learn(
         user_meta_set: UserMetaSet) -> None:
-    loaded = load_meta_sets([user_meta_set("reply_quality", "answer_resolves_task")])
-    grading = grade_runs(loaded.runs)
+    loaded = load_meta_sets([user_meta_set("reply_quality", "answer_resolves_task")],
+                            ALLOW_FIXTURES)
+    grading = grade_runs(loaded.runs, ALLOW_FIXTURES)
     result = measure_grading(grading, FAST)
     by_name = {c.name: c for c in result.checks}
     assert by_name["answer_resolves_task"].measured.weighted_kappa is None
@@ -143,8 +145,8 @@ def test_a_drop_since_the_baseline_is_a_regression(repo_meta_set: MetaSet,
 
 
 def test_a_grader_that_raises_is_unscored_never_a_pass(user_meta_set: UserMetaSet) -> None:
-    loaded = load_meta_sets([user_meta_set("raises", "answer_resolves_task")])
-    grading = grade_runs(loaded.runs)
+    loaded = load_meta_sets([user_meta_set("raises", "answer_resolves_task")], ALLOW_FIXTURES)
+    grading = grade_runs(loaded.runs, ALLOW_FIXTURES)
     broken = next(c for c in grading.checks if c.name == "raises")
     assert {c.graded for c in broken.cases} == {Outcome.UNSCORED}
     assert broken.cases[0].reason == "grader raised KeyError('criteria.answer')"

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
-from tests.audit.conftest import META_SETS, REPO, UserMetaSet
+from tests.audit.conftest import FIXTURES, META_SETS, REPO, UserMetaSet
 
 FAST = ["--resamples", "100"]
 CHECK_KEYS = {"name", "n", "passed", "failed", "unscored", "tp", "fn", "tn", "fp", "tpr", "tnr",
@@ -55,7 +55,12 @@ def test_a_malformed_line_is_named_the_rest_is_measured_and_the_exit_code_says_s
 
 
 def test_a_user_grader_by_import_path_is_measured_and_checked_for_tautology(
-        user_meta_set: UserMetaSet) -> None:
+        user_meta_set: UserMetaSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A project of its own: it allows the fixture graders, and has no bars for the
+    # repository's checks, which these meta-sets do not have.
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.metaeval]\nallowed_modules = ["{FIXTURES}"]\n')
+    monkeypatch.chdir(tmp_path)
     defective = run(str(user_meta_set("answer_from_case")), *FAST, "--format", "json")
     assert defective.exit_code == 1
     check = json.loads(defective.output)["checks"][0]

@@ -15,7 +15,7 @@ from metaeval.contract import CheckSpec, EvalInput, Kind, Outcome, Trajectory
 from metaeval.graders.base import RANK_USER, Judgement, RuleGrader, failed, passed
 from metaeval.graders.registry import BUILTINS, build_grader
 from metaeval.meta_set import MetaSet, load_meta_sets
-from tests.audit.conftest import CASE_ANSWER, UserMetaSet
+from tests.audit.conftest import ALLOW_FIXTURES, CASE_ANSWER, UserMetaSet
 from tests.fixtures import user_graders
 
 
@@ -35,9 +35,10 @@ def test_ablations_take_away_what_they_say(repo_meta_set: MetaSet) -> None:
 
 def test_the_case_file_grader_is_a_tautology_and_the_fixed_one_is_not(
         user_meta_set: UserMetaSet) -> None:
-    loaded = load_meta_sets([user_meta_set("answer_from_case", "answer_resolves_task")])
+    loaded = load_meta_sets([user_meta_set("answer_from_case", "answer_resolves_task")],
+                            ALLOW_FIXTURES)
     assert not loaded.errors
-    checks = {c.name: c for c in grade_runs(loaded.runs).checks}
+    checks = {c.name: c for c in grade_runs(loaded.runs, ALLOW_FIXTURES).checks}
     defective = sensitivity(checks["answer_from_case"])
     fixed = sensitivity(checks["answer_resolves_task"])
     assert defective.tautology

@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -21,6 +22,12 @@ class Stub:
     delay_s: float = 0.0
     requests: list[dict[str, object]] = field(default_factory=list)
     auth: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    """Method and path of every request, POST or GET (a followed redirect is a GET)."""
+    retry_after: str = "0.01"
+    """The Retry-After header sent with a 429 ("" sends none)."""
+    location: str = ""
+    """Where a 3xx reply points (its Location header)."""
     active: int = 0
     most_active: int = 0
     overlap: int = 0
@@ -38,9 +45,15 @@ class Stub:
 
 def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.answer({})
+
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            self.answer(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+
+        def answer(self, body: dict[str, object]) -> None:
             with stub.lock:
+                stub.paths.append(f"{self.command} {self.path}")
                 number = len(stub.requests)  # taken under the lock: concurrent requests
                 stub.requests.append(body)
                 stub.auth.append(self.headers.get("Authorization", ""))
@@ -62,8 +75,10 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
-                if status == 429:
-                    self.send_header("Retry-After", "0.01")
+                if status == 429 and stub.retry_after:
+                    self.send_header("Retry-After", stub.retry_after)
+                if 300 <= status < 400:
+                    self.send_header("Location", stub.location)
                 self.end_headers()
                 self.wfile.write(data)
             finally:
@@ -76,8 +91,9 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def stub() -> Iterator[Stub]:
+@contextmanager
+def serving() -> Iterator[Stub]:
+    """One stub server on its own port, for as long as the block runs."""
     state = Stub()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
@@ -90,3 +106,16 @@ def stub() -> Iterator[Stub]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@pytest.fixture
+def stub() -> Iterator[Stub]:
+    with serving() as state:
+        yield state
+
+
+@pytest.fixture
+def other_stub() -> Iterator[Stub]:
+    """A second server on another port: another origin."""
+    with serving() as state:
+        yield state

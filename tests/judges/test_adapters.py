@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from metaeval.errors import InputError
+from metaeval.importing import AllowedModules
 from metaeval.judges.adapters import HttpSettings, http_judge
 from metaeval.judges.base import Choice, Judge, JudgeReply
 from metaeval.judges.cache import CachedJudge, ReplyCache
@@ -151,7 +155,7 @@ def replies_in_prose(prompt: str) -> str:
 
 
 def test_python_callable_judge_by_import_path() -> None:
-    judge = build_judge(f"{__name__}:replies_in_prose")
+    judge = build_judge(f"{__name__}:replies_in_prose", allowed=AllowedModules((__name__,)))
     reply = judge.score("q", "a")
     assert reply.value is None and reply.raw == "I would rate this 3 out of 10"
 
@@ -189,3 +193,32 @@ def test_another_scale_is_another_question_for_the_cache(stub: Stub, tmp_path: P
     CachedJudge(one_to_ten, ReplyCache(path)).score("q", "a")
     assert len(stub.requests) == 2
     assert "from 1 (worst) to 10 (best)" in str(stub.requests[1]["messages"])
+
+
+def _alive(pid: int) -> bool:
+    """Running, as opposed to gone or a zombie waiting for its parent to reap it."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_timed_out_command_judge_leaves_no_process_behind(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    # The command forks a grandchild that would outlive it (and metaeval) unless the
+    # whole process group is killed on timeout.
+    command = ["sh", "-c", f"sleep 60 & echo $! > {pid_file}; sleep 60"]
+    judge = build_judge({"type": "command", "command": command, "timeout": 1})
+    reply = judge.score("q", "a")
+    assert reply.value is None and "timed out" in reply.reason
+    pid = int(pid_file.read_text())
+    try:
+        deadline = time.monotonic() + 5
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid)
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)

@@ -7,6 +7,7 @@ import pytest
 from metaeval.contract import (
     CheckSpec,
     EvalInput,
+    JsonValue,
     Message,
     Outcome,
     TaskSpec,
@@ -98,6 +99,18 @@ def test_registered_as_judge_with_a_spec() -> None:
     assert info.value.field == "judge"
     with pytest.raises(CheckSpecError, match="criterion"):
         build_grader(CheckSpec("judge", {"judge": "steady"}))
+
+
+@pytest.mark.parametrize(("judge", "message"), [
+    (3, "got 3; expected a judge name or an import path 'package.module:attr'"),
+    (["steady"], 'got ["steady"]; expected a judge name'),
+    ({"type": "python", "target": "os:system"}, "got a table; a meta-set is data and may only "
+     "name a judge: declare the table under [tool.metaeval.judges]"),
+])
+def test_a_judge_check_only_names_a_judge(judge: JsonValue, message: str) -> None:
+    with pytest.raises(CheckSpecError) as info:
+        build_grader(CheckSpec("judge", {"judge": judge, "criterion": "polite"}))
+    assert info.value.field == "judge" and info.value.message.startswith(message)
 
 
 class Broken(Recording):

@@ -95,3 +95,23 @@ def test_prompts_call_the_response_data_and_ask_for_the_format() -> None:
     assert "<<<REFERENCE>>>\n30 days" in text
     pair = pairwise_prompt("q", "first", "second")
     assert pair.index("<<<RESPONSE A>>>\nfirst") < pair.index("<<<RESPONSE B>>>\nsecond")
+
+
+@pytest.mark.parametrize("raw", [
+    # Python's \d and float() take any Unicode decimal digit: each of these read as 4.
+    "\u0664",        # ARABIC-INDIC DIGIT FOUR
+    "\uff14",        # FULLWIDTH DIGIT FOUR
+    "\U0001d7d2",    # MATHEMATICAL BOLD DIGIT FOUR
+    "\u096a",        # DEVANAGARI DIGIT FOUR
+    "\u0664.\u0660",
+    "1\u0660",       # ASCII 1 then ARABIC-INDIC DIGIT ZERO: never 10, never 1
+])
+def test_only_ascii_digits_are_a_score(raw: str) -> None:
+    reply = parse_pointwise(raw, ONE_TO_TEN)
+    assert reply.value is None
+    assert reply.raw == raw
+
+
+def test_fullwidth_letters_are_not_a_pairwise_choice() -> None:
+    assert parse_pairwise("\uff21").value is None  # FULLWIDTH LATIN CAPITAL LETTER A
+    assert parse_pairwise("A").value is Choice.A

@@ -12,7 +12,7 @@ from textwrap import dedent
 
 import pytest
 
-from metaeval.mutation.reload import ModuleGraph, apply_reload
+from metaeval.mutation.reload import ModuleGraph, ReloadPlan, apply_reload
 
 MODULES = {
     "rl_limits": "LIMIT = 3\n\n\ndef limit():\n    return LIMIT\n",
@@ -44,22 +44,42 @@ def loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "module", None) not in MODULES]
 
 
-def test_dependents_come_after_what_they_use(loaded: Path) -> None:
-    graph = ModuleGraph(loaded, ())
-    assert graph.dependents("rl_limits") is not None
-    order = graph.dependents("rl_limits") or []
-    assert set(order) == {"rl_rules", "rl_report", "rl_table"}  # not rl_other
-    assert order.index("rl_rules") < order.index("rl_report")
-    assert graph.dependents("rl_other") == []
+AT_IMPORT = {("rl_limits", 4, "limit"): frozenset({"rl_rules"})}
+"""What the import-time tracer saw: rl_rules's top level called limit()."""
 
 
-def test_a_cycle_among_dependents_cannot_be_ordered(loaded: Path) -> None:
+def graph_of(root: Path) -> ModuleGraph:
+    return ModuleGraph(root, (), AT_IMPORT)
+
+
+def test_dependents_are_what_computed_from_the_module_at_import(loaded: Path) -> None:
+    # rl_rules called limit() at import, rl_report read rl_rules.CAP: both must be
+    # executed again, in that order. rl_table only holds the function in a dict,
+    # which rebinding points at the new one; rl_other never looked.
+    order = graph_of(loaded).dependents("rl_limits")
+    assert order == ["rl_rules", "rl_report"]
+    assert graph_of(loaded).dependents("rl_other") == []
+    # Without the tracer's record, binding limit and holding it compute nothing.
+    assert ModuleGraph(loaded, ()).dependents("rl_limits") == []
+
+
+def test_modules_that_computed_from_each_other_run_in_the_order_their_imports_ended(
+        loaded: Path) -> None:
+    # rl_rules imported rl_report while it ran (so rl_report finished first), and
+    # each holds an instance of the other's class: a cycle, ordered as a fresh
+    # import would execute them.
     rules, report = sys.modules["rl_rules"], sys.modules["rl_report"]
-    shown_by = types.FunctionType((lambda: None).__code__, {"__name__": "rl_report"})
-    shown_by.__module__ = "rl_report"
-    report.__dict__["shown_by"] = shown_by
-    rules.__dict__["back"] = shown_by  # rl_rules now uses rl_report, which uses rl_rules
-    assert ModuleGraph(loaded, ()).dependents("rl_limits") is None
+    for module, other in ((rules, report), (report, rules)):
+        kind = type("Made", (), {"__module__": other.__name__})
+        module.__dict__["made"] = kind()
+    graph = ModuleGraph(loaded, (), AT_IMPORT, {"rl_report": "rl_rules", "rl_rules": ""})
+    assert graph.dependents("rl_limits") == ["rl_report", "rl_rules"]
+    graph = ModuleGraph(loaded, (), AT_IMPORT, {"rl_rules": "rl_report", "rl_report": ""})
+    assert graph.dependents("rl_limits") == ["rl_rules", "rl_report"]
+
+
+def dependents(graph: ModuleGraph) -> list[str]:
+    return graph.dependents("rl_limits")
 
 
 def test_apply_reload_recomputes_what_dependents_made_at_import(loaded: Path) -> None:
@@ -67,10 +87,10 @@ def test_apply_reload_recomputes_what_dependents_made_at_import(loaded: Path) ->
     outsider.HANDLERS = {"limit": sys.modules["rl_limits"].limit}  # type: ignore[attr-defined]
     sys.modules["rl_outsider"] = outsider
     try:
-        graph = ModuleGraph(loaded, ())
+        graph = graph_of(loaded)
         plan = graph.plan("rl_limits", str(loaded / "rl_limits.py"),
                           MODULES["rl_limits"].replace("LIMIT = 3", "LIMIT = 4"))
-        assert plan is not None
+        assert isinstance(plan, ReloadPlan)
         apply_reload(plan)
     finally:
         del sys.modules["rl_outsider"]
@@ -86,9 +106,11 @@ def test_apply_reload_recomputes_what_dependents_made_at_import(loaded: Path) ->
 
 def test_a_module_without_source_cannot_be_planned(loaded: Path) -> None:
     (loaded / "rl_report.py").unlink()
-    graph = ModuleGraph(loaded, ())
-    assert graph.plan("rl_limits", str(loaded / "rl_limits.py"), MODULES["rl_limits"]) is None
-    assert graph.plan("rl_not_loaded", "x.py", "X = 1\n") is None
+    graph = graph_of(loaded)
+    assert graph.plan("rl_limits", str(loaded / "rl_limits.py"), MODULES["rl_limits"]) \
+        == "rl_report has no source to execute again"
+    assert graph.plan("rl_not_loaded", "x.py", "X = 1\n") \
+        == "rl_not_loaded is not a module of the project loaded by the tests"
     with pytest.raises(SyntaxError):
         graph.plan("rl_limits", str(loaded / "rl_limits.py"), "def (:\n")
 
@@ -96,20 +118,20 @@ def test_a_module_without_source_cannot_be_planned(loaded: Path) -> None:
 def test_installed_code_inside_the_project_is_not_the_users(
         loaded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A virtual environment inside the repository, as `.ci/run` makes: a library
-    # there that holds a user function is not executed again, only rebound.
+    # there that copied a user constant is not executed again.
     site = loaded / ".venv" / "lib" / "site-packages"
     site.mkdir(parents=True)
-    (site / "rl_library.py").write_text("from rl_limits import limit\n", encoding="utf-8")
+    (site / "rl_library.py").write_text("from rl_limits import LIMIT\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(site))
     importlib.import_module("rl_library")
     real = sysconfig.get_paths()
     monkeypatch.setattr(sysconfig, "get_paths", lambda: {**real, "purelib": str(site)})
     try:
-        graph = ModuleGraph(loaded, ())
-        assert "rl_library" not in (graph.dependents("rl_limits") or [])
-        assert "rl_rules" in (graph.dependents("rl_limits") or [])
+        graph = graph_of(loaded)
+        assert "rl_library" not in dependents(graph)
+        assert "rl_rules" in dependents(graph)
         monkeypatch.setattr(sysconfig, "get_paths", lambda: real)
-        assert "rl_library" in (ModuleGraph(loaded, ()).dependents("rl_limits") or [])
+        assert "rl_library" in dependents(graph_of(loaded))
     finally:
         del sys.modules["rl_library"]
 
@@ -123,10 +145,10 @@ def test_a_constant_imported_by_name_is_taken_again(loaded: Path) -> None:
     importlib.import_module("rl_budget")
     try:
         graph = ModuleGraph(loaded, ())
-        assert "rl_budget" in (graph.dependents("rl_limits") or [])
+        assert "rl_budget" in dependents(graph)
         plan = graph.plan("rl_limits", str(loaded / "rl_limits.py"),
                           MODULES["rl_limits"].replace("LIMIT = 3", "LIMIT = 4"))
-        assert plan is not None
+        assert isinstance(plan, ReloadPlan)
         apply_reload(plan)
         assert sys.modules["rl_budget"].budget() == 40
     finally:
@@ -149,7 +171,7 @@ def test_a_function_that_ran_at_import_reruns_only_its_callers(loaded: Path) -> 
     # alone, and rl_table keeps its entry, which is the swapped function.
     graph = ModuleGraph(loaded, ())
     plan = graph.plan_callers("rl_limits", limit_swapped("LIMIT + 1"), frozenset({"rl_rules"}))
-    assert plan is not None
+    assert isinstance(plan, ReloadPlan)
     assert [name for name, _ in plan.executed] == ["rl_rules", "rl_report"]
     table = sys.modules["rl_table"].TABLE
     apply_reload(plan)
@@ -162,5 +184,30 @@ def test_callers_that_cannot_be_executed_again_leave_a_full_reload(loaded: Path)
     swaps = limit_swapped("LIMIT + 1")
     # A call from pytest collecting (no user module's top level) or from the
     # function's own module, which would define it anew from the original.
-    assert graph.plan_callers("rl_limits", swaps, frozenset({"__main__"})) is None
-    assert graph.plan_callers("rl_limits", swaps, frozenset({"rl_limits"})) is None
+    assert graph.plan_callers("rl_limits", swaps, frozenset({"__main__"})) == (
+        "it ran at import, called by '__main__', which is not a module of the project")
+    assert graph.plan_callers("rl_limits", swaps, frozenset({"rl_limits"})) == (
+        "it ran at import, and rl_limits depends on what it made")
+
+
+def test_bindings_in_lists_and_class_bodies_are_rebound(loaded: Path) -> None:
+    (loaded / "rl_holder.py").write_text(dedent("""\
+        from rl_limits import limit
+
+        CHECKS = [limit]
+
+
+        class Rules:
+            check = limit
+        """), encoding="utf-8")
+    holder = importlib.import_module("rl_holder")
+    try:
+        graph = graph_of(loaded)
+        assert "rl_holder" not in dependents(graph)  # it holds limit, computes nothing
+        plan = graph.plan("rl_limits", str(loaded / "rl_limits.py"),
+                          MODULES["rl_limits"].replace("return LIMIT", "return LIMIT + 1"))
+        assert isinstance(plan, ReloadPlan)
+        apply_reload(plan)
+        assert holder.CHECKS[0]() == 4 and holder.Rules.check() == 4 and holder.limit() == 4
+    finally:
+        del sys.modules["rl_holder"]

@@ -348,3 +348,43 @@ def test_a_comprehension_on_the_mutants_line_does_not_enclose_it(tmp_path: Path)
     inside = dataclasses.replace(at(2), span=Span(2, 13, 2, 14))
     assert coverage.tests_for(condition) == ("t.py::a", "t.py::b")
     assert coverage.tests_for(inside) == ("t.py::a",)
+
+
+def test_a_looping_mutant_is_stopped_at_its_own_tests_limit(tmp_path: Path) -> None:
+    # The slow test never reaches countdown: the loop's limit comes from the fast
+    # test that does (about the constant), not from the whole suite's 1.5 s x 3.
+    (tmp_path / "pyproject.toml").write_text(dedent("""\
+        [tool.pytest.ini_options]
+        pythonpath = ['.']
+
+        [tool.metaeval.mutate]
+        targets = ["loop.py"]
+        operators = ["shift_constant"]
+        """), encoding="utf-8")
+    (tmp_path / "loop.py").write_text(dedent("""\
+        def countdown(n):
+            while n > 0:
+                n -= 1
+            return n
+        """), encoding="utf-8")
+    (tmp_path / "test_loop.py").write_text(dedent("""\
+        import time
+
+        from loop import countdown
+
+
+        def test_countdown():
+            assert countdown(3) == 0
+
+
+        def test_slow_and_unrelated():
+            time.sleep(1.5)
+        """), encoding="utf-8")
+    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
+                           "--timeout-constant", "1", "--report", str(tmp_path / "r.json")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    output = json.loads(done.stdout)
+    looping = [m for m in output["mutants"] if m["status"] == "Timeout"]
+    assert looping, done.stdout + done.stderr  # n -= 0 never ends
+    assert output["timeout_seconds"] < 2.0
+    assert all("limit" in m["detail"] for m in looping)

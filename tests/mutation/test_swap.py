@@ -15,7 +15,15 @@ import pytest
 from metaeval.mutation.model import MutantKind
 from metaeval.mutation.planner import Planner
 from metaeval.mutation.reload import ReloadPlan
-from metaeval.mutation.swap import changed_functions, original_code, plan_swap, swap_code
+from metaeval.mutation.swap import (
+    OUTSIDE_FUNCTIONS,
+    SwapPlan,
+    apply_swap,
+    changed_functions,
+    original_code,
+    plan_swap,
+    swap_code,
+)
 from metaeval.mutation.wire import WarmMutant
 
 SOURCE = dedent("""\
@@ -71,7 +79,8 @@ def mutated(old: str, new: str) -> str:
 
 @pytest.mark.parametrize(("old", "new", "changed"), [
     ("return n <= LIMIT", "return n < LIMIT", ["allowed"]),
-    ("if i % 2 == 0]", "if i % 2 != 0]", ["evens"]),  # the comprehension goes with its def
+    # The comprehension's own code, and its def's (whose constants hold it).
+    ("if i % 2 == 0]", "if i % 2 != 0]", ["evens", "evens.<locals>.<listcomp>"]),
     ("return allowed(n)", "return not allowed(n)", ["Gate.open"]),
     ('return "gate"', 'return ""', ["Gate.name"]),
     ("return n + 1", "return n + 2", ["cached"]),
@@ -213,11 +222,12 @@ def test_a_mutant_that_shortens_its_function_swaps_only_that_function(
     source = mutated("def allowed(n):\n    return n <= LIMIT\n",
                      "def allowed(n): return n < LIMIT\n")
     original = original_code(module.__name__)
-    swaps = plan_swap(module.__name__, file, source, original, line=line_of("def allowed"))
-    assert swaps is not None
-    assert [function for function, _ in swaps] == [module.allowed]
+    plan = plan_swap(module.__name__, file, source, original, line=line_of("def allowed"))
+    assert isinstance(plan, SwapPlan)
+    assert [function for function, _ in plan.swaps] == [module.allowed]
     whole = plan_swap(module.__name__, file, source, original)
-    assert whole is not None and module.encode in [function for function, _ in whole]
+    assert isinstance(whole, SwapPlan)
+    assert module.encode in [function for function, _ in whole.swaps]
 
 
 def test_a_mutant_changing_more_than_its_statement_is_compiled_whole(
@@ -229,4 +239,103 @@ def test_a_mutant_changing_more_than_its_statement_is_compiled_whole(
     old, new = original.pair(source, line_of("return n <= LIMIT"))
     assert old is original.code and new.co_consts != old.co_consts
     assert plan_swap(module.__name__, file, source, original,
-                     line=line_of("return n <= LIMIT")) is None
+                     line=line_of("return n <= LIMIT")) == OUTSIDE_FUNCTIONS
+
+
+HARNESS = dedent("""\
+    REGISTRY = {}
+
+
+    def register(factory):
+        # A wrapper that keeps the factory in its closure, with no __wrapped__:
+        # the way registries of metrics and scorers are written.
+        def wrapper(*args, **kwargs):
+            return factory(*args, **kwargs)
+        REGISTRY[factory.__name__] = wrapper
+        return wrapper
+
+
+    @register
+    def threshold(limit=3):
+        def check(n):
+            return n <= limit
+        return check
+
+
+    BUILT_AT_IMPORT = [threshold()]
+    double = lambda n: n * 2
+    """)
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Iterator[tuple[str, types.ModuleType]]:
+    name = f"swap_harness_{abs(hash(tmp_path))}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(HARNESS, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    yield str(path), module
+    del sys.modules[name]
+
+
+def harness_line(text: str) -> int:
+    return HARNESS[:HARNESS.index(text)].count("\n") + 1
+
+
+def test_a_closure_made_at_import_gets_the_mutant(harness: tuple[str, types.ModuleType]
+                                                  ) -> None:
+    # The check built at import is held by a list, and its factory only by the
+    # wrapper's closure: no module attribute leads to either, their code does.
+    file, module = harness
+    built = module.BUILT_AT_IMPORT[0]
+    assert built(3)
+    source = HARNESS.replace("return n <= limit", "return n < limit")
+    plan = plan_swap(module.__name__, file, source, original_code(module.__name__),
+                     line=harness_line("return n <= limit"))
+    assert isinstance(plan, SwapPlan)
+    # The factory's code (whose constants hold the check's) and the check's; only
+    # the check's own body changed, so what the import made needs no recomputing.
+    assert [(c.old.co_qualname, c.own, c.root) for c in plan.changes] == [
+        ("threshold", False, True), ("threshold.<locals>.check", True, False)]
+    assert module.threshold()(3)  # planning changes nothing
+    apply_swap(plan.swaps)
+    assert not built(3)
+    assert not module.threshold()(3) and not module.REGISTRY["threshold"]()(3)
+
+
+def test_a_lambda_bound_at_module_level_is_swapped(harness: tuple[str, types.ModuleType]
+                                                   ) -> None:
+    file, module = harness
+    assert swap_code(module.__name__, file, HARNESS.replace("n * 2", "n * 3"),
+                     original_code(module.__name__), line=harness_line("double ="))
+    assert module.double(2) == 6
+
+
+def test_a_closure_that_would_lose_a_variable_is_not_swapped(
+        harness: tuple[str, types.ModuleType]) -> None:
+    # The check made at import closes over ``limit``; code that no longer reads it
+    # cannot be given to that closure (CPython checks the number of free variables).
+    file, module = harness
+    source = HARNESS.replace("return n <= limit", "return n <= 3")
+    why = plan_swap(module.__name__, file, source, original_code(module.__name__),
+                    line=harness_line("return n <= limit"))
+    assert why == ("threshold.<locals>.check: a closure made earlier holds other variables "
+                   "than the mutant's code uses")
+    assert module.BUILT_AT_IMPORT[0](3)
+
+
+def test_a_function_no_live_object_runs_is_not_swapped(harness: tuple[str, types.ModuleType]
+                                                       ) -> None:
+    # Were the decorator to copy the code into a new function, nothing alive would
+    # run the original: swapping nothing would let the mutant survive unseen.
+    file, module = harness
+    original = original_code(module.__name__)
+    assert original is not None
+    source = HARNESS.replace("return check", "return None")
+    line = harness_line("return check")
+    assert isinstance(plan_swap(module.__name__, file, source, original, line=line), SwapPlan)
+    assert plan_swap(module.__name__, file, source, original, line=line, live={}) == (
+        "no live function runs the code of threshold (a decorator may have copied it)")

@@ -1,0 +1,47 @@
+"""Declared scales: ``LOW-HIGH`` text (``judge-audit --scale 1-10``, or ``scale`` in
+``[tool.metaeval.judge_audit]``) and a pass mark, read into a ``Scale``.
+
+A recorded judge's verdicts are checked against its scale as a live reply is, so
+the scale must be declared before a log on another scale can be read. Every
+problem is an InputError naming where the value came from; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from metaeval.errors import InputError
+from metaeval.judges.base import DEFAULT_SCALE, Scale
+
+# ASCII digits only (as in the reply parser), and few enough to stay a small int.
+_RANGE = re.compile(r"\s*(-?[0-9]{1,9})\s*-\s*(-?[0-9]{1,9})\s*")
+
+
+def default_pass_at(low: int, high: int) -> int:
+    """Where a pass begins unless declared: the top quarter (4 on 1-5, 8 on 1-10)."""
+    return high - (high - low) // 4
+
+
+def declared_scale(scale: object, pass_at: object, *, scale_where: str,
+                   pass_where: str) -> Scale:
+    """``scale`` (``"LOW-HIGH"``, or None for 1-5) and ``pass_at`` (an integer in
+    LOW..HIGH, or None for the default) as a Scale; raises InputError."""
+    low, high = DEFAULT_SCALE.low, DEFAULT_SCALE.high
+    if scale is not None:
+        match = _RANGE.fullmatch(scale) if isinstance(scale, str) else None
+        if match is None or int(match[1]) >= int(match[2]):
+            shown = repr(scale) if len(repr(scale)) <= 60 else repr(scale)[:57] + "..."
+            raise InputError(f"{scale_where}: got {shown}; expected LOW-HIGH, two integers "
+                             "with LOW < HIGH, e.g. '1-10'")
+        low, high = int(match[1]), int(match[2])
+    if pass_at is None:
+        return Scale(low, high, default_pass_at(low, high))
+    if isinstance(pass_at, bool) or not isinstance(pass_at, int) or not low <= pass_at <= high:
+        raise InputError(f"{pass_where}: got {pass_at!r}; expected an integer in {low}..{high}")
+    return Scale(low, high, pass_at)
+
+
+def describe(scale: Scale) -> str:
+    return f"{scale.low}-{scale.high}" + (
+        "" if scale.pass_at == default_pass_at(scale.low, scale.high)
+        else f" (pass at {scale.pass_at})")

@@ -1,0 +1,123 @@
+"""The baseline's coverage map, kept between ``metaeval mutate`` runs, so that a
+run traces only the tests whose code changed.
+
+The fork runner's baseline traces every test to learn which tests run which
+lines; on a real harness that is most of a pull-request run that mutates two
+lines. A test's record stays valid while its own file, every ``conftest.py``,
+``pyproject.toml`` and every source file it ran hash the same, and the run
+records the same packages with the same pytest arguments. The runner hands the
+warm process the records still valid (``Reuse``); it traces the other tests and
+merges the two. A test the map does not know (new, or renamed) is traced.
+
+What it cannot see: a change to a file no traced code came from (a data file
+read by a test, a plugin installed in the environment). ``--no-cache`` traces
+the whole suite. The file lives under ``.metaeval/``; this module writes
+nothing else, and an unreadable file is a cold cache with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from metaeval import __version__
+from metaeval.mutation.cache import project_test_files
+from metaeval.mutation.wire import CodeRun, Reuse
+
+COVERAGE_FILE_NAME = "mutate-coverage.json"
+"""Kept next to the result cache."""
+FORMAT = 1
+
+
+def _salt(packages: Sequence[str], pytest_args: Sequence[str]) -> str:
+    return json.dumps([FORMAT, __version__, sorted(packages), list(pytest_args)])
+
+
+class _Digests:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.known: dict[str, str] = {}
+
+    def __call__(self, name: str) -> str:
+        if name not in self.known:
+            path = Path(name) if Path(name).is_absolute() else self.root / name
+            try:
+                self.known[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                self.known[name] = "missing"
+        return self.known[name]
+
+
+def _shared(root: Path) -> list[str]:
+    """Files every test depends on: the pytest configuration and every conftest."""
+    return ["pyproject.toml", *(t for t in project_test_files(root)
+                                if t.rpartition("/")[2] == "conftest.py")]
+
+
+def _test_file(nodeid: str) -> str:
+    return nodeid.partition("::")[0]
+
+
+def save_coverage(path: Path, root: Path, packages: Sequence[str], pytest_args: Sequence[str],
+                  ran: Iterable[CodeRun], durations: Mapping[str, float],
+                  passed: Iterable[str]) -> None:
+    """Keep a whole baseline's map: the tests that passed, what each ran, and the
+    digests of every file the map depends on."""
+    ran = tuple(ran)
+    digest = _Digests(root.resolve())
+    files = {*_shared(root), *(_test_file(t) for t in passed), *(r.file for r in ran)}
+    document = {"salt": _salt(packages, pytest_args),
+                "tests": {t: durations.get(t, 0.0) for t in sorted(passed)},
+                "digests": {name: digest(name) for name in sorted(files)},
+                "ran": [asdict(r) for r in ran]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(document), encoding="utf-8")
+    tmp.replace(path)
+
+
+def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Sequence[str]
+               ) -> tuple[Reuse | None, str]:
+    """The records of the map at ``path`` that still hold, and a warning when the
+    file could not be read (None and "" when there is no map, or none holds)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, ""
+    except (OSError, ValueError, RecursionError) as e:
+        return None, f"warning: {path}: cannot read the coverage map ({e}); tracing every test"
+    try:
+        if document["salt"] != _salt(packages, pytest_args):
+            return None, ""
+        tests = {str(k): float(v) for k, v in document["tests"].items()}
+        digests = {str(k): str(v) for k, v in document["digests"].items()}
+        ran = tuple(CodeRun.from_json(r) for r in document["ran"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None, f"warning: {path}: not a coverage map metaeval wrote; tracing every test"
+    digest = _Digests(root.resolve())
+    changed = {name for name, value in digests.items() if digest(name) != value}
+    if changed & set(_shared(root)) or set(_shared(root)) - set(digests):
+        return None, ""  # every test depends on these
+    stale = {t for t in tests if _test_file(t) in changed}
+    stale |= {t for r in ran if r.file in changed for t in r.tests}
+    kept = {t: d for t, d in tests.items() if t not in stale}
+    if not kept:
+        return None, ""
+    return Reuse(kept, tuple(_without(r, stale) for r in ran
+                             if r.file not in changed and set(r.tests) - stale),
+                 len(stale & tests.keys())), ""
+
+
+def _without(run: CodeRun, stale: set[str]) -> CodeRun:
+    """``run`` with the stale tests' share taken out (they are traced again)."""
+    if not stale.intersection(run.tests):
+        return run
+    keep = [i for i, t in enumerate(run.tests) if t not in stale]
+    index = {old: new for new, old in enumerate(keep)}
+    lines = tuple((numbers, tuple(index[i] for i in tests if i in index))
+                  for numbers, tests in run.lines)
+    return CodeRun(run.module, run.file, run.line, run.name, tuple(run.tests[i] for i in keep),
+                   tuple((numbers, tests) for numbers, tests in lines if tests))

@@ -1,0 +1,198 @@
+"""Recorded verdicts go through the same range checks as a live reply.
+
+``"verdict": 99`` on 1-5 items made every item pass; 0, -1 and 6 crashed with
+MetricInputError; 1e309 and a 400-digit integer with OverflowError. Each is now a
+file:line error, the other lines still load, and the run exits 2 naming every
+bad line. A log on another scale is accepted once its scale is declared.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from metaeval.cli import main
+from metaeval.judge_items import load_recorded
+from metaeval.judges.base import Mode, Scale
+
+HUGE = "1" + "0" * 399  # a 400-digit integer
+
+ITEMS = [
+    {"id": "good-1", "prompt": "q", "response": "right", "label": "pass"},
+    {"id": "good-2", "prompt": "q", "response": "right again", "label": "pass"},
+    {"id": "bad-1", "prompt": "q", "response": "wrong", "label": "fail"},
+    {"id": "bad-2", "prompt": "q", "response": "wrong again", "label": "fail"},
+]
+PAIR = {"id": "pair", "prompt": "q", "response_a": "one", "response_b": "two", "label": "a"}
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "items.ndjson").write_text("".join(json.dumps(i) + "\n" for i in ITEMS))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _log(project: Path, lines: list[str]) -> Path:
+    path = project / "recorded.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def _audit(*args: str) -> Result:
+    return CliRunner().invoke(main, ["judge-audit", "--judge", "logged", "--items",
+                                     "items.ndjson", "--format", "json", *args])
+
+
+def _pointwise(good: str, bad: str) -> list[str]:
+    """Verdicts for the four items (``good`` for the passes, ``bad`` for the fails,
+    written as JSON text)."""
+    return [f'{{"id": "good-1", "verdict": {good}}}', f'{{"id": "good-2", "verdict": {good}}}',
+            f'{{"id": "bad-1", "verdict": {bad}}}', f'{{"id": "bad-2", "verdict": {bad}}}']
+
+
+@pytest.mark.parametrize(("verdict", "shown"), [
+    ("99", "99"), ("0", "0"), ("-1", "-1"), ("6", "6"), ("5.5", "5.5"),
+    (HUGE, HUGE[:57] + "... (400 characters)"), ("true", "true"), ('"4"', "'4'"),
+    ('"a"', "'a'"), ("[4]", "[4]"),
+])
+def test_a_verdict_outside_what_a_pointwise_judge_can_say_is_a_line_error(
+        project: Path, verdict: str, shown: str) -> None:
+    recorded = _log(project, _pointwise("5", verdict))
+    result = _audit("--recorded", str(recorded))
+    assert result.exit_code == 2, result.output
+    for line in (3, 4):  # both bad lines named, each with the field and the value
+        assert (f"{recorded}:{line}: verdict: got {shown}; expected a number from 1 to 5"
+                in result.output)
+    assert f"{recorded}:1:" not in result.output and "Traceback" not in result.output
+
+
+def test_a_verdict_too_large_for_a_float_is_a_line_error(project: Path) -> None:
+    # Refused by the reader of every data file, before the verdict's own checks.
+    recorded = _log(project, _pointwise("5", "1e309"))
+    result = _audit("--recorded", str(recorded))
+    assert result.exit_code == 2, result.output
+    for line in (3, 4):
+        assert (f"{recorded}:{line}: verdict: got a number too large for a float (it reads "
+                "as infinity); expected a finite number") in result.output
+
+
+def test_99_used_to_pass_every_item(project: Path) -> None:
+    result = _audit("--recorded", str(_log(project, _pointwise("99", "99"))))
+    assert result.exit_code == 2
+    assert "verdict: got 99; expected a number from 1 to 5" in result.output
+
+
+@pytest.mark.parametrize(("verdict", "shown"), [("4", "4"), ('"pass"', "'pass'"),
+                                                ("true", "true"), ('"first"', "'first'")])
+def test_a_pairwise_verdict_must_be_a_pair_label(project: Path, verdict: str,
+                                                 shown: str) -> None:
+    with (project / "items.ndjson").open("a") as f:
+        f.write(json.dumps(PAIR) + "\n")
+    lines = [*_pointwise("5", "1"), '{"id": "pair", "order": "ab", "verdict": "a"}',
+             f'{{"id": "pair", "order": "ba", "verdict": {verdict}}}']
+    recorded = _log(project, lines)
+    result = _audit("--recorded", str(recorded))
+    assert result.exit_code == 2
+    assert (f"{recorded}:6: verdict: got {shown}; expected 'a', 'b', 'tie' or null"
+            in result.output)
+
+
+def test_the_other_lines_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "recorded.jsonl"
+    path.write_text('{"id": "p", "verdict": 4}\n{"id": "q", "verdict": 99}\n'
+                    '{"id": "r", "verdict": "fail"}\n{"id": "s", "verdict": 1e309}\n'
+                    '{"id": "w", "verdict": "b"}\n{"id": "u", "verdict": null}\n')
+    kinds = {"p": Mode.POINTWISE, "q": Mode.POINTWISE, "r": Mode.POINTWISE,
+             "s": Mode.POINTWISE, "w": Mode.PAIRWISE, "u": Mode.POINTWISE}
+    records, errors = load_recorded(path, Scale(1, 5, 4), kinds)
+    assert [(r.id, r.verdict) for r in records] == [("p", 4.0), ("r", False), ("w", "b"),
+                                                    ("u", None)]
+    assert [(e.line, e.field) for e in errors] == [(2, "verdict"), (4, "verdict")]
+
+
+def _ten_point_log(project: Path) -> Path:
+    return _log(project, _pointwise("8", "3"))
+
+
+def test_a_log_on_a_1_to_10_scale_is_refused_until_its_scale_is_declared(
+        project: Path) -> None:
+    recorded = _ten_point_log(project)
+    refused = _audit("--recorded", str(recorded))
+    assert refused.exit_code == 2
+    assert f"{recorded}:1: verdict: got 8; expected a number from 1 to 5" in refused.output
+    assert "--scale" in refused.output  # says how to declare another
+    accepted = _audit("--recorded", str(recorded), "--scale", "1-10")
+    assert accepted.exit_code in (0, 1), accepted.output
+    point = json.loads(accepted.stdout)["agreement"]["pointwise"]
+    # 8 passes on 1-10 (pass at 8 by default, as for a configured judge), 3 fails.
+    assert (point["tp"], point["tn"], point["fn"], point["fp"]) == (2, 2, 0, 0)
+
+
+def test_pass_at_moves_the_pass_mark(project: Path) -> None:
+    recorded = _ten_point_log(project)
+    result = _audit("--recorded", str(recorded), "--scale", "1-10", "--pass-at", "9")
+    point = json.loads(result.stdout)["agreement"]["pointwise"]
+    assert (point["tp"], point["fn"]) == (0, 2)  # 8 < 9: the passes now fail
+
+
+def test_the_scale_can_be_declared_in_config(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.metaeval.judge_audit]\nscale = "1-10"\n')
+    result = _audit("--recorded", str(_ten_point_log(project)))
+    assert result.exit_code in (0, 1), result.output
+    assert json.loads(result.stdout)["agreement"]["pointwise"]["tp"] == 2
+    # The flag wins over the config.
+    flagged = _audit("--recorded", str(_ten_point_log(project)), "--scale", "1-5")
+    assert flagged.exit_code == 2 and "got 8; expected a number from 1 to 5" in flagged.output
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--scale", "10-1"], "--scale: got '10-1'; expected LOW-HIGH"),
+    (["--scale", "1-"], "--scale: got '1-'; expected LOW-HIGH"),
+    (["--scale", "one-ten"], "--scale: got 'one-ten'; expected LOW-HIGH"),
+    (["--scale", "\uff11-\uff15"], "expected LOW-HIGH"),  # fullwidth digits are not digits
+    (["--scale", "1-10", "--pass-at", "11"], "--pass-at: got 11; expected an integer in 1..10"),
+    (["--pass-at", "0"], "--pass-at: got 0; expected an integer in 1..5"),
+])
+def test_a_bad_declared_scale_is_bad_input(project: Path, args: list[str],
+                                           message: str) -> None:
+    result = _audit("--recorded", str(_ten_point_log(project)), *args)
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ('scale = "10-1"', "tool.metaeval.judge_audit.scale: got '10-1'; expected LOW-HIGH"),
+    ("scale = 10", "tool.metaeval.judge_audit.scale: got 10; expected LOW-HIGH"),
+    ("pass_at = 7", "tool.metaeval.judge_audit.pass_at: got 7; expected an integer in 1..5"),
+    ('scal = "1-10"', "tool.metaeval.judge_audit.scal: unknown key; expected one of pass_at, "
+                      "scale"),
+])
+def test_a_bad_judge_audit_table_is_bad_input(project: Path, table: str, message: str) -> None:
+    (project / "pyproject.toml").write_text(f"[tool.metaeval.judge_audit]\n{table}\n")
+    result = _audit("--recorded", str(_ten_point_log(project)))
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_scale_is_for_recorded_verdicts_only(project: Path) -> None:
+    result = _audit("--scale", "1-10", "--no-cache")
+    assert result.exit_code == 2
+    assert "--scale: applies to --recorded only" in result.output
+
+
+def test_a_declared_scale_must_match_a_judge_metaeval_can_build(project: Path) -> None:
+    recorded = _ten_point_log(project)
+    result = CliRunner().invoke(main, ["judge-audit", "--judge", "steady", "--items",
+                                       "items.ndjson", "--recorded", str(recorded),
+                                       "--scale", "1-10"])
+    assert result.exit_code == 2
+    assert "--scale: got 1-10; judge 'steady' answers on 1-5" in result.output
+
+
+def test_pass_at_alone_keeps_the_configured_scale(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.metaeval.judge_audit]\nscale = "1-10"\n')
+    result = _audit("--recorded", str(_ten_point_log(project)), "--pass-at", "9")
+    point = json.loads(result.stdout)["agreement"]["pointwise"]
+    assert (point["tp"], point["fn"]) == (0, 2)

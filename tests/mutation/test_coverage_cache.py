@@ -1,0 +1,137 @@
+"""The baseline's coverage map kept between runs: which records still hold."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+from metaeval.mutation.coverage_cache import load_reuse, save_coverage
+from metaeval.mutation.wire import CodeRun
+
+METAEVAL = str(Path(sys.executable).parent / "metaeval")
+
+
+def project(root: Path) -> Path:
+    (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\npythonpath = ['.']\n",
+                                         encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "conftest.py").write_text("", encoding="utf-8")
+    for name in ("prices", "stock"):
+        (root / f"{name}.py").write_text(f"def {name}():\n    return 1\n", encoding="utf-8")
+        (root / "tests" / f"test_{name}.py").write_text(
+            f"from {name} import {name}\n\n\ndef test_{name}():\n    assert {name}() == 1\n",
+            encoding="utf-8")
+    return root
+
+
+def record(root: Path) -> list[CodeRun]:
+    # prices() ran in test_prices only; stock() in both tests (two line groups).
+    return [CodeRun("prices", str(root / "prices.py"), 1, "prices",
+                    ("tests/test_prices.py::test_prices",), (((2,), (0,)),)),
+            CodeRun("stock", str(root / "stock.py"), 1, "stock",
+                    ("tests/test_prices.py::test_prices", "tests/test_stock.py::test_stock"),
+                    (((2,), (0, 1)),))]
+
+
+TESTS = ("tests/test_prices.py::test_prices", "tests/test_stock.py::test_stock")
+
+
+def saved(root: Path, packages: tuple[str, ...] = ("prices", "stock")) -> Path:
+    path = root / ".metaeval" / "mutate-coverage.json"
+    save_coverage(path, root, packages, ("-q",), record(root), {TESTS[0]: 0.5, TESTS[1]: 0.25},
+                  TESTS)
+    return path
+
+
+def test_an_unchanged_project_reuses_every_record(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    reuse, warning = load_reuse(saved(root), root, ("prices", "stock"), ("-q",))
+    assert warning == "" and reuse is not None
+    assert reuse.tests == {TESTS[0]: 0.5, TESTS[1]: 0.25}
+    assert reuse.ran == tuple(record(root)) and reuse.stale == 0
+
+
+def test_a_changed_source_file_retraces_only_the_tests_that_ran_it(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = saved(root)
+    (root / "prices.py").write_text("def prices():\n    return 2\n", encoding="utf-8")
+    reuse, _ = load_reuse(path, root, ("prices", "stock"), ("-q",))
+    assert reuse is not None and reuse.stale == 1
+    assert reuse.tests == {TESTS[1]: 0.25}
+    # What test_prices ran is traced again: its share of stock's record is dropped.
+    assert reuse.ran == (CodeRun("stock", str(root / "stock.py"), 1, "stock", (TESTS[1],),
+                                 (((2,), (0,)),)),)
+
+
+def test_a_changed_test_file_retraces_its_tests(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = saved(root)
+    test_file = root / "tests" / "test_stock.py"
+    test_file.write_text(test_file.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    reuse, _ = load_reuse(path, root, ("prices", "stock"), ("-q",))
+    assert reuse is not None and set(reuse.tests) == {TESTS[0]}
+
+
+def test_what_every_test_depends_on_or_other_settings_reuse_nothing(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = saved(root)
+    assert load_reuse(path, root, ("prices",), ("-q",)) == (None, "")
+    assert load_reuse(path, root, ("prices", "stock"), ("-x",)) == (None, "")
+    (root / "tests" / "conftest.py").write_text("X = 1\n", encoding="utf-8")
+    assert load_reuse(path, root, ("prices", "stock"), ("-q",)) == (None, "")
+    assert load_reuse(root / "nothing.json", root, ("prices",), ()) == (None, "")
+
+
+def test_an_unreadable_map_is_a_cold_cache_with_a_warning(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = saved(root)
+    path.write_text("{not json", encoding="utf-8")
+    reuse, warning = load_reuse(path, root, ("prices", "stock"), ("-q",))
+    assert reuse is None and warning.startswith(f"warning: {path}: cannot read")
+    path.write_text(json.dumps({"tests": {}}), encoding="utf-8")
+    reuse, warning = load_reuse(path, root, ("prices", "stock"), ("-q",))
+    assert reuse is None and "not a coverage map" in warning
+
+
+def run(root: Path, *args: str) -> dict[str, object]:
+    done = subprocess.run([METAEVAL, "mutate", "--format", "json", *args], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    output: dict[str, object] = json.loads(done.stdout)
+    return output
+
+
+def test_a_rerun_traces_only_the_tests_of_what_changed(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "pyproject.toml").write_text(dedent("""\
+        [tool.pytest.ini_options]
+        pythonpath = ['.']
+
+        [tool.metaeval.mutate]
+        targets = ["prices.py", "stock.py"]
+        """), encoding="utf-8")
+    first = run(root)
+    timing = first["timing"]
+    assert isinstance(timing, dict)
+    assert (timing["traced_tests"], timing["reused_tests"]) == (2, 0)
+    # A new line in stock.py: its test is traced again, the other reused; the result
+    # cache keeps prices' mutants, so only stock's run.
+    (root / "stock.py").write_text("def stock():\n    x = 1\n    return x\n", encoding="utf-8")
+    second = run(root)
+    timing = second["timing"]
+    assert isinstance(timing, dict)
+    assert (timing["traced_tests"], timing["reused_tests"]) == (1, 1)
+    fresh = run(root, "--no-cache")
+    assert statuses(second) == statuses(fresh)
+    timing = fresh["timing"]
+    assert isinstance(timing, dict)
+    assert (timing["traced_tests"], timing["reused_tests"]) == (2, 0)
+
+
+def statuses(output: dict[str, object]) -> dict[str, str]:
+    mutants = output["mutants"]
+    assert isinstance(mutants, list)
+    return {m["id"]: m["status"] for m in mutants}
