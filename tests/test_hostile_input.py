@@ -18,6 +18,7 @@ from metaeval.errors import InputError
 from metaeval.findings import load as load_findings
 from metaeval.gate import load_results
 from metaeval.judge_items import load_judge_items, load_recorded
+from metaeval.llmbar import convert_llmbar
 from metaeval.meta_set import LoadError, load_meta_sets
 from tests.test_meta_set import record
 
@@ -91,6 +92,7 @@ DOCUMENT_LOADERS: dict[str, Callable[[Path], object]] = {
     "gate results": lambda path: load_results([path]),
     "meta-eval baseline": load_baseline,
     "calibration": calibrated_versions,
+    "LLMBar dataset": convert_llmbar,
 }
 HOSTILE_DOCUMENTS = {
     "deep": ('{"version": 1, "findings": ' + DEEP + "}", "nested deeper than 64 levels"),
