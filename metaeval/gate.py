@@ -199,7 +199,7 @@ def decide(bars: Sequence[Bar], results: Results, calibrated: set[str]) -> list[
     for bar in bars:
         value, judge_version = _lookup(bar, results)
         if not _number(value):
-            found = "not in the results" if value is None else f"not a number: {value!r}"
+            found = "not in the results" if value is None else f"not a number: {shown(value)}"
             decided.append(BarResult(bar, BarStatus.MISSING, None, found))
             continue
         assert isinstance(value, int | float)

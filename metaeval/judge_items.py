@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.errors import shown
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
 from metaeval.meta_set import MetaSet, _Bad, _got, _no_unknown, _str, data_files
 from metaeval.untrusted_json import FirstUse, LoadError, read_jsonl, repeated_id
@@ -287,7 +288,7 @@ def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
             continue
         first = keys.earlier((record.id, record.variant, record.order, record.sample), line.source)
         if first is not None:
-            errors.append(line.error("sample", f"got {record.sample!r}; this id, variant and "
+            errors.append(line.error("sample", f"got {shown(record.sample)}; this id, variant and "
                                      f"order already has it (at {first})"))
             continue
         found.append(record)

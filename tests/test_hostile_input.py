@@ -16,7 +16,7 @@ from metaeval.audit.calibration import calibrated_versions
 from metaeval.contract import JsonObject
 from metaeval.errors import InputError
 from metaeval.findings import load as load_findings
-from metaeval.gate import load_results
+from metaeval.gate import Bar, BarStatus, Results, decide, load_results
 from metaeval.judge_items import load_judge_items, load_recorded
 from metaeval.llmbar import convert_llmbar
 from metaeval.meta_set import LoadError, load_meta_sets
@@ -163,3 +163,17 @@ def test_json_inside_a_chat_string_is_bounded_too(tmp_path: Path) -> None:
     loaded = load_meta_sets([path])
     assert loaded.errors == ()
     assert loaded.runs[0].input.trajectory.events[2].content == deep  # type: ignore[union-attr]
+
+
+def test_a_huge_value_in_a_result_file_is_echoed_bounded_by_the_gate() -> None:
+    results = Results(None, {}, {"score": "x" * 1_000_000})
+    [decided] = decide([Bar("mutate:score", min=0.5)], results, set())
+    assert decided.status is BarStatus.MISSING and len(decided.detail) < 120
+
+
+def test_a_huge_repeated_sample_is_echoed_bounded(tmp_path: Path) -> None:
+    line = '{"id": "p", "verdict": "pass", "sample": ' + "9" * 4000 + "}\n"
+    path = tmp_path / "recorded.jsonl"
+    path.write_text(line * 2, encoding="utf-8")
+    _, errors = load_recorded(path)
+    assert [e.line for e in errors] == [2] and len(errors[0].message) < 200 + len(str(path))
