@@ -1,26 +1,35 @@
 """The ``metaeval`` command line: parse, call the library, render. Nothing else.
 
-A user's mistake ends as exit code 2 with a message, never a traceback.
+A user's mistake ends as exit code 2 with a message, never a traceback; so does
+a file that cannot be written, after the results are shown. Ctrl-C ends any
+command with 130, SIGTERM and SIGHUP with 128 + their number, each after the
+same clean-up as any other exit: children killed, scratch directories removed.
 """
 
 from __future__ import annotations
 
+import math
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import click
 
 from metaeval import __version__, vcs
 from metaeval.config import load_config, unknown_check_bars
-from metaeval.errors import ExitCode, InputError
+from metaeval.errors import ExitCode, InputError, OutputError
+from metaeval.files import write_atomic
 from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
 from metaeval.meta_set import load_meta_sets
+from metaeval.mutation import limits
+from metaeval.mutation.limits import Range
 from metaeval.report.findings import (
     finding_text,
     findings_diff_text,
@@ -38,20 +47,57 @@ FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"]), d
 
 
 def user_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """Turn an InputError into its message and exit code 2."""
+    """Turn an InputError, or a file that cannot be written, into its message and
+    exit code 2."""
 
     @wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
-        except InputError as e:
+        except (InputError, OutputError) as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(ExitCode.BAD_INPUT)
 
     return run
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised in the main thread as Ctrl-C raises KeyboardInterrupt,
+    so that every ``finally`` and context manager on the way out runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class _Main(click.Group):
+    """The command group, whose commands end in order when interrupted."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        before = {}
+        if threading.current_thread() is threading.main_thread():
+            before = {s: signal.signal(s, _terminate) for s in ENDING_SIGNALS}
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted", err=True)
+            sys.exit(ExitCode.INTERRUPTED)
+        except Terminated as e:
+            click.echo(f"\nterminated ({signal.Signals(e.signum).name})", err=True)
+            sys.exit(128 + e.signum)
+        finally:
+            for s, handler in before.items():
+                signal.signal(s, handler)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="metaeval")
 def main() -> None:
     """Test the tests and judge the judges of an LLM-agent evaluation harness."""
@@ -158,24 +204,48 @@ def findings_diff(old: Path, new: Path) -> None:
 def findings_export(sarif_file: Path, findings_file: Path | None) -> None:
     """Export the open findings as SARIF 2.1.0 for code-scanning upload."""
     tracked = load_findings(_findings_path(findings_file))
-    text = sarif(tracked, vcs.today())
-    sarif_file.parent.mkdir(parents=True, exist_ok=True)
-    sarif_file.write_text(text, encoding="utf-8")
+    write_atomic(sarif_file, sarif(tracked, vcs.today()))
     click.echo(f"wrote {sarif_file}")
 
 
 # --- mutate ----------------------------------------------------------------------------
 
 
+if TYPE_CHECKING:
+    _FloatParam = click.ParamType[float]
+else:  # generic only from click 8.2 on; the project allows 8.1
+    _FloatParam = click.ParamType
+
+
+class InRange(_FloatParam):
+    """A finite number within a ``limits.Range``: click's FloatRange lets nan and inf by."""
+
+    name = "number"
+
+    def __init__(self, limits: Range) -> None:
+        self.limits = limits
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            number = math.nan
+        if not self.limits.holds(number):
+            self.fail(f"got {value!r}; expected {self.limits.expected}", param, ctx)
+        return number
+
+
 @main.command()
 @click.argument("paths", nargs=-1)
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None,
-              help="Mutants run in parallel (default: [tool.metaeval.mutate] jobs, "
-                   "else one per core).")
-@click.option("--timeout-factor", type=click.FloatRange(min=0), default=None,
-              help="Per-mutant limit = baseline duration x this + the constant (default 3).")
-@click.option("--timeout-constant", type=click.FloatRange(min=0), default=None,
-              help="Seconds added to the per-mutant limit (default 5).")
+@click.option("--jobs", "-j", type=click.IntRange(int(limits.JOBS.low), int(limits.JOBS.high)),
+              default=None, help="Mutants run in parallel (default: [tool.metaeval.mutate] "
+                                 "jobs, else one per core).")
+@click.option("--timeout-factor", type=InRange(limits.TIMEOUT_FACTOR), default=None,
+              help="Per-mutant limit = baseline duration x this + the constant (default 3; "
+                   "1 to 1000).")
+@click.option("--timeout-constant", type=InRange(limits.TIMEOUT_CONSTANT), default=None,
+              help="Seconds added to the per-mutant limit (default 5; 0 to 86400).")
 @click.option("--mutants", "mutants_dir", type=click.Path(path_type=Path), default=None,
               help="Directory of patch-mutant files (default: mutants).")
 @click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
@@ -241,6 +311,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         click.echo(render(outcome.run, outcome.root, outcome.report))
     for message in outcome.after:
         click.echo(message.text, err=message.stderr)
+    for error in outcome.write_errors:  # the results above stand; these files do not
+        click.echo(f"error: {error}", err=True)
     if outcome.findings_error is not None:
         raise outcome.findings_error
     sys.exit(outcome.code)

@@ -6,7 +6,9 @@ A user's mistake (a bad file, a bad flag, a grader that cannot be built) is an
 
 from __future__ import annotations
 
+import errno
 from enum import IntEnum
+from pathlib import Path
 
 
 class ExitCode(IntEnum):
@@ -20,6 +22,9 @@ class ExitCode(IntEnum):
     """Bad usage or input: a malformed file, an unknown grader, a bad flag."""
     VOID = 3
     """The run proves nothing: the suite fails unmutated, no mutant ran, or a control failed."""
+    INTERRUPTED = 130
+    """Ctrl-C (SIGINT), the shell's 128 + 2. SIGTERM and SIGHUP end a command with
+    128 + their number too (143, 129), after the same clean-up."""
 
 
 class MetaevalError(Exception):
@@ -43,6 +48,18 @@ class CheckSpecError(InputError):
         self.message = message
 
 
+class OutputError(MetaevalError):
+    """A file metaeval was asked to write could not be written: exit code 2 (a bad
+    output path), shown after the results, which are never held back for it."""
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        reason = error.strerror or str(error)
+        code = errno.errorcode.get(error.errno or 0)
+        super().__init__(f"{path}: cannot write: {reason}" + (f" ({code})" if code else ""))
+        self.path = path
+        self.error = error
+
+
 # --- echoing bad input ------------------------------------------------------------------
 
 ECHO_LIMIT = 60
@@ -64,4 +81,3 @@ def shown(value: object, limit: int = ECHO_LIMIT) -> str:
     ``'\\ud800'``), so the message itself can always be written out.
     """
     return clipped(repr(value), limit)
-

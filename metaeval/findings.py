@@ -21,6 +21,7 @@ from enum import Enum
 from pathlib import Path
 
 from metaeval.errors import InputError, shown
+from metaeval.files import write_atomic
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
 from metaeval.untrusted_json import JsonInputError, read_json_file
 
@@ -156,11 +157,9 @@ def dumps(findings: Findings) -> str:
 
 
 def save(findings: Findings, path: Path) -> None:
-    """Write through a temporary file, so a crash never leaves half a findings file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_name(path.name + ".tmp")
-    scratch.write_text(dumps(findings), encoding="utf-8")
-    scratch.replace(path)
+    """Write atomically, so a crash never leaves half a findings file; ``OutputError``
+    when it cannot be written (the file then stays as it was)."""
+    write_atomic(path, dumps(findings))
 
 
 def load(path: Path, *, missing_ok: bool = True) -> Findings:

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from metaeval.errors import InputError
+from metaeval.files import write_atomic
 
 # (where in the user's repository, which scaffold file)
 FILES = (
@@ -54,7 +55,7 @@ def _pyproject(root: Path) -> Step:
     path = root / "pyproject.toml"
     section = _template(PYPROJECT_SECTION)
     if not path.exists():
-        path.write_text(section.lstrip("\n"), encoding="utf-8")
+        write_atomic(path, section.lstrip("\n"))
         return Step("pyproject.toml", Action.CREATED)
     text = path.read_text(encoding="utf-8")
     try:
@@ -64,7 +65,7 @@ def _pyproject(root: Path) -> Step:
                          "adds [tool.metaeval]") from e
     if "metaeval" in data.get("tool", {}):
         return Step("pyproject.toml", Action.KEPT)
-    path.write_text(text + ("" if text.endswith("\n") else "\n") + section, encoding="utf-8")
+    write_atomic(path, text + ("" if text.endswith("\n") else "\n") + section)
     return Step("pyproject.toml", Action.APPENDED)
 
 
@@ -79,8 +80,7 @@ def scaffold(root: Path, *, force: bool = False) -> list[Step]:
         if existed and not force:
             steps.append(Step(target, Action.KEPT))
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_template(name), encoding="utf-8")
+        write_atomic(path, _template(name))
         steps.append(Step(target, Action.OVERWRITTEN if existed else Action.CREATED))
     steps.append(_pyproject(root))
     steps.append(_gitignore(root))
@@ -93,6 +93,5 @@ def _gitignore(root: Path) -> Step:
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if any(line.strip() in (".metaeval", ".metaeval/") for line in text.splitlines()):
         return Step(".gitignore", Action.KEPT)
-    path.write_text(text + ("" if not text or text.endswith("\n") else "\n") + ".metaeval/\n",
-                    encoding="utf-8")
+    write_atomic(path, text + ("" if not text or text.endswith("\n") else "\n") + ".metaeval/\n")
     return Step(".gitignore", Action.APPENDED if text else Action.CREATED)

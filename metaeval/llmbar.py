@@ -19,6 +19,7 @@ from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import InputError
+from metaeval.files import write_atomic
 from metaeval.untrusted_json import JsonInputError, read_json_file
 
 _ORDERS = {"swap = False": "ab", "swap = True": "ba"}
@@ -93,7 +94,5 @@ def _verdicts(item_id: str, run: JsonObject, where: str) -> list[JsonObject]:
 
 
 def write_ndjson(path: Path, records: tuple[JsonObject, ...]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
-        for record in records:
-            f.write(json.dumps(record) + "\n")
+    """One record a line, written atomically; ``OutputError`` when it cannot be."""
+    write_atomic(path, "".join(json.dumps(record) + "\n" for record in records))

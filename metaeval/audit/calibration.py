@@ -15,6 +15,7 @@ from pathlib import Path
 from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import InputError, shown
+from metaeval.files import write_atomic
 from metaeval.judges.base import JudgeIdentity
 from metaeval.untrusted_json import JsonInputError, read_json_file
 
@@ -66,9 +67,8 @@ def write_calibration(path: Path, audit: JudgeAudit, today: date) -> bool:
         return False
     entries = _read(path)
     entries.append(entry(audit, today))
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"format_version": FORMAT_VERSION, "entries": entries}, indent=2)
-    path.write_text(text + "\n", encoding="utf-8")
+    write_atomic(path, text + "\n")  # OutputError when it cannot be written
     return True
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from metaeval import __version__
 from metaeval.contract import JsonValue
 from metaeval.errors import shown
+from metaeval.files import write_atomic
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.mutation.operators import Operator
@@ -212,14 +213,12 @@ class ResultCache:
         return self.limits
 
     def save(self, baseline_duration: float, timeout: float) -> None:
+        """Write the cache; ``OutputError`` when it cannot be written."""
         if baseline_duration or timeout:
             self.limits = (baseline_duration, timeout)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"format": FORMAT, "baseline": self.limits[0],
-                                   "timeout": self.limits[1], "entries": self.entries}),
-                       encoding="utf-8")
-        tmp.replace(self.path)
+        write_atomic(self.path, json.dumps({"format": FORMAT, "baseline": self.limits[0],
+                                            "timeout": self.limits[1],
+                                            "entries": self.entries}))
 
 
 # --- parsed modules --------------------------------------------------------------------
@@ -312,8 +311,6 @@ class ScanCache:
         return mutants, scopes
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"format": FORMAT, "version": __version__,
-                                   "entries": self.used}), encoding="utf-8")
-        tmp.replace(self.path)
+        """Write the cache; ``OutputError`` when it cannot be written."""
+        write_atomic(self.path, json.dumps({"format": FORMAT, "version": __version__,
+                                            "entries": self.used}))

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from metaeval import __version__
+from metaeval.files import write_atomic
 from metaeval.mutation.cache import project_test_files
 from metaeval.mutation.wire import CodeRun, Reuse
 
@@ -61,22 +62,29 @@ def _test_file(nodeid: str) -> str:
     return nodeid.partition("::")[0]
 
 
-def save_coverage(path: Path, root: Path, packages: Sequence[str], pytest_args: Sequence[str],
-                  ran: Iterable[CodeRun], durations: Mapping[str, float],
-                  passed: Iterable[str]) -> None:
-    """Keep a whole baseline's map: the tests that passed, what each ran, and the
-    digests of every file the map depends on."""
-    ran = tuple(ran)
-    digest = _Digests(root.resolve())
-    files = {*_shared(root), *(_test_file(t) for t in passed), *(r.file for r in ran)}
-    document = {"salt": _salt(packages, pytest_args),
-                "tests": {t: durations.get(t, 0.0) for t in sorted(passed)},
-                "digests": {name: digest(name) for name in sorted(files)},
-                "ran": [asdict(r) for r in ran]}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(document), encoding="utf-8")
-    tmp.replace(path)
+@dataclass(frozen=True, slots=True)
+class CoverageMap:
+    """A whole baseline's map, traced and reused alike, as the next run reads it."""
+
+    packages: tuple[str, ...]
+    """The packages whose code was recorded."""
+    pytest_args: tuple[str, ...]
+    ran: tuple[CodeRun, ...]
+    durations: Mapping[str, float]
+    passed: tuple[str, ...]
+    """The tests that ran and passed: the only ones whose records are kept."""
+
+    def save(self, path: Path, root: Path) -> None:
+        """Write the map with the digests of every file it depends on; ``OutputError``
+        when it cannot be written."""
+        digest = _Digests(root.resolve())
+        files = {*_shared(root), *(_test_file(t) for t in self.passed),
+                 *(r.file for r in self.ran)}
+        document = {"salt": _salt(self.packages, self.pytest_args),
+                    "tests": {t: self.durations.get(t, 0.0) for t in sorted(self.passed)},
+                    "digests": {name: digest(name) for name in sorted(files)},
+                    "ran": [asdict(r) for r in self.ran]}
+        write_atomic(path, json.dumps(document))
 
 
 def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Sequence[str]

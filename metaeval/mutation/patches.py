@@ -19,8 +19,10 @@ module-level ``MUTANTS`` list or by decorating a replacement function with
 
 Loading executes the file in memory (no bytecode is written next to it) and
 turns each declaration into a ``Mutant``; every problem is an ``InputError``
-naming the file, the line and the field. This module never imports or patches
-the targets: the pytest plugin does that in the child process.
+naming the file, the line and the field. ``metaeval mutate`` executes the files
+in a process of its own (``apart``), so that a file calling ``os._exit`` cannot
+end it. This module never imports or patches the targets: the pytest plugin
+does that in the child process.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ from __future__ import annotations
 import ast
 import importlib.util
 import inspect
+import io
 import re
 import sys
 import textwrap
+import tokenize
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -96,12 +100,29 @@ def shown(path: Path) -> Path:
         return path
 
 
-def exec_mutants_file(path: Path) -> dict[str, object]:
-    """Run a mutants file in a fresh namespace, never writing bytecode beside it."""
+def read_python(path: Path) -> str:
+    """A Python file's text, in the encoding it declares (UTF-8 unless it says)."""
     try:
-        source = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as e:
         raise InputError(f"{shown(path)}: cannot read: {e}") from e
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError:  # undecodable first lines, or a cookie naming no codec: compile says
+        encoding = "utf-8"
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        name = "UTF-8" if encoding.startswith("utf-8") else encoding
+        raise InputError(f"{shown(path)}:{line}: not valid {name} (byte {raw[e.start]:#04x}); "
+                         "save it as UTF-8, or declare its encoding on its first line "
+                         "(# -*- coding: latin-1 -*-)") from e
+
+
+def exec_mutants_file(path: Path) -> dict[str, object]:
+    """Run a mutants file in a fresh namespace, never writing bytecode beside it."""
+    source = read_python(path)
     name = "metaeval_mutants_" + re.sub(r"\W", "_", path.stem)
     namespace: dict[str, object] = {"__name__": name, "__file__": str(path)}
     try:
@@ -109,6 +130,9 @@ def exec_mutants_file(path: Path) -> dict[str, object]:
         exec(code, namespace)
     except SyntaxError as e:
         raise InputError(f"{shown(path)}:{e.lineno}: not valid Python: {e.msg}") from e
+    except SystemExit as e:  # exit() ends only this file's loading, never the caller
+        raise InputError(f"{shown(path)}:{_error_line(e, path)}: called exit({e.code!r}) "
+                         "while loading; a mutants file must only declare mutants") from e
     except Exception as e:  # the user's file failed while running: say where
         raise InputError(f"{shown(path)}:{_error_line(e, path)}: raised {e!r} while loading") from e
     return namespace
@@ -165,12 +189,16 @@ def mutants_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.glob("*.py") if not p.name.startswith("_"))
 
 
-def load_declared(directory: Path) -> list[Declared]:
-    """Every declaration under ``directory``; one InputError lists every problem."""
+def load_declared(directory: Path, loading: Callable[[Path], None] | None = None
+                  ) -> list[Declared]:
+    """Every declaration under ``directory``; one InputError lists every problem.
+    ``loading`` is told each file before it is executed."""
     found: list[Declared] = []
     problems: list[str] = []
     seen: dict[str, str] = {}
     for path in mutants_files(directory):
+        if loading is not None:
+            loading(path)
         for m in declarations(path):
             where = f"{shown(path)}:{m.line}"
             issues = _problems(m)
@@ -185,8 +213,30 @@ def load_declared(directory: Path) -> list[Declared]:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class Described:
+    """A declaration as text: what the runner needs of it, without the callable,
+    which lives only in the process that executed the file."""
+
+    file: Path
+    id: str
+    target: str
+    breaks: str
+    line: int
+    replacement: str
+    """What the target becomes (``replacement_source``)."""
+
+    @staticmethod
+    def of(declared: Declared) -> Described:
+        m = declared.mutant
+        return Described(declared.file, m.id, m.target, m.breaks, m.line,
+                         replacement_source(m))
+
+
 def load_patch_mutants(directory: Path, root: Path) -> list[Mutant]:
-    """The declared patch mutants under ``directory`` as ``Mutant`` values.
+    """The declared patch mutants under ``directory`` as ``Mutant`` values, the files
+    executed in a process of their own (``apart``): whatever they do, exiting
+    included, ends that process, never this one.
 
     ``path`` and ``span`` point at the target's definition when its source can
     be found without importing the module; otherwise at the declaration.
@@ -194,7 +244,11 @@ def load_patch_mutants(directory: Path, root: Path) -> list[Mutant]:
     # As pytest does with its rootdir: the project's own packages must resolve.
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    return [to_mutant(d, root) for d in load_declared(directory)]
+    if not mutants_files(directory):
+        return []
+    from metaeval.mutation.apart import describe_apart
+
+    return [to_mutant(d, root) for d in describe_apart(directory)]
 
 
 def find_declared(directory: Path, mutant_id: str) -> PatchMutant:
@@ -257,7 +311,7 @@ def locate(target: str, root: Path) -> tuple[Path, ast.AST] | None:
         return None
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, SyntaxError):
+    except (OSError, SyntaxError, ValueError):  # ValueError: not UTF-8
         return None
     body: list[ast.stmt] = tree.body
     node: ast.AST | None = None
@@ -289,12 +343,11 @@ def first_line(node: ast.AST) -> int:
     return min([line, *(d.lineno for d in decorators)])
 
 
-def to_mutant(declared: Declared, root: Path) -> Mutant:
-    m = declared.mutant
+def to_mutant(m: Described, root: Path) -> Mutant:
     module, _, attr = m.target.partition(":")
     found = locate(m.target, root)
     if found is None:
-        path = _relative(declared.file, root)
+        path = _relative(m.file, root)
         span = Span(m.line, 1, m.line, 1)
         original = ""
     else:
@@ -308,4 +361,4 @@ def to_mutant(declared: Declared, root: Path) -> Mutant:
         original = textwrap.dedent("".join(lines[start - 1 : end]))
     return Mutant(id=m.id, kind=MutantKind.PATCH, operator=PATCH_OPERATOR, path=path,
                   module=module, qualname=attr, span=span, original=original,
-                  replacement=replacement_source(m), target=m.target, breaks=m.breaks)
+                  replacement=m.replacement, target=m.target, breaks=m.breaks)

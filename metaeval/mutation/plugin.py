@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from metaeval.mutation.apply import CallRecorder, apply_patch, apply_rewrite
-from metaeval.mutation.processes import die_with_parent
+from metaeval.mutation.processes import cap_address_space, die_with_parent, process_size
 from metaeval.mutation.warm import WarmSession
 from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode, WarmSpec
 
@@ -65,7 +65,8 @@ class MutantSession:
         try:
             declared = find_declared(Path(self.spec.mutants_dir), self.spec.mutant_id)
             apply_patch(declared.target, declared.replacement)
-        except Exception as e:  # missing target, replacement that raises, bad file
+        except (Exception, SystemExit) as e:  # missing target, a replacement that raises
+            # or calls exit(): this mutant's RuntimeError, with the reason
             self.fail_to_apply(ErrorKind.APPLY, e)
 
     def result(self) -> ChildResult:
@@ -147,6 +148,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         raise pytest.UsageError(f"--metaeval-mutant {mutant_id!r} needs ${SPEC_ENV} naming "
                                 "that mutant's spec file; run it through `metaeval mutate`")
     die_with_parent(spec.parent_pid)
+    if spec.memory_limit:
+        # As a forked child is capped at the warm process's size plus the limit.
+        cap_address_space(process_size(0) + spec.memory_limit)
     session = MutantSession(spec)
     early_config.stash[_SESSION] = session
     session.apply_early()

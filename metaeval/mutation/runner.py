@@ -15,6 +15,7 @@ runner (``kill -9`` included) through the parent-death signal.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -24,16 +25,17 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Protocol
 
 from metaeval.errors import ExitCode, MetaevalError
 from metaeval.mutation.coverage import Coverage
-from metaeval.mutation.coverage_cache import load_reuse, save_coverage
+from metaeval.mutation.coverage_cache import CoverageMap, load_reuse
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
 from metaeval.mutation.outcome import (
     NOT_RUN_DETAIL,
@@ -43,6 +45,7 @@ from metaeval.mutation.outcome import (
     NotRun,
     classify,
 )
+from metaeval.mutation.processes import Children, end_group, has_exited, wait_exited
 from metaeval.mutation.wire import (
     SPEC_ENV,
     ChildResult,
@@ -71,12 +74,31 @@ class Isolation(Enum):
 
 DEFAULT_ISOLATION = Isolation.FORK if hasattr(os, "fork") else Isolation.SUBPROCESS
 DEFAULT_MEMORY_LIMIT = 4 << 30
-"""Bytes of address space a forked child may add to the warm process's own."""
+"""Bytes of address space a mutant's process may add to its size before its tests
+run: a forked child to the warm process's, a pytest child to its own at start."""
+WARM_GRACE = 2.0
+"""Seconds a warm runner told to stop (SIGTERM) has to kill its children's groups."""
 
 
 class VoidRun(MetaevalError):
     """The run proves nothing: the suite fails unmutated, the plugin is not wired,
     or no mutant ran. The message names the failing tests or the cause."""
+
+
+class ScratchError(VoidRun):
+    """The scratch directory under the system temp dir cannot be written (full, or
+    read-only): no mutant can run, so the run proves nothing (exit 3). Not exit 2:
+    the user named no such path; the temp dir is the machine's."""
+
+
+@contextmanager
+def _scratch_writes(where: Path | str) -> Iterator[None]:
+    try:
+        yield
+    except OSError as e:
+        raise ScratchError(f"cannot write the scratch files in {where}: {e.strerror or e}; "
+                           "free space there, or point TMPDIR at a directory that has "
+                           "room") from e
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +115,7 @@ class RunOptions:
     python: str = sys.executable
     isolation: Isolation = DEFAULT_ISOLATION
     memory_limit: int = DEFAULT_MEMORY_LIMIT
-    """Fork mode: RLIMIT_AS headroom per child, in bytes; 0 for none."""
+    """RLIMIT_AS headroom of a mutant's process, in bytes, in either isolation; 0 for none."""
     coverage_cache: Path | None = None
     """Fork mode: where the baseline's coverage map is kept between runs, so a run
     traces only the tests whose files changed; None traces every test."""
@@ -143,6 +165,8 @@ class MutationRun:
     """Fork isolation: tests the baseline traced in this run."""
     reused_tests: int = 0
     """Fork isolation: tests whose records came from the last run's coverage map."""
+    coverage_map: CoverageMap | None = None
+    """Fork isolation: the whole baseline's map (traced and reused), for the next run."""
 
     @property
     def ran(self) -> tuple[MutantResult, ...]:
@@ -178,6 +202,8 @@ class Context:
     scratch: Path
     timeout: float
     coverage: Coverage
+    children: Children = field(default_factory=Children)
+    """The pytest children running now: an interrupted run kills them all."""
 
 
 Progress = Callable[[int, int, MutantResult], None]
@@ -185,48 +211,47 @@ Progress = Callable[[int, int, MutantResult], None]
 
 def _child(options: RunOptions, scratch: Path, name: str, spec_fields: dict[str, str],
            mode: Mode, mutant_id: str, timeout: float | None, stop_first: bool,
-           packages: tuple[str, ...] = (), tests: tuple[str, ...] = ()) -> ChildOutcome:
-    """Run one pytest child with one spec; kill its whole process group on timeout."""
+           packages: tuple[str, ...] = (), tests: tuple[str, ...] = (),
+           children: Children | None = None) -> ChildOutcome:
+    """Run one pytest child with one spec. It leads a process group of its own,
+    killed whole when it ends (what its tests started, too) or runs past ``timeout``."""
     spec_path = scratch / f"{name}.spec.json"
     result_path = scratch / f"{name}.result.json"
     out_path = scratch / f"{name}.out"
-    ChildSpec(mode=mode, mutant_id=mutant_id, result_path=str(result_path),
-              root=str(options.root.resolve()), parent_pid=os.getpid(),
-              mutants_dir=str(options.mutants_dir.resolve()), packages=packages,
-              tests=tests, **spec_fields).write(spec_path)
+    # Mutants only: the baseline and the forced-fail check run the unmutated code.
+    memory_limit = options.memory_limit if mode in (Mode.REWRITE, Mode.PATCH) else 0
+    with _scratch_writes(scratch):
+        ChildSpec(mode=mode, mutant_id=mutant_id, result_path=str(result_path),
+                  root=str(options.root.resolve()), parent_pid=os.getpid(),
+                  mutants_dir=str(options.mutants_dir.resolve()), packages=packages,
+                  tests=tests, memory_limit=memory_limit, **spec_fields).write(spec_path)
+        out = out_path.open("wb")
     command = [options.python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--metaeval-mutant", mutant_id, *(["-x"] if stop_first else []),
                *options.pytest_args]
     env = {**os.environ, SPEC_ENV: str(spec_path), "PYTHONDONTWRITEBYTECODE": "1"}
+    children = children or Children()
     started = time.monotonic()
-    with out_path.open("wb") as out:
-        proc = subprocess.Popen(command, cwd=options.root, env=env, stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+    with out:
+        proc = children.start(command, cwd=options.root, env=env, stdout=out,
+                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
-            returncode: int | None = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            returncode = None
+            finished = wait_exited(proc, timeout)
+        finally:
+            children.end(proc)
+    returncode = proc.returncode if finished else None
     duration = time.monotonic() - started
     output = out_path.read_text(encoding="utf-8", errors="replace")[-OUTPUT_TAIL:]
     result = ChildResult.read(result_path) if result_path.exists() else None
     return ChildOutcome(returncode, duration, result, output)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the child and anything its tests started
-    except ProcessLookupError:
-        pass
-    proc.wait()
-
-
-def run_baseline(options: RunOptions, scratch: Path, packages: tuple[str, ...]) -> Baseline:
+def run_baseline(options: RunOptions, scratch: Path, packages: tuple[str, ...],
+                 children: Children | None = None) -> Baseline:
     """Run the unmutated suite, recording which tests run which functions of
     ``packages``; VoidRun naming the failing tests if it fails."""
     outcome = _child(options, scratch, "baseline", {}, Mode.BASELINE, "baseline",
-                     timeout=None, stop_first=False, packages=packages)
+                     timeout=None, stop_first=False, packages=packages, children=children)
     if outcome.result is None:
         raise VoidRun("the baseline run did not report back: is metaeval installed in the "
                       f"environment that runs pytest ({options.python})?\n{outcome.output}")
@@ -238,10 +263,11 @@ def run_baseline(options: RunOptions, scratch: Path, packages: tuple[str, ...]) 
                     Coverage.from_runs(options.root, outcome.result.ran))
 
 
-def check_wiring(options: RunOptions, scratch: Path, timeout: float) -> None:
+def check_wiring(options: RunOptions, scratch: Path, timeout: float,
+                 children: Children | None = None) -> None:
     """The forced-fail mutant must be killed, or no Survived below could be trusted."""
     outcome = _child(options, scratch, "forced-fail", {}, Mode.FORCED_FAIL, "forced-fail",
-                     timeout=timeout, stop_first=True)
+                     timeout=timeout, stop_first=True, children=children)
     if outcome.returncode not in PYTEST_FAILED or outcome.result is None \
             or not outcome.result.failed:
         raise VoidRun("the forced-fail check was not killed: the metaeval pytest plugin "
@@ -266,7 +292,8 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
         fields = {"target": mutant.target}
         mode = Mode.PATCH
     outcome = _child(context.options, context.scratch, name, fields, mode, mutant.id,
-                     timeout=limit, stop_first=True, tests=tests)
+                     timeout=limit, stop_first=True, tests=tests,
+                     children=context.children)
     result = classify(mutant, ChildVerdict.of_subprocess(outcome, covered_by), limit)
     # Run even a mutant the baseline saw no test reach: its tracer can miss code
     # (a thread started before it, a test that installs its own trace function,
@@ -299,8 +326,6 @@ class Cache(Protocol):
 
     def last_limits(self) -> tuple[float, float]: ...
 
-    def save(self, baseline_duration: float, timeout: float) -> None: ...
-
 
 def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
                 progress: Progress | None = None, cache: Cache | None = None,
@@ -332,7 +357,9 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
     ran = Ran(0.0, 0.0, None)
     try:
         if todo:
-            with tempfile.TemporaryDirectory(prefix="metaeval-mutate-") as tmp:
+            with _scratch_writes(tempfile.gettempdir()):
+                scratch = tempfile.TemporaryDirectory(prefix="metaeval-mutate-")
+            with scratch as tmp:
                 packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
                 jobs = [(i, mutants[i]) for i in todo]
                 if options.isolation is Isolation.FORK:
@@ -345,14 +372,13 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
     if not todo and cache is not None:
         ran = Ran(*cache.last_limits(), None)
     ordered = tuple(results[i] for i in range(len(mutants)))
-    if cache is not None:
+    if cache is not None:  # saved by the caller, who says what a failed write means
         for index in todo:
             cache.store(ordered[index], ran.coverage)
-        cache.save(ran.baseline_duration, ran.timeout)
     return MutationRun(ordered, ran.baseline_duration, ran.timeout, options.isolation,
                        time.monotonic() - started, ran.deferred, ran.reloaded,
                        ran.deferred_elsewhere, ran.forking, ran.placing, ran.resident,
-                       ran.per_mutant, ran.traced_tests, ran.reused_tests)
+                       ran.per_mutant, ran.traced_tests, ran.reused_tests, ran.coverage_map)
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,6 +397,7 @@ class Ran:
     per_mutant: bool = False
     traced_tests: int = 0
     reused_tests: int = 0
+    coverage_map: CoverageMap | None = None
 
 
 Record = Callable[[int, MutantResult], None]
@@ -378,17 +405,25 @@ Record = Callable[[int, MutantResult], None]
 
 def _run_subprocess(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
                     packages: tuple[str, ...], record: Record) -> Ran:
-    baseline = run_baseline(options, scratch, packages)
+    children = Children()
+    baseline = run_baseline(options, scratch, packages, children)
     timeout = baseline.duration * options.timeout_factor + options.timeout_constant
-    check_wiring(options, scratch, timeout)
-    context = Context(options, scratch, timeout, baseline.coverage)
+    check_wiring(options, scratch, timeout, children)
+    context = Context(options, scratch, timeout, baseline.coverage, children)
 
     def one(job: tuple[int, Mutant]) -> None:
         index, mutant = job
         record(index, run_mutant(mutant, context, name=f"m{index}"))
 
-    with ThreadPoolExecutor(max_workers=options.workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=options.workers)
+    try:
         list(pool.map(one, todo))
+    except BaseException:
+        # Ctrl-C, SIGTERM, a full scratch dir: no mutant waits for the others to end.
+        children.close()
+        raise
+    finally:
+        pool.shutdown(cancel_futures=True)
     return Ran(baseline.duration, timeout, baseline.coverage)
 
 
@@ -418,15 +453,33 @@ class WarmStart:
             for i, m in todo])
 
     def stop(self) -> None:
-        """Kill it if it still runs, and remove its scratch directory."""
-        if self.proc.poll() is None:
-            _kill_group(self.proc)
+        """End it and its process group, and remove its scratch directory. One still
+        running gets SIGTERM first, on which it kills its forked children's groups
+        (each leads its own), then SIGKILL; idempotent."""
+        if not has_exited(self.proc):
+            # os.kill, not send_signal: that polls, and a reaped leader's number is
+            # no longer ours to kill the group of.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGTERM)
+            wait_exited(self.proc, WARM_GRACE)
+        end_group(self.proc)  # what the baseline's tests started, too
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def start_warm(options: RunOptions, packages: tuple[str, ...]) -> WarmStart:
-    """Start the warm runner for the mutants of ``packages``; they follow by ``send``."""
-    scratch = Path(tempfile.mkdtemp(prefix="metaeval-warm-"))
+    """Start the warm runner for the mutants of ``packages``; they follow by ``send``.
+    ``ScratchError`` when its scratch directory cannot be written."""
+    with _scratch_writes(tempfile.gettempdir()):
+        scratch = Path(tempfile.mkdtemp(prefix="metaeval-warm-"))
+    try:
+        with _scratch_writes(scratch):
+            return _start_warm(options, packages, scratch)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -> WarmStart:
     reuse_path = ""
     if options.coverage_cache is not None:
         reuse, warning = load_reuse(options.coverage_cache, options.root, packages,
@@ -467,19 +520,15 @@ def _run_fork(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
             warm.stop()
         warm = start_warm(options, packages)
     try:
-        warm.send(todo, options.root)
-        ran, baseline = _read_warm(warm, todo, options, scratch, record)
-        if options.coverage_cache is not None and baseline.traced:
-            save_coverage(options.coverage_cache, options.root, warm.spec.packages,
-                          options.pytest_args, baseline.ran, baseline.durations,
-                          baseline.passed)
-        return ran
+        with _scratch_writes(warm.scratch):
+            warm.send(todo, options.root)
+        return _read_warm(warm, todo, options, scratch, record)
     finally:
         warm.stop()
 
 
 def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOptions,
-               scratch: Path, record: Record) -> tuple[Ran, WarmBaseline]:
+               scratch: Path, record: Record) -> Ran:
     proc, out_path, stream = warm.proc, warm.out_path, Path(warm.spec.stream_path)
     by_index = dict(todo)
     baseline: WarmBaseline | None = None
@@ -498,7 +547,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     # No subprocess forced-fail check first: the warm runner's proved the plugin
     # wired, and a child without the plugin writes no result (a RuntimeError).
     own = ThreadPoolExecutor(max_workers=1)
-    context = Context(options, scratch, 0.0, coverage)
+    children = Children()
+    context = Context(options, scratch, 0.0, coverage, children)
 
     def fresh(index: int, tests: tuple[str, ...], why: str, limit: float) -> float:
         # The warm selection, fastest first: a kill comes from the quickest test.
@@ -511,7 +561,7 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
         try:
             buffer = ""
             while True:
-                exited = proc.poll() is not None
+                exited = has_exited(proc)
                 buffer += lines.read()
                 *complete, buffer = buffer.split("\n")
                 for line in complete:
@@ -522,7 +572,7 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                         coverage = Coverage.from_runs(options.root, value.ran)
                         timeout = (value.duration * options.timeout_factor
                                    + options.timeout_constant)
-                        context = Context(options, scratch, timeout, coverage)
+                        context = Context(options, scratch, timeout, coverage, children)
                     elif value.deferred:
                         pending.discard(value.index)
                         deferred.append(own.submit(fresh, value.index, value.selected or (),
@@ -541,9 +591,12 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                 if exited:
                     break
                 time.sleep(0.02)
-        finally:
-            if proc.poll() is None:
-                _kill_group(proc)
+        except BaseException:
+            # Interrupted, or a void baseline: the deferred mutants' children end now,
+            # and the warm runner (with its children) in the caller's ``stop``.
+            children.close()
+            own.shutdown(cancel_futures=True)
+            raise
         deferred_elsewhere = sum(f.result() for f in deferred)
     tail = out_path.read_text(encoding="utf-8", errors="replace")[-OUTPUT_TAIL:]
     if baseline is None:
@@ -554,7 +607,10 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                                    detail=f"the warm runner ended before this mutant\n{tail}"))
     return Ran(baseline.duration, longest or timeout, coverage, len(deferred), reloaded,
                deferred_elsewhere, forking, placing, resident, per_mutant=True,
-               traced_tests=baseline.tests_run, reused_tests=baseline.reused), baseline
+               traced_tests=baseline.tests_run, reused_tests=baseline.reused,
+               coverage_map=CoverageMap(warm.spec.packages, options.pytest_args, baseline.ran,
+                                        baseline.durations, baseline.passed)
+               if baseline.traced else None)
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:

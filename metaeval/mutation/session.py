@@ -18,13 +18,14 @@ caches, and (when asked) the findings file and the SARIF file.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval import vcs
 from metaeval.config import load_config
-from metaeval.errors import ExitCode, InputError
+from metaeval.errors import ExitCode, InputError, OutputError
+from metaeval.files import write_atomic
 from metaeval.findings import Comparison, Seen, compare, updated
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
@@ -39,6 +40,7 @@ from metaeval.mutation.runner import (
     MutationRun,
     Progress,
     RunOptions,
+    ScratchError,
     VoidRun,
     WarmStart,
     exit_code,
@@ -134,7 +136,8 @@ class MutatePlan:
 @dataclass(frozen=True, slots=True)
 class MutateOutcome:
     """What one request did. Shown in order: ``before``, the run's table (when
-    ``run`` is set), ``after``; then ``findings_error`` if any, else ``code``."""
+    ``run`` is set), ``after``, ``write_errors``; then ``findings_error`` if any,
+    else ``code``."""
 
     code: ExitCode
     root: Path
@@ -144,7 +147,7 @@ class MutateOutcome:
     """``None`` when nothing ran: nothing to mutate, or the run proved nothing."""
     report: Path | None = None
     """The mutation-testing report written, relative to the current directory
-    when it lies under it (as it is shown)."""
+    when it lies under it (as it is shown); None when it could not be written."""
     after: tuple[Message, ...] = ()
     """Lines after the table: why the run is void, or the survivors against the
     findings file and the files written."""
@@ -153,6 +156,9 @@ class MutateOutcome:
     findings_error: InputError | None = None
     """The findings file could not be read. The run and its report stand, so the
     table is still shown before this error."""
+    write_errors: tuple[OutputError, ...] = ()
+    """The report, findings or SARIF files that could not be written (exit code 2);
+    shown after the table, which they never hold back."""
 
 
 def plan_mutate(request: MutateRequest) -> MutatePlan:
@@ -224,7 +230,10 @@ def _start_early(targets: Sequence[str], root: Path, operators: Sequence[str],
         return None
     packages = {module.partition(".")[0] for _, module in files}
     packages |= {m.module.partition(".")[0] for m in patches}
-    return start_warm(options, tuple(sorted(packages)))
+    try:
+        return start_warm(options, tuple(sorted(packages)))
+    except ScratchError:  # an early start is only a head start: the run says why it cannot
+        return None
 
 
 def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcome:
@@ -232,7 +241,9 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcom
     names one), and track the survivors when the request asks to.
 
     A plan that stops runs nothing and returns its exit code. A ``VoidRun`` is an
-    outcome (exit 3 with its message), not an exception.
+    outcome (exit 3 with its message), not an exception. A file that cannot be
+    written never loses the run: a cache is a warning in ``after``; the report,
+    the findings file or the SARIF file is in ``write_errors``, with exit code 2.
     """
     request, root = plan.request, plan.root
     if plan.stop is not None:
@@ -248,29 +259,56 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcom
     except VoidRun as e:
         return MutateOutcome(ExitCode.VOID, root, plan.notes,
                              after=(Message(f"error: {e}", stderr=True),))
-    if plan.scan is not None:  # like the report: written only by a run that finished
-        plan.scan.save()
-    report = plan.report_file
-    report.parent.mkdir(parents=True, exist_ok=True)
-    report.write_text(json.dumps(mutation_report(run, root), indent=2) + "\n", encoding="utf-8")
-    if report.is_relative_to(Path.cwd()):
+    # Like the report: the caches are written only by a run that finished.
+    warnings = [_save_cache(lambda: cache.save(run.baseline_duration, run.timeout))
+                if cache is not None else None,
+                _save_cache(plan.scan.save) if plan.scan is not None else None,
+                _save_cache(lambda: coverage.save(kept, root))
+                if (coverage := run.coverage_map) and (kept := plan.options.coverage_cache)
+                else None]
+    after = tuple(w for w in warnings if w is not None)
+    report: Path | None = plan.report_file
+    failed: list[OutputError] = []
+    try:
+        write_atomic(plan.report_file, json.dumps(mutation_report(run, root), indent=2) + "\n")
+    except OutputError as e:
+        failed.append(e)
+        report = None
+    if report is not None and report.is_relative_to(Path.cwd()):
         report = report.relative_to(Path.cwd())
     code = exit_code(run)
     if code is ExitCode.VOID:
         why = Message(f"error: no mutant ran ({len(plan.mutants)} found); nothing was tested",
                       stderr=True)
-        return MutateOutcome(code, root, plan.notes, run, report, (why,))
-    if not request.tracks_survivors:
-        return MutateOutcome(code, root, plan.notes, run, report)
+        return MutateOutcome(code, root, plan.notes, run, report, (*after, why),
+                             write_errors=tuple(failed))
+    comparison = None
+    if request.tracks_survivors:
+        try:
+            comparison, said, unwritten = track_survivors(
+                run.results, root, plan.findings_file, request.update_baseline,
+                request.sarif_path)
+        except InputError as e:
+            return MutateOutcome(ExitCode.BAD_INPUT, root, plan.notes, run, report, after,
+                                 findings_error=e, write_errors=tuple(failed))
+        after += said
+        failed += unwritten
+        if request.baseline_path is not None:
+            code = ExitCode.FINDINGS if comparison.failing else ExitCode.OK
+    if failed:
+        code = ExitCode.BAD_INPUT
+    return MutateOutcome(code, root, plan.notes, run, report, after, comparison,
+                         write_errors=tuple(failed))
+
+
+def _save_cache(save: Callable[[], None]) -> Message | None:
+    """A cache that cannot be written costs the next run its speed, not this run its
+    result: a warning, and the exit code stands."""
     try:
-        comparison, after = track_survivors(run.results, root, plan.findings_file,
-                                            request.update_baseline, request.sarif_path)
-    except InputError as e:
-        return MutateOutcome(ExitCode.BAD_INPUT, root, plan.notes, run, report,
-                             findings_error=e)
-    if request.baseline_path is not None:
-        code = ExitCode.FINDINGS if comparison.failing else ExitCode.OK
-    return MutateOutcome(code, root, plan.notes, run, report, after, comparison)
+        save()
+    except OutputError as e:
+        return Message(f"warning: {e}; the next run starts without it", stderr=True)
+    return None
 
 
 def plan_and_run(request: MutateRequest, progress: Progress | None = None) -> MutateOutcome:
@@ -280,11 +318,11 @@ def plan_and_run(request: MutateRequest, progress: Progress | None = None) -> Mu
 
 def track_survivors(results: Sequence[MutantResult], root: Path, findings_file: Path,
                     update: bool, sarif_path: Path | None
-                    ) -> tuple[Comparison, tuple[Message, ...]]:
+                    ) -> tuple[Comparison, tuple[Message, ...], tuple[OutputError, ...]]:
     """Compare a run's survivors with the findings file: what is new, known and
     fixed; write the file (``update``) and the SARIF of the open ones. Returns the
-    comparison and the lines that say so. Raises ``InputError`` for a findings
-    file that cannot be read."""
+    comparison, the lines that say so, and the files that could not be written.
+    Raises ``InputError`` for a findings file that cannot be read."""
     diffs = {r.mutant.id: rewrite_diff(r, root) for r in results
              if r.status in (Status.SURVIVED, Status.NO_COVERAGE)}
     seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
@@ -292,12 +330,18 @@ def track_survivors(results: Sequence[MutantResult], root: Path, findings_file: 
     comparison = compare(baseline, results, diffs, seen, vcs.today())
     said = [Message(comparison_text(comparison, findings_file))]
     after = updated(baseline, results, diffs, seen)
+    failed: list[OutputError] = []
     if update:
-        save_findings(after, findings_file)
-        said.append(Message(f"findings: wrote {findings_file}"))
+        try:
+            save_findings(after, findings_file)
+            said.append(Message(f"findings: wrote {findings_file}"))
+        except OutputError as e:
+            failed.append(e)
     if sarif_path is not None:
         # Open survivors of this run and the file: new, known open and expired ones.
-        sarif_path.parent.mkdir(parents=True, exist_ok=True)
-        sarif_path.write_text(sarif(after, vcs.today()), encoding="utf-8")
-        said.append(Message(f"findings: SARIF of the open survivors in {sarif_path}"))
-    return comparison, tuple(said)
+        try:
+            write_atomic(sarif_path, sarif(after, vcs.today()))
+            said.append(Message(f"findings: SARIF of the open survivors in {sarif_path}"))
+        except OutputError as e:
+            failed.append(e)
+    return comparison, tuple(said), tuple(failed)

@@ -4,7 +4,8 @@
 the rest: where patch mutants live, how to call pytest, the time limit, the
 number of workers and where the report goes. Flags override every key. A bad
 value is an InputError naming the file, the key, the value and what was
-expected; a key of neither reader (``config.MUTATE_KEYS``) is an error too.
+expected; a key of neither reader (``config.MUTATE_KEYS``) is an error too; numbers
+are held to the ranges of ``limits``, as the flags are.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from metaeval.config import MUTATE_KEYS, metaeval_table
 from metaeval.errors import InputError
 from metaeval.keys import reject_unknown
+from metaeval.mutation.limits import JOBS, TIMEOUT_CONSTANT, TIMEOUT_FACTOR, Range
 from metaeval.mutation.runner import DEFAULT_TIMEOUT_CONSTANT, DEFAULT_TIMEOUT_FACTOR
 
 DEFAULT_MUTANTS_DIR = "mutants"
@@ -37,11 +39,13 @@ class MutateSettings:
     """The mutation-testing-report-schema JSON file, relative to the project root."""
 
 
-def _number(pyproject: Path, section: dict[str, object], key: str, default: float) -> float:
+def _number(pyproject: Path, section: dict[str, object], key: str, default: float,
+            limits: Range) -> float:
     value = section.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    if not limits.holds(value):
         raise InputError(f"{pyproject}: tool.metaeval.mutate.{key}: got {value!r}; "
-                         "expected a number >= 0")
+                         f"expected {limits.expected}")
+    assert isinstance(value, int | float)
     return float(value)
 
 
@@ -63,12 +67,14 @@ def load_mutate_settings(root: Path) -> MutateSettings:
         raise InputError(f"{pyproject}: tool.metaeval.mutate.pytest_args: got {args!r}; "
                          "expected a list of strings")
     jobs = section.get("jobs", 0)
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
+    if not JOBS.holds(jobs):
         raise InputError(f"{pyproject}: tool.metaeval.mutate.jobs: got {jobs!r}; "
-                         "expected an integer >= 0 (0: one per core)")
+                         f"expected {JOBS.expected}")
+    assert isinstance(jobs, int)
     return MutateSettings(
         mutants=strings["mutants"], pytest_args=tuple(args),
-        timeout_factor=_number(pyproject, section, "timeout_factor", DEFAULT_TIMEOUT_FACTOR),
+        timeout_factor=_number(pyproject, section, "timeout_factor", DEFAULT_TIMEOUT_FACTOR,
+                               TIMEOUT_FACTOR),
         timeout_constant=_number(pyproject, section, "timeout_constant",
-                                 DEFAULT_TIMEOUT_CONSTANT),
+                                 DEFAULT_TIMEOUT_CONSTANT, TIMEOUT_CONSTANT),
         jobs=jobs, report=strings["report"])

@@ -25,7 +25,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import resource
 import select
 import signal
 import sys
@@ -45,7 +44,13 @@ from metaeval.mutation.items import CollectAgainError, Recollected, parts_of, sp
 from metaeval.mutation.model import MutantKind
 from metaeval.mutation.patches import PatchMutant
 from metaeval.mutation.planner import How, ImportTime, Planner
-from metaeval.mutation.processes import die_with_parent, look_up_prctl, process_size
+from metaeval.mutation.processes import (
+    cap_address_space,
+    die_with_parent,
+    kill_group,
+    look_up_prctl,
+    process_size,
+)
 from metaeval.mutation.reload import ExecError, ReloadPlan, apply_reload
 from metaeval.mutation.swap import Swap, apply_swap, import_callers
 from metaeval.mutation.wire import (
@@ -140,6 +145,8 @@ class WarmSession:
         self.whole_suite: set[int] = set()
         """Mutants that run every test (not a selection): after a reload, tests with
         new ids run too, as in a pytest process running the whole suite."""
+        self.running: dict[int, _Child] = {}
+        """The children running now, by the read end of their pipe."""
 
     # --- hooks -------------------------------------------------------------------
 
@@ -169,6 +176,7 @@ class WarmSession:
         # child would write to every object's header and copy the whole heap.
         gc.collect()
         gc.freeze()
+        signal.signal(signal.SIGTERM, self._terminated)
         with Path(self.spec.stream_path).open("a", encoding="utf-8") as stream:
             self.stream = stream
             baseline = self._baseline(session, items)
@@ -177,6 +185,15 @@ class WarmSession:
                 self.mutants = self._await_mutants()
                 self._run_mutants(items, baseline, import_time)
         return True
+
+    def _terminated(self, signum: int, frame: object) -> None:
+        """The runner stops this process (interrupted, or done with it): every child
+        leads a process group of its own, which the runner cannot see; kill them
+        all, with whatever their tests started, and go."""
+        if os.getpid() == self.pid:  # not a forked child, which inherits this handler
+            for pid in [*(c.pid for c in self.running.values()), *self.exiting]:
+                kill_group(pid)
+        os._exit(128 + signum)
 
     # --- the baseline ------------------------------------------------------------
 
@@ -387,7 +404,7 @@ class WarmSession:
         """Fork children ``jobs`` at a time, reap them, kill those past their limit;
         every outcome is emitted to the stream as it arrives, and returned."""
         pending = deque(work)
-        running: dict[int, _Child] = {}
+        running = self.running = {}
         done: list[WarmOutcome] = []
         jobs = max(1, self.spec.jobs)
         size = process_size(0) if self.spec.memory_limit else 0
@@ -491,6 +508,8 @@ class WarmSession:
         if answered:
             self.exiting.append(child.pid)
         else:
+            if not timed_out:  # ended without an answer: what its tests started goes too
+                kill_group(child.pid)
             _, status = os.waitpid(child.pid, 0)
         os.close(child.fd)
         if timed_out:
@@ -538,8 +557,7 @@ class WarmSession:
                 os.close(fd)
             os.setpgid(0, 0)
             die_with_parent(self.pid)
-            if self.memory_cap:
-                resource.setrlimit(resource.RLIMIT_AS, (self.memory_cap, self.memory_cap))
+            cap_address_space(self.memory_cap)
             result = self._apply_and_run(mutant, selected, how, began)
             os.write(write, json.dumps(result).encode("utf-8") + b"\n")
         finally:
@@ -563,7 +581,8 @@ class WarmSession:
         else:
             try:
                 self._apply(mutant, selected, how)
-            except Exception as e:  # missing target, replacement that raises
+            except (Exception, SystemExit) as e:  # missing target, a replacement that
+                # raises or calls exit(): this mutant's RuntimeError, with the reason
                 error_kind, error = ErrorKind.APPLY, _describe(e)
         in_tests = 0.0
         placing = time.monotonic() - began

@@ -70,6 +70,9 @@ class ChildSpec:
     tests: tuple[str, ...] = ()
     """When given, only these tests run, in this order (the fork runner's selection,
     fastest first); else every collected test, in collection order."""
+    memory_limit: int = 0
+    """Bytes of address space the child may add to its size before the mutant goes
+    in (as a forked child may add to the warm process's); 0 for no limit."""
 
     def write(self, path: Path) -> None:
         data = asdict(self)

@@ -147,7 +147,9 @@ def test_a_mutant_on_a_line_no_test_runs_is_no_coverage_in_both_isolations(
         # The fork runner decides it without a run; the subprocess runner after one.
         unrun = [m for m in mutants if m["line"] == 3]
         assert unrun and all(m["status"] == "NoCoverage" and "no test runs the mutated lines"
-                             in m["detail"] for m in unrun)
+                             in m["detail"] for m in unrun), (
+            isolation, [(m["status"], m["detail"], m["covered_by"]) for m in unrun],
+            done.stderr)
     assert statuses["fork"] == statuses["subprocess"]
     # The condition on line 2 ran in both tests, and negating it is caught.
     assert {s for line, s, _ in statuses["fork"].values() if line == 2} == {"Killed"}

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from textwrap import dedent
 
-from metaeval.mutation.coverage_cache import load_reuse, save_coverage
+from metaeval.mutation.coverage_cache import CoverageMap, load_reuse
 from metaeval.mutation.wire import CodeRun
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
@@ -41,8 +41,8 @@ TESTS = ("tests/test_prices.py::test_prices", "tests/test_stock.py::test_stock")
 
 def saved(root: Path, packages: tuple[str, ...] = ("prices", "stock")) -> Path:
     path = root / ".metaeval" / "mutate-coverage.json"
-    save_coverage(path, root, packages, ("-q",), record(root), {TESTS[0]: 0.5, TESTS[1]: 0.25},
-                  TESTS)
+    CoverageMap(packages, ("-q",), tuple(record(root)), {TESTS[0]: 0.5, TESTS[1]: 0.25},
+                TESTS).save(path, root)
     return path
 
 

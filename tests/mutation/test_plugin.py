@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def spec_for(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp: Path,
-             mode: Mode, tests: tuple[str, ...] = (), **fields: str) -> Path:
+             mode: Mode, tests: tuple[str, ...] = (), **fields: Any) -> Path:
     result = tmp / "result.json"
     spec = ChildSpec(mode=mode, mutant_id="m1", result_path=str(result),
                      root=str(pytester.path), parent_pid=os.getpid(), packages=("lib", "user"),

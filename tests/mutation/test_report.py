@@ -112,7 +112,7 @@ def test_settings_are_read(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("jobs = -1", "tool.metaeval.mutate.jobs: got -1; expected an integer >= 0"),
+    ("jobs = -1", "tool.metaeval.mutate.jobs: got -1; expected an integer from 0 to 1024"),
     ("timeout_factor = 'x'", "tool.metaeval.mutate.timeout_factor: got 'x'; expected a number"),
     ("pytest_args = '-x'", "tool.metaeval.mutate.pytest_args: got '-x'; expected a list"),
     ("mutants = ''", "tool.metaeval.mutate.mutants: got ''; expected a path"),

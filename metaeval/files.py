@@ -1,0 +1,72 @@
+"""Every file metaeval writes for the user goes through ``write_atomic``.
+
+A report, a findings file, a SARIF file, a calibration file, a cache: each is
+written to a temporary file in the same directory, flushed to disk, then
+renamed over the target, so a crash, a full disk or a kill mid-write leaves
+either the old file or the new one, never half of one. A write that fails is
+an ``OutputError`` naming the path and the operating system's reason; the
+temporary file is removed. This module never decides what a failed write
+means for a command: the caller does (a cache that cannot be written is a
+warning, a report that cannot be written is exit code 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+from pathlib import Path
+
+from metaeval.errors import OutputError
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` by ``text`` (UTF-8) in one step, creating its directory.
+
+    An existing file keeps its mode, and a symbolic link stays one: the file it
+    points at is replaced. Raises ``OutputError`` when the directory or the file
+    cannot be written.
+    """
+    if path.is_symlink():  # a user's linked pyproject.toml stays linked
+        path = path.resolve()
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except OSError:
+        mode = None
+    try:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError as e:  # mkdir's word for "a parent is a file"
+            raise NotADirectoryError(errno.ENOTDIR, f"{e.filename} is not a directory") from e
+        # Not tempfile.mkstemp: its 0600 mode would stick to a report or findings
+        # file; this one gets the mode any new file gets (0666 less the umask).
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as e:
+        raise OutputError(path, e) from e
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise OutputError(path, e) from e
+        raise
+    _sync_directory(path.parent)
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make the rename itself durable; best effort (not every platform opens a directory)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

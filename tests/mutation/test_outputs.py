@@ -1,0 +1,162 @@
+"""A file that cannot be written never loses a finished run.
+
+The report, the findings file and the SARIF file that cannot be written are one
+line each on stderr and exit code 2, after the table; a cache that cannot be
+written is a warning, and the exit code stands; a scratch directory that cannot
+be written is a void run (exit 3) with one line, never a traceback.
+
+Tests run as root, which ignores permission bits: an unwritable path here is
+one whose parent is a file, a directory of sysfs, or a system call made to fail
+with the error a full disk gives.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from metaeval.cli import main
+from metaeval.errors import ExitCode
+from metaeval.mutation import session
+from metaeval.mutation.runner import Isolation
+from metaeval.mutation.session import MutateRequest, plan_and_run
+from metaeval.mutation.wire import ChildSpec
+from tests.mutation.test_runner import project
+from tests.mutation.test_session import PRICING, SURVIVOR, FakeRunner, shop_here
+
+__all__ = ["shop_here"]  # a fixture, used by name
+
+SYSFS = Path("/sys/kernel")
+
+
+def full_disk(*args: object, **kwargs: object) -> None:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def blocked(root: Path) -> Path:
+    """A directory path that cannot be created: its parent is a file."""
+    (root / "not-a-dir").write_text("a file\n", encoding="utf-8")
+    return root / "not-a-dir"
+
+
+def mutate(*args: str) -> Result:
+    return CliRunner().invoke(main, ["mutate", PRICING, "--mutants", "no_patches", *args])
+
+
+def assert_shown_then_failed(result: Result, *paths: Path) -> None:
+    """The table on stdout; one error line per path on stderr; exit 2; no traceback."""
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert "Killed" in result.stdout and "Survived" in result.stdout
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert [e.partition(": cannot write: ")[0] for e in errors] == [
+        f"error: {p}" for p in paths]
+    assert "Traceback" not in result.output
+
+
+def test_an_unwritable_report_is_one_line_and_exit_2_after_the_table(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    report = blocked(shop_here) / "report.json"
+    result = mutate("--report", str(report))
+    assert_shown_then_failed(result, report)
+    assert "is not a directory" in result.stderr
+
+
+def test_unwritable_findings_and_sarif_files_are_each_named(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    findings, sarif = blocked(shop_here) / "findings.json", blocked(shop_here) / "out.sarif"
+    result = mutate("--baseline", str(findings), "--update-baseline", "--sarif", str(sarif),
+                    "--no-cache")
+    assert_shown_then_failed(result, findings, sarif)
+    assert "against " in result.stdout  # the comparison is still shown
+    # The report is not held back by the files after it.
+    assert (shop_here / ".metaeval" / "mutation-report.json").is_file()
+
+
+@pytest.mark.skipif(not SYSFS.is_dir(), reason="no sysfs")
+def test_a_cache_that_cannot_be_written_is_a_warning_and_keeps_the_exit_code(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    cache = SYSFS / "metaeval" / "mutate-cache.json"
+    result = mutate("--cache", str(cache))
+    assert result.exit_code == ExitCode.FINDINGS, result.output  # the survivor's code
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert [w.partition(": cannot write: ")[0] for w in warnings] == [
+        f"warning: {cache}", f"warning: {cache.with_name('mutate-scan-cache.json')}"]
+    assert "error" not in result.stderr
+    assert (shop_here / ".metaeval" / "mutation-report.json").is_file()
+
+
+def test_a_full_disk_loses_no_result_and_leaves_no_temporary_file(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    monkeypatch.setattr("metaeval.files.os.fsync", full_disk)
+    result = mutate()
+    assert_shown_then_failed(result, shop_here / ".metaeval" / "mutation-report.json")
+    assert result.stderr.count("No space left on device (ENOSPC)") == 3  # 2 caches, report
+    assert os.listdir(shop_here / ".metaeval") == []
+
+
+def test_a_good_run_writes_every_file_and_says_nothing_on_stderr(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The mirror of the cases above: the same run, every path writable.
+    monkeypatch.setattr(session, "run_mutants", FakeRunner())
+    findings, sarif = shop_here / "findings.json", shop_here / "out" / "run.sarif"
+    result = mutate("--baseline", str(findings), "--update-baseline", "--sarif", str(sarif))
+    assert result.exit_code == ExitCode.OK, result.output
+    assert result.stderr == ""
+    assert findings.is_file() and sarif.is_file()
+    assert sorted(os.listdir(shop_here / ".metaeval")) == [
+        "mutate-cache.json", "mutate-scan-cache.json", "mutation-report.json"]
+
+
+# --- a full temp dir: the scratch directory ----------------------------------------------
+
+
+@pytest.mark.parametrize("isolation", [Isolation.FORK, Isolation.SUBPROCESS])
+def test_a_temp_dir_that_cannot_be_written_is_a_void_run_naming_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolation: Isolation) -> None:
+    root = project(tmp_path, "from calc import double\n\n\ndef test_double():\n"
+                             "    assert double(2) == 4\n")
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(tempfile, "mkdtemp", full_disk)
+    outcome = plan_and_run(MutateRequest(report_path=Path("r.json"), no_cache=True,
+                                         isolation=isolation))
+    assert outcome.code is ExitCode.VOID
+    (why,) = outcome.after
+    assert why.stderr
+    assert why.text == (f"error: cannot write the scratch files in {tempfile.gettempdir()}: "
+                        "No space left on device; free space there, or point TMPDIR at a "
+                        "directory that has room")
+    assert outcome.run is None and not (root / "r.json").exists()
+
+
+def test_a_temp_dir_that_fills_up_mid_run_is_a_void_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path, "from calc import double\n\n\ndef test_double():\n"
+                             "    assert double(2) == 4\n")
+    monkeypatch.chdir(root)
+    write = ChildSpec.write
+    scratch: list[Path] = []
+
+    def fills_up(spec: ChildSpec, path: Path) -> None:
+        scratch.append(path.parent)
+        if spec.mode.value in ("rewrite", "patch"):  # the baseline and the check went in
+            full_disk()
+        write(spec, path)
+
+    monkeypatch.setattr(ChildSpec, "write", fills_up)
+    outcome = plan_and_run(MutateRequest(paths=("calc.py",), report_path=Path("r.json"),
+                                         no_cache=True, isolation=Isolation.SUBPROCESS,
+                                         jobs=2))
+    assert outcome.code is ExitCode.VOID
+    assert outcome.after[0].text.startswith(f"error: cannot write the scratch files in "
+                                            f"{scratch[0]}: No space left on device")
+    assert not scratch[0].exists()  # removed on the way out

@@ -1,0 +1,79 @@
+"""write_atomic: the old file or the new one, never half of one; a failure names the path.
+
+Tests run as root, which ignores permission bits: an unwritable place is a path
+whose parent is a file, a directory of sysfs (read-only even to root), or a
+system call made to fail with the error a full disk gives.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from metaeval.errors import OutputError
+from metaeval.files import write_atomic
+
+
+def test_it_writes_and_replaces_creating_the_directory(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "er" / "report.json"
+    write_atomic(target, "one\n")
+    write_atomic(target, "two\n")
+    assert target.read_text(encoding="utf-8") == "two\n"
+    assert os.listdir(target.parent) == ["report.json"]  # no temporary file left
+
+
+def test_a_new_file_gets_the_mode_any_new_file_gets(tmp_path: Path) -> None:
+    before = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "findings.json", "{}\n")
+    finally:
+        os.umask(before)
+    # Not mkstemp's 0600: a findings file is committed and read by others.
+    assert (tmp_path / "findings.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_an_existing_file_keeps_its_mode_and_a_link_stays_a_link(tmp_path: Path) -> None:
+    real = tmp_path / "shared" / "pyproject.toml"
+    real.parent.mkdir()
+    real.write_text("[project]\n", encoding="utf-8")
+    real.chmod(0o640)
+    link = tmp_path / "pyproject.toml"
+    link.symlink_to(real)
+    write_atomic(link, "[project]\n[tool.metaeval]\n")
+    assert link.is_symlink()
+    assert real.read_text(encoding="utf-8") == "[project]\n[tool.metaeval]\n"
+    assert real.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_full_disk_keeps_the_old_file_and_removes_the_temporary_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "findings.json"
+    target.write_text("old\n", encoding="utf-8")
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("metaeval.files.os.fsync", full)
+    with pytest.raises(OutputError) as caught:
+        write_atomic(target, "new\n")
+    assert str(caught.value) == f"{target}: cannot write: No space left on device (ENOSPC)"
+    assert target.read_text(encoding="utf-8") == "old\n"
+    assert os.listdir(tmp_path) == ["findings.json"]
+
+
+def test_a_parent_that_is_a_file_is_named(tmp_path: Path) -> None:
+    (tmp_path / "reports").write_text("a file, not a directory", encoding="utf-8")
+    target = tmp_path / "reports" / "r.json"
+    with pytest.raises(OutputError) as caught:
+        write_atomic(target, "{}")
+    assert str(caught.value) == (f"{target}: cannot write: {tmp_path / 'reports'} is not a "
+                                 "directory (ENOTDIR)")
+
+
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="no sysfs")
+def test_a_read_only_directory_is_an_output_error_even_for_root() -> None:
+    with pytest.raises(OutputError, match=r"^/sys/kernel/metaeval\.json: cannot write: "):
+        write_atomic(Path("/sys/kernel/metaeval.json"), "{}")

@@ -1,0 +1,102 @@
+"""Every command that writes a file: one clear line and exit 2 when it cannot, never
+an OSError traceback; what was already shown stays shown.
+
+Tests run as root, which ignores permission bits: an unwritable path is one
+whose parent is a file, or a rename made to fail as a read-only directory would.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from metaeval.cli import main
+from metaeval.errors import ExitCode
+from tests.test_cli_findings import tracked
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def blocked(root: Path) -> Path:
+    """A directory path that cannot be created: its parent is a file."""
+    (root / "not-a-dir").write_text("a file\n", encoding="utf-8")
+    return root / "not-a-dir"
+
+
+def read_only(*args: object) -> None:
+    raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+
+def assert_one_error(result: Result, path: Path, reason: str) -> None:
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert result.stderr == f"error: {path}: cannot write: {reason}\n"
+
+
+def test_accept_into_a_read_only_findings_file_changes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tracked(tmp_path)
+    before = path.read_bytes()
+    fingerprint = json.loads(before)["findings"][0]["fingerprint"]
+    monkeypatch.setattr("metaeval.files.os.replace", read_only)
+    result = invoke("findings", "accept", fingerprint[:8], "--reason", "equivalent", "--by",
+                    "dana", "--file", str(path))
+    assert_one_error(result, path, "Permission denied (EACCES)")
+    assert result.stdout == ""  # not "accepted": it was not
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["findings.json"]
+
+
+def test_accept_mirror_writes_the_file(tmp_path: Path) -> None:
+    path = tracked(tmp_path)
+    fingerprint = json.loads(path.read_text(encoding="utf-8"))["findings"][0]["fingerprint"]
+    result = invoke("findings", "accept", fingerprint[:8], "--reason", "equivalent", "--by",
+                    "dana", "--file", str(path))
+    assert result.exit_code == 0, result.output
+    assert "accepted" in json.loads(path.read_text(encoding="utf-8"))["findings"][0]["status"]
+
+
+def test_export_to_an_unwritable_sarif_path_is_one_line(tmp_path: Path) -> None:
+    path = tracked(tmp_path)
+    sarif = blocked(tmp_path) / "findings.sarif"
+    result = invoke("findings", "export", "--sarif", str(sarif), "--file", str(path))
+    assert_one_error(result, sarif, f"{tmp_path / 'not-a-dir'} is not a directory (ENOTDIR)")
+
+
+def test_llmbar_import_to_an_unwritable_items_path_is_one_line(tmp_path: Path) -> None:
+    dataset = tmp_path / "Natural.dataset.json"
+    dataset.write_text(json.dumps([{"input": "q", "output_1": "a", "output_2": "b",
+                                    "label": 1}]), encoding="utf-8")
+    items = blocked(tmp_path) / "items.ndjson"
+    result = invoke("judge-import-llmbar", str(dataset), "--items", str(items))
+    assert_one_error(result, items, f"{tmp_path / 'not-a-dir'} is not a directory (ENOTDIR)")
+    good = invoke("judge-import-llmbar", str(dataset), "--items", str(tmp_path / "i.ndjson"))
+    assert good.exit_code == 0, good.output
+    assert json.loads((tmp_path / "i.ndjson").read_text(encoding="utf-8"))["label"] == "a"
+
+
+def test_init_where_a_file_blocks_a_directory_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "mutants").write_text("a file where init wants a directory\n",
+                                      encoding="utf-8")
+    result = invoke("init", "--path", str(tmp_path))
+    assert_one_error(result, tmp_path / "mutants" / "example.py",
+                     f"{tmp_path / 'mutants'} is not a directory (ENOTDIR)")
+
+
+def test_judge_audit_shows_the_audit_before_an_unwritable_calibration_file(
+        tmp_path: Path) -> None:
+    calibration = blocked(tmp_path) / "calibration.json"
+    result = invoke("judge-audit", "--items", str(ROOT / "meta_sets" / "judge"), "--no-cache",
+                    "--judge", "steady", "--write", "--calibration", str(calibration))
+    assert "verdict: may gate" in result.stdout  # the finished audit is not lost
+    assert_one_error(result, calibration,
+                     f"{tmp_path / 'not-a-dir'} is not a directory (ENOTDIR)")
