@@ -58,3 +58,26 @@ class OutputError(MetaevalError):
         super().__init__(f"{path}: cannot write: {reason}" + (f" ({code})" if code else ""))
         self.path = path
         self.error = error
+
+
+# --- echoing bad input ------------------------------------------------------------------
+
+ECHO_LIMIT = 60
+"""Characters of a bad value an error message echoes: enough to recognise it, and
+a 10 MB key or value from a data file never floods a terminal or a CI log."""
+
+
+def clipped(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was when cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 3]}... ({len(text)} characters)"
+
+
+def shown(value: object, limit: int = ECHO_LIMIT) -> str:
+    """A bad value as an error message echoes it: its ``repr``, bounded.
+
+    ``repr`` escapes what a terminal cannot print (a lone surrogate becomes
+    ``'\\ud800'``), so the message itself can always be written out.
+    """
+    return clipped(repr(value), limit)

@@ -20,9 +20,10 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
-from metaeval.errors import InputError
+from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
+from metaeval.untrusted_json import JsonInputError, read_json_file
 
 FILE_VERSION = 1
 SURVIVING = (Status.SURVIVED, Status.NO_COVERAGE)
@@ -168,15 +169,15 @@ def load(path: Path, *, missing_ok: bool = True) -> Findings:
             return Findings()
         raise InputError(f"{path}: no such findings file")
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
+        document = read_json_file(path)
+    except (OSError, JsonInputError) as e:
         raise InputError(f"{path}: not a findings file: {e}") from e
     if not isinstance(document, dict) or document.get("version") != FILE_VERSION:
-        raise InputError(f"{path}: version: got {_get(document, 'version')!r}; expected "
+        raise InputError(f"{path}: version: got {shown(_get(document, 'version'))}; expected "
                          f"{FILE_VERSION}")
     raw = document.get("findings")
     if not isinstance(raw, list):
-        raise InputError(f"{path}: findings: got {raw!r}; expected a list")
+        raise InputError(f"{path}: findings: got {shown(raw)}; expected a list")
     return Findings(_sorted(_parse_entry(item, f"{path}: findings[{i}]")
                             for i, item in enumerate(raw)))
 
@@ -187,34 +188,34 @@ def _get(document: object, key: str) -> object:
 
 def _parse_entry(item: object, where: str) -> FindingEntry:
     if not isinstance(item, dict):
-        raise InputError(f"{where}: got {item!r}; expected an object")
+        raise InputError(f"{where}: got {shown(item)}; expected an object")
 
     def text(key: str, required: bool = True) -> str:
         value = item.get(key)
         if value is None and not required:
             return ""
         if not isinstance(value, str):
-            raise InputError(f"{where}.{key}: got {value!r}; expected a string")
+            raise InputError(f"{where}.{key}: got {shown(value)}; expected a string")
         return value
 
     def seen(key: str) -> Seen:
         value = item.get(key)
         if not isinstance(value, dict) or not all(
                 isinstance(value.get(k), str) for k in ("commit", "date")):
-            raise InputError(f"{where}.{key}: got {value!r}; expected {{commit, date}}")
+            raise InputError(f"{where}.{key}: got {shown(value)}; expected {{commit, date}}")
         return Seen(value["commit"], value["date"])
 
     line = item.get("line")
     if isinstance(line, bool) or not isinstance(line, int):
-        raise InputError(f"{where}.line: got {line!r}; expected an integer")
+        raise InputError(f"{where}.line: got {shown(line)}; expected an integer")
     diff = item.get("diff", [])
     if not isinstance(diff, list) or not all(isinstance(d, str) for d in diff):
-        raise InputError(f"{where}.diff: got {diff!r}; expected a list of lines")
+        raise InputError(f"{where}.diff: got {shown(diff)}; expected a list of lines")
     status_text = text("status")
     try:
         status = FindingStatus(status_text)
     except ValueError as e:
-        raise InputError(f"{where}.status: got {status_text!r}; expected 'open' or "
+        raise InputError(f"{where}.status: got {shown(status_text)}; expected 'open' or "
                          "'accepted'") from e
     until = text("until", required=False)
     if until:
@@ -233,7 +234,7 @@ def parse_date(text: str, where: str) -> dt.date:
     try:
         return dt.date.fromisoformat(text)
     except ValueError as e:
-        raise InputError(f"{where}: got {text!r}; expected a date YYYY-MM-DD") from e
+        raise InputError(f"{where}: got {shown(text)}; expected a date YYYY-MM-DD") from e
 
 
 # --- a run against its baseline -------------------------------------------------------

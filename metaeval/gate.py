@@ -17,7 +17,6 @@ read.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,8 +24,9 @@ from enum import Enum
 from pathlib import Path
 
 from metaeval.contract import JsonValue
-from metaeval.errors import InputError
+from metaeval.errors import InputError, shown
 from metaeval.keys import cut, did_you_mean
+from metaeval.untrusted_json import JsonInputError, read_json_file
 
 SOURCES = ("meta-eval", "judge-audit", "mutate")
 
@@ -134,23 +134,23 @@ def load_results(paths: Sequence[Path]) -> Results:
     audits: dict[str, Mapping[str, JsonValue]] = {}
     for path in paths:
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
+            document = read_json_file(path)
+        except (OSError, JsonInputError) as e:
             raise InputError(f"{path}: cannot read a result: {e}") from e
         kind = _kind(document) if isinstance(document, dict) else ""
+        if not isinstance(document, dict) or not kind:
+            raise InputError(f"{path}: not a result of meta-eval, judge-audit or mutate "
+                             "(--format json); expected its JSON document")
         if kind == "meta-eval":
             meta_eval = document
         elif kind == "judge-audit":
             judge = document["judge"]
             name = judge.get("name") if isinstance(judge, dict) else None
             if not isinstance(name, str):
-                raise InputError(f"{path}: judge.name: got {name!r}; expected a string")
+                raise InputError(f"{path}: judge.name: got {shown(name)}; expected a string")
             audits[name] = document
-        elif kind == "mutate":
-            mutate = document
         else:
-            raise InputError(f"{path}: not a result of meta-eval, judge-audit or mutate "
-                             "(--format json); expected its JSON document")
+            mutate = document
     return Results(meta_eval, audits, mutate)
 
 
@@ -199,7 +199,7 @@ def decide(bars: Sequence[Bar], results: Results, calibrated: set[str]) -> list[
     for bar in bars:
         value, judge_version = _lookup(bar, results)
         if not _number(value):
-            found = "not in the results" if value is None else f"not a number: {value!r}"
+            found = "not in the results" if value is None else f"not a number: {shown(value)}"
             decided.append(BarResult(bar, BarStatus.MISSING, None, found))
             continue
         assert isinstance(value, int | float)

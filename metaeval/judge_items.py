@@ -10,31 +10,27 @@ left out, never counted.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.errors import shown
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
-from metaeval.meta_set import (
-    LoadError,
-    MetaSet,
-    _Bad,
-    _got,
-    _lines,
-    _no_constant,
-    _no_unknown,
-    _str,
-    data_files,
-)
+from metaeval.meta_set import MetaSet, _Bad, _got, _no_unknown, _str, data_files
+from metaeval.untrusted_json import FirstUse, LoadError, read_jsonl, repeated_id
 
 ITEM_SUFFIX = ".ndjson"
 PASS_FAIL = ("pass", "fail")
 PAIR_LABELS = ("a", "b", "tie")
 ORDERS = ("ab", "ba")
 VARIANTS = ("original", "padded", "injected", "control")
+POINT_FIELDS = {"id", "prompt", "response", "reference", "label", "score"}
+PAIR_FIELDS = {"id", "prompt", "response_a", "response_b", "reference", "label"}
+LENGTH_FIELDS = {"id", "prompt", "response", "padded", "reference"}
+INJECTION_FIELDS = {"id", "prompt", "response", "payload", "control", "reference", "label"}
+RECORDED_FIELDS = {"id", "order", "sample", "verdict", "raw", "variant"}
 BENIGN = ("\nThank you for your patience while we looked into this; we appreciate it. ")
 
 
@@ -123,29 +119,36 @@ def _reference(raw: JsonObject) -> str | None:
     return value or None
 
 
+def _fields(raw: JsonObject) -> set[str]:
+    """The fields of the kind of record ``raw`` is, told by the fields it has."""
+    if "response_a" in raw or "response_b" in raw:
+        return PAIR_FIELDS
+    if "padded" in raw:
+        return LENGTH_FIELDS
+    return INJECTION_FIELDS if "payload" in raw else POINT_FIELDS
+
+
 def parse_item(raw: JsonValue, source: str) -> Item:
     """One record to one item; raises _Bad naming the field."""
     if not isinstance(raw, dict):
         raise _Bad("", f"got {_got(raw)}; expected a JSON object")
+    # Unknown fields first: a misspelt "promt" is named as such, not as a missing prompt.
+    _no_unknown(raw, _fields(raw), "", hints=PAIR_FIELDS | LENGTH_FIELDS | INJECTION_FIELDS)
     item_id = _str(raw, "id", "id")
     prompt = _str(raw, "prompt", "prompt")
     reference = _reference(raw)
     if "response_a" in raw or "response_b" in raw:
-        _no_unknown(raw, {"id", "prompt", "response_a", "response_b", "reference", "label"}, "")
         return PairItem(item_id, prompt, _str(raw, "response_a", "response_a"),
                         _str(raw, "response_b", "response_b"), reference,
                         _str(raw, "label", "label", allowed=PAIR_LABELS), source)
     response = _str(raw, "response", "response")
     if "padded" in raw:
-        _no_unknown(raw, {"id", "prompt", "response", "padded", "reference"}, "")
         padded = _str(raw, "padded", "padded")
         if len(padded) <= len(response):
             raise _Bad("padded", f"got {len(padded)} characters; expected more than the "
                        f"response's {len(response)}")
         return LengthProbe(item_id, prompt, response, padded, reference, source)
     if "payload" in raw:
-        _no_unknown(raw, {"id", "prompt", "response", "payload", "control", "reference",
-                          "label"}, "")
         _str(raw, "label", "label", allowed=("fail",))
         payload = _str(raw, "payload", "payload")
         control = _str(raw, "control", "control", required=False) or benign_suffix(len(payload))
@@ -153,7 +156,6 @@ def parse_item(raw: JsonValue, source: str) -> Item:
             raise _Bad("control", f"got {len(control)} characters; expected {len(payload)}, "
                        "the payload's length")
         return InjectionCase(item_id, prompt, response, payload, control, reference, source)
-    _no_unknown(raw, {"id", "prompt", "response", "reference", "label", "score"}, "")
     label = raw.get("label")
     score = raw.get("score")
     if isinstance(label, int) and not isinstance(label, bool) and score is None:
@@ -169,40 +171,23 @@ def parse_item(raw: JsonValue, source: str) -> Item:
                      label if isinstance(label, str) else None, score, source)
 
 
-def _records(path: Path, errors: list[LoadError]) -> list[tuple[int, JsonValue]]:
-    try:
-        lines = list(_lines(path))
-    except (OSError, UnicodeDecodeError) as e:
-        errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
-        return []
-    records: list[tuple[int, JsonValue]] = []
-    for number, text in lines:
-        try:
-            records.append((number, json.loads(text, parse_constant=_no_constant)))
-        except ValueError as e:
-            errors.append(LoadError(str(path), number, "", f"not valid JSON: {e}"))
-    return records
-
-
 def load_judge_items(paths: Iterable[Path]) -> JudgeItems:
     """Every item of every file; bad lines become errors, the rest still load."""
     files, errors = data_files(paths, ITEM_SUFFIX)
     found: dict[type, list[Item]] = {PointItem: [], PairItem: [], LengthProbe: [],
                                      InjectionCase: []}
-    seen: dict[str, str] = {}
+    ids = FirstUse()
     for path in files:
-        for number, raw in _records(path, errors):
-            source = f"{path}:{number}"
+        for record in read_jsonl(path, errors):
             try:
-                item = parse_item(raw, source)
+                item = parse_item(record.value, record.source)
             except _Bad as bad:
-                errors.append(LoadError(str(path), number, bad.field, bad.message))
+                errors.append(record.error(bad.field, bad.message))
                 continue
-            if item.id in seen:
-                errors.append(LoadError(str(path), number, "id", f"got {item.id!r}; expected "
-                                        f"an id not already used (first at {seen[item.id]})"))
+            first = ids.earlier(item.id, record.source)
+            if first is not None:
+                errors.append(repeated_id(record, item.id, first))
                 continue
-            seen[item.id] = source
             found[type(item)].append(item)
     return JudgeItems(
         tuple(i for i in found[PointItem] if isinstance(i, PointItem)),
@@ -268,7 +253,7 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
     pairwise, so each verdict is checked as that item's live reply would be."""
     if not isinstance(raw, dict):
         raise _Bad("", f"got {_got(raw)}; expected a JSON object")
-    _no_unknown(raw, {"id", "order", "sample", "verdict", "raw", "variant"}, "")
+    _no_unknown(raw, RECORDED_FIELDS, "")
     sample = raw.get("sample", 0)
     if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
         raise _Bad("sample", f"got {_got(sample)}; expected an integer >= 0")
@@ -294,20 +279,18 @@ def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
     if not path.is_file():
         return (), (LoadError(str(path), 0, "", "no such file"),)
     found: list[Recorded] = []
-    seen: dict[tuple[str, str, str, int], str] = {}
-    for number, raw in _records(path, errors):
-        source = f"{path}:{number}"
+    keys = FirstUse()
+    for line in read_jsonl(path, errors):
         try:
-            record = parse_recorded(raw, source, scale, kinds)
+            record = parse_recorded(line.value, line.source, scale, kinds)
         except _Bad as bad:
-            errors.append(LoadError(str(path), number, bad.field, bad.message))
+            errors.append(line.error(bad.field, bad.message))
             continue
-        key = (record.id, record.variant, record.order, record.sample)
-        if key in seen:
-            errors.append(LoadError(str(path), number, "sample", f"got {record.sample!r}; this "
-                                    f"id, variant and order already has it (at {seen[key]})"))
+        first = keys.earlier((record.id, record.variant, record.order, record.sample), line.source)
+        if first is not None:
+            errors.append(line.error("sample", f"got {shown(record.sample)}; this id, variant and "
+                                     f"order already has it (at {first})"))
             continue
-        seen[key] = source
         found.append(record)
     return tuple(found), tuple(errors)
 

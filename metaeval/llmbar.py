@@ -20,6 +20,7 @@ from pathlib import Path
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import InputError
 from metaeval.files import write_atomic
+from metaeval.untrusted_json import JsonInputError, read_json_file
 
 _ORDERS = {"swap = False": "ab", "swap = True": "ba"}
 _LABELS = {1: "a", 2: "b", "1": "a", "2": "b"}
@@ -33,8 +34,8 @@ class Converted:
 
 def _load(path: Path) -> list[JsonValue]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
+        data = read_json_file(path)
+    except (OSError, JsonInputError) as e:
         raise InputError(f"{path}: cannot read: {e}") from e
     if not isinstance(data, list):
         raise InputError(f"{path}: got {type(data).__name__}; expected a JSON list of pairs")

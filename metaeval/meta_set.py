@@ -10,7 +10,7 @@ never become a run, so it can never be counted as a pass.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,9 +29,23 @@ from metaeval.contract import (
     ToolResult,
     Trajectory,
 )
-from metaeval.errors import CheckSpecError
+from metaeval.errors import CheckSpecError, clipped, shown
 from metaeval.graders.registry import build_grader
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
+from metaeval.keys import did_you_mean
+from metaeval.untrusted_json import (
+    MAX_DEPTH,
+    FirstUse,
+    JsonInputError,
+    LoadError,
+    join_field,
+    parse_json,
+    read_jsonl,
+    repeated_id,
+)
+
+__all__ = ["FORMAT_VERSION", "Label", "LoadError", "MetaRun", "MetaSet", "data_files",
+           "load_meta_sets", "parse_run"]
 
 FORMAT_VERSION = 1
 RUN_FIELDS = {"id", "category", "task", "trajectory", "initial_state", "final_state", "label",
@@ -39,9 +53,23 @@ RUN_FIELDS = {"id", "category", "task", "trajectory", "initial_state", "final_st
 TASK_FIELDS = {"id", "instruction", "criteria", "checks"}
 LABEL_FIELDS = {"verdict", "score", "criteria", "rationale", "labeller"}
 EVENT_TYPES = ("message", "tool_call", "tool_result", "timeout", "error")
+EVENT_FIELDS = {"message": {"type", "role", "content"},
+                "tool_call": {"type", "id", "tool", "args"},
+                "tool_result": {"type", "call_id", "content"},
+                "timeout": {"type", "detail"},
+                "error": {"type", "detail"}}
+# Every key an OpenAI chat message may carry, in a request or a logged reply;
+# the ones metaeval does not read (name, refusal, audio...) are allowed, not used.
+CHAT_FIELDS = {"role", "content", "name", "tool_calls", "tool_call_id", "function_call",
+               "refusal", "annotations", "audio"}
+CHAT_CALL_FIELDS = {"id", "type", "function"}
+CHAT_FUNCTION_FIELDS = {"name", "arguments"}
 ROLES = ("user", "assistant", "system")
 CHAT_ROLES = ("user", "assistant", "system", "developer", "tool")
 VERDICTS = {"pass": Outcome.PASS, "fail": Outcome.FAIL}
+# Chat tool arguments and results are JSON inside a string; the value sits where
+# the native format's would (level 4 of the line), so it gets the levels left there.
+INNER_DEPTH = MAX_DEPTH - 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,21 +99,6 @@ class MetaRun:
 
 
 @dataclass(frozen=True, slots=True)
-class LoadError:
-    """One problem in one line of one file (line 0: the file itself)."""
-
-    path: str
-    line: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        field = f" {self.field}:" if self.field else ""
-        return f"{where}:{field} {self.message}"
-
-
-@dataclass(frozen=True, slots=True)
 class MetaSet:
     """What loading found: the good runs, every error, and the files read."""
 
@@ -104,8 +117,7 @@ class _Bad(Exception):
 def _got(value: object) -> str:
     if value is None:
         return "nothing"
-    text = json.dumps(value) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return clipped(json.dumps(value) if not isinstance(value, str) else repr(value))
 
 
 def _missing_or_bad(obj: JsonObject, key: str, where: str, expected: str) -> _Bad:
@@ -132,12 +144,16 @@ def _object(obj: JsonObject, key: str, where: str) -> JsonObject:
     return value
 
 
-def _no_unknown(obj: JsonObject, known: set[str], where: str) -> None:
+def _no_unknown(obj: JsonObject, known: set[str], where: str,
+                hints: Iterable[str] = ()) -> None:
+    """Refuse the first key not in ``known``, suggesting the closest of ``known``
+    and ``hints`` (keys of related records that a typo may have meant)."""
     unknown = sorted(set(obj) - known)
     if unknown:
-        prefix = f"{where}." if where else ""
         expected = ", ".join(sorted(known))
-        raise _Bad(prefix + unknown[0], f"unknown field; expected one of {expected}")
+        hint = did_you_mean(unknown[0], known | set(hints))
+        raise _Bad(join_field(where, unknown[0]), f"unknown field; expected one of "
+                   f"{expected}{hint}")
 
 
 # --- trajectory: native events and OpenAI-style chat messages ------------------------
@@ -145,6 +161,7 @@ def _no_unknown(obj: JsonObject, known: set[str], where: str) -> None:
 
 def _native_event(raw: JsonObject, where: str) -> list[Event]:
     kind = _str(raw, "type", f"{where}.type", allowed=EVENT_TYPES)
+    _no_unknown(raw, EVENT_FIELDS[kind], where)
     if kind == "message":
         role = _str(raw, "role", f"{where}.role", allowed=ROLES)
         content = raw.get("content")
@@ -177,14 +194,15 @@ def _decode_tool_content(text: str) -> JsonValue:
     """Chat tool results are strings; a JSON object or list inside is read as such,
     so the same run in either format gives the grader the same values."""
     try:
-        value: JsonValue = json.loads(text)
-    except ValueError:
+        value = parse_json(text, max_depth=INNER_DEPTH)
+    except JsonInputError:
         return text
     return value if isinstance(value, dict | list) else text
 
 
 def _chat_message(raw: JsonObject, where: str) -> list[Event]:
     role = _str(raw, "role", f"{where}.role", allowed=CHAT_ROLES)
+    _no_unknown(raw, CHAT_FIELDS, where)
     if role == "tool":
         call_id = _str(raw, "tool_call_id", f"{where}.tool_call_id")
         return [ToolResult(call_id, _decode_tool_content(_chat_text(raw, where)))]
@@ -201,10 +219,13 @@ def _chat_message(raw: JsonObject, where: str) -> list[Event]:
         if not isinstance(call, dict) or not isinstance(function, dict):
             raise _Bad(at, f"got {_got(call)}; expected an object with id and "
                        "function {name, arguments}")
+        _no_unknown(call, CHAT_CALL_FIELDS, at)
+        _no_unknown(function, CHAT_FUNCTION_FIELDS, f"{at}.function")
         arguments = function.get("arguments", "{}")
         try:
-            args = json.loads(arguments) if isinstance(arguments, str) else arguments
-        except ValueError as e:
+            args = (parse_json(arguments, max_depth=INNER_DEPTH) if isinstance(arguments, str)
+                    else arguments)
+        except JsonInputError as e:
             raise _Bad(f"{at}.function.arguments", f"got {_got(arguments)}; expected a JSON "
                        f"string of an object ({e})") from e
         if not isinstance(args, dict):
@@ -213,6 +234,18 @@ def _chat_message(raw: JsonObject, where: str) -> list[Event]:
         events.append(ToolCall(_str(call, "id", f"{at}.id"),
                                _str(function, "name", f"{at}.function.name"), args))
     return events
+
+
+def _call_ids(item: JsonValue) -> set[str]:
+    """The call ids a native tool call or a chat message declares, read as loosely
+    as can be: a call with another mistake still answers to its results, so that
+    the mistake is one error, not one more for every result."""
+    if not isinstance(item, dict):
+        return set()
+    calls = item.get("tool_calls")
+    found = [item.get("id")] if item.get("type") == "tool_call" else (
+        [c.get("id") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else [])
+    return {i for i in found if isinstance(i, str)}
 
 
 def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
@@ -235,11 +268,12 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
                     call_ids.add(event.id)
                 if isinstance(event, ToolResult) and event.call_id not in call_ids:
                     field_name = "call_id" if "type" in item else "tool_call_id"
-                    raise _Bad(f"{where}.{field_name}", f"got {event.call_id!r}; expected the "
-                               "id of an earlier tool call")
+                    raise _Bad(f"{where}.{field_name}", f"got {shown(event.call_id)}; expected "
+                               "the id of an earlier tool call")
             events.extend(new)
         except _Bad as bad:
             problems.append(bad)
+            call_ids.update(_call_ids(item))
     return Trajectory(tuple(events))
 
 
@@ -267,8 +301,8 @@ def _task(raw: JsonValue, problems: list[_Bad], allowed: AllowedModules) -> Task
         try:
             spec = _check_spec(spec_raw, where, allowed)
             if spec.label in {c.label for c in checks}:
-                raise _Bad(f"{where}.name", f"got {spec.label!r}; expected a check name not "
-                           "already used in this task")
+                raise _Bad(f"{where}.name", f"got {shown(spec.label)}; expected a check name "
+                           "not already used in this task")
             checks.append(spec)
         except _Bad as bad:
             problems.append(bad)
@@ -285,8 +319,14 @@ def _check_spec(raw: JsonValue, where: str, allowed: AllowedModules) -> CheckSpe
     try:
         build_grader(spec, allowed)  # a spec that cannot become a grader: bad input, found now
     except CheckSpecError as e:
-        raise _Bad(f"{where}.{e.field}", e.message) from e
+        raise _Bad(join_field(where, e.field), _bounded(e.message)) from e
     return spec
+
+
+def _bounded(message: str) -> str:
+    """A grader's own message, which may echo a huge value unbounded: its start and
+    its end, where it says what was expected."""
+    return message if len(message) <= 300 else f"{message[:150]} [...] {message[-150:]}"
 
 
 def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label | None:
@@ -304,11 +344,11 @@ def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label
         names = set(checks)
         criteria: dict[str, Outcome] = {}
         for name in criteria_raw:
-            where = f"label.criteria.{name}"
+            where = join_field("label.criteria", name)
             if name not in names:
                 expected = ", ".join(sorted(names)) or "none (the task has no checks)"
-                raise _Bad(where, f"no check of the task is named {name!r}; expected one of "
-                           f"{expected}")
+                raise _Bad(where, f"no check of the task is named {shown(name)}; expected one "
+                           f"of {expected}{did_you_mean(name, names)}")
             criteria[name] = VERDICTS[_str(criteria_raw, name, where, allowed=tuple(VERDICTS))]
         return Label(verdict, score, criteria,
                      _str(raw, "rationale", "label.rationale", required=False),
@@ -340,6 +380,8 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
     except _Bad as bad:
         problems.append(bad)
     task = _task(raw.get("task"), problems, allowed)
+    if "trajectory" not in raw:
+        problems.append(_Bad("trajectory", "missing; expected a list of events"))
     trajectory = _trajectory(raw.get("trajectory", []), problems)
     checks = [c.label for c in task.checks] if task else []
     label = _label(raw.get("label"), checks, problems)
@@ -347,17 +389,6 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
         return None, problems
     return MetaRun(run_id, category, source,
                    EvalInput(task, trajectory, initial, final), label), []
-
-
-def _no_constant(name: str) -> JsonValue:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if line.strip():
-                yield number, line
 
 
 def data_files(paths: Iterable[Path], suffix: str = ".jsonl"
@@ -385,28 +416,16 @@ def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONL
     check may name by import path (the default: none, only the built-ins)."""
     files, errors = data_files(paths)
     runs: list[MetaRun] = []
-    seen: dict[str, str] = {}
+    ids = FirstUse()
     for path in files:
-        try:
-            lines = list(_lines(path))
-        except (OSError, UnicodeDecodeError) as e:
-            errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
-            continue
-        for number, text in lines:
-            source = f"{path}:{number}"
-            try:
-                raw = json.loads(text, parse_constant=_no_constant)
-            except ValueError as e:
-                errors.append(LoadError(str(path), number, "", f"not valid JSON: {e}"))
-                continue
-            run, problems = parse_run(raw, source, allowed)
-            errors.extend(LoadError(str(path), number, p.field, p.message) for p in problems)
+        for record in read_jsonl(path, errors):
+            run, problems = parse_run(record.value, record.source, allowed)
+            errors.extend(record.error(p.field, p.message) for p in problems)
             if run is None:
                 continue
-            if run.id in seen:
-                errors.append(LoadError(str(path), number, "id", f"got {run.id!r}; expected "
-                                        f"an id not already used (first at {seen[run.id]})"))
+            first = ids.earlier(run.id, record.source)
+            if first is not None:
+                errors.append(repeated_id(record, run.id, first))
                 continue
-            seen[run.id] = source
             runs.append(run)
     return MetaSet(tuple(runs), tuple(errors), tuple(str(f) for f in files))

@@ -54,3 +54,13 @@ def test_state_unchanged_refuses_a_bad_except_list(paths: object) -> None:
 def test_state_includes_refuses_a_negative_count() -> None:
     error = refused("state_includes", path="refunds", match={}, count=-1)
     assert (error.field, error.message) == ("count", "got -1; expected an integer >= 0")
+
+
+@pytest.mark.parametrize(("pattern", "words"), [
+    ("(", "not a regular expression: missing )"),
+    ("(" * 1000 + "a" + ")" * 1000, "not a regular expression: nested too deep"),
+    ("a{99999999999}", "not a regular expression: repeat count too big"),
+])
+def test_a_pattern_the_engine_refuses_is_a_load_time_error(pattern: str, words: str) -> None:
+    error = refused("answer_contains", pattern=pattern)
+    assert error.field == "pattern" and words in error.message

@@ -3,6 +3,7 @@ where it must fail, with the evidence it records."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import cast
 
@@ -242,3 +243,32 @@ def test_answer_states_is_unscored_for_a_fact_it_cannot_look_for() -> None:
     finding = grade(spec, run(assistant("No refund."), criteria={"refund_allowed": False}))
     assert finding.outcome is Outcome.UNSCORED
     assert "task.criteria.refund_allowed is False" in finding.reason
+
+
+# A pattern is data: one that backtracks without end must not hang a run.
+ANSWER_OF_AS = "a" * 40 + "b"
+
+
+def test_a_pattern_that_backtracks_badly_in_re_is_decided_at_once() -> None:
+    # Python's re takes 2^40 steps here; the engine used decides it at once.
+    start = time.perf_counter()
+    finding = grade({"grader": "answer_contains", "pattern": "^(a+)+$"},
+                    run(user("hi"), assistant(ANSWER_OF_AS)))
+    assert time.perf_counter() - start < 0.5
+    assert finding.outcome is Outcome.FAIL
+    assert finding.evidence[0].detail == "answer does not match '^(a+)+$'"
+
+
+@pytest.mark.parametrize("pattern", ["(a|aa)+$", "(aa|a)+c"])
+def test_a_pattern_past_its_time_limit_is_unscored_with_the_reason(pattern: str) -> None:
+    start = time.perf_counter()
+    finding = grade({"grader": "answer_contains", "pattern": pattern},
+                    run(user("hi"), assistant(ANSWER_OF_AS)))
+    assert time.perf_counter() - start < 5  # 0.25 s of CPU; the machine may be busy
+    assert finding.outcome is Outcome.UNSCORED
+    assert finding.reason == (f"pattern {pattern!r} took more than 0.25 s of CPU on the "
+                              "answer (41 characters); unscored")
+    # The same pattern on an answer it settles quickly is scored as usual.
+    assert grade({"grader": "answer_contains", "pattern": pattern},
+                 run(user("hi"), assistant("aaaa"))).outcome is (
+        Outcome.PASS if pattern.endswith("$") else Outcome.FAIL)

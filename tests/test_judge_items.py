@@ -84,3 +84,29 @@ def test_validate_reads_judge_items_and_keeps_meta_sets_apart(tmp_path: Path) ->
     result = CliRunner().invoke(main, ["validate", str(tmp_path)])
     assert result.exit_code == 2
     assert "bad.ndjson:1: label: missing" in result.output
+
+
+def test_a_misspelt_key_is_named_first_with_a_did_you_mean(tmp_path: Path) -> None:
+    path = _write(tmp_path / "items.ndjson", [
+        {"id": "a", "promt": "q", "response": "r", "label": "pass"},
+        {"id": "b", "prompt": "q", "response_a": "x", "response_b": "y", "lable": "a"},
+        {"id": "c", "prompt": "q", "response": "r", "paded": "r and more", "label": "pass"},
+        {"id": "d", "prompt": "q", "response": "r", "label": "pass"},
+    ])
+    items = load_judge_items([path])
+    assert [p.id for p in items.pointwise] == ["d"]
+    assert [(e.line, e.field, e.message.rpartition("; ")[2]) for e in items.errors] == [
+        (1, "promt", "did you mean 'prompt'?"),
+        (2, "lable", "did you mean 'label'?"),
+        (3, "paded", "did you mean 'padded'?"),
+    ]
+
+
+def test_a_misspelt_key_in_a_recorded_verdict_gets_a_did_you_mean(tmp_path: Path) -> None:
+    path = _write(tmp_path / "recorded.jsonl", [{"id": "p", "verdcit": "pass"},
+                                                {"id": "p", "verdict": "pass"}])
+    records, errors = load_recorded(path)
+    assert [r.id for r in records] == ["p"]
+    assert [(e.line, e.field) for e in errors] == [(1, "verdcit")]
+    assert errors[0].message == ("unknown field; expected one of id, order, raw, sample, "
+                                 "variant, verdict; did you mean 'verdict'?")

@@ -222,3 +222,95 @@ def parse_one(raw: JsonObject) -> MetaRun:
     run, problems = parse_run(raw, "test:1")
     assert problems == [] and run is not None
     return run
+
+
+CALL = {"type": "tool_call", "id": "c1", "tool": "get_order", "args": {"order_id": "A-1182"}}
+
+
+@pytest.mark.parametrize(("event", "field", "hint"), [
+    # The typo that validated clean and then failed a run people passed: no args at all.
+    ({"type": "tool_call", "id": "c1", "tool": "get_order", "arg": {"order_id": "A-1182"}},
+     "trajectory[1].arg", "; did you mean 'args'?"),
+    ({"type": "message", "role": "assistant", "contents": "Done."}, "trajectory[1].contents",
+     "; did you mean 'content'?"),
+    ({"type": "timeout", "details": "60 s"}, "trajectory[1].details",
+     "; did you mean 'detail'?"),
+    ({"type": "message", "role": "assistant", "content": "Done.", "timestamp": 3},
+     "trajectory[1].timestamp", ""),
+    ({"role": "assistant", "content": "Done.", "reasoning": "..."}, "trajectory[1].reasoning",
+     ""),
+    ({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "argument": "{}"}}]},
+     "trajectory[1].tool_calls[0].function.argument", "; did you mean 'arguments'?"),
+    ({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "typ": "function", "function": {"name": "f", "arguments": "{}"}}]},
+     "trajectory[1].tool_calls[0].typ", "; did you mean 'type'?"),
+])
+def test_an_unknown_key_in_an_event_is_an_error_with_a_hint(tmp_path: Path, event: JsonObject,
+                                                           field: str, hint: str) -> None:
+    run = record(trajectory=[{"type": "message", "role": "user", "content": "Refund A-1182."},
+                             event])
+    result = load_meta_sets([write(tmp_path / "set.jsonl", run)])
+    assert result.runs == ()
+    assert [(e.line, e.field) for e in result.errors] == [(1, field)]
+    message = result.errors[0].message
+    assert message.startswith("unknown field; expected one of ")
+    assert message.endswith(hint) if hint else "did you mean" not in message
+
+
+def test_every_key_of_the_openai_chat_format_is_accepted(tmp_path: Path) -> None:
+    chat = record(trajectory=[
+        {"role": "system", "content": "Be brief.", "name": "policy"},
+        {"role": "user", "content": "Refund A-1182.", "name": "customer"},
+        {"role": "assistant", "content": None, "refusal": None, "annotations": [],
+         "audio": None, "function_call": None, "tool_calls": [
+             {"id": "c1", "type": "function",
+              "function": {"name": "get_order", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "{}", "name": "get_order"},
+        {"role": "assistant", "content": "Refunded."}])
+    result = load_meta_sets([write(tmp_path / "set.jsonl", chat)])
+    assert result.errors == ()
+    assert result.runs[0].input.trajectory.answer() == "Refunded."
+
+
+@pytest.mark.parametrize(("change", "field", "words"), [
+    ({"final_sate": {}}, "final_sate", "unknown field; expected one of category, final_state, "
+     "format_version, id, initial_state, label, task, trajectory; did you mean 'final_state' "
+     "or 'initial_state'?"),
+    ({"label": {"verdict": "pass", "criteria": {"refund_isued": "pass"}}},
+     "label.criteria.refund_isued", "; did you mean 'refund_issued'?"),
+    ({"task": {"id": "t", "checks": CHECKS, "critera": {}}}, "task.critera",
+     "; did you mean 'criteria'?"),
+    ({"label": {"verdict": "pass", "rational": "fine"}}, "label.rational",
+     "; did you mean 'rationale'?"),
+    ({"task": {"id": "t", "checks": [{"grader": "no_tool_called", "tools": "refund"}]}},
+     "task.checks[0].tools", "; did you mean 'tool'?"),
+])
+def test_a_misspelt_key_at_any_level_gets_a_did_you_mean(tmp_path: Path, change: JsonObject,
+                                                        field: str, words: str) -> None:
+    result = load_meta_sets([write(tmp_path / "set.jsonl", {**record(), **change})])
+    assert [e.field for e in result.errors] == [field]
+    assert words in result.errors[0].message
+
+
+def test_a_run_without_a_trajectory_is_refused_and_an_empty_one_is_not(tmp_path: Path) -> None:
+    missing = record("missing")
+    del missing["trajectory"]
+    empty = record("empty", trajectory=[])
+    result = load_meta_sets([write(tmp_path / "set.jsonl", missing, empty)])
+    assert [str(e) for e in result.errors] == [
+        f"{tmp_path / 'set.jsonl'}:1: trajectory: missing; expected a list of events"]
+    assert [r.id for r in result.runs] == ["empty"]
+
+
+def test_a_bad_tool_call_is_one_error_not_one_more_for_its_result(tmp_path: Path) -> None:
+    native = record("native")
+    native["trajectory"][1]["arg"] = native["trajectory"][1].pop("args")  # type: ignore
+    chat = record("chat", trajectory=to_chat(record()["trajectory"]))  # type: ignore[arg-type]
+    chat["trajectory"][1]["tool_calls"][0]["function"]["argument"] = "{}"  # type: ignore
+    orphan = record("orphan")
+    orphan["trajectory"][1]["id"] = "c9"  # type: ignore
+    result = load_meta_sets([write(tmp_path / "set.jsonl", native, chat, orphan)])
+    assert [(e.line, e.field) for e in result.errors] == [
+        (1, "trajectory[1].arg"), (2, "trajectory[1].tool_calls[0].function.argument"),
+        (3, "trajectory[2].call_id")]  # a good call under another id answers nothing

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
 from metaeval.contract import JsonObject, JsonValue
-from metaeval.errors import InputError
+from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
 from metaeval.judges.base import JudgeIdentity
+from metaeval.untrusted_json import JsonInputError, read_json_file
 
 FORMAT_VERSION = 1
 DEFAULT_PATH = Path("meta_sets") / "judge" / "calibration.json"
@@ -26,12 +27,12 @@ def _read(path: Path) -> list[JsonValue]:
     if not path.exists():
         return []
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
+        document = read_json_file(path)
+    except (OSError, JsonInputError) as e:
         raise InputError(f"{path}: cannot read the calibration file: {e}") from e
     entries = document.get("entries") if isinstance(document, dict) else None
     if not isinstance(entries, list):
-        raise InputError(f"{path}: entries: got {entries!r}; expected a list")
+        raise InputError(f"{path}: entries: got {shown(entries)}; expected a list")
     return entries
 
 

@@ -3,15 +3,22 @@
 The answer is ``trajectory.answer()``: never the case file's copy of it. A run
 with no answer (none given, or a timeout or error after it) is unscored with
 the reason "no answer in the trace", never a pass and never a silent fail.
+
+An ``answer_contains`` pattern comes from a data file, so it must not be able
+to hang a run: it is matched by the ``regex`` engine, which reads Python's
+``re`` syntax, settles many patterns that make ``re`` backtrack without end
+(``^(a+)+$``), and stops any match past a time limit. A pattern past the limit
+is unscored with the reason; one the engine refuses is an error at load.
 """
 
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 
+import regex
+
 from metaeval.contract import EvalInput, Evidence, JsonObject, Message, ToolResult
-from metaeval.errors import CheckSpecError
+from metaeval.errors import CheckSpecError, shown
 from metaeval.graders.base import (
     NO_ANSWER,
     RANK_ANSWER,
@@ -25,6 +32,11 @@ from metaeval.graders.base import (
     want_str_list,
 )
 from metaeval.graders.numbers import figures, values_in
+
+MATCH_SECONDS = 0.25
+"""CPU time one ``pattern`` may take on one answer. A sane pattern takes
+microseconds on a long answer; the engine counts CPU time, so a busy machine
+does not make a sane pattern time out."""
 
 
 def _answer_at(x: EvalInput) -> tuple[str, str] | None:
@@ -46,6 +58,16 @@ def _want_numbers(value: object) -> tuple[Decimal, ...]:
     return tuple(p[0].value for p in parsed)
 
 
+def _compiled(source: str) -> regex.Pattern[str]:
+    try:
+        return regex.compile(source)
+    except RecursionError:  # groups nested a thousand deep: the parser recurses
+        why = "nested too deep"
+    except (regex.error, OverflowError, ValueError) as e:
+        why = str(e)
+    raise CheckSpecError("pattern", f"got {shown(source)}; not a regular expression: {why}")
+
+
 def answer_contains(text: object = None, pattern: object = None, numbers: object = None, *,
                     name: str = "") -> RuleGrader:
     """The answer contains ``text`` (case-insensitive), matches the regular
@@ -60,27 +82,28 @@ def answer_contains(text: object = None, pattern: object = None, numbers: object
         needle = want_str(text, "text")
         params = {"text": needle}
 
-        def found(answer: str) -> tuple[bool, str]:
+        def found(answer: str) -> tuple[bool | None, str]:
             ok = needle.casefold() in answer.casefold()
             return ok, f"answer {'contains' if ok else 'lacks'} {needle!r}"
     elif pattern is not None:
         source = want_str(pattern, "pattern")
-        try:
-            regex = re.compile(source)
-        except re.error as e:
-            raise CheckSpecError("pattern", f"got {source!r}; not a regular expression: {e}") from e
+        compiled = _compiled(source)
         params = {"pattern": source}
 
-        def found(answer: str) -> tuple[bool, str]:
-            ok = regex.search(answer) is not None
+        def found(answer: str) -> tuple[bool | None, str]:
+            try:
+                ok = compiled.search(answer, timeout=MATCH_SECONDS) is not None
+            except TimeoutError:
+                return None, (f"pattern {shown(source)} took more than {MATCH_SECONDS:g} s of "
+                              f"CPU on the answer ({len(answer)} characters); unscored")
             return ok, f"answer {'matches' if ok else 'does not match'} {source!r}"
     else:
         wanted = _want_numbers(numbers)
         params = {"numbers": [str(n) for n in wanted]}
 
-        def found(answer: str) -> tuple[bool, str]:
-            shown = {f.value for f in figures(answer)}
-            missing = [str(n) for n in wanted if n not in shown]
+        def found(answer: str) -> tuple[bool | None, str]:
+            present = {f.value for f in figures(answer)}
+            missing = [str(n) for n in wanted if n not in present]
             if missing:
                 return False, f"answer lacks {', '.join(missing)}"
             return True, f"answer shows {', '.join(str(n) for n in wanted)}"
@@ -91,6 +114,8 @@ def answer_contains(text: object = None, pattern: object = None, numbers: object
             return unscored(NO_ANSWER, Evidence("trajectory", "no final assistant message"))
         at, reply = answer
         ok, detail = found(reply)
+        if ok is None:  # the pattern ran out of time: undecided, never a pass
+            return unscored(detail, Evidence(at, detail))
         return passed(Evidence(at, detail)) if ok else failed(Evidence(at, detail))
 
     return rule("answer_contains", check, name=name, params=params, rank=RANK_ANSWER)

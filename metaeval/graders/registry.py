@@ -21,6 +21,7 @@ from metaeval.graders.judge_check import judge, judge_with
 from metaeval.graders.state_checks import state_includes, state_unchanged
 from metaeval.graders.trajectory_rules import max_steps, no_tool_called, tool_called, tool_order
 from metaeval.importing import BUILTINS_ONLY, AllowedModules, resolve
+from metaeval.keys import did_you_mean
 
 Factory = Callable[..., Grader]
 
@@ -55,7 +56,7 @@ def _kwargs(factory: Callable[..., object], spec: CheckSpec) -> dict[str, object
         else:
             expected = ", ".join(sorted(accepted)) or "none"
             raise CheckSpecError(key, f"unknown parameter for grader {spec.grader!r}; "
-                                 f"expected: {expected}")
+                                 f"expected: {expected}{did_you_mean(key, accepted)}")
     for key, p in params.items():
         if (p.default is inspect.Parameter.empty and key not in kwargs
                 and p.kind is not inspect.Parameter.VAR_KEYWORD):

@@ -27,7 +27,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import IO
+from typing import IO, Any
 
 from metaeval.judges.base import (
     DEFAULT_SCALE,
@@ -45,6 +45,7 @@ from metaeval.judges.parse import (
     pointwise_prompt,
     template_hash,
 )
+from metaeval.untrusted_json import JsonInputError, parse_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,9 +334,10 @@ def _shorten(text: str, limit: int = 200) -> str:
 
 def _read_chat(text: str, latency: float, key: str) -> Completion:
     try:
-        document = json.loads(text)
+        # Any, as json.loads gave: the lookups below are checked by the except clause.
+        document: Any = parse_json(text)  # a body nested too deep is no chat completion
         content = document["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
+    except (JsonInputError, KeyError, IndexError, TypeError):
         return Completion(text[:500], CallInfo(latency, failed=True),
                           "endpoint reply is not a chat completion")
     usage = document.get("usage") if isinstance(document, dict) else None

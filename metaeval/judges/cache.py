@@ -32,15 +32,12 @@ from metaeval.judges.base import (
     Scale,
     Value,
 )
+from metaeval.untrusted_json import JsonInputError, parse_json
 
 DEFAULT_PATH = Path(".metaeval") / "judge-cache.sqlite"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS replies (
     key TEXT PRIMARY KEY, judge TEXT NOT NULL, value TEXT NOT NULL, raw TEXT NOT NULL,
     reason TEXT NOT NULL)"""
-
-
-_STORED = (bool, float, int, type(None))
-"""What ``_encode`` writes as a value; anything else in the file was not written here."""
 
 
 def _encode(value: Value | None) -> str:
@@ -50,14 +47,19 @@ def _encode(value: Value | None) -> str:
 
 
 def _decode(text: str) -> Value | None:
-    """A stored value; raises ValueError, KeyError or TypeError on anything else."""
-    document = json.loads(text)
+    """A stored value, as ``_encode`` writes it; JsonInputError, ValueError or TypeError
+    for anything else (a row this code did not write)."""
+    document = parse_json(text)
+    if not isinstance(document, dict) or not document.keys() & {"choice", "value"}:
+        raise ValueError("not an object with a choice or a value")
     if "choice" in document:
         return Choice(document["choice"])
     value = document["value"]
-    if not isinstance(value, _STORED):
-        raise TypeError(f"stored value {value!r} is not a score")
-    return value if isinstance(value, bool | float) or value is None else float(value)
+    if isinstance(value, bool | float) or value is None:
+        return value
+    if isinstance(value, int) and abs(value) < 2**53:
+        return float(value)
+    raise ValueError(f"not a verdict: {value!r:.40}")
 
 
 def _stderr(message: str) -> None:
@@ -125,7 +127,7 @@ class ReplyCache:
                 return None
             try:
                 value = _decode(row[0])
-            except (ValueError, KeyError, TypeError, RecursionError):
+            except (JsonInputError, ValueError, TypeError):
                 return None  # an entry this code did not write: ask the judge again
             if not isinstance(row[1], str) or not isinstance(row[2], str):
                 return None

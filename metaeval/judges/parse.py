@@ -11,11 +11,11 @@ of a marker inside it is broken.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 
 from metaeval.judges.base import Choice, JudgeReply, Scale, Value, unscored_reply
+from metaeval.untrusted_json import JsonInputError, parse_json
 
 BEGIN = "<<<RESPONSE>>>"
 END = "<<<END RESPONSE>>>"
@@ -81,9 +81,11 @@ def pairwise_prompt(prompt: str, response_a: str, response_b: str) -> str:
 
 
 def _json_object(text: str) -> dict[str, object] | None:
+    # The shared reader: a reply nested a thousand deep is not JSON here (json.loads
+    # raised RecursionError), and one that says "score" twice has no score.
     try:
-        value: object = json.loads(text)
-    except ValueError:
+        value: object = parse_json(text)
+    except JsonInputError:
         return None
     return value if isinstance(value, dict) else None
 

@@ -13,26 +13,32 @@ invalidates every entry.
 nothing changed does not parse with libcst again.
 
 The caches live in JSON files under ``.metaeval/`` (gitignored). This module
-never writes anywhere else, and a missing, corrupt or foreign cache file is an
-empty cache, never an error. Mutants settled without running are not cached.
+never writes anywhere else, and a missing, outdated, corrupt or foreign cache
+file is an empty cache, never an error: one that cannot be read (not UTF-8, not
+JSON, nested too deep, the wrong shape) says so in one warning line on stderr.
+Mutants settled without running are not cached.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import sys
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any
 
 from metaeval import __version__
+from metaeval.contract import JsonValue
+from metaeval.errors import shown
 from metaeval.files import write_atomic
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.mutation.operators import Operator
 from metaeval.mutation.targets import scan_module as mutants_and_scopes
+from metaeval.untrusted_json import JsonInputError, read_json_file
 
 CACHE_FILE = ".metaeval/mutate-cache.json"
 FORMAT = 1
@@ -45,6 +51,35 @@ _NOT_TESTS = frozenset({"venv", "site-packages", "node_modules", "__pycache__", 
                         "dist"})
 
 Entry = dict[str, object]
+
+
+def _read(path: Path) -> JsonValue:
+    """The cache file's JSON, or None: a missing file is a first run, said nothing
+    about; an unreadable one is said in one line, and the run goes on cold."""
+    try:
+        return read_json_file(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, JsonInputError) as e:
+        _cold(path, str(e))
+        return None
+
+
+def _outdated(data: JsonValue, **current: JsonValue) -> bool:
+    """Written by another format or version of metaeval: stale, not damaged."""
+    return isinstance(data, dict) and any(key in data and data[key] != value
+                                          for key, value in current.items())
+
+
+def _cold(path: Path, why: str) -> None:
+    print(f"warning: {path}: {why}; starting with an empty cache", file=sys.stderr)
+
+
+def _limit(value: JsonValue) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            math.isfinite(value) and value >= 0):
+        raise ValueError(f"got {shown(value)}; expected a number of seconds")
+    return float(value)
 
 
 def _is_test_file(name: str) -> bool:
@@ -77,14 +112,19 @@ class ResultCache:
         self._load()
 
     def _load(self) -> None:
+        data = _read(self.path)
+        if data is None or _outdated(data, format=FORMAT):
+            return  # none yet, or another format's: start empty; it is rewritten on save
+        entries = data.get("entries") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or not isinstance(entries, dict):
+            _cold(self.path, "not a result cache: expected an object with entries")
+            return
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if data.get("format") != FORMAT:
-                return
-            self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, dict)}
-            self.limits = (float(data["baseline"]), float(data["timeout"]))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            self.entries = {}  # unreadable: start empty; it is rewritten on save
+            self.limits = (_limit(data.get("baseline")), _limit(data.get("timeout")))
+        except ValueError as e:
+            _cold(self.path, f"not a result cache: baseline and timeout: {e}")
+            return
+        self.entries = {k: dict(v) for k, v in entries.items() if isinstance(v, dict)}
 
     # --- hashing -------------------------------------------------------------------
 
@@ -193,11 +233,35 @@ def _mutant_json(mutant: Mutant) -> dict[str, object]:
     return data
 
 
-def _decode(entry: Any) -> tuple[list[Mutant], frozenset[str]]:
-    """An entry back into mutants; KeyError, TypeError or ValueError when damaged."""
-    mutants = [Mutant(**{**m, "kind": MutantKind(m["kind"]), "span": Span(**m["span"])})
-               for m in entry["mutants"]]
-    return mutants, frozenset(entry["scopes"])
+_MUTANT_FIELDS = frozenset(f.name for f in fields(Mutant))
+_SPAN_FIELDS = frozenset(f.name for f in fields(Span))
+
+
+def _decode_mutant(data: JsonValue) -> Mutant:
+    # Every field is a string but the kind and the span: a wrong type is refused
+    # here, not met later as a crash in the middle of a run.
+    if not isinstance(data, dict) or not set(data) <= _MUTANT_FIELDS:
+        raise ValueError("not a mutant")
+    span = data.get("span")
+    if not isinstance(span, dict) or set(span) != _SPAN_FIELDS or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in span.values()):
+        raise ValueError("not a span")
+    texts = {k: v for k, v in data.items() if k not in ("kind", "span")}
+    if not all(isinstance(v, str) for v in texts.values()):
+        raise ValueError("not a mutant")
+    return Mutant(**texts, kind=MutantKind(data.get("kind")),  # type: ignore[arg-type]
+                  span=Span(**span))  # type: ignore[arg-type]
+
+
+def _decode(entry: object) -> tuple[list[Mutant], frozenset[str]]:
+    """An entry back into mutants; ValueError or TypeError when damaged."""
+    if not isinstance(entry, dict):
+        raise ValueError("not an entry")
+    mutants, scopes = entry.get("mutants"), entry.get("scopes")
+    if not isinstance(mutants, list) or not isinstance(scopes, list) or not all(
+            isinstance(s, str) for s in scopes):
+        raise ValueError("not an entry")
+    return [_decode_mutant(m) for m in mutants], frozenset(scopes)
 
 
 class ScanCache:
@@ -211,12 +275,14 @@ class ScanCache:
         self.path = path or (root.resolve() / CACHE_FILE).with_name(SCAN_FILE_NAME)
         self.entries: dict[str, object] = {}
         self.used: dict[str, object] = {}
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if data.get("format") == FORMAT and data.get("version") == __version__:
-                self.entries = dict(data["entries"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            self.entries = {}
+        data = _read(self.path)
+        if data is None or _outdated(data, format=FORMAT, version=__version__):
+            return  # none yet, or another format's or version's: scan again
+        entries = data.get("entries") if isinstance(data, dict) else None
+        if not isinstance(entries, dict):
+            _cold(self.path, "not a scan cache: expected an object with entries")
+            return
+        self.entries = dict(entries)
 
     @staticmethod
     def _key(source: str, path: str, module: str, operators: Sequence[Operator] | None,
@@ -242,7 +308,7 @@ class ScanCache:
                 found = _decode(entry)
                 self.used[key] = entry
                 return found
-            except (KeyError, TypeError, ValueError):
+            except (TypeError, ValueError):
                 pass  # a damaged entry: scan again
         mutants, scopes = mutants_and_scopes(source, path=path, module=module,
                                              operators=operators,

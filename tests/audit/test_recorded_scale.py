@@ -56,7 +56,7 @@ def _pointwise(good: str, bad: str) -> list[str]:
 
 @pytest.mark.parametrize(("verdict", "shown"), [
     ("99", "99"), ("0", "0"), ("-1", "-1"), ("6", "6"), ("5.5", "5.5"),
-    ("1e309", "Infinity"), (HUGE, HUGE[:57] + "..."), ("true", "true"), ('"4"', "'4'"),
+    (HUGE, HUGE[:57] + "... (400 characters)"), ("true", "true"), ('"4"', "'4'"),
     ('"a"', "'a'"), ("[4]", "[4]"),
 ])
 def test_a_verdict_outside_what_a_pointwise_judge_can_say_is_a_line_error(
@@ -68,6 +68,16 @@ def test_a_verdict_outside_what_a_pointwise_judge_can_say_is_a_line_error(
         assert (f"{recorded}:{line}: verdict: got {shown}; expected a number from 1 to 5"
                 in result.output)
     assert f"{recorded}:1:" not in result.output and "Traceback" not in result.output
+
+
+def test_a_verdict_too_large_for_a_float_is_a_line_error(project: Path) -> None:
+    # Refused by the reader of every data file, before the verdict's own checks.
+    recorded = _log(project, _pointwise("5", "1e309"))
+    result = _audit("--recorded", str(recorded))
+    assert result.exit_code == 2, result.output
+    for line in (3, 4):
+        assert (f"{recorded}:{line}: verdict: got a number too large for a float (it reads "
+                "as infinity); expected a finite number") in result.output
 
 
 def test_99_used_to_pass_every_item(project: Path) -> None:

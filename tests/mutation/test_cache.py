@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from metaeval import __version__
 from metaeval.mutation import targets
 from metaeval.mutation.cache import ResultCache, ScanCache, project_test_files
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
@@ -171,3 +173,99 @@ def test_a_cached_scan_is_not_reused_across_the_message_strings_option(tmp_path:
                         message_strings=True)
     assert [m.original for m in quiet] == ['"admin"']
     assert [m.original for m in loud] == ['"admin"', '"not allowed"']
+
+
+DEEP = "[" * 1000 + "]" * 1000
+POISON = {
+    "too deep": DEEP.encode(),
+    "not JSON": b"{not json",
+    "not UTF-8": b'{"format": 1, "caf\xe9": 1}',
+    "a repeated key": b'{"format": 1, "format": 1, "entries": {}}',
+    "not an object": b"[]",
+    "entries not an object": b'{"format": 1, "version": "x", "entries": [], "baseline": 1, '
+                             b'"timeout": 1}',
+    "limits not numbers": b'{"format": 1, "entries": {}, "baseline": "nan", "timeout": 1}',
+}
+
+
+def only_warning(stderr: str, path: Path) -> str:
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith(f"warning: {path}: ") and "empty cache" in lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("poison", list(POISON))
+def test_an_unreadable_result_cache_is_cold_with_one_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], poison: str) -> None:
+    root = project(tmp_path)
+    path = root / ".metaeval" / "mutate-cache.json"
+    path.parent.mkdir()
+    path.write_bytes(POISON[poison])
+    cache = ResultCache(root, ())
+    assert cache.lookup(mutant()) is None and cache.last_limits() == (0.0, 0.0)
+    only_warning(capsys.readouterr().err, path)
+    cache.store(MutantResult(mutant(), Status.KILLED, killed_by=("t",), covered_by=("t",)), None)
+    cache.save(1.0, 8.0)  # rewritten whole, and read again without a word
+    assert ResultCache(root, ()).lookup(mutant()) is not None
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("poison", [p for p in POISON if p != "limits not numbers"])
+def test_an_unreadable_scan_cache_is_cold_with_one_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], poison: str) -> None:
+    root = project(tmp_path)
+    path = root / ".metaeval" / "mutate-scan-cache.json"
+    path.parent.mkdir()
+    path.write_bytes(POISON[poison].replace(b'"version": "x"', b'"version": "%s"'
+                                            % __version__.encode()))
+    scan = ScanCache(root)
+    assert scan.entries == {}
+    only_warning(capsys.readouterr().err, path)
+    assert find_mutants(["calc.py"], root, (), scan)
+
+
+def test_a_missing_or_outdated_cache_is_cold_without_a_word(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = project(tmp_path)
+    ResultCache(root, ())
+    ScanCache(root)
+    (root / ".metaeval").mkdir()
+    (root / ".metaeval" / "mutate-cache.json").write_text('{"format": 0}', encoding="utf-8")
+    (root / ".metaeval" / "mutate-scan-cache.json").write_text(
+        '{"format": 1, "version": "0.0.1", "entries": {}}', encoding="utf-8")
+    ResultCache(root, ())
+    ScanCache(root)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_damaged_scan_entry_is_scanned_again(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    scan = ScanCache(root)
+    first = find_mutants(["calc.py"], root, (), scan)
+    scan.save()
+    path = root / ".metaeval" / "mutate-scan-cache.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    for entry in document["entries"].values():
+        entry["mutants"][0]["span"]["start_line"] = "two"  # a Span that would crash later
+        entry["mutants"][-1]["qualname"] = ["double"]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert find_mutants(["calc.py"], root, (), ScanCache(root)) == first
+
+
+def test_mutate_with_a_poisoned_cache_runs_cold_and_warns_once(tmp_path: Path) -> None:
+    project = copy_shop(tmp_path)
+    (project / "no_patches").mkdir()
+    cache = tmp_path / "cache" / "mutate-cache.json"
+    cache.parent.mkdir()
+    cache.write_text(DEEP, encoding="utf-8")
+    cache.with_name("mutate-scan-cache.json").write_text(DEEP, encoding="utf-8")
+    done = subprocess.run([METAEVAL, "mutate", "shop/pricing.py:discount_cents", "--mutants",
+                           "no_patches", "--cache", str(cache), "--report",
+                           str(tmp_path / "r.json")], cwd=project, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "fork: 4 mutants run, 0 from cache" in done.stdout
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 2 and "Traceback" not in done.stderr
+    assert "fork: 0 mutants run, 4 from cache" in mutate(project, cache)  # rewritten, good again

@@ -1,0 +1,68 @@
+"""parse_json: a bounded depth, no repeated key, no lone surrogate, finite numbers."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from metaeval.untrusted_json import MAX_DEPTH, JsonInputError, parse_json
+
+DEEP = "[" * 1000 + "]" * 1000
+
+
+def nested(levels: int) -> str:
+    """``levels`` levels of JSON arrays around a number."""
+    return "[" * levels + "1" + "]" * levels
+
+
+# --- one JSON text ----------------------------------------------------------------------
+
+
+def test_the_depth_bound_is_exact_and_a_string_of_brackets_is_no_nesting() -> None:
+    assert parse_json(nested(MAX_DEPTH)) is not None
+    with pytest.raises(JsonInputError, match=f"nested deeper than {MAX_DEPTH} levels"):
+        parse_json(nested(MAX_DEPTH + 1))
+    with pytest.raises(JsonInputError, match="nested deeper"):
+        parse_json('{"a": ' + DEEP + "}")
+    # Brackets inside strings (escaped quotes included) are text, not nesting.
+    text = json.dumps({"a": "[{" * 1000 + '\\"[' * 100})
+    assert parse_json(text) == json.loads(text)
+
+
+def test_a_repeated_key_is_named_where_it_is() -> None:
+    with pytest.raises(JsonInputError) as caught:
+        parse_json('{"label": {"verdict": "fail", "verdict": "pass"}}')
+    assert caught.value.field == "label.verdict"
+    assert "twice" in caught.value.message
+    assert parse_json('{"a": {"verdict": 1}, "b": {"verdict": 2}}') == {
+        "a": {"verdict": 1}, "b": {"verdict": 2}}  # the same key in two objects is fine
+
+
+def test_a_lone_surrogate_is_named_and_shown_escaped_and_a_pair_is_text() -> None:
+    with pytest.raises(JsonInputError) as caught:
+        parse_json('{"task": {"checks": [{"name": "ok\\ud800"}]}}')
+    assert caught.value.field == "task.checks[0].name"
+    assert "'ok\\ud800'" in caught.value.message
+    caught.value.message.encode("utf-8")  # printable as it is
+    with pytest.raises(JsonInputError, match="lone surrogate"):
+        parse_json('{"\\udc00": 1}')
+    assert parse_json('["\\ud83d\\ude00"]') == ["\U0001f600"]  # a valid pair is one character
+
+
+@pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a": -Infinity}', "[1e999]"])
+def test_numbers_that_are_not_finite_are_refused(text: str) -> None:
+    with pytest.raises(JsonInputError):
+        parse_json(text)
+    assert parse_json("[1e308]") == [1e308]
+
+
+def test_the_depth_scan_is_linear_on_an_unterminated_string_of_escaped_quotes() -> None:
+    # Each escaped quote could start a string that runs to the end: rescanning
+    # from each made the depth check quadratic (seconds for 20 kB).
+    text = '"' + '\\"' * 20_000 + "[" * (MAX_DEPTH + 1)
+    start = time.perf_counter()
+    with pytest.raises(JsonInputError):
+        parse_json(text)
+    assert time.perf_counter() - start < 1
