@@ -309,8 +309,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     if outcome.run is not None:
         render = mutation_json if fmt == "json" else mutation_text
         click.echo(render(outcome.run, outcome.root, outcome.report))
-    for message in outcome.after:
-        click.echo(message.text, err=message.stderr)
+    for message in outcome.after:  # with --format json, stdout holds the JSON alone
+        click.echo(message.text, err=message.stderr or fmt == "json")
     for error in outcome.write_errors:  # the results above stand; these files do not
         click.echo(f"error: {error}", err=True)
     if outcome.findings_error is not None:
