@@ -550,8 +550,11 @@ def gate(results: tuple[Path, ...], calibration_path: Path | None, fmt: str) -> 
 @click.option("--force", is_flag=True, help="Overwrite scaffold files that already exist.")
 @click.option("--path", "root", type=click.Path(path_type=Path), default=Path("."),
               show_default=True, help="The repository to scaffold.")
+@click.option("--package", default=None, metavar="NAME",
+              help="Import name of your package, the mutate target [default: found from "
+                   "pyproject.toml, else the src/ or top-level layout].")
 @user_errors
-def init(force: bool, root: Path) -> None:
+def init(force: bool, root: Path, package: str | None) -> None:
     """Scaffold mutants/, meta_sets/, a grader test, [tool.metaeval] and a CI workflow.
 
     Idempotent: an existing file is kept unless --force; pyproject.toml is only
@@ -559,5 +562,8 @@ def init(force: bool, root: Path) -> None:
     """
     from metaeval.init import scaffold
 
-    for step in scaffold(root, force=force):
+    done = scaffold(root, force=force, package=package)
+    for step in done.steps:
         click.echo(f"{step.action.value:<11} {step.path}")
+    for note in done.notes:
+        click.echo(note, err=True)
