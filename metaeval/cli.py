@@ -288,6 +288,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     from metaeval.mutation.runner import Isolation
     from metaeval.mutation.session import MutateRequest, plan_mutate, run_plan
     from metaeval.report.mutation import mutation_json, mutation_text
+    from metaeval.report.progress import MutateProgress
 
     plan = plan_mutate(MutateRequest(
         paths=paths, jobs=jobs, timeout_factor=timeout_factor,
@@ -299,13 +300,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     # before the progress, as the user waits.
     for message in plan.notes:
         click.echo(message.text, err=message.stderr)
-    show_progress = sys.stderr.isatty()
-
-    def progress(done: int, total: int, result: object) -> None:
-        if show_progress:
-            click.echo(f"\rmutants {done}/{total}", err=True, nl=done == total)
-
-    outcome = run_plan(plan, progress)
+    outcome = run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty()))
     if outcome.run is not None:
         render = mutation_json if fmt == "json" else mutation_text
         click.echo(render(outcome.run, outcome.root, outcome.report))
