@@ -268,13 +268,16 @@ class InRange(_FloatParam):
               help="Write the findings file (--baseline, else config) after the run.")
 @click.option("--sarif", "sarif_path", type=click.Path(path_type=Path), default=None,
               help="Write the open survivors as SARIF 2.1.0 here.")
+@click.option("--message-strings/--no-message-strings", default=None,
+              help="Also mutate strings that are only a log, warning or exception message "
+                   "(default: [tool.metaeval.mutate] message_strings, else no).")
 @FORMAT
 @user_errors
 def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | None,
            timeout_constant: float | None, mutants_dir: Path | None, report_path: Path | None,
            isolation: str | None, since_ref: str | None, cache_path: Path | None,
            no_cache: bool, baseline_path: Path | None, update_baseline: bool,
-           sarif_path: Path | None, fmt: str) -> None:
+           sarif_path: Path | None, message_strings: bool | None, fmt: str) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -295,7 +298,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         timeout_constant=timeout_constant, mutants_dir=mutants_dir, report_path=report_path,
         isolation=None if isolation is None else Isolation(isolation), since_ref=since_ref,
         cache_path=cache_path, no_cache=no_cache, baseline_path=baseline_path,
-        update_baseline=update_baseline, sarif_path=sarif_path))
+        update_baseline=update_baseline, sarif_path=sarif_path,
+        message_strings=message_strings))
     # Shown before the run starts, not with its outcome: the --since count comes
     # before the progress, as the user waits.
     for message in plan.notes:

@@ -30,7 +30,7 @@ TOP_KEYS = ("allowed_modules", "findings", "gate", "judge_audit", "judges", "met
             "meta_sets", "mutate")
 """``[tool.metaeval]``. ``judge_audit`` is a table that ``metaeval judge-audit`` reads."""
 MUTATE_KEYS = ("targets", "operators", "mutants", "pytest_args", "timeout_factor",
-               "timeout_constant", "jobs", "report")
+               "timeout_constant", "jobs", "report", "message_strings")
 """``[tool.metaeval.mutate]``: the first two are read here, the rest by
 ``metaeval.mutation.settings``; both readers reject any other key against this one list."""
 

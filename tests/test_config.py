@@ -33,12 +33,14 @@ def project(tmp_path: Path, text: str) -> Path:
     ('[tool.metaeval]\nwhatever = 1\n', "tool.metaeval.whatever: unknown key; expected one of "
      "allowed_modules, findings, gate, judge_audit, judges, meta_eval, meta_sets, mutate"),
     ('[tool.metaeval.mutate]\ntarget = ["src"]\n',
-     "tool.metaeval.mutate.target: unknown key; expected one of jobs, mutants, operators, "
-     "pytest_args, report, targets, timeout_constant, timeout_factor; did you mean "
+     "tool.metaeval.mutate.target: unknown key; expected one of jobs, message_strings, "
+     "mutants, operators, pytest_args, report, targets, timeout_constant, timeout_factor; "
+     "did you mean "
      "'targets'?"),
     ('[tool.metaeval.mutate]\ntimeout = 30\n',
-     "tool.metaeval.mutate.timeout: unknown key; expected one of jobs, mutants, operators, "
-     "pytest_args, report, targets, timeout_constant, timeout_factor; did you mean "
+     "tool.metaeval.mutate.timeout: unknown key; expected one of jobs, message_strings, "
+     "mutants, operators, pytest_args, report, targets, timeout_constant, timeout_factor; "
+     "did you mean "
      "'timeout_factor' or 'timeout_constant'?"),
     ('[tool.metaeval.meta_eval]\nresample = 10\n',
      "tool.metaeval.meta_eval.resample: unknown key; expected one of checks, min_kappa, "
@@ -74,9 +76,10 @@ def test_the_runner_rejects_the_same_mutate_keys_as_the_config(tmp_path: Path) -
     every_key = project(tmp_path, "[tool.metaeval.mutate]\n" + "".join(
         f"{key} = {value}\n" for key, value in zip(MUTATE_KEYS, (
             '["src"]', '["negate_condition"]', '"mutants"', '["-q"]', "2.0", "1.0", "1",
-            '"r.json"'), strict=True)))
+            '"r.json"', "true"), strict=True)))
     assert load_config(every_key).mutate_targets == ("src",)
     assert load_mutate_settings(every_key).report == "r.json"
+    assert load_mutate_settings(every_key).message_strings is True
 
 
 def test_the_keys_another_command_reads_are_known(tmp_path: Path) -> None:

@@ -203,8 +203,9 @@ def _decode(entry: Any) -> tuple[list[Mutant], frozenset[str]]:
 class ScanCache:
     """The rewrite mutants of each module text, so that a rerun does not parse
     again: libcst takes seconds on a few thousand lines. Keyed by a hash of the
-    text, its path and module name, the operators and metaeval's version; only
-    the modules scanned in the current run are kept on ``save``."""
+    text, its path and module name, the operators, whether message strings are
+    mutated, and metaeval's version; only the modules scanned in the current run
+    are kept on ``save``."""
 
     def __init__(self, root: Path, path: Path | None = None) -> None:
         self.path = path or (root.resolve() / CACHE_FILE).with_name(SCAN_FILE_NAME)
@@ -218,18 +219,23 @@ class ScanCache:
             self.entries = {}
 
     @staticmethod
-    def _key(source: str, path: str, module: str, operators: Sequence[Operator] | None) -> str:
+    def _key(source: str, path: str, module: str, operators: Sequence[Operator] | None,
+             message_strings: bool) -> str:
         names = [o.name for o in operators] if operators is not None else None
-        return hashlib.sha256(json.dumps([source, path, module, names]).encode()).hexdigest()
+        # Every input of the scan that changes its mutants: a scan with message
+        # strings left out must never stand in for one that keeps them.
+        parts = [source, path, module, names, {"message_strings": message_strings}]
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
     def knows(self, source: str, *, path: str, module: str,
-              operators: Sequence[Operator] | None) -> bool:
+              operators: Sequence[Operator] | None, message_strings: bool = False) -> bool:
         """Whether this module text was scanned before (so a scan costs nothing)."""
-        return self._key(source, path, module, operators) in self.entries
+        return self._key(source, path, module, operators, message_strings) in self.entries
 
     def __call__(self, source: str, *, path: str, module: str,
-                 operators: Sequence[Operator] | None) -> tuple[list[Mutant], frozenset[str]]:
-        key = self._key(source, path, module, operators)
+                 operators: Sequence[Operator] | None, message_strings: bool = False
+                 ) -> tuple[list[Mutant], frozenset[str]]:
+        key = self._key(source, path, module, operators, message_strings)
         entry = self.entries.get(key)
         if entry is not None:
             try:
@@ -239,7 +245,8 @@ class ScanCache:
             except (KeyError, TypeError, ValueError):
                 pass  # a damaged entry: scan again
         mutants, scopes = mutants_and_scopes(source, path=path, module=module,
-                                             operators=operators)
+                                             operators=operators,
+                                             message_strings=message_strings)
         self.used[key] = {"mutants": [_mutant_json(m) for m in mutants],
                           "scopes": sorted(scopes)}
         return mutants, scopes

@@ -7,8 +7,9 @@ ancestors and returns the ``Variant`` values it would inject there; it never
 reads files, never keeps state, and never returns a variant it knows to be
 equivalent to the original (a fault nobody can detect is noise, not a finding).
 
-What to walk (skipping annotations, docstrings, ``if __name__ == "__main__"``)
-is decided by the caller, ``metaeval.mutation.targets``.
+What to walk (skipping annotations, docstrings and every other string statement,
+``if __name__ == "__main__"``) and which string mutants are noise (a log, warning
+or exception message) is decided by the caller, ``metaeval.mutation.targets``.
 """
 
 from __future__ import annotations
@@ -398,14 +399,16 @@ _TYPING_CALLS = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "c
 
 
 def _is_noise_string(node: cst.CSTNode, ctx: Context) -> bool:
-    """Strings where emptiness is not a fault worth finding: keys, names, messages."""
+    """Strings where emptiness is not a fault worth finding: keys, names, types.
+
+    Messages (log, warning, exception, assert) are left out by the scanner, for
+    every operator, unless ``message_strings`` keeps them: ``metaeval.mutation.messages``.
+    """
     parent = ctx.parent
     if isinstance(parent, cst.DictElement) and parent.key is node:
         return True
     for ancestor in ctx.ancestors:
-        if isinstance(ancestor, cst.SubscriptElement | cst.Raise):
-            return True
-        if isinstance(ancestor, cst.Assert) and ancestor.msg is not None:
+        if isinstance(ancestor, cst.SubscriptElement):
             return True
         if isinstance(ancestor, cst.Call) and last_name(ancestor.func) in _TYPING_CALLS:
             return True

@@ -113,7 +113,7 @@ class ChildVerdict:
             f"the child ended without a result (wait status {outcome.exit_status})"
         return ChildVerdict(timed_out=outcome.timed_out, reported=outcome.reported,
                             error_kind=outcome.error_kind, error=error, failed=outcome.failed,
-                            in_tests=outcome.in_tests, wall=outcome.wall,
+                            in_tests=outcome.times.in_tests, wall=outcome.times.wall,
                             covered_by=covered_by)
 
 

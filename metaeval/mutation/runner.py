@@ -135,38 +135,44 @@ class Baseline:
 
 
 @dataclass(frozen=True, slots=True)
+class ForkStats:
+    """What a fork-isolation run adds to its results."""
+
+    deferred: int = 0
+    """Mutants that ran in a pytest process of their own anyway."""
+    reloaded: int = 0
+    """Mutants put in place by executing their module again in the child."""
+    deferred_elsewhere: float = 0.0
+    """Of ``elsewhere``, the seconds the deferred mutants' own processes spent outside tests."""
+    forking: float = 0.0
+    """Of ``elsewhere``, the seconds the warm process spent forking."""
+    placing: float = 0.0
+    """Of ``elsewhere``, the seconds children spent putting their mutants in place
+    before their first test."""
+    resident: int = 0
+    """The largest the warm process was (resident bytes) when it forked."""
+    traced_tests: int = 0
+    """Tests the baseline traced in this run."""
+    reused_tests: int = 0
+    """Tests whose records came from the last run's coverage map."""
+    coverage_map: CoverageMap | None = None
+    """The whole baseline's map (traced and reused), for the next run."""
+
+
+@dataclass(frozen=True, slots=True)
 class MutationRun:
     """Everything one ``metaeval mutate`` run found, in the order of its mutants."""
 
     results: tuple[MutantResult, ...]
     baseline_duration: float
     timeout: float
-    """The per-mutant limit in seconds: baseline * factor + constant; with
-    ``per_mutant_limits``, the largest of the mutants' own limits."""
+    """The per-mutant limit in seconds: baseline * factor + constant; in fork
+    isolation, where each mutant has its own, the largest of them."""
     isolation: Isolation = Isolation.SUBPROCESS
     wall: float = 0.0
     """Seconds the whole run took, baseline included."""
-    deferred: int = 0
-    """Fork isolation: mutants that ran in a pytest process of their own anyway."""
-    reloaded: int = 0
-    """Fork isolation: mutants put in place by executing their module again in the child."""
-    deferred_elsewhere: float = 0.0
-    """Of ``elsewhere``, the seconds the deferred mutants' own processes spent outside tests."""
-    forking: float = 0.0
-    """Fork isolation: of ``elsewhere``, the seconds the warm process spent forking."""
-    placing: float = 0.0
-    """Fork isolation: of ``elsewhere``, the seconds children spent putting their
-    mutants in place before their first test."""
-    resident: int = 0
-    """Fork isolation: the largest the warm process was (resident bytes) when it forked."""
-    per_mutant_limits: bool = False
-    """Each mutant had its own limit (from its selected tests); ``timeout`` is the largest."""
-    traced_tests: int = 0
-    """Fork isolation: tests the baseline traced in this run."""
-    reused_tests: int = 0
-    """Fork isolation: tests whose records came from the last run's coverage map."""
-    coverage_map: CoverageMap | None = None
-    """Fork isolation: the whole baseline's map (traced and reused), for the next run."""
+    fork: ForkStats | None = None
+    """Fork isolation: how the mutants were put in place and where the time went."""
 
     @property
     def ran(self) -> tuple[MutantResult, ...]:
@@ -376,9 +382,7 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
         for index in todo:
             cache.store(ordered[index], ran.coverage)
     return MutationRun(ordered, ran.baseline_duration, ran.timeout, options.isolation,
-                       time.monotonic() - started, ran.deferred, ran.reloaded,
-                       ran.deferred_elsewhere, ran.forking, ran.placing, ran.resident,
-                       ran.per_mutant, ran.traced_tests, ran.reused_tests, ran.coverage_map)
+                       time.monotonic() - started, ran.fork)
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,16 +392,7 @@ class Ran:
     baseline_duration: float
     timeout: float
     coverage: Coverage | None
-    deferred: int = 0
-    reloaded: int = 0
-    deferred_elsewhere: float = 0.0
-    forking: float = 0.0
-    placing: float = 0.0
-    resident: int = 0
-    per_mutant: bool = False
-    traced_tests: int = 0
-    reused_tests: int = 0
-    coverage_map: CoverageMap | None = None
+    fork: ForkStats | None = None
 
 
 Record = Callable[[int, MutantResult], None]
@@ -447,7 +442,7 @@ class WarmStart:
     def send(self, todo: list[tuple[int, Mutant]], root: Path) -> None:
         root = root.resolve()
         write_warm_mutants(Path(self.spec.mutants_path), [
-            WarmMutant(i, m.id, m.kind.value, m.module, m.path, str((root / m.path).resolve()),
+            WarmMutant(i, m.id, m.kind, m.module, m.path, str((root / m.path).resolve()),
                        m.qualname, (m.span.start_line, m.span.start_column, m.span.end_line,
                                     m.span.end_column), m.mutated_source)
             for i, m in todo])
@@ -576,18 +571,18 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                     elif value.deferred:
                         pending.discard(value.index)
                         deferred.append(own.submit(fresh, value.index, value.selected or (),
-                                                   value.error, value.limit))
-                        longest = max(longest, value.limit)
+                                                   value.error, value.times.limit))
+                        longest = max(longest, value.times.limit)
                     else:
                         pending.discard(value.index)
                         reloaded += value.reloaded
-                        forking += value.forking
-                        placing += value.placing
-                        resident = max(resident, value.resident)
+                        forking += value.times.forking
+                        placing += value.times.placing
+                        resident = max(resident, value.times.resident)
                         mutant = by_index[value.index]
                         verdict = ChildVerdict.of_fork(value, coverage.tests_for(mutant) or ())
-                        record(value.index, classify(mutant, verdict, value.limit or timeout))
-                        longest = max(longest, value.limit)
+                        record(value.index, classify(mutant, verdict, value.times.limit or timeout))
+                        longest = max(longest, value.times.limit)
                 if exited:
                     break
                 time.sleep(0.02)
@@ -605,12 +600,11 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     for index in sorted(pending):
         record(index, MutantResult(by_index[index], Status.RUNTIME_ERROR,
                                    detail=f"the warm runner ended before this mutant\n{tail}"))
-    return Ran(baseline.duration, longest or timeout, coverage, len(deferred), reloaded,
-               deferred_elsewhere, forking, placing, resident, per_mutant=True,
-               traced_tests=baseline.tests_run, reused_tests=baseline.reused,
-               coverage_map=CoverageMap(warm.spec.packages, options.pytest_args, baseline.ran,
-                                        baseline.durations, baseline.passed)
-               if baseline.traced else None)
+    coverage_map = CoverageMap(warm.spec.packages, options.pytest_args, baseline.ran,
+                               baseline.durations, baseline.passed) if baseline.traced else None
+    return Ran(baseline.duration, longest or timeout, coverage, ForkStats(
+        len(deferred), reloaded, deferred_elsewhere, forking, placing, resident,
+        baseline.tests_run, baseline.reused, coverage_map))
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:

@@ -88,6 +88,8 @@ class MutateRequest:
     update_baseline: bool = False
     """Write the findings file (``baseline_path``, else the configured one) after the run."""
     sarif_path: Path | None = None
+    message_strings: bool | None = None
+    """Keep the mutants that change only a log, warning or exception message."""
 
     @property
     def tracks_survivors(self) -> bool:
@@ -185,9 +187,12 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
         pytest_args=settings.pytest_args,
         isolation=DEFAULT_ISOLATION if request.isolation is None else request.isolation,
         coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME))
-    warm = _start_early(targets, root, config.mutate_operators, scan, patches, options)
+    messages = (settings.message_strings if request.message_strings is None
+                else request.message_strings)
+    warm = _start_early(targets, root, config.mutate_operators, scan, patches, options, messages)
     try:
-        mutants = find_mutants(targets, root, config.mutate_operators, scan) if targets else []
+        mutants = (find_mutants(targets, root, config.mutate_operators, scan, messages)
+                   if targets else [])
         mutants += patches
         found = len(mutants)
         if mutants and request.since_ref is not None:
@@ -215,8 +220,8 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
 
 
 def _start_early(targets: Sequence[str], root: Path, operators: Sequence[str],
-                 scan: ScanCache | None, patches: Sequence[Mutant], options: RunOptions
-                 ) -> WarmStart | None:
+                 scan: ScanCache | None, patches: Sequence[Mutant], options: RunOptions,
+                 message_strings: bool) -> WarmStart | None:
     """In fork isolation, the warm runner started now, before libcst parses the
     targets (a few tenths of a second on a small package); None when the scan
     cache already holds every target (a rerun, where nothing may run at all)."""
@@ -226,7 +231,8 @@ def _start_early(targets: Sequence[str], root: Path, operators: Sequence[str],
     chosen = select_operators(operators)
     if scan is not None and all(
             scan.knows(read_source(path), path=relative_path(path, root), module=module,
-                       operators=chosen) for path, module in files):
+                       operators=chosen, message_strings=message_strings)
+            for path, module in files):
         return None
     packages = {module.partition(".")[0] for _, module in files}
     packages |= {m.module.partition(".")[0] for m in patches}
@@ -264,7 +270,8 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcom
                 if cache is not None else None,
                 _save_cache(plan.scan.save) if plan.scan is not None else None,
                 _save_cache(lambda: coverage.save(kept, root))
-                if (coverage := run.coverage_map) and (kept := plan.options.coverage_cache)
+                if run.fork and (coverage := run.fork.coverage_map)
+                and (kept := plan.options.coverage_cache)
                 else None]
     after = tuple(w for w in warnings if w is not None)
     report: Path | None = plan.report_file

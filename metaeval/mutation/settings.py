@@ -2,10 +2,11 @@
 
 ``targets`` and ``operators`` are read by ``metaeval.config``; this module reads
 the rest: where patch mutants live, how to call pytest, the time limit, the
-number of workers and where the report goes. Flags override every key. A bad
-value is an InputError naming the file, the key, the value and what was
-expected; a key of neither reader (``config.MUTATE_KEYS``) is an error too; numbers
-are held to the ranges of ``limits``, as the flags are.
+number of workers, where the report goes, and whether message strings are
+mutated. Flags override every key. A bad value is an InputError naming the
+file, the key, the value and what was expected; a key of neither reader
+(``config.MUTATE_KEYS``) is an error too; numbers are held to the ranges of
+``limits``, as the flags are.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class MutateSettings:
     """0: the number of cores."""
     report: str = DEFAULT_REPORT
     """The mutation-testing-report-schema JSON file, relative to the project root."""
+    message_strings: bool = False
+    """Keep the mutants that change only a log, warning or exception message
+    (``metaeval.mutation.messages``); left out by default as noise."""
 
 
 def _number(pyproject: Path, section: dict[str, object], key: str, default: float,
@@ -71,10 +75,14 @@ def load_mutate_settings(root: Path) -> MutateSettings:
         raise InputError(f"{pyproject}: tool.metaeval.mutate.jobs: got {jobs!r}; "
                          f"expected {JOBS.expected}")
     assert isinstance(jobs, int)
+    message_strings = section.get("message_strings", False)
+    if not isinstance(message_strings, bool):
+        raise InputError(f"{pyproject}: tool.metaeval.mutate.message_strings: got "
+                         f"{message_strings!r}; expected true or false")
     return MutateSettings(
         mutants=strings["mutants"], pytest_args=tuple(args),
         timeout_factor=_number(pyproject, section, "timeout_factor", DEFAULT_TIMEOUT_FACTOR,
                                TIMEOUT_FACTOR),
         timeout_constant=_number(pyproject, section, "timeout_constant",
                                  DEFAULT_TIMEOUT_CONSTANT, TIMEOUT_CONSTANT),
-        jobs=jobs, report=strings["report"])
+        jobs=jobs, report=strings["report"], message_strings=message_strings)

@@ -27,6 +27,29 @@ def is_docstring(statement: cst.CSTNode) -> bool:
             and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString))
 
 
+def is_string_literal(node: cst.CSTNode) -> bool:
+    """A string literal: plain, an f-string, or an implicit concatenation of them."""
+    return isinstance(node, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString)
+
+
+def _is_plain_string(node: cst.CSTNode) -> bool:
+    """A literal with no f-string part: evaluating it calls nothing."""
+    if isinstance(node, cst.ConcatenatedString):
+        return _is_plain_string(node.left) and _is_plain_string(node.right)
+    return isinstance(node, cst.SimpleString)
+
+
+def is_bare_string_statement(node: cst.CSTNode) -> bool:
+    """A statement that is only a string literal: a docstring wherever it stands (a
+    module's, a class's, a function's, or an attribute's under ``X = 1``), or any
+    other string statement. It has no effect at run time, so nothing in it is a
+    fault. An f-string statement is left out: formatting it calls code.
+    """
+    if isinstance(node, cst.SimpleStatementLine):
+        return bool(node.body) and all(is_bare_string_statement(s) for s in node.body)
+    return isinstance(node, cst.Expr) and _is_plain_string(node.value)
+
+
 def is_stub_statement(statement: cst.CSTNode) -> bool:
     """``pass``, ``...`` or a bare string: a body with nothing to mutate."""
     return isinstance(statement, cst.Pass) or (

@@ -6,6 +6,9 @@ tests, hidden directories and virtual environments), ``file.py:qualname`` or
 or ``sys.path``, never imported); a qualname target keeps what is nested in it.
 Each file is parsed once with libcst; every site an operator offers becomes one
 ``Mutant`` whose ``mutated_source`` is the whole module with exactly that fault.
+A statement that is only a string (a docstring of any kind) is never mutated,
+and a change to a string whose only use is a log, warning or exception message
+(``metaeval.mutation.messages``) is left out unless ``message_strings`` asks.
 
 This module only reads. It must never write, import or execute the code it
 mutates: the user's source tree stays byte-identical.
@@ -38,9 +41,10 @@ except ImportError:  # libcst moved its internals: every mutant regenerates its 
     CodegenState = None  # type: ignore[assignment,misc]
 
 from metaeval.errors import InputError
+from metaeval.mutation.messages import is_message_string, logger_names
 from metaeval.mutation.model import Mutant, MutantKind, Span
 from metaeval.mutation.operators import Context, Operator, Replacement, Variant, select_operators
-from metaeval.mutation.shapes import is_boilerplate_if, is_docstring
+from metaeval.mutation.shapes import is_bare_string_statement, is_boilerplate_if, is_string_literal
 
 MODULE_QUALNAME = "<module>"
 PRAGMA = "metaeval: skip"
@@ -176,18 +180,20 @@ class Scanner(Protocol):
     """``_scan``'s signature: a cache may stand in front of it (``metaeval.mutation.cache``)."""
 
     def __call__(self, source: str, *, path: str, module: str,
-                 operators: Sequence[Operator] | None) -> tuple[list[Mutant], frozenset[str]]: ...
+                 operators: Sequence[Operator] | None, message_strings: bool = False
+                 ) -> tuple[list[Mutant], frozenset[str]]: ...
 
 
 def find_mutants(
     specs: Sequence[str], root: Path, operators: Sequence[str] = (),
-    scan: Scanner | None = None,
+    scan: Scanner | None = None, message_strings: bool = False,
 ) -> list[Mutant]:
     """Every rewrite mutant of the targets, in a deterministic order (file, then position).
 
     ``operators`` restricts the operators by name (all when empty). A file that
     cannot be read or parsed is an ``InputError`` naming it. ``scan`` replaces
-    the parse of one module (a cache of earlier parses).
+    the parse of one module (a cache of earlier parses). ``message_strings``
+    keeps the mutants that change only a message string.
     """
     chosen = select_operators(operators)
     mutants: list[Mutant] = []
@@ -198,7 +204,8 @@ def find_mutants(
         targets = by_path[path]
         relative = relative_path(path, root)
         found, scopes = (scan or _scan)(
-            read_source(path), path=relative, module=module_name(path, root), operators=chosen
+            read_source(path), path=relative, module=module_name(path, root), operators=chosen,
+            message_strings=message_strings,
         )
         if all(t.qualname for t in targets):
             for target in targets:
@@ -211,10 +218,11 @@ def find_mutants(
     return mutants
 
 
-def scan_module(source: str, *, path: str, module: str, operators: Sequence[Operator] | None
-                ) -> tuple[list[Mutant], frozenset[str]]:
+def scan_module(source: str, *, path: str, module: str, operators: Sequence[Operator] | None,
+                message_strings: bool = False) -> tuple[list[Mutant], frozenset[str]]:
     """The mutants of one module and the qualnames of its defs and classes (a ``Scanner``)."""
-    return _scan(source, path=path, module=module, operators=operators)
+    return _scan(source, path=path, module=module, operators=operators,
+                 message_strings=message_strings)
 
 
 def _within(qualname: str, scope: str) -> bool:
@@ -235,9 +243,11 @@ def mutants_in_source(
     path: str,
     module: str,
     operators: Sequence[Operator] | None = None,
+    message_strings: bool = False,
 ) -> list[Mutant]:
     """The rewrite mutants of one module's text; ``path`` and ``module`` go into ids."""
-    return _scan(source, path=path, module=module, operators=operators)[0]
+    return _scan(source, path=path, module=module, operators=operators,
+                 message_strings=message_strings)[0]
 
 
 def _scan(
@@ -246,6 +256,7 @@ def _scan(
     path: str,
     module: str,
     operators: Sequence[Operator] | None,
+    message_strings: bool = False,
 ) -> tuple[list[Mutant], frozenset[str]]:
     """The mutants of one module, and the qualnames of every def and class in it."""
     try:
@@ -257,6 +268,7 @@ def _scan(
         tuple(operators) if operators is not None else select_operators(),
         _pragmas(source),
         wrapper.resolve(PositionProvider),
+        None if message_strings else logger_names(tree),
     )
     wrapper.visit(collector)
     lines = _lines(source)
@@ -329,12 +341,6 @@ def _pragmas(source: str) -> dict[int, str]:
     return found
 
 
-def _docstring_of(body: Sequence[cst.CSTNode]) -> cst.CSTNode | None:
-    if body and is_docstring(body[0]):
-        return body[0]
-    return None
-
-
 class _SiteCollector(cst.CSTVisitor):
     """Walks one module once, asking every operator at every node worth mutating."""
 
@@ -343,33 +349,29 @@ class _SiteCollector(cst.CSTVisitor):
         operators: tuple[Operator, ...],
         pragmas: dict[int, str],
         positions: Mapping[cst.CSTNode, CodeRange],
+        loggers: frozenset[str] | None,
     ) -> None:
         super().__init__()
         self.operators = operators
         self.pragmas = pragmas
         self.positions = positions
+        # The module's logger names, to leave message strings out; None keeps them.
+        self.loggers = loggers
         self.stack: list[cst.CSTNode] = []
         # (qualname, pragma reason of its def/class header or "", id of the def/class)
         self.scopes: list[tuple[str, str, int]] = []
-        self.skipped: set[int] = set()
         self.sites: list[_Site] = []
         self.qualnames: set[str] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         descend = True
-        if id(node) in self.skipped or isinstance(node, cst.Annotation):
-            descend = False
-        elif is_boilerplate_if(node):
+        # A docstring anywhere, or any string statement: no effect at run time.
+        if (isinstance(node, cst.Annotation) or is_boilerplate_if(node)
+                or is_bare_string_statement(node)):
             descend = False
         else:
             if isinstance(node, cst.FunctionDef | cst.ClassDef):
                 self._enter_scope(node)
-            if isinstance(node, cst.Module):
-                self._skip_docstring(node.body)
-            elif isinstance(node, cst.FunctionDef | cst.ClassDef) and isinstance(
-                node.body, cst.IndentedBlock
-            ):
-                self._skip_docstring(node.body.body)
             self._ask_operators(node)
         self.stack.append(node)
         return descend
@@ -378,11 +380,6 @@ class _SiteCollector(cst.CSTVisitor):
         self.stack.pop()
         if self.scopes and self.scopes[-1][2] == id(original_node):
             self.scopes.pop()
-
-    def _skip_docstring(self, body: Sequence[cst.CSTNode]) -> None:
-        docstring = _docstring_of(body)
-        if docstring is not None:
-            self.skipped.add(id(docstring))
 
     def _enter_scope(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         outer, outer_reason, _ = self.scopes[-1] if self.scopes else ("", "", 0)
@@ -425,6 +422,10 @@ class _SiteCollector(cst.CSTVisitor):
                 self._add(operator.name, node, variant)
 
     def _add(self, operator: str, node: cst.CSTNode, variant: Variant) -> None:
+        chain = (*self.stack, *_path_below(node, variant.target))
+        if (self.loggers is not None and is_string_literal(variant.target)
+                and is_message_string(chain, self.loggers)):
+            return  # it changes only the text a person reads: noise, unless asked for
         qualname, scope_reason, _ = self.scopes[-1] if self.scopes else (MODULE_QUALNAME, "", 0)
         position = self.positions[variant.target]
         if variant.insertion:
@@ -436,7 +437,6 @@ class _SiteCollector(cst.CSTVisitor):
         else:
             line = position.start.line
         reason = self.pragmas.get(line, "") or scope_reason
-        chain = (*self.stack, *_path_below(node, variant.target))
         self.sites.append(_Site(operator, qualname, variant, chain, position, reason))
 
 

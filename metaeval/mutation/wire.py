@@ -181,8 +181,7 @@ class WarmMutant:
     index: int
     """Its position in the runner's list; results come back tagged with it."""
     id: str
-    kind: str
-    """``rewrite`` or ``patch`` (``MutantKind`` values)."""
+    kind: MutantKind
     module: str
     path: str
     """Relative to the project root, as in ``Mutant.path``."""
@@ -196,7 +195,7 @@ class WarmMutant:
 
     def mutant(self) -> Mutant:
         """As much of the ``Mutant`` as coverage needs to place it."""
-        return Mutant(self.id, MutantKind(self.kind), "", self.path, self.module,
+        return Mutant(self.id, self.kind, "", self.path, self.module,
                       self.qualname, Span(*self.span), "", "")
 
 
@@ -235,12 +234,13 @@ class WarmSpec:
 
 def write_warm_mutants(path: Path, mutants: Sequence[WarmMutant]) -> None:
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps([asdict(m) for m in mutants]), encoding="utf-8")
+    tmp.write_text(json.dumps([{**asdict(m), "kind": m.kind.value} for m in mutants]),
+                   encoding="utf-8")
     tmp.replace(path)  # the warm runner never reads half a file
 
 
 def read_warm_mutants(path: Path) -> tuple[WarmMutant, ...]:
-    return tuple(WarmMutant(**{**m, "span": tuple(m["span"])})
+    return tuple(WarmMutant(**{**m, "kind": MutantKind(m["kind"]), "span": tuple(m["span"])})
                  for m in json.loads(path.read_text(encoding="utf-8")))
 
 
@@ -272,6 +272,26 @@ class WarmBaseline:
 
 
 @dataclass(frozen=True, slots=True)
+class ChildTimes:
+    """Where one forked mutant's time went, each measured where it happens."""
+
+    wall: float = 0.0
+    """Seconds from planning the mutant to reaping its child."""
+    in_tests: float = 0.0
+    """Seconds inside the selected tests' setup, call and teardown."""
+    forking: float = 0.0
+    """Seconds the warm process spent in ``os.fork`` for this child."""
+    placing: float = 0.0
+    """Seconds from the child's start to its first test: putting the mutant in place
+    (swapping code, executing modules again)."""
+    resident: int = 0
+    """Bytes of the warm process resident in memory when it forked this child: what
+    a fork copies the page tables of, and a child's exit tears down."""
+    limit: float = 0.0
+    """Seconds the mutant was allowed (from its selected tests' baseline times)."""
+
+
+@dataclass(frozen=True, slots=True)
 class WarmOutcome:
     """One forked child, seen from the warm process."""
 
@@ -287,26 +307,77 @@ class WarmOutcome:
     """``os.waitpid`` status; a child that dies without a result is a RuntimeError."""
     reported: bool = True
     """False when the child ended without writing its result."""
-    in_tests: float = 0.0
-    """Seconds inside the selected tests' setup, call and teardown."""
-    wall: float = 0.0
-    """Seconds from planning the mutant to reaping its child."""
     deferred: bool = False
     """To run in a pytest process of its own: no child could put it in place
-    faithfully (its module or a dependent could not be executed again)."""
+    faithfully; ``error`` says why."""
     reloaded: bool = False
     """Put in place by executing its module and their dependents again in the child
     (a change outside a function, or in code that ran at import)."""
-    forking: float = 0.0
-    """Seconds the warm process spent in ``os.fork`` for this child."""
+    times: ChildTimes = ChildTimes()
+
+
+@dataclass(frozen=True, slots=True)
+class BaselinePart:
+    """What one traced baseline child saw of its part of the suite."""
+
+    failed: tuple[str, ...] = ()
+    tests_run: int = 0
+    ran: tuple[CodeRun, ...] = ()
+    durations: dict[str, float] = field(default_factory=dict)
+    passed: tuple[str, ...] = ()
+    """Tests whose call phase ran and passed."""
+    traced: bool = True
+    """False when a test replaced the tracer."""
+    seconds: float = 0.0
+
+    def write(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self)), encoding="utf-8")
+        tmp.replace(path)  # the warm process never reads half a file
+
+    @staticmethod
+    def read(path: Path) -> BaselinePart:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return BaselinePart(tuple(data["failed"]), data["tests_run"],
+                            tuple(CodeRun.from_json(r) for r in data["ran"]),
+                            dict(data["durations"]), tuple(data["passed"]), data["traced"],
+                            data["seconds"])
+
+    def __add__(self, other: BaselinePart) -> BaselinePart:
+        """Two parts as one run of the suite (their seconds added up, as if in order)."""
+        return BaselinePart(self.failed + other.failed, self.tests_run + other.tests_run,
+                            self.ran + other.ran, {**self.durations, **other.durations},
+                            self.passed + other.passed, self.traced and other.traced,
+                            self.seconds + other.seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class ChildReport:
+    """The one line a forked child writes to its pipe: how its tests went, or why it
+    could not put its mutant in place (``deferred``: a process of its own may)."""
+
+    failed: str = ""
+    error_kind: ErrorKind = ErrorKind.NONE
+    error: str = ""
+    in_tests: float = 0.0
     placing: float = 0.0
-    """Seconds from the child's start to its first test: putting the mutant in place
-    (swapping code, executing modules again)."""
-    resident: int = 0
-    """Bytes of the warm process resident in memory when it forked this child: what
-    a fork copies the page tables of, and a child's exit tears down."""
-    limit: float = 0.0
-    """Seconds the mutant was allowed (from its selected tests' baseline times)."""
+    reloaded: bool = False
+    deferred: bool = False
+    raised_in: str | None = None
+    """Deferred because this module raised when executed again."""
+
+    def line(self) -> bytes:
+        return json.dumps({**asdict(self), "error_kind": self.error_kind.value}
+                          ).encode("utf-8") + b"\n"
+
+    @staticmethod
+    def parse(data: bytes) -> ChildReport:
+        """ValueError when the bytes are not a whole report (the child died writing)."""
+        try:
+            fields = json.loads(data.decode("utf-8"))
+            return ChildReport(**{**fields, "error_kind": ErrorKind(fields["error_kind"])})
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"not a child report: {e}") from e
 
 
 def warm_line(kind: str, value: WarmBaseline | WarmOutcome) -> str:
@@ -328,4 +399,5 @@ def read_warm_line(line: str) -> WarmBaseline | WarmOutcome:
     data["error_kind"] = ErrorKind(data["error_kind"])
     if data["selected"] is not None:
         data["selected"] = tuple(data["selected"])
+    data["times"] = ChildTimes(**data["times"])
     return WarmOutcome(**data)

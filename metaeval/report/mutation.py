@@ -15,7 +15,7 @@ from tabulate import tabulate
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.mutation.model import MutantKind, MutantResult, Status
-from metaeval.mutation.runner import MutationRun
+from metaeval.mutation.runner import ForkStats, MutationRun
 from metaeval.mutation.targets import unified_diff
 
 SCHEMA_VERSION = "2"
@@ -51,6 +51,38 @@ def mutation_table(run: MutationRun) -> str:
     rows.append(["total", len(run.results)])
     rows.append(["mutation score", _score_text(mutation_score(run.results))])
     return tabulate(rows, headers=["status", "mutants"], tablefmt="simple")
+
+
+def by_operator(results: tuple[MutantResult, ...]) -> dict[str, tuple[MutantResult, ...]]:
+    """Each operator's results (patch mutants under ``patch``), the noisiest first:
+    most undetected (Survived + NoCoverage), then by name."""
+    grouped: dict[str, list[MutantResult]] = {}
+    for r in results:
+        grouped.setdefault(r.mutant.operator, []).append(r)
+
+    def noisiest(item: tuple[str, list[MutantResult]]) -> tuple[int, str]:
+        return -sum(1 for r in item[1] if r.status in UNDETECTED), item[0]
+
+    return {name: tuple(rs) for name, rs in sorted(grouped.items(), key=noisiest)}
+
+
+def operator_table(run: MutationRun) -> str:
+    """One row per operator: its mutants, how many were detected (Killed + Timeout),
+    survived, had no coverage, were errors (CompileError + RuntimeError) or Ignored,
+    and its mutation score; so a team sees which operator makes the noise on its
+    code. Empty when there is no mutant."""
+    rows: list[list[str | int]] = []
+    for name, results in by_operator(run.results).items():
+        counts = status_counts(results)
+        rows.append([name, len(results), counts[Status.KILLED] + counts[Status.TIMEOUT],
+                     counts[Status.SURVIVED], counts[Status.NO_COVERAGE],
+                     counts[Status.COMPILE_ERROR] + counts[Status.RUNTIME_ERROR],
+                     counts[Status.IGNORED], _score_text(mutation_score(results))])
+    if not rows:
+        return ""
+    return "By operator:\n" + tabulate(
+        rows, headers=["operator", "mutants", "detected", "survived", "no coverage", "errors",
+                       "ignored", "score"], tablefmt="simple")
 
 
 def rewrite_diff(result: MutantResult, root: Path) -> str:
@@ -100,13 +132,16 @@ def errors_text(run: MutationRun) -> str:
 def mutation_text(run: MutationRun, root: Path, report_path: Path | None) -> str:
     """What ``metaeval mutate`` prints on a terminal."""
     parts = [mutation_table(run)]
+    by_operator = operator_table(run)
+    if by_operator:
+        parts.append(by_operator)
     survivors = survivors_text(run, root)
     if survivors:
         parts.append(survivors)
     errors = errors_text(run)
     if errors:
         parts.append(errors)
-    if run.per_mutant_limits:
+    if run.fork is not None:
         footer = (f"time limit per mutant: its tests' baseline time, scaled (at most "
                   f"{run.timeout:.1f}s; whole baseline {run.baseline_duration:.1f}s)")
     else:
@@ -136,8 +171,9 @@ def overhead_text(run: MutationRun) -> str:
     """Where the time went: inside the tests, and everywhere else (starting or
     forking a child, applying the mutant, reaping), in total and per mutant run."""
     ran = len(run.ran)
-    how = [f"{run.reloaded} with their module executed again"] if run.reloaded else []
-    how += [f"{run.deferred} in a pytest process of their own"] if run.deferred else []
+    fork = run.fork or ForkStats()
+    how = [f"{fork.reloaded} with their module executed again"] if fork.reloaded else []
+    how += [f"{fork.deferred} in a pytest process of their own"] if fork.deferred else []
     own = f" ({', '.join(how)})" if how else ""
     text = (f"{run.isolation.value}: {ran} mutants run{own}, {run.cached} from cache, "
             f"{run.wall:.1f}s in all")
@@ -145,22 +181,22 @@ def overhead_text(run: MutationRun) -> str:
         text += (f"; in tests {run.in_tests:.1f}s, elsewhere {run.elsewhere:.1f}s "
                  f"(per mutant {run.in_tests / ran * 1000:.1f} ms in tests, "
                  f"{run.elsewhere / ran * 1000:.1f} ms elsewhere")
-        if run.forking:
+        if fork.forking:
             # What the overhead is made of: forking is paid again by every mutant, and
             # grows with what the tests import (page tables of the whole process).
-            text += (f": {run.forking / ran * 1000:.1f} ms forking the warm process "
-                     f"({run.resident / 2**20:.0f} MiB), {run.placing / ran * 1000:.1f} ms "
+            text += (f": {fork.forking / ran * 1000:.1f} ms forking the warm process "
+                     f"({fork.resident / 2**20:.0f} MiB), {fork.placing / ran * 1000:.1f} ms "
                      "putting the mutant in place")
         text += ")"
-        if run.deferred:
-            own = ("the process of its own" if run.deferred == 1
-                   else f"the {run.deferred} processes of their own")
-            text += f"; {own} spent {run.deferred_elsewhere:.1f}s of it"
-    if run.reused_tests:
-        text += (f"; baseline: {run.traced_tests} tests traced, {run.reused_tests} reused "
+        if fork.deferred:
+            own = ("the process of its own" if fork.deferred == 1
+                   else f"the {fork.deferred} processes of their own")
+            text += f"; {own} spent {fork.deferred_elsewhere:.1f}s of it"
+    if fork.reused_tests:
+        text += (f"; baseline: {fork.traced_tests} tests traced, {fork.reused_tests} reused "
                  "from the last run's coverage map")
-    elif run.traced_tests:
-        text += f"; baseline: {run.traced_tests} tests traced"
+    elif fork.traced_tests:
+        text += f"; baseline: {fork.traced_tests} tests traced"
     return text
 
 
@@ -213,6 +249,7 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
     """``--format json``: counts, score and every mutant's outcome, stable keys."""
     counts = status_counts(run.results)
     score = mutation_score(run.results)
+    fork = run.fork or ForkStats()
     mutants: list[JsonValue] = []
     for r in run.results:
         m = r.mutant
@@ -228,17 +265,22 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
         "executed": run.executed,
         "timeout_seconds": round(run.timeout, 3),
         "timing": {"isolation": run.isolation.value, "ran": len(run.ran),
-                   "deferred": run.deferred,
-                   "deferred_elsewhere_seconds": round(run.deferred_elsewhere, 3),
-                   "reloaded": run.reloaded,
+                   "deferred": fork.deferred,
+                   "deferred_elsewhere_seconds": round(fork.deferred_elsewhere, 3),
+                   "reloaded": fork.reloaded,
                    "cached": run.cached, "wall_seconds": round(run.wall, 3),
                    "in_tests_seconds": round(run.in_tests, 3),
                    "elsewhere_seconds": round(run.elsewhere, 3),
-                   "forking_seconds": round(run.forking, 3),
-                   "placing_seconds": round(run.placing, 3),
-                   "warm_resident_bytes": run.resident,
-                   "traced_tests": run.traced_tests, "reused_tests": run.reused_tests},
+                   "forking_seconds": round(fork.forking, 3),
+                   "placing_seconds": round(fork.placing, 3),
+                   "warm_resident_bytes": fork.resident,
+                   "traced_tests": fork.traced_tests, "reused_tests": fork.reused_tests},
         "report": str(report_path) if report_path is not None else None,
+        "by_operator": {
+            name: {"mutants": len(results),
+                   "counts": {s.value: n for s, n in status_counts(results).items()},
+                   "score": mutation_score(results)}
+            for name, results in by_operator(run.results).items()},
         "mutants": mutants,
     }
     return json.dumps(document, indent=2, sort_keys=True)

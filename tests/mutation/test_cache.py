@@ -11,6 +11,7 @@ import pytest
 from metaeval.mutation import targets
 from metaeval.mutation.cache import ResultCache, ScanCache, project_test_files
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from metaeval.mutation.operators import select_operators
 from metaeval.mutation.targets import find_mutants
 from tests.mutation.conftest import copy_shop
 
@@ -151,3 +152,22 @@ def test_a_rerun_finds_the_same_mutants_without_parsing_again(
     (root / "calc.py").write_text("def double(x):\n    return x + x\n", encoding="utf-8")
     with pytest.raises(AssertionError, match="parsed again"):
         find_mutants(["calc.py"], root, (), ScanCache(root))
+
+
+def test_a_cached_scan_is_not_reused_across_the_message_strings_option(tmp_path: Path) -> None:
+    (tmp_path / "gate.py").write_text(
+        'def check(role):\n    if role != "admin":\n        raise Denied("not allowed")\n',
+        encoding="utf-8")
+    source = (tmp_path / "gate.py").read_text(encoding="utf-8")
+    scan = ScanCache(tmp_path)
+    quiet = find_mutants(["gate.py"], tmp_path, ["empty_string_literal"], scan)
+    scan.save()
+    cached = ScanCache(tmp_path)
+    chosen = select_operators(["empty_string_literal"])
+    assert cached.knows(source, path="gate.py", module="gate", operators=chosen)
+    assert not cached.knows(source, path="gate.py", module="gate", operators=chosen,
+                            message_strings=True)
+    loud = find_mutants(["gate.py"], tmp_path, ["empty_string_literal"], cached,
+                        message_strings=True)
+    assert [m.original for m in quiet] == ['"admin"']
+    assert [m.original for m in loud] == ['"admin"', '"not allowed"']

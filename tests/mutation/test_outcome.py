@@ -11,6 +11,7 @@ from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Stat
 from metaeval.mutation.outcome import ChildOutcome, ChildVerdict, classify
 from metaeval.mutation.wire import (
     ChildResult,
+    ChildTimes,
     ErrorKind,
     WarmOutcome,
     read_warm_line,
@@ -48,25 +49,26 @@ SELECTED = ("t.py::a", "t.py::b")
 SAME = [
     ("killed by its first failing test",
      (1, ChildResult(failed=("t.py::b",), tests_run=2, in_tests=1.25)),
-     WarmOutcome(4, SELECTED, failed="t.py::b", in_tests=1.25, wall=2.5),
+     WarmOutcome(4, SELECTED, failed="t.py::b", times=ChildTimes(in_tests=1.25, wall=2.5)),
      (Status.KILLED, ("t.py::b",))),
     ("every selected test passed",
      (0, ChildResult(tests_run=2, in_tests=1.25)),
-     WarmOutcome(4, SELECTED, in_tests=1.25, wall=2.5),
+     WarmOutcome(4, SELECTED, times=ChildTimes(in_tests=1.25, wall=2.5)),
      (Status.SURVIVED, ())),
     ("ran past its limit",
      (None, None),
-     WarmOutcome(4, SELECTED, timed_out=True, exit_status=9, in_tests=1.0, wall=2.5),
+     WarmOutcome(4, SELECTED, timed_out=True, exit_status=9,
+                 times=ChildTimes(in_tests=1.0, wall=2.5)),
      (Status.TIMEOUT, ())),
     ("the mutated source does not compile in the child",
      (3, ChildResult(ErrorKind.COMPILE, "SyntaxError: invalid syntax")),
      WarmOutcome(4, SELECTED, error_kind=ErrorKind.COMPILE, error="SyntaxError: invalid syntax",
-                 wall=2.5),
+                 times=ChildTimes(wall=2.5)),
      (Status.COMPILE_ERROR, ())),
     ("the patch target is gone",
      (3, ChildResult(ErrorKind.APPLY, "AttributeError: 'f'")),
      WarmOutcome(4, SELECTED, error_kind=ErrorKind.APPLY, error="AttributeError: 'f'",
-                 wall=2.5),
+                 times=ChildTimes(wall=2.5)),
      (Status.RUNTIME_ERROR, ())),
 ]
 
@@ -85,7 +87,8 @@ def test_the_same_outcome_through_either_wire_format_is_the_same_result(
 def test_a_child_that_dies_without_a_result_is_a_runtime_error_either_way(
         tmp_path: Path) -> None:
     by_subprocess = through_subprocess(tmp_path, -9, None, "...Killed")
-    by_fork = through_fork(WarmOutcome(4, SELECTED, reported=False, exit_status=9, wall=2.5))
+    by_fork = through_fork(WarmOutcome(4, SELECTED, reported=False, exit_status=9,
+                                       times=ChildTimes(wall=2.5)))
     # Each names what its own wire format left: pytest's output, or the wait status.
     assert by_subprocess.detail == "pytest exited -9 without a result\n...Killed"
     assert by_fork.detail == "the child ended without a result (wait status 9)"

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.runner import Isolation, MutationRun
+from metaeval.mutation.runner import ForkStats, Isolation, MutationRun
 from metaeval.mutation.settings import MutateSettings, load_mutate_settings
 from metaeval.report.mutation import (
+    mutation_json,
     mutation_score,
     mutation_table,
     mutation_text,
@@ -69,8 +72,8 @@ def test_the_overhead_line_splits_time_elsewhere_into_forking_and_placing() -> N
     # 8 ms putting their mutants in place.
     results = tuple(MutantResult(mutant(i), Status.KILLED, duration=d, in_tests=t)
                     for i, (d, t) in enumerate([(0.07, 0.04), (0.07, 0.06)]))
-    run = MutationRun(results, 0.5, 6.5, Isolation.FORK, wall=1.25, forking=0.012,
-                      placing=0.008, resident=96 * 2**20)
+    run = MutationRun(results, 0.5, 6.5, Isolation.FORK, wall=1.25,
+                      fork=ForkStats(forking=0.012, placing=0.008, resident=96 * 2**20))
     assert overhead_text(run) == (
         "fork: 2 mutants run, 0 from cache, 1.2s in all; in tests 0.1s, elsewhere 0.0s "
         "(per mutant 50.0 ms in tests, 20.0 ms elsewhere: 6.0 ms forking the warm process "
@@ -120,3 +123,63 @@ def test_settings_are_read(tmp_path: Path) -> None:
 def test_bad_settings_name_the_key_and_value(tmp_path: Path, body: str, message: str) -> None:
     with pytest.raises(InputError, match=message):
         load_mutate_settings(write_settings(tmp_path, body))
+
+
+# --- per operator ------------------------------------------------------------------------
+
+
+def operator_run() -> MutationRun:
+    """Three operators whose counts all differ: one detects everything, one is noisy."""
+    def result(i: int, operator: str, status: Status) -> MutantResult:
+        base = mutant(i, P if operator == "patch" else R)
+        return MutantResult(replace(base, operator=operator), status)
+
+    return MutationRun((
+        result(0, "flip_comparison", Status.KILLED),
+        result(1, "empty_string_literal", Status.SURVIVED),
+        result(2, "flip_comparison", Status.TIMEOUT),
+        result(3, "empty_string_literal", Status.NO_COVERAGE),
+        result(4, "patch", Status.SURVIVED),
+        result(5, "empty_string_literal", Status.KILLED),
+        result(6, "flip_comparison", Status.IGNORED),
+        result(7, "empty_string_literal", Status.RUNTIME_ERROR),
+    ), 0.5, 6.5)
+
+
+def test_the_table_output_has_a_row_per_operator_noisiest_first(tmp_path: Path) -> None:
+    (tmp_path / "guard.py").write_text(SOURCE, encoding="utf-8")
+    text = mutation_text(operator_run(), tmp_path, None)
+    section = text.split("By operator:\n", 1)[1].split("\n\n", 1)[0]
+    rows = [line.split() for line in section.splitlines()[2:]]
+    assert rows == [
+        # operator, mutants, detected (Killed + Timeout), survived, no coverage, errors,
+        # ignored, score
+        ["empty_string_literal", "4", "1", "1", "1", "1", "0", "25.0%"],
+        ["patch", "1", "0", "1", "0", "0", "0", "0.0%"],
+        ["flip_comparison", "3", "2", "0", "0", "0", "1", "100.0%"],  # Ignored: not scored
+    ]
+    assert section.splitlines()[0].split() == ["operator", "mutants", "detected", "survived",
+                                               "no", "coverage", "errors", "ignored", "score"]
+    # The status table still comes first, unchanged.
+    assert text.startswith(mutation_table(operator_run()))
+
+
+def test_the_json_output_counts_every_status_per_operator(tmp_path: Path) -> None:
+    (tmp_path / "guard.py").write_text(SOURCE, encoding="utf-8")
+    document = json.loads(mutation_json(operator_run(), tmp_path, None))
+    by_operator = document["by_operator"]
+    assert set(by_operator) == {"empty_string_literal", "flip_comparison", "patch"}
+    noisy = by_operator["empty_string_literal"]
+    assert noisy["mutants"] == 4 and noisy["score"] == 0.25
+    assert noisy["counts"] == {"Killed": 1, "Survived": 1, "NoCoverage": 1, "Timeout": 0,
+                               "CompileError": 0, "RuntimeError": 1, "Ignored": 0}
+    quiet = by_operator["flip_comparison"]
+    assert quiet["mutants"] == 3 and quiet["score"] == 1.0
+    assert (quiet["counts"]["Killed"], quiet["counts"]["Timeout"],
+            quiet["counts"]["Ignored"], quiet["counts"]["Survived"]) == (1, 1, 1, 0)
+    assert by_operator["patch"] == {"mutants": 1, "score": 0.0, "counts": {
+        "Killed": 0, "Survived": 1, "NoCoverage": 0, "Timeout": 0, "CompileError": 0,
+        "RuntimeError": 0, "Ignored": 0}}
+    # Per operator, the statuses add up to the run's.
+    for status, total in document["counts"].items():
+        assert sum(op["counts"][status] for op in by_operator.values()) == total

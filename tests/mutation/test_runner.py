@@ -21,6 +21,7 @@ from metaeval.mutation.outcome import ChildOutcome, ChildVerdict, classify
 from metaeval.mutation.runner import Context, MutationRun, RunOptions, exit_code, run_mutant
 from metaeval.mutation.wire import (
     ChildResult,
+    ChildTimes,
     CodeRun,
     ErrorKind,
     WarmOutcome,
@@ -222,7 +223,8 @@ def test_a_run_where_no_mutant_executed_exits_3(tmp_path: Path) -> None:
 
 WARM_CASES = [
     (WarmOutcome(0, None), Status.NO_COVERAGE, ()),
-    (WarmOutcome(0, ("t.py::a",), timed_out=True, wall=9.0), Status.TIMEOUT, ()),
+    (WarmOutcome(0, ("t.py::a",), timed_out=True, times=ChildTimes(wall=9.0)),
+     Status.TIMEOUT, ()),
     (WarmOutcome(0, ("t.py::a", "t.py::b"), failed="t.py::b"), Status.KILLED, ("t.py::b",)),
     (WarmOutcome(0, ("t.py::a",)), Status.SURVIVED, ()),
     (WarmOutcome(0, ("t.py::a",), reported=False, exit_status=9), Status.RUNTIME_ERROR, ()),

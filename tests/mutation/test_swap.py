@@ -144,7 +144,7 @@ def test_a_change_outside_a_function_is_not_swapped(live: tuple[str, types.Modul
 
 
 def warm_mutant(file: str, module: types.ModuleType, source: str, line: int) -> WarmMutant:
-    return WarmMutant(0, "m", MutantKind.REWRITE.value, module.__name__, file, file, "",
+    return WarmMutant(0, "m", MutantKind.REWRITE, module.__name__, file, file, "",
                       (line, 0, line, 1), source)
 
 
