@@ -291,6 +291,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     from metaeval.mutation.runner import Isolation
     from metaeval.mutation.session import MutateRequest, plan_mutate, run_plan
     from metaeval.report.mutation import mutation_json, mutation_text
+    from metaeval.report.progress import MutateProgress
 
     plan = plan_mutate(MutateRequest(
         paths=paths, jobs=jobs, timeout_factor=timeout_factor,
@@ -303,18 +304,12 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     # before the progress, as the user waits.
     for message in plan.notes:
         click.echo(message.text, err=message.stderr)
-    show_progress = sys.stderr.isatty()
-
-    def progress(done: int, total: int, result: object) -> None:
-        if show_progress:
-            click.echo(f"\rmutants {done}/{total}", err=True, nl=done == total)
-
-    outcome = run_plan(plan, progress)
+    outcome = run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty()))
     if outcome.run is not None:
         render = mutation_json if fmt == "json" else mutation_text
         click.echo(render(outcome.run, outcome.root, outcome.report))
-    for message in outcome.after:
-        click.echo(message.text, err=message.stderr)
+    for message in outcome.after:  # with --format json, stdout holds the JSON alone
+        click.echo(message.text, err=message.stderr or fmt == "json")
     for error in outcome.write_errors:  # the results above stand; these files do not
         click.echo(f"error: {error}", err=True)
     if outcome.findings_error is not None:
@@ -554,8 +549,11 @@ def gate(results: tuple[Path, ...], calibration_path: Path | None, fmt: str) -> 
 @click.option("--force", is_flag=True, help="Overwrite scaffold files that already exist.")
 @click.option("--path", "root", type=click.Path(path_type=Path), default=Path("."),
               show_default=True, help="The repository to scaffold.")
+@click.option("--package", default=None, metavar="NAME",
+              help="Import name of your package, the mutate target [default: found from "
+                   "pyproject.toml, else the src/ or top-level layout].")
 @user_errors
-def init(force: bool, root: Path) -> None:
+def init(force: bool, root: Path, package: str | None) -> None:
     """Scaffold mutants/, meta_sets/, a grader test, [tool.metaeval] and a CI workflow.
 
     Idempotent: an existing file is kept unless --force; pyproject.toml is only
@@ -563,5 +561,8 @@ def init(force: bool, root: Path) -> None:
     """
     from metaeval.init import scaffold
 
-    for step in scaffold(root, force=force):
+    done = scaffold(root, force=force, package=package)
+    for step in done.steps:
         click.echo(f"{step.action.value:<11} {step.path}")
+    for note in done.notes:
+        click.echo(note, err=True)

@@ -1,22 +1,32 @@
 """``metaeval init``: scaffold metaeval into a user's repository.
 
-It adds an example patch mutant (``mutants/``), an example labelled meta-set
+It adds an example patch mutant against the user's own package that stays
+Ignored until edited (``mutants/``), an example labelled meta-set
 (``meta_sets/``), the test that holds the graders to it, ``[tool.metaeval]`` in
-``pyproject.toml`` and a CI workflow. It is idempotent, and it never overwrites
-a file without ``force``; the user's ``pyproject.toml`` is only ever appended to,
-and never when it already has a ``[tool.metaeval]`` table.
+``pyproject.toml`` with the package as the mutate target, and a CI workflow that
+installs what the project declares. It is idempotent, and it never overwrites a
+file without ``force``; the user's ``pyproject.toml`` is only ever appended to,
+and never when it already has a ``[tool.metaeval]`` table. Every file is
+rendered before the first is written, so an error (no package found) writes
+nothing.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
 from metaeval.errors import InputError
 from metaeval.files import write_atomic
+from metaeval.project_package import Package, find_packages, first_function
+from metaeval.workflow_install import installed_metaeval, project_install
 
 # (where in the user's repository, which scaffold file)
 FILES = (
@@ -47,44 +57,140 @@ class Step:
     action: Action
 
 
+@dataclass(frozen=True, slots=True)
+class Scaffolded:
+    """What init did: one Step per file, in a stable order, and what to tell the user."""
+
+    steps: tuple[Step, ...]
+    notes: tuple[str, ...]
+
+
 def _template(name: str) -> str:
     return resources.files("metaeval").joinpath("scaffold", name).read_text(encoding="utf-8")
 
 
-def _pyproject(root: Path) -> Step:
+def _render(name: str, values: dict[str, str]) -> str:
+    text = _template(name)
+    for key, value in values.items():
+        text = text.replace(f"@@{key}@@", value)
+    assert "@@" not in text, f"scaffold/{name}: a placeholder is left"
+    return text
+
+
+# The oldest Python metaeval runs on; a project that needs a newer one gets that.
+PYTHON_MINOR = 11
+
+
+class _Project:
+    """What the templates need to know of the project, found only when a file that
+    needs it is written (a rerun that keeps every file needs no package)."""
+
+    def __init__(self, root: Path, pyproject: dict[str, object], package: str | None) -> None:
+        self.root, self.pyproject, self.package = root, pyproject, package
+        self.notes: list[str] = []
+
+    @cached_property
+    def packages(self) -> tuple[Package, ...]:
+        found = find_packages(self.root, self.pyproject, self.package)
+        self.notes.append("package: " + ", ".join(f"{p.name} ({p.path})" for p in found))
+        return found
+
+    def mutants(self) -> str:
+        package = self.packages[0]
+        target = first_function(self.root, package) or f"{package.name}:your_function"
+        return _render("mutants/example.py", {"TARGET": json.dumps(target)})
+
+    def section(self) -> str:
+        targets = ", ".join(json.dumps(p.path) for p in self.packages)
+        return _render(PYPROJECT_SECTION, {"TARGETS": targets})
+
+    def workflow(self) -> str:
+        metaeval = installed_metaeval()
+        install = project_install(self.root, self.pyproject)
+        self.notes.append(f"workflow: installs {install.described}")
+        if not metaeval.spec:
+            self.notes.append(f"warning: workflow: METAEVAL_SPEC is empty: metaeval was "
+                              f"installed from {metaeval.origin}; set it at the top of "
+                              ".github/workflows/metaeval.yml to where CI can install "
+                              "metaeval from")
+        else:
+            self.notes.append(f"workflow: installs {metaeval.spec}")
+        return _render("workflows/metaeval.yml", {
+            "METAEVAL_SPEC": json.dumps(metaeval.spec),
+            "METAEVAL_ORIGIN": metaeval.origin,
+            "PYTHON": f"3.{self._python_minor()}",
+            "INSTALL": "\n".join(" " * 10 + c for c in install.commands)
+                       or " " * 10 + "# nothing of the project to install",
+        })
+
+    def _python_minor(self) -> int:
+        project = self.pyproject.get("project")
+        requires = project.get("requires-python", "") if isinstance(project, dict) else ""
+        found = re.search(r">=?\s*3\.(\d+)", requires if isinstance(requires, str) else "")
+        return max(PYTHON_MINOR, int(found.group(1))) if found else PYTHON_MINOR
+
+
+def _pyproject(root: Path) -> tuple[str, dict[str, object]] | None:
+    """The text and the tables of ``root/pyproject.toml``; None when there is none."""
     path = root / "pyproject.toml"
-    section = _template(PYPROJECT_SECTION)
     if not path.exists():
-        write_atomic(path, section.lstrip("\n"))
-        return Step("pyproject.toml", Action.CREATED)
+        return None
     text = path.read_text(encoding="utf-8")
     try:
-        data = tomllib.loads(text)
+        return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: not valid TOML ({e}); fix it before metaeval init "
                          "adds [tool.metaeval]") from e
-    if "metaeval" in data.get("tool", {}):
+
+
+# One file to write: where, its text, and what writing it is.
+_Write = tuple[Path, str, Step]
+
+
+def _pyproject_write(root: Path, existing: tuple[str, dict[str, object]] | None,
+                     project: _Project) -> _Write | Step:
+    path = root / "pyproject.toml"
+    if existing is None:
+        return path, project.section().lstrip("\n"), Step("pyproject.toml", Action.CREATED)
+    text, data = existing
+    tool = data.get("tool")
+    if isinstance(tool, dict) and "metaeval" in tool:
         return Step("pyproject.toml", Action.KEPT)
-    write_atomic(path, text + ("" if text.endswith("\n") else "\n") + section)
-    return Step("pyproject.toml", Action.APPENDED)
+    return (path, text + ("" if text.endswith("\n") else "\n") + project.section(),
+            Step("pyproject.toml", Action.APPENDED))
 
 
-def scaffold(root: Path, *, force: bool = False) -> list[Step]:
-    """Add the scaffold under ``root``; one Step per file, in a stable order."""
+def scaffold(root: Path, *, force: bool = False, package: str | None = None) -> Scaffolded:
+    """Add the scaffold under ``root``. ``package`` is the import name of the user's
+    package (``--package``); None: found from pyproject.toml or the layout."""
     if not root.is_dir():
         raise InputError(f"{root}: no such directory; expected the repository to scaffold")
-    steps = []
+    existing = _pyproject(root)
+    project = _Project(root, existing[1] if existing else {}, package)
+    renderers: dict[str, Callable[[], str]] = {
+        "mutants/example.py": project.mutants,
+        "workflows/metaeval.yml": project.workflow,
+    }
+    planned: list[_Write | Step] = []
     for target, name in FILES:
         path = root / target
         existed = path.exists()
         if existed and not force:
-            steps.append(Step(target, Action.KEPT))
+            planned.append(Step(target, Action.KEPT))
             continue
-        write_atomic(path, _template(name))
-        steps.append(Step(target, Action.OVERWRITTEN if existed else Action.CREATED))
-    steps.append(_pyproject(root))
+        text = renderers[name]() if name in renderers else _template(name)
+        planned.append((path, text, Step(target, Action.OVERWRITTEN if existed
+                                         else Action.CREATED)))
+    planned.append(_pyproject_write(root, existing, project))
+    steps = []
+    for item in planned:  # every text rendered: only now is anything written
+        if isinstance(item, Step):
+            steps.append(item)
+        else:
+            write_atomic(item[0], item[1])
+            steps.append(item[2])
     steps.append(_gitignore(root))
-    return steps
+    return Scaffolded(tuple(steps), tuple(project.notes))
 
 
 def _gitignore(root: Path) -> Step:

@@ -32,3 +32,8 @@ def user_name(root: Path) -> str:
 
 def today() -> dt.date:
     return dt.datetime.now(dt.UTC).date()
+
+
+def remote_url(root: Path, remote: str = "origin") -> str:
+    """The URL of ``remote`` of the repository at ``root``, or "unknown"."""
+    return _git(root, "remote", "get-url", remote)

@@ -5,36 +5,71 @@ import sys
 import tomllib
 from pathlib import Path
 
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from metaeval.cli import main
 from metaeval.meta_set import load_meta_sets
+from tests.scaffold_project import make_shop
 
 SCAFFOLD = ["mutants/example.py", "meta_sets/example.jsonl", "tests/test_metaeval_graders.py",
             ".github/workflows/metaeval.yml"]
 
 
+def invoke(root: Path, *flags: str) -> Result:
+    return CliRunner().invoke(main, ["init", "--path", str(root), *flags])
+
+
 def init(root: Path, *flags: str) -> tuple[int, str]:
-    out = CliRunner().invoke(main, ["init", "--path", str(root), *flags])
+    out = invoke(root, *flags)
     return out.exit_code, out.output
 
 
-def test_init_scaffolds_an_empty_repository(tmp_path: Path) -> None:
-    code, text = init(tmp_path)
-    assert code == 0, text
-    assert text.splitlines() == [f"created     {p}" for p in [*SCAFFOLD, "pyproject.toml",
-                                                             ".gitignore"]]
+def test_init_scaffolds_a_repository_around_its_package(tmp_path: Path) -> None:
+    make_shop(tmp_path)
+    out = invoke(tmp_path)
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines() == [f"created     {p}" for p in SCAFFOLD] + [
+        "appended    pyproject.toml", "created     .gitignore"]
+    assert "package: shop (shop)" in out.stderr
     assert (tmp_path / ".gitignore").read_text() == ".metaeval/\n"
     config = tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["metaeval"]
     assert config["meta_sets"] == ["meta_sets"]
+    assert config["mutate"]["targets"] == ["shop"]
     assert "metaeval mutate --since origin/main --baseline mutants/findings.json" in (
         tmp_path / ".github/workflows/metaeval.yml").read_text()
+    example = (tmp_path / "mutants/example.py").read_text()
+    assert 'target="shop.guards:refund_allowed"' in example
+    assert "metaeval.state" not in example  # never metaeval's own code
     loaded = load_meta_sets([tmp_path / "meta_sets"])
     assert loaded.errors == () and len(loaded.runs) == 4
 
 
+def test_without_a_package_init_asks_for_one_and_writes_nothing(tmp_path: Path) -> None:
+    code, _ = init(tmp_path)
+    out = invoke(tmp_path)
+    assert out.exit_code == code == 2
+    assert "no package found" in out.stderr
+    assert "metaeval init --package NAME" in out.stderr
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib/__init__.py").write_text("def check():\n    return True\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/__init__.py").write_text("")
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api/__init__.py").write_text("")
+    out = invoke(tmp_path)  # two candidates: it asks
+    assert out.exit_code == 2 and "found several packages (api, lib)" in out.stderr
+    out = invoke(tmp_path, "--package", "lib")
+    assert out.exit_code == 0, out.output
+    config = tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["metaeval"]
+    assert config["mutate"]["targets"] == ["lib"]
+    assert 'target="lib:check"' in (tmp_path / "mutants/example.py").read_text()
+
+
 def test_the_scaffolded_grader_test_passes_for_real(tmp_path: Path) -> None:
-    init(tmp_path)
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop/__init__.py").write_text("")
+    init(tmp_path, "--package", "shop")
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           "tests"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -42,6 +77,7 @@ def test_the_scaffolded_grader_test_passes_for_real(tmp_path: Path) -> None:
 
 
 def test_init_is_idempotent_and_never_overwrites_without_force(tmp_path: Path) -> None:
+    make_shop(tmp_path)
     init(tmp_path)
     mine = tmp_path / "mutants/example.py"
     mine.write_text("# my own mutants\n")
@@ -59,6 +95,8 @@ def test_init_is_idempotent_and_never_overwrites_without_force(tmp_path: Path) -
 def test_init_appends_to_an_existing_pyproject(tmp_path: Path) -> None:
     original = '[project]\nname = "shop"\nversion = "1"'
     (tmp_path / "pyproject.toml").write_text(original)
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop/__init__.py").write_text("")
     (tmp_path / ".gitignore").write_text("build/")
     code, text = init(tmp_path)
     assert code == 0
@@ -77,13 +115,3 @@ def test_a_broken_pyproject_is_bad_input(tmp_path: Path) -> None:
     assert (tmp_path / "pyproject.toml").read_text() == "[project\n"
 
 
-def test_init_then_mutate_in_an_empty_repository(tmp_path: Path) -> None:
-    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    init(tmp_path)
-    run = subprocess.run([sys.executable, "-c", "from metaeval.cli import main; main()",
-                          "mutate"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "Killed          1" in run.stdout
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=tmp_path,
-                            capture_output=True, text=True, check=True).stdout
-    assert ".metaeval" not in status  # reports and caches stay out of the user's commits

@@ -87,6 +87,8 @@ def test_llmbar_import_to_an_unwritable_items_path_is_one_line(tmp_path: Path) -
 def test_init_where_a_file_blocks_a_directory_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "mutants").write_text("a file where init wants a directory\n",
                                       encoding="utf-8")
+    (tmp_path / "shop").mkdir()  # the package init scaffolds for
+    (tmp_path / "shop" / "__init__.py").write_text("", encoding="utf-8")
     result = invoke("init", "--path", str(tmp_path))
     assert_one_error(result, tmp_path / "mutants" / "example.py",
                      f"{tmp_path / 'mutants'} is not a directory (ENOTDIR)")

@@ -62,7 +62,9 @@ class PatchMutant:
     ``target`` is ``package.module:attr`` (``attr`` may be ``Class.method``).
     ``replacement`` is a Python expression, evaluated in the target module's
     namespace, or a callable defined in the mutants file. ``breaks`` is one
-    sentence naming the control the fault switches off.
+    sentence naming the control the fault switches off. ``skip``, when set, is
+    why the mutant is left out: it is reported Ignored with that reason and
+    never run (``metaeval init``'s example stays so until someone edits it).
     """
 
     id: str
@@ -70,16 +72,17 @@ class PatchMutant:
     replacement: Replacement
     breaks: str
     line: int = field(default_factory=_declaring_line, compare=False)
+    skip: str = ""
 
 
-def patch_mutant(id: str, *, target: str, breaks: str
+def patch_mutant(id: str, *, target: str, breaks: str, skip: str = ""
                  ) -> Callable[[Callable[..., object]], PatchMutant]:
     """Declare the decorated function as the replacement of ``target``."""
 
     def declare(replacement: Callable[..., object]) -> PatchMutant:
         code = getattr(replacement, "__code__", None)
         line = code.co_firstlineno if code is not None else 0
-        return PatchMutant(id, target, replacement, breaks, line)
+        return PatchMutant(id, target, replacement, breaks, line, skip)
 
     return declare
 
@@ -179,6 +182,9 @@ def _problems(m: PatchMutant) -> list[str]:
     if not isinstance(m.breaks, str) or not m.breaks.strip():
         problems.append(f"breaks: got {m.breaks!r}; expected one sentence naming the control "
                         "this mutant switches off")
+    if not isinstance(m.skip, str):
+        problems.append(f"skip: got {m.skip!r}; expected a string: why this mutant is left "
+                        "out (empty: it runs)")
     return problems
 
 
@@ -225,12 +231,14 @@ class Described:
     line: int
     replacement: str
     """What the target becomes (``replacement_source``)."""
+    skip: str = ""
+    """Why it is left out (reported Ignored); empty: it runs."""
 
     @staticmethod
     def of(declared: Declared) -> Described:
         m = declared.mutant
         return Described(declared.file, m.id, m.target, m.breaks, m.line,
-                         replacement_source(m))
+                         replacement_source(m), m.skip.strip())
 
 
 def load_patch_mutants(directory: Path, root: Path) -> list[Mutant]:
@@ -361,4 +369,5 @@ def to_mutant(m: Described, root: Path) -> Mutant:
         original = textwrap.dedent("".join(lines[start - 1 : end]))
     return Mutant(id=m.id, kind=MutantKind.PATCH, operator=PATCH_OPERATOR, path=path,
                   module=module, qualname=attr, span=span, original=original,
-                  replacement=m.replacement, target=m.target, breaks=m.breaks)
+                  replacement=m.replacement, target=m.target, breaks=m.breaks,
+                  ignored_reason=m.skip)

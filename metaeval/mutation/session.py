@@ -26,7 +26,7 @@ from metaeval import vcs
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.files import write_atomic
-from metaeval.findings import Comparison, Seen, compare, updated
+from metaeval.findings import Comparison, Findings, Seen, compare, updated
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.mutation.cache import CACHE_FILE, SCAN_FILE_NAME, ResultCache, ScanCache
@@ -294,13 +294,18 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcom
         try:
             comparison, said, unwritten = track_survivors(
                 run.results, root, plan.findings_file, request.update_baseline,
-                request.sarif_path)
+                request.sarif_path, since=request.since_ref is not None)
         except InputError as e:
             return MutateOutcome(ExitCode.BAD_INPUT, root, plan.notes, run, report, after,
                                  findings_error=e, write_errors=tuple(failed))
         after += said
         failed += unwritten
-        if request.baseline_path is not None:
+        if request.update_baseline:
+            # Updating accepts the run as it is (as cargo-mutants and Stryker do): the
+            # new survivors are in the file now, open. What the written file would
+            # still fail on (an acceptance past its expiry) fails this run too.
+            code = ExitCode.FINDINGS if comparison.expired else ExitCode.OK
+        elif request.baseline_path is not None:
             code = ExitCode.FINDINGS if comparison.failing else ExitCode.OK
     if failed:
         code = ExitCode.BAD_INPUT
@@ -324,31 +329,47 @@ def plan_and_run(request: MutateRequest, progress: Progress | None = None) -> Mu
 
 
 def track_survivors(results: Sequence[MutantResult], root: Path, findings_file: Path,
-                    update: bool, sarif_path: Path | None
+                    update: bool, sarif_path: Path | None, *, since: bool = False
                     ) -> tuple[Comparison, tuple[Message, ...], tuple[OutputError, ...]]:
     """Compare a run's survivors with the findings file: what is new, known and
-    fixed; write the file (``update``) and the SARIF of the open ones. Returns the
-    comparison, the lines that say so, and the files that could not be written.
-    Raises ``InputError`` for a findings file that cannot be read."""
+    fixed; write the file (``update``) and the SARIF file: the new survivors when
+    the run is a pull request's (``since``: what it introduced, not the backlog),
+    else every open one. Returns the comparison, the lines that say so, and the
+    files that could not be written. Raises ``InputError`` for a findings file
+    that cannot be read."""
     diffs = {r.mutant.id: rewrite_diff(r, root) for r in results
              if r.status in (Status.SURVIVED, Status.NO_COVERAGE)}
     seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
     baseline = load_findings(findings_file)
     comparison = compare(baseline, results, diffs, seen, vcs.today())
-    said = [Message(comparison_text(comparison, findings_file))]
-    after = updated(baseline, results, diffs, seen)
+    shown = _shown(findings_file)
     failed: list[OutputError] = []
+    after = updated(baseline, results, diffs, seen)
+    written = False
     if update:
         try:
             save_findings(after, findings_file)
-            said.append(Message(f"findings: wrote {findings_file}"))
+            written = True
         except OutputError as e:
             failed.append(e)
+    said = [Message(comparison_text(comparison, shown, recorded=written))]
+    if written:
+        said.append(Message(f"findings: wrote {shown}"))
     if sarif_path is not None:
-        # Open survivors of this run and the file: new, known open and expired ones.
+        # A pull request's SARIF holds what it introduced; the open backlog is the
+        # full run's (or 'metaeval findings export').
+        reported, what = ((Findings(comparison.new), "new survivors") if since
+                          else (after, "open survivors"))
         try:
-            write_atomic(sarif_path, sarif(after, vcs.today()))
-            said.append(Message(f"findings: SARIF of the open survivors in {sarif_path}"))
+            write_atomic(sarif_path, sarif(reported, vcs.today()))
+            said.append(Message(f"findings: SARIF of the {what} in {sarif_path}"))
         except OutputError as e:
             failed.append(e)
     return comparison, tuple(said), tuple(failed)
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the current directory when it lies under it, as typed."""
+    if path.is_absolute() and path.is_relative_to(Path.cwd()):
+        return path.relative_to(Path.cwd())
+    return path

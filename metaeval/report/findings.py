@@ -64,8 +64,10 @@ def findings_json(findings: Findings, today: dt.date) -> str:
     } for e in findings.entries], indent=2, sort_keys=True)
 
 
-def comparison_text(c: Comparison, findings_file: Path) -> str:
-    """A run's survivors against the findings file: what fails, what is known, what is fixed."""
+def comparison_text(c: Comparison, findings_file: Path, *, recorded: bool = False) -> str:
+    """A run's survivors against the findings file: what fails, what is known, what is
+    fixed. ``recorded``: the new ones were written to the file (``--update-baseline``),
+    so they no longer fail the run."""
     def lines(entries: tuple[FindingEntry, ...], mark: str) -> list[str]:
         return [f"  {mark} {e.fingerprint[:12]} {e.path}:{e.line} {e.rule}"
                 + (f" ({e.breaks})" if e.breaks else "") for e in entries]
@@ -73,7 +75,8 @@ def comparison_text(c: Comparison, findings_file: Path) -> str:
     out = [f"against {findings_file}: {len(c.new)} new, {len(c.expired)} expired, "
            f"{len(c.known)} known open, {len(c.accepted)} accepted, {len(c.fixed)} fixed"]
     if c.new:
-        out += ["new survivors (fail the run):", *lines(c.new, "+")]
+        why = "recorded as open" if recorded else "fail the run"
+        out += [f"new survivors ({why}):", *lines(c.new, "+")]
     if c.expired:
         out += ["accepted findings past their expiry (fail the run):",
                 *(f"  ! {e.fingerprint[:12]} {e.path}:{e.line} {e.rule} (until {e.until}: "

@@ -8,8 +8,9 @@ from textwrap import dedent
 import pytest
 
 from metaeval.errors import InputError
-from metaeval.mutation.model import MutantKind
+from metaeval.mutation.model import MutantKind, Status
 from metaeval.mutation.patches import load_patch_mutants
+from metaeval.mutation.runner import settle
 
 
 def write(directory: Path, name: str, text: str) -> Path:
@@ -141,3 +142,43 @@ def test_loading_writes_no_bytecode_next_to_the_file(project: Path) -> None:
 
 def test_no_directory_means_no_patch_mutants(tmp_path: Path) -> None:
     assert load_patch_mutants(tmp_path / "missing", tmp_path) == []
+
+
+def test_a_skipped_patch_mutant_is_ignored_with_its_reason_and_never_run(project: Path
+                                                                        ) -> None:
+    write(project / "mutants", "guards.py", """\
+        from metaeval.mutation.patches import PatchMutant, patch_mutant
+
+        MUTANTS = [
+            PatchMutant(id="left-out", target="pkg_patches_demo.guards:allowed",
+                        replacement="lambda tool: True", breaks="The guard allows all.",
+                        skip="example: edit me"),
+            PatchMutant(id="runs", target="pkg_patches_demo.guards:allowed",
+                        replacement="lambda tool: True", breaks="The guard allows all."),
+        ]
+
+
+        @patch_mutant("decorated", target="pkg_patches_demo.guards:allowed",
+                      breaks="The guard allows all.", skip="  decided elsewhere  ")
+        def allow_everything(tool):
+            return True
+        """)
+    by_id = {m.id: m for m in load_patch_mutants(project / "mutants", project)}
+    assert by_id["left-out"].ignored_reason == "example: edit me"
+    assert by_id["decorated"].ignored_reason == "decided elsewhere"
+    assert by_id["runs"].ignored_reason == ""  # the default runs
+    result = settle(by_id["left-out"])
+    assert result is not None
+    assert (result.status, result.detail) == (Status.IGNORED, "example: edit me")
+    assert settle(by_id["runs"]) is None
+
+
+def test_a_skip_that_is_not_text_is_named(project: Path) -> None:
+    path = write(project / "mutants", "bad.py", """\
+        from metaeval.mutation.patches import PatchMutant
+
+        MUTANTS = [PatchMutant(id="x", target="pkg_patches_demo.guards:allowed",
+                               replacement="None", breaks="Breaks the guard.", skip=True)]
+        """)
+    with pytest.raises(InputError, match=f"{path}:3: skip: got True; expected a string"):
+        load_patch_mutants(project / "mutants", project)

@@ -8,6 +8,7 @@ proves nothing.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,9 @@ from pathlib import Path
 import pytest
 
 from metaeval.errors import ExitCode, InputError
+from metaeval.findings import accept
+from metaeval.findings import load as load_findings
+from metaeval.findings import save as save_findings
 from metaeval.mutation import session
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.runner import (
@@ -149,18 +153,86 @@ def test_a_new_survivor_fails_against_the_baseline_and_a_known_one_does_not(
     request = MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
                             baseline_path=findings, update_baseline=True, no_cache=True)
     first = plan_and_run(request)
-    assert first.code is ExitCode.FINDINGS
+    # Writing the baseline was the point of that run: the survivor is recorded, open.
+    assert first.code is ExitCode.OK
     assert first.comparison is not None and len(first.comparison.new) == 1
-    assert first.after[0].text.startswith(f"against {findings}: 1 new, 0 expired, 0 known open")
-    assert first.after[1:] == (Message(f"findings: wrote {findings}"),)
+    assert first.after[0].text.startswith("against findings.json: 1 new, 0 expired, 0 known "
+                                          "open")
+    assert "new survivors (recorded as open):" in first.after[0].text
+    assert first.after[1:] == (Message("findings: wrote findings.json"),)
     assert json.loads(findings.read_text(encoding="utf-8"))["findings"][0]["mutant_id"] == SURVIVOR
     git(shop_here, "add", "findings.json")
 
     second = plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
                                         baseline_path=findings, no_cache=True))
     assert second.code is ExitCode.OK
-    assert second.after == (Message(f"against {findings}: 0 new, 0 expired, 1 known open, "
+    assert second.after == (Message("against findings.json: 0 new, 0 expired, 1 known open, "
                                     "0 accepted, 0 fixed"),)
+    # The mirror: the same new survivor fails a run that does not update the file.
+    (shop_here / "fresh.json").write_text('{"version": 1, "findings": []}\n')
+    third = plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+                                       baseline_path=Path("fresh.json"), no_cache=True))
+    assert third.code is ExitCode.FINDINGS
+    assert "new survivors (fail the run):" in third.after[0].text
+
+
+def test_bootstrapping_a_baseline_exits_0_after_writing_it(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    findings = shop_here / "mutants" / "findings.json"  # the config's default, not there yet
+    outcome = plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+                                         update_baseline=True, no_cache=True))
+    assert outcome.code is ExitCode.OK
+    assert [e["mutant_id"] for e in json.loads(findings.read_text())["findings"]] == [SURVIVOR]
+    assert outcome.after[-1] == Message("findings: wrote mutants/findings.json")
+    # The mirror: without --update-baseline the same survivor fails the run.
+    again = plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+                                       no_cache=True))
+    assert again.code is ExitCode.FINDINGS
+
+
+def test_updating_keeps_failing_on_an_acceptance_past_its_expiry(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    request = MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+                            baseline_path=Path("findings.json"), update_baseline=True,
+                            no_cache=True)
+    assert plan_and_run(request).code is ExitCode.OK
+    tracked = load_findings(shop_here / "findings.json")
+    tracked, _ = accept(tracked, SURVIVOR, "decided by support", "Dana", dt.date(2020, 1, 1))
+    save_findings(tracked, shop_here / "findings.json")
+    outcome = plan_and_run(request)  # an update does not renew a lapsed decision
+    assert outcome.code is ExitCode.FINDINGS
+    assert outcome.comparison is not None and len(outcome.comparison.expired) == 1
+    assert load_findings(shop_here / "findings.json").entries[0].until == "2020-01-01"
+
+
+NEGATE = f"{PRICING}::clamp_quantity::negate_condition::0"
+
+
+def test_a_pull_requests_sarif_holds_its_new_survivors_and_a_full_run_every_open_one(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    findings = Path("findings.json")
+    plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+                               baseline_path=findings, update_baseline=True, no_cache=True))
+    git(shop_here, "add", "findings.json")
+    git(shop_here, "commit", "-qm", "the backlog: one open finding")
+    pricing = shop_here / PRICING
+    pricing.write_text(pricing.read_text(encoding="utf-8").replace(
+        "    if quantity > limit:\n", "    if quantity > limit:  # the cap\n"), encoding="utf-8")
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR, NEGATE]))
+
+    def sarif_ids(since_ref: str | None) -> list[str]:
+        outcome = plan_and_run(MutateRequest(
+            paths=(PRICING,), mutants_dir=Path("no_patches"), baseline_path=findings,
+            sarif_path=Path("out.sarif"), no_cache=True, since_ref=since_ref))
+        assert outcome.code is ExitCode.FINDINGS  # the new survivor fails both runs
+        results = json.loads((shop_here / "out.sarif").read_text())["runs"][0]["results"]
+        return [r["properties"]["mutantId"] for r in results]
+
+    assert sarif_ids(since_ref="HEAD") == [NEGATE]  # what the pull request introduced
+    assert sorted(sarif_ids(None)) == sorted([NEGATE, SURVIVOR])  # the new and the backlog
 
 
 def test_an_unreadable_findings_file_still_leaves_the_run_to_show(

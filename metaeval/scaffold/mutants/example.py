@@ -1,18 +1,25 @@
-"""Example patch mutants: each switches off one control, and a test must notice.
+"""An example patch mutant, left out of every run until you edit it.
 
 A patch mutant replaces ``target`` (``package.module:attr``) while the tests
 run, by a Python expression or by a function defined here. ``breaks`` says, in
-one sentence, which control it switches off. Add mutants for your own guards,
-validators and graders here, and point [tool.metaeval.mutate] targets at them.
+one sentence, which control it switches off; one of your tests must notice.
+This one is reported Ignored ("example: edit me") until you point ``target``
+at one of your guards, validators or graders, write what it breaks, and delete
+its ``skip`` line. Rewrite mutants of [tool.metaeval.mutate] targets run
+without any file here.
 """
 
 from metaeval.mutation.patches import PatchMutant
 
 MUTANTS = [
     PatchMutant(
-        id="state-diff-sees-nothing",
-        target="metaeval.state:state_diff",
-        replacement="lambda initial, final: []",
-        breaks="state_unchanged passes runs with side effects the task forbids.",
+        id="example-edit-me",
+        target=@@TARGET@@,
+        # What the target becomes while the tests run: e.g. a guard that allows
+        # everything is "lambda *args, **kwargs: True".
+        replacement="lambda *args, **kwargs: None",
+        breaks="EDIT ME: the control this fault switches off, e.g. 'the refund guard "
+               "allows any amount'.",
+        skip="example: edit me (point target at a control, say what breaks, delete this line)",
     ),
 ]
