@@ -211,8 +211,8 @@ def targets(its: Path, own: Path) -> dict[str, bt.Target]:
             'pytest_add_cli_args_test_selection = ["tests"]\n'
             'pytest_add_cli_args = ["--ignore=tests/mutation"]\n'
             # mutmut runs the tests inside its mutants/ copy: the files they read come along.
-            'also_copy = ["meta_sets", "mutants", "benchmarks", "README.md", "ARCHITECTURE.md",'
-            ' "CHANGELOG.md"]\n',
+            'also_copy = ["meta_sets", "mutants", "benchmarks", "README.md", "docs",'
+            ' "ARCHITECTURE.md", "CHANGELOG.md"]\n',
             ("metaeval/graders",),
             ("-p", "no:cacheprovider", "--ignore=tests/mutation", "tests"), src_on_path=False,
         ),
