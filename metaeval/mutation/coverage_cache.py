@@ -3,9 +3,12 @@ run traces only the tests whose code changed.
 
 The fork runner's baseline traces every test to learn which tests run which
 lines; on a real harness that is most of a pull-request run that mutates two
-lines. A test's record stays valid while its own file, every ``conftest.py``,
-``pyproject.toml`` and every source file it ran hash the same, and the run
-records the same packages with the same pytest arguments. The runner hands the
+lines. A test's record stays valid while its own file, every ``conftest.py`` and
+``pyproject.toml`` hash the same, the run records the same packages with the
+same pytest arguments, and every function it ran reads the same: in a source
+file that changed, only the tests that ran a changed function (or any of the
+file, when code outside functions changed) are stale; the records of the
+others move with their lines (``source_shape``). The runner hands the
 warm process the records still valid (``Reuse``); it traces the other tests and
 merges the two. A test the map does not know (new, or renamed) is traced.
 
@@ -26,11 +29,12 @@ from pathlib import Path
 from metaeval import __version__
 from metaeval.files import write_atomic
 from metaeval.mutation.cache import project_test_files
+from metaeval.mutation.source_shape import LineMap, Shape, shape_of
 from metaeval.mutation.wire import CodeRun, Reuse
 
 COVERAGE_FILE_NAME = "mutate-coverage.json"
 """Kept next to the result cache."""
-FORMAT = 1
+FORMAT = 2
 
 
 def _salt(packages: Sequence[str], pytest_args: Sequence[str]) -> str:
@@ -42,14 +46,22 @@ class _Digests:
         self.root = root
         self.known: dict[str, str] = {}
 
+    def path(self, name: str) -> Path:
+        return Path(name) if Path(name).is_absolute() else self.root / name
+
     def __call__(self, name: str) -> str:
         if name not in self.known:
-            path = Path(name) if Path(name).is_absolute() else self.root / name
             try:
-                self.known[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+                self.known[name] = hashlib.sha256(self.path(name).read_bytes()).hexdigest()
             except OSError:
                 self.known[name] = "missing"
         return self.known[name]
+
+    def shape(self, name: str) -> Shape | None:
+        try:
+            return shape_of(self.path(name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            return None
 
 
 def _shared(root: Path) -> list[str]:
@@ -80,9 +92,12 @@ class CoverageMap:
         digest = _Digests(root.resolve())
         files = {*_shared(root), *(_test_file(t) for t in self.passed),
                  *(r.file for r in self.ran)}
+        shapes = {name: shape.to_json() for name in sorted({r.file for r in self.ran})
+                  if (shape := digest.shape(name)) is not None}
         document = {"salt": _salt(self.packages, self.pytest_args),
                     "tests": {t: self.durations.get(t, 0.0) for t in sorted(self.passed)},
                     "digests": {name: digest(name) for name in sorted(files)},
+                    "shapes": shapes,
                     "ran": [asdict(r) for r in self.ran]}
         write_atomic(path, json.dumps(document))
 
@@ -103,6 +118,7 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
         tests = {str(k): float(v) for k, v in document["tests"].items()}
         digests = {str(k): str(v) for k, v in document["digests"].items()}
         ran = tuple(CodeRun.from_json(r) for r in document["ran"])
+        shapes = {str(k): Shape.from_json(v) for k, v in document["shapes"].items()}
     except (KeyError, TypeError, ValueError, AttributeError):
         return None, f"warning: {path}: not a coverage map metaeval wrote; tracing every test"
     digest = _Digests(root.resolve())
@@ -110,13 +126,28 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
     if changed & set(_shared(root)) or set(_shared(root)) - set(digests):
         return None, ""  # every test depends on these
     stale = {t for t in tests if _test_file(t) in changed}
-    stale |= {t for r in ran if r.file in changed for t in r.tests}
+    maps = {name: LineMap(shapes[name], new) for name in changed & shapes.keys()
+            if (new := digest.shape(name)) is not None}
+    moved = []
+    for r in ran:
+        if r.file not in changed:
+            moved.append(r)
+        elif r.file in maps and maps[r.file].unchanged(r.line):
+            moved.append(_moved(r, maps[r.file]))
+        else:
+            stale.update(r.tests)
     kept = {t: d for t, d in tests.items() if t not in stale}
     if not kept:
         return None, ""
-    return Reuse(kept, tuple(_without(r, stale) for r in ran
-                             if r.file not in changed and set(r.tests) - stale),
+    return Reuse(kept, tuple(_without(r, stale) for r in moved if set(r.tests) - stale),
                  len(stale & tests.keys())), ""
+
+
+def _moved(run: CodeRun, where: LineMap) -> CodeRun:
+    """The record of unchanged code in a changed file, at its new line numbers."""
+    return CodeRun(run.module, run.file, where.moved(run.line), run.name, run.tests,
+                   tuple((tuple(where.moved(n) for n in numbers), tests)
+                         for numbers, tests in run.lines))
 
 
 def _without(run: CodeRun, stale: set[str]) -> CodeRun:

@@ -66,6 +66,32 @@ def test_a_changed_source_file_retraces_only_the_tests_that_ran_it(tmp_path: Pat
                                  (((2,), (0,)),)),)
 
 
+def test_a_changed_function_retraces_only_the_tests_that_ran_that_function(
+        tmp_path: Path) -> None:
+    root = project(tmp_path)
+    # stock.py gains a function above stock(): test_stock ran only stock(), which
+    # reads the same two lines lower; test_prices ran restock(), which changes.
+    (root / "stock.py").write_text("def restock():\n    return 0\n\n\ndef stock():\n"
+                                   "    return 1\n", encoding="utf-8")
+    path = root / ".metaeval" / "mutate-coverage.json"
+    runs = (CodeRun("stock", str(root / "stock.py"), 1, "restock", (TESTS[0],),
+                    (((2,), (0,)),)),
+            CodeRun("stock", str(root / "stock.py"), 5, "stock", (TESTS[1],),
+                    (((6,), (0,)),)))
+    CoverageMap(("stock",), ("-q",), runs, {TESTS[0]: 0.5, TESTS[1]: 0.25},
+                TESTS).save(path, root)
+    (root / "stock.py").write_text("def restock():\n    n = 0\n    return n\n\n\n"
+                                   "def stock():\n    return 1\n", encoding="utf-8")
+    reuse, _ = load_reuse(path, root, ("stock",), ("-q",))
+    assert reuse is not None and reuse.stale == 1 and reuse.tests == {TESTS[1]: 0.25}
+    assert reuse.ran == (CodeRun("stock", str(root / "stock.py"), 6, "stock", (TESTS[1],),
+                                 (((7,), (0,)),)),)
+    # A constant outside the functions: every test that ran the file is traced again.
+    (root / "stock.py").write_text("N = 1\ndef restock():\n    n = 0\n    return n\n\n\n"
+                                   "def stock():\n    return 1\n", encoding="utf-8")
+    assert load_reuse(path, root, ("stock",), ("-q",)) == (None, "")
+
+
 def test_a_changed_test_file_retraces_its_tests(tmp_path: Path) -> None:
     root = project(tmp_path)
     path = saved(root)

@@ -77,9 +77,12 @@ def run(shop: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
 
 @pytest.fixture(scope="module")
 def subprocess_run(shop: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
-    """The reference: a fresh pytest per mutant, every test, no cache."""
+    """The reference: a fresh pytest per mutant, every test, no cache. Each mutant's
+    limit there counts a whole pytest start, so a busy machine can push a mutant that
+    only starts slowly past the fixture's 3 s constant: 8 s keeps the looping mutant
+    the only Timeout."""
     return mutate_json(shop, tmp_path_factory.mktemp("subprocess"), "--isolation",
-                       "subprocess", "--no-cache")
+                       "subprocess", "--no-cache", "--timeout-constant", "8")
 
 
 def statuses(run: Run) -> dict[str, str]:
