@@ -32,7 +32,7 @@ TOP_KEYS = ("allowed_modules", "findings", "gate", "judge_audit", "judges", "met
 MUTATE_KEYS = ("targets", "operators", "mutants", "pytest_args", "timeout_factor",
                "timeout_constant", "jobs", "report", "message_strings")
 """``[tool.metaeval.mutate]``: the first two are read here, the rest by
-``metaeval.mutation.settings``; both readers reject any other key against this one list."""
+``metaeval.mutation.run.settings``; both readers reject any other key against this one list."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +213,7 @@ def _meta_eval(section: object, where: str) -> MetaEvalConfig:
 def _mutate_section(pyproject: Path, section: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``targets`` and ``operators`` of ``[tool.metaeval.mutate]``, validated."""
     # Imported here so reading the config of a project that never mutates stays light.
-    from metaeval.mutation.operators import OPERATORS
+    from metaeval.mutation.find.operators import OPERATORS
 
     if not isinstance(section, dict):
         raise InputError(f"{pyproject}: tool.metaeval.mutate: got {section!r}; expected a table")

@@ -13,7 +13,7 @@ from metaeval.cli import main
 from metaeval.config import MUTATE_KEYS, load_config
 from metaeval.errors import InputError
 from metaeval.importing import AllowedModules
-from metaeval.mutation.settings import load_mutate_settings
+from metaeval.mutation.run.settings import load_mutate_settings
 
 REPO = Path(__file__).resolve().parent.parent
 

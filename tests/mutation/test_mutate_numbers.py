@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from metaeval.cli import main
 from metaeval.errors import ExitCode, InputError
-from metaeval.mutation.settings import MutateSettings, load_mutate_settings
+from metaeval.mutation.run.settings import MutateSettings, load_mutate_settings
 
 
 def write_settings(tmp_path: Path, body: str) -> Path:
