@@ -108,6 +108,9 @@ class Break:
     must_fail: bool = False
 
 
+OPEN = "*"
+"""In a schema's keys: the object takes unknown keys (only the required ones count)."""
+
 Schema = Callable[[dict[str, object], Path], "Mapping[str, bool] | None"]
 """For a record and the path of an object in it: the object's keys (True:
 required) when the format closes it (an unknown key is an error); None for
@@ -166,7 +169,7 @@ def breaks(draw: st.DrawFn, record: dict[str, object], schema: Schema) -> Break:
     assert isinstance(siblings, dict)
     if new_key in siblings:  # a key the object has already: no new key, only one fewer
         return Break("drop", path, must_fail=bool(keys and keys.get(key)))
-    closed = keys is not None and new_key not in keys
+    closed = keys is not None and OPEN not in keys and new_key not in keys
     must_fail = closed or _is_poison(new_key) or (
         kind == "rename" and bool(keys and keys.get(key)))
     return Break(kind, path, new_key, must_fail=must_fail)
