@@ -19,7 +19,7 @@ from pathlib import Path
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY",
                       str(Path(tempfile.gettempdir()) / "metaeval-hypothesis"))
 
-from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import HealthCheck, settings
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
           HealthCheck.large_base_example]

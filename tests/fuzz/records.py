@@ -89,9 +89,9 @@ def runs(draw: st.DrawFn, run_id: str | None = None) -> dict[str, object]:
     if draw(st.booleans()):
         label["score"] = draw(st.integers(1, 5))
     labels = [_label(c) for c in checks]
-    if labels and draw(st.booleans()):
-        label["criteria"] = {name: draw(st.sampled_from(["pass", "fail"]))
-                             for name in draw(st.lists(st.sampled_from(labels), unique=True))}
+    if draw(st.booleans()) and labels:
+        chosen: list[str] = draw(st.lists(st.sampled_from(labels), unique=True))
+        label["criteria"] = {name: draw(st.sampled_from(["pass", "fail"])) for name in chosen}
     for key in ("rationale", "labeller"):
         if draw(st.booleans()):
             label[key] = draw(texts)

@@ -49,7 +49,7 @@ def encode(text: str) -> bytes:
 
 # Characters that have broken loaders and printers before: NUL, right-to-left
 # override, BOM, zero-width space, line and paragraph separators, quotes and
-# backslashes, an astral-plane character, and the digits "٤" and "４".
+# backslashes, an astral-plane character, and the digits U+0664 and U+FF14.
 ODD = "\x00\u202e\u200f\ufeff\u200b\u2028\u2029\"\\\n\t\r\x1b\U0001f600\u0664\uff14é"
 CHARS = st.characters(codec="utf-8") | st.sampled_from(ODD)
 texts = st.text(CHARS, max_size=24)
@@ -77,9 +77,9 @@ POISON = (
 poison = st.sampled_from(POISON)
 
 # Values of the wrong type or out of range for most fields, but readable JSON.
-ODD_VALUES = (
+ODD_VALUES: tuple[object, ...] = (
     None, True, False, 0, -1, 6, 99, 10**400, -(10**400), 1e308, -0.0, 0.5, "", " ",
-    "\x00", "\u202e", "\ufeff", "٤", "４", [], {}, [None], {"": None}, "pass ", "PASS",
+    "\x00", "\u202e", "\ufeff", "\u0664", "\uff14", [], {}, [None], {"": None}, "pass ", "PASS",
     Raw("1E400"), Raw("0e0"), Raw("-0"), "x" * 5000,
 )
 odd_values = st.sampled_from(ODD_VALUES) | json_values
@@ -176,7 +176,7 @@ def breaks(draw: st.DrawFn, record: dict[str, object], schema: Schema) -> Break:
 
 
 def _is_poison(value: object) -> bool:
-    return isinstance(value, Raw) and value in POISON or (
+    return (isinstance(value, Raw) and value in POISON) or (
         isinstance(value, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in value))
 
 
@@ -195,7 +195,7 @@ def apply(record: dict[str, object], brk: Break) -> dict[str, object]:
     elif brk.kind == "drop":
         del parent[key]
     elif brk.kind == "unknown":
-        parent[str(brk.new)] = None
+        parent[str(brk.new)] = 1
     else:  # rename, in place
         items = [(str(brk.new) if k == key else k, v) for k, v in parent.items()]
         parent.clear()

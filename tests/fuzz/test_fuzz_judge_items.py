@@ -65,7 +65,7 @@ def all_items(loaded: JudgeItems) -> list[object]:
 
 
 def assert_same_item(item: object, record: dict[str, object]) -> None:
-    reference = record.get("reference") or None
+    reference = str(record["reference"]) if record.get("reference") else None
     if "response_a" in record:
         assert item == PairItem(record["id"], record["prompt"], record["response_a"],  # type: ignore[arg-type]
                                 record["response_b"], reference, record["label"],  # type: ignore[arg-type]
@@ -209,8 +209,8 @@ def test_a_recorded_verdict_with_one_field_broken_is_an_error_on_its_line_or_loa
     assert_errors_on_line_2(path, errors)
     assert [r.id for r in found if r.source != f"{path}:2"] == ["good-first", "good-last"]
     assert (len(found) == 3) != bool(errors)
-    if brk.must_fail or brk.path == ("verdict",) and isinstance(brk.new, int) and not (
-            1 <= brk.new <= 5):
+    if brk.must_fail or (brk.path == ("verdict",) and isinstance(brk.new, int) and not (
+            1 <= brk.new <= 5)):
         assert errors, f"{brk} loaded"
     for loaded in found:  # whatever loaded is on the scale
         assert not isinstance(loaded.verdict, float) or (
