@@ -3,7 +3,8 @@
 ``ci`` (the default) keeps the whole directory to a few seconds of the default
 ``pytest`` run and is derandomized, so a failure there is the same failure on
 every machine. ``long`` (``METAEVAL_FUZZ_PROFILE=long``) runs 10,000 examples
-per test, drawn afresh each time. Neither writes an example database, and
+per test, drawn afresh each time; ``METAEVAL_FUZZ_EXAMPLES=N`` sets another
+number of examples for either. Neither writes an example database, and
 Hypothesis keeps its other files (a cache of the constants in the code under
 test) in the temp dir, not in ``.hypothesis/`` of the repository: the tree stays
 clean, and a failure is reproduced from the falsifying example Hypothesis prints.
@@ -24,8 +25,13 @@ from hypothesis import HealthCheck, settings
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
           HealthCheck.large_base_example]
 
-settings.register_profile("ci", max_examples=60, derandomize=True, deadline=None,
+settings.register_profile("ci", max_examples=50, derandomize=True, deadline=None,
                           database=None, suppress_health_check=_QUIET, print_blob=True)
 settings.register_profile("long", max_examples=10_000, deadline=None, database=None,
                           suppress_health_check=_QUIET, print_blob=True)
-settings.load_profile(os.environ.get("METAEVAL_FUZZ_PROFILE", "ci"))
+_profile = os.environ.get("METAEVAL_FUZZ_PROFILE", "ci")
+if os.environ.get("METAEVAL_FUZZ_EXAMPLES"):  # the profile, with another number of examples
+    settings.register_profile("custom", settings.get_profile(_profile),
+                              max_examples=int(os.environ["METAEVAL_FUZZ_EXAMPLES"]))
+    _profile = "custom"
+settings.load_profile(_profile)
