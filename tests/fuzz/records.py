@@ -173,16 +173,19 @@ def judge_items(draw: st.DrawFn, item_id: str | None = None) -> dict[str, object
 
 
 def item_schema(record: dict[str, object], path: Path) -> Mapping[str, bool] | None:
+    """The keys of each kind of item. ``padded`` and ``payload`` say which kind a record
+    is, so they are not required: without ``payload`` an injection case labelled
+    fail is a valid pointwise item."""
     if path != ():
         return None
     if "response_a" in record or "response_b" in record:
         return {"id": True, "prompt": True, "response_a": True, "response_b": True,
                 "reference": False, "label": True}
     if "padded" in record:
-        return {"id": True, "prompt": True, "response": True, "padded": True,
+        return {"id": True, "prompt": True, "response": True, "padded": False,
                 "reference": False}
     if "payload" in record:
-        return {"id": True, "prompt": True, "response": True, "payload": True,
+        return {"id": True, "prompt": True, "response": True, "payload": False,
                 "control": False, "reference": False, "label": True}
     return {"id": True, "prompt": True, "response": True, "reference": False,
             "label": False, "score": False}
