@@ -110,6 +110,13 @@ def metaeval_table(start: Path, key: str = "") -> tuple[Path | None, dict[str, o
                          "TOML file") from e
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{pyproject}: not valid TOML: {e}") from e
+    # Found by tests/fuzz: tomllib lets int()'s ValueError through for a number of
+    # more than 4,300 digits, and recurses once per level of nested arrays or tables.
+    except ValueError as e:
+        raise InputError(f"{pyproject}: not valid TOML: {cut(str(e), 120)}") from e
+    except RecursionError as e:
+        raise InputError(f"{pyproject}: not valid TOML: arrays or tables nested too deep "
+                         "to read") from e
     table: dict[str, object] = data
     names: list[str] = []
     for part in ("tool", "metaeval", *([key] if key else [])):

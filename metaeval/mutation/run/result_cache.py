@@ -47,7 +47,9 @@ Entry = dict[str, object]
 
 
 def _limit(value: JsonValue) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+    # An int too large for a float is refused before math.isfinite raises OverflowError.
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, int) and not 0 <= value <= 10**9) or not (
             math.isfinite(value) and value >= 0):
         raise ValueError(f"got {shown(value)}; expected a number of seconds")
     return float(value)
