@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from metaeval.config import load_config
 from metaeval.errors import InputError
 from metaeval.judges.spec import build_judge, configured_judges
-from metaeval.mutation.settings import load_mutate_settings
+from metaeval.mutation.run.settings import load_mutate_settings
 from tests.fuzz.strategies import (
     OPEN,
     Break,
