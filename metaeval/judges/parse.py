@@ -25,9 +25,16 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)")
 _CHOICES = {"a": Choice.A, "b": Choice.B, "tie": Choice.TIE}
 
 
+# Wherever three angle brackets would meet, a space goes between them, so no run
+# of three is left inside a quote ("<<<<<<" -> "<< < < < <"). Replacing "<<<" and
+# ">>>" once left one in a longer run ("<<<<<<" -> "<< <<< <", "x>>>>" -> "x> >>>").
+_MARKER_RUN = re.compile(r"(?<=<<)(?=<)|(?<=>)(?=>>)")
+
+
 def quote(text: str, label: str = "RESPONSE") -> str:
-    """``text`` between markers; any marker-like run inside it is broken first."""
-    safe = text.replace("<<<", "<< <").replace(">>>", "> >>")
+    """``text`` between markers; any marker-like run inside it is broken first
+    (``<<<`` -> ``<< <``, ``>>>>`` -> ``> > >>``), so nothing in it can close the quote."""
+    safe = _MARKER_RUN.sub(" ", text)
     return f"<<<{label}>>>\n{safe}\n<<<END {label}>>>"
 
 
