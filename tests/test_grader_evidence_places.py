@@ -101,3 +101,24 @@ def test_registry_errors_list_the_choices_separately() -> None:
     with pytest.raises(CheckSpecError) as builtin:
         build_grader(CheckSpec("refund_issued", {}))
     assert "answer_contains, answer_states, " in builtin.value.message
+
+
+def test_a_factory_called_from_python_names_its_grader() -> None:
+    # Without a check spec there is no label: the grader is named after itself,
+    # and its version says which grader it is a version of.
+    from metaeval.graders.answer_checks import answer_contains, answer_states, grounded_numbers
+    from metaeval.graders.state_checks import state_includes, state_unchanged
+    from metaeval.graders.trajectory_rules import (
+        max_steps,
+        no_tool_called,
+        tool_called,
+        tool_order,
+    )
+
+    graders = [answer_contains(text="refund"), grounded_numbers(), answer_states(["amount"]),
+               state_includes("refunds", {}), state_unchanged(), no_tool_called("refund"),
+               tool_called("refund"), tool_order("get_order", "refund"), max_steps(3)]
+    names = ["answer_contains", "grounded_numbers", "answer_states", "state_includes",
+             "state_unchanged", "no_tool_called", "tool_called", "tool_order", "max_steps"]
+    assert [g.name for g in graders] == names
+    assert [g.version.split("/")[0] for g in graders] == names

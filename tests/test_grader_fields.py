@@ -53,3 +53,9 @@ def test_the_same_spec_with_a_good_value_builds(grader: str, params: dict[str, o
                                "criterion": "polite"}
     fixed = {**params, field: good[field]}
     assert build_grader(CheckSpec(grader, cast(JsonObject, fixed))).name == grader
+
+
+def test_two_ways_to_match_are_both_named() -> None:
+    with pytest.raises(CheckSpecError) as caught:
+        build_grader(CheckSpec("answer_contains", {"text": "a", "numbers": [1]}))
+    assert caught.value.message.startswith("got ['text', 'numbers']; expected exactly one")
