@@ -35,12 +35,12 @@ from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.keys import did_you_mean
 from metaeval.untrusted_json import (
     MAX_DEPTH,
-    FirstUse,
     JsonInputError,
     LoadError,
+    Record,
     join_field,
+    load_unique,
     parse_json,
-    read_jsonl,
     repeated_id,
 )
 
@@ -415,17 +415,12 @@ def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONL
     ``allowed``: the project's ``[tool.metaeval] allowed_modules``, the only code a
     check may name by import path (the default: none, only the built-ins)."""
     files, errors = data_files(paths)
-    runs: list[MetaRun] = []
-    ids = FirstUse()
-    for path in files:
-        for record in read_jsonl(path, errors):
-            run, problems = parse_run(record.value, record.source, allowed)
-            errors.extend(record.error(p.field, p.message) for p in problems)
-            if run is None:
-                continue
-            first = ids.earlier(run.id, record.source)
-            if first is not None:
-                errors.append(repeated_id(record, run.id, first))
-                continue
-            runs.append(run)
+
+    def parse(record: Record, errors: list[LoadError]) -> MetaRun | None:
+        run, problems = parse_run(record.value, record.source, allowed)
+        errors.extend(record.error(p.field, p.message) for p in problems)
+        return run
+
+    runs = load_unique(files, errors, parse, lambda run: run.id,
+                       lambda record, run, first: repeated_id(record, run.id, first))
     return MetaSet(tuple(runs), tuple(errors), tuple(str(f) for f in files))

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table
-from metaeval.audit.judge_audit import DEFAULT_BARS, Bars, JudgeAudit, audit_judge
+from metaeval.audit.judge_audit import DEFAULT_BARS, AuditSource, Bars, JudgeAudit, audit_judge
 from metaeval.errors import InputError
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.judge_items import JudgeItems, item_kinds, load_judge_items, load_recorded
@@ -56,8 +56,8 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
     if unknown:
         raise InputError(f"{recorded}: id: got {unknown[0]!r} (and {len(unknown) - 1} "
                          "more); expected the id of a loaded judge item")
-    return audit_judge(identity, scale, items, recorded_table(records), mode="recorded",
-                       bars=bars)
+    return audit_judge(identity, scale, items, recorded_table(records),
+                       source=AuditSource.RECORDED, bars=bars)
 
 
 def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = None,
@@ -87,5 +87,5 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
             store.close()
     else:
         table = ask_judge(judge, items, samples, progress)
-    return audit_judge(judge.identity, judge.scale, items, table, mode="live",
+    return audit_judge(judge.identity, judge.scale, items, table, source=AuditSource.LIVE,
                        modes=judge.modes, bars=bars)

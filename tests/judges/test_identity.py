@@ -14,7 +14,7 @@ import pytest
 
 from metaeval.audit.calibration import calibration_for, entry
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.judge_audit import Controls, audit_judge
+from metaeval.audit.judge_audit import AuditSource, Controls, audit_judge
 from metaeval.errors import InputError
 from metaeval.judge_items import JudgeItems
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity
@@ -98,7 +98,8 @@ def test_a_configured_judge_is_named_by_its_key(tmp_path: Path,
 def test_a_calibration_entry_names_the_endpoint_and_applies_to_it_alone(tmp_path: Path) -> None:
     prod = JudgeIdentity("house", "m", "abc", 0.0, "https://judge.example/v1")
     staging = JudgeIdentity("house", "m", "abc", 0.0, "https://staging.example/v1")
-    audit = audit_judge(prod, DEFAULT_SCALE, JudgeItems(), VerdictTable(), mode="live",
+    audit = audit_judge(prod, DEFAULT_SCALE, JudgeItems(), VerdictTable(),
+                        source=AuditSource.LIVE,
                         controls=Controls(()))
     written = entry(audit, date(2026, 1, 1))
     assert written["judge"] == {"name": "house", "model": "m", "prompt_hash": "abc",
