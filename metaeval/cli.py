@@ -116,7 +116,7 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     config = load_config()
     targets = list(paths) or config.paths(config.meta_sets)
     result = with_judge_items(targets, load_meta_sets(
-        [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules))
+        [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules, config.judges))
     click.echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(ExitCode.BAD_INPUT if result.errors else ExitCode.OK)
 
@@ -354,7 +354,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 
     config = load_config()
     targets = list(paths) or config.paths(config.meta_sets)
-    loaded = load_meta_sets(targets, config.allowed_modules)
+    loaded = load_meta_sets(targets, config.allowed_modules, config.judges)
     # Bars name checks of the configured meta-sets: a run on one file of them need
     # not hold every check they name, but the run on all of them (CI's) must.
     unknown_bar = None if paths else unknown_check_bars(
@@ -377,7 +377,8 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
             click.echo(str(error), err=True)
         click.echo("error: no run to measure in " + ", ".join(map(str, targets)), err=True)
         sys.exit(ExitCode.BAD_INPUT if loaded.errors else ExitCode.VOID)
-    result = run_meta_eval(loaded.runs, settings, before, allowed=config.allowed_modules)
+    result = run_meta_eval(loaded.runs, settings, before, allowed=config.allowed_modules,
+                           judges=config.judges)
     render = meta_eval_json if fmt == "json" else meta_eval_table
     click.echo(render(result, files=loaded.files, errors=loaded.errors))
     if loaded.errors:
@@ -431,15 +432,14 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     from metaeval.audit.calibration import DEFAULT_PATH, write_calibration
     from metaeval.audit.judge_audit import AuditVerdict, Bars
     from metaeval.audit.judge_run import load_items, run_judge_audit
-    from metaeval.config import judge_audit_scale
     from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
-    from metaeval.judges.scales import declared_scale
+    from metaeval.judges.scales import configured_scale, declared_scale
     from metaeval.report.judge_audit import audit_json, audit_text
 
     config = load_config()
     # The flags win over the config, whose declaration is for recorded verdicts only:
     # a live judge answers on the scale of its own config.
-    configured = judge_audit_scale()
+    configured = configured_scale(config.judge_audit)
     scale, scale_from = (configured if recorded else None), "tool.metaeval.judge_audit.scale"
     if scale_text is not None or pass_at is not None:
         if scale_text is None and configured is not None and recorded:
@@ -454,7 +454,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     try:
         audit = run_judge_audit(spec, load_items(paths), recorded=recorded, samples=samples,
                                 cache=cache, bars=bars, progress=bar, scale=scale,
-                                scale_from=scale_from, allowed=config.allowed_modules)
+                                scale_from=scale_from, allowed=config.allowed_modules,
+                                judges=config.judges)
     finally:
         if bar is not None:
             bar.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table
 from metaeval.audit.judge_audit import DEFAULT_BARS, AuditSource, Bars, JudgeAudit, audit_judge
+from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.errors import InputError
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.judge_items import JudgeItems, item_kinds, load_judge_items, load_recorded
@@ -36,10 +37,10 @@ def load_items(paths: Sequence[Path]) -> JudgeItems:
 
 def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                     declared: Scale | None, scale_from: str,
-                    allowed: AllowedModules) -> JudgeAudit:
+                    allowed: AllowedModules, judges: JudgesSection) -> JudgeAudit:
     identity, scale = JudgeIdentity(spec, model="recorded"), declared or DEFAULT_SCALE
     try:  # a judge we can build lends its identity, so its calibration applies to it
-        named = build_judge(spec, allowed=allowed)
+        named = build_judge(spec, allowed=allowed, judges=judges)
     except InputError:
         pass  # a name only: the logs' judge is not one metaeval can build
     else:
@@ -64,20 +65,22 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
                     samples: int = 1, cache: Path | None = None,
                     bars: Bars = DEFAULT_BARS, progress: Progress | None = None,
                     scale: Scale | None = None, scale_from: str = "--scale",
-                    allowed: AllowedModules = BUILTINS_ONLY) -> JudgeAudit:
+                    allowed: AllowedModules = BUILTINS_ONLY,
+                    judges: JudgesSection = NO_JUDGES) -> JudgeAudit:
     """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
     unless None), or read from ``recorded`` with no call made. ``scale`` declares
     the recorded judge's scale (``scale_from`` says where it was declared); a
     live judge answers on its own. A judge named by import path must be in
-    ``allowed`` (``[tool.metaeval] allowed_modules``)."""
+    ``allowed`` (``[tool.metaeval] allowed_modules``); a configured name, in ``judges``
+    (``[tool.metaeval.judges]``)."""
     if samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:
-        return _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed)
+        return _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed, judges)
     if scale is not None:
         raise InputError(f"{scale_from}: applies to --recorded only; a live judge answers "
                          "on the scale of its own config")
-    judge = build_judge(spec, allowed=allowed)
+    judge = build_judge(spec, allowed=allowed, judges=judges)
     if cache is not None:
         store = ReplyCache(cache)
         try:

@@ -32,7 +32,7 @@ from metaeval.findings import save as save_findings
 from metaeval.mutation.cache import CACHE_FILE, SCAN_FILE_NAME, ResultCache, ScanCache
 from metaeval.mutation.coverage_cache import COVERAGE_FILE_NAME
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.operators import select_operators
+from metaeval.mutation.operators import configured_operators, select_operators
 from metaeval.mutation.patches import load_patch_mutants
 from metaeval.mutation.runner import (
     DEFAULT_ISOLATION,
@@ -47,7 +47,7 @@ from metaeval.mutation.runner import (
     run_mutants,
     start_warm,
 )
-from metaeval.mutation.settings import load_mutate_settings
+from metaeval.mutation.settings import mutate_settings
 from metaeval.mutation.since import since
 from metaeval.mutation.targets import (
     find_mutants,
@@ -169,7 +169,8 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
     Raises ``InputError`` for a bad config, target, patch-mutants file or git ref.
     """
     config = load_config()
-    settings = load_mutate_settings(config.root)
+    operators = configured_operators(config.mutate)
+    settings = mutate_settings(config.mutate)
     root = config.root
     targets = list(request.paths) or list(config.mutate_targets)
     cache_file = (root / CACHE_FILE if request.cache_path is None
@@ -189,9 +190,9 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
         coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME))
     messages = (settings.message_strings if request.message_strings is None
                 else request.message_strings)
-    warm = _start_early(targets, root, config.mutate_operators, scan, patches, options, messages)
+    warm = _start_early(targets, root, operators, scan, patches, options, messages)
     try:
-        mutants = (find_mutants(targets, root, config.mutate_operators, scan, messages)
+        mutants = (find_mutants(targets, root, operators, scan, messages)
                    if targets else [])
         mutants += patches
         found = len(mutants)

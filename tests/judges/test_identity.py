@@ -15,6 +15,7 @@ import pytest
 from metaeval.audit.calibration import calibration_for, entry
 from metaeval.audit.collect import VerdictTable
 from metaeval.audit.judge_audit import AuditSource, Controls, audit_judge
+from metaeval.config import load_config
 from metaeval.errors import InputError
 from metaeval.judge_items import JudgeItems
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity
@@ -89,10 +90,12 @@ def test_a_configured_judge_is_named_by_its_key(tmp_path: Path,
         "[tool.metaeval.judges.named]\n"
         'type = "http"\nname = "house"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')
     monkeypatch.chdir(tmp_path)
-    staging, prod = build_judge("staging").identity, build_judge("prod").identity
+    judges = load_config().judges
+    staging = build_judge("staging", judges=judges).identity
+    prod = build_judge("prod", judges=judges).identity
     assert (staging.name, prod.name) == ("staging", "prod")
     assert staging.version != prod.version
-    assert build_judge("named").identity.name == "house"  # an explicit name wins
+    assert build_judge("named", judges=judges).identity.name == "house"  # an explicit name wins
 
 
 def test_a_calibration_entry_names_the_endpoint_and_applies_to_it_alone(tmp_path: Path) -> None:
