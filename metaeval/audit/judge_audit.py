@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from metaeval.audit.bars import DEFAULT_BARS, Bars
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge
 from metaeval.audit.judge_agreement import (
     PairAgreement,
@@ -23,8 +24,6 @@ from metaeval.audit.judge_agreement import (
     self_consistency,
 )
 from metaeval.audit.probes import (
-    ALPHA,
-    CHANCE_FLIP,
     InjectionResult,
     LengthResult,
     PositionResult,
@@ -36,22 +35,6 @@ from metaeval.audit.probes import (
 from metaeval.judge_items import JudgeItems, Order
 from metaeval.judges.base import JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
-
-
-@dataclass(frozen=True, slots=True)
-class Bars:
-    """What a judge must meet to gate: kappa, TPR and TNR at least these, and at
-    most ``unscored`` of its verdicts on labelled items unscored."""
-
-    kappa: float = 0.6
-    tpr: float = 0.8
-    tnr: float = 0.8
-    unscored: float = 0.1
-    alpha: float = ALPHA
-    chance_flip: float = CHANCE_FLIP
-
-
-DEFAULT_BARS = Bars()
 
 
 class AuditSource(Enum):

@@ -12,17 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from metaeval.audit.bars import ALPHA, CHANCE_FLIP
 from metaeval.audit.collect import Decision, VerdictTable
 from metaeval.audit.judge_agreement import outcome
 from metaeval.audit.stats import binom_upper_tail, mcnemar_exact, sign_test
 from metaeval.contract import Outcome
 from metaeval.judge_items import InjectionCase, LengthProbe, Order, PairItem, Variant
 from metaeval.judges.base import Scale
-
-ALPHA = 0.05
-CHANCE_FLIP = 0.1
-"""The share of pairs a judge with no position bias may still judge differently
-in the two orders (noise); flips beyond it are order-driven."""
 
 
 class ProbeStatus(Enum):

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
+from metaeval.commands import mutate as session
 from metaeval.errors import InputError
-from metaeval.mutation import session
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.operators import Context, Operator, Variant, select_operators
 from metaeval.mutation.runner import MutationRun

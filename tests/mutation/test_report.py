@@ -11,10 +11,10 @@ import pytest
 from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.mutation.runner import ForkStats, Isolation, MutationRun
+from metaeval.mutation.score import mutation_score
 from metaeval.mutation.settings import MutateSettings, load_mutate_settings
 from metaeval.report.mutation import (
     mutation_json,
-    mutation_score,
     mutation_table,
     mutation_text,
     overhead_text,
