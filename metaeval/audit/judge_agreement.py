@@ -27,7 +27,7 @@ from metaeval.audit.metrics import (
     wilson_interval,
 )
 from metaeval.contract import Outcome
-from metaeval.judge_items import PairItem, PointItem
+from metaeval.judge_items import Order, PairItem, PointItem, Variant
 from metaeval.judges.base import Scale
 
 
@@ -52,7 +52,7 @@ class PointAgreement:
 class OrderAgreement:
     """Pairwise agreement with the responses shown in ``order`` (``ab``: a first)."""
 
-    order: str
+    order: Order
     n: int
     correct: int
     accuracy_interval: Interval
@@ -142,8 +142,8 @@ def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgre
         return None
     human = [i.label for i in items]
     orders: list[OrderAgreement] = []
-    verdicts: dict[str, list[str | None]] = {}
-    for order in ("ab", "ba"):
+    verdicts: dict[Order, list[str | None]] = {}
+    for order in Order:
         judged = [_pair_label(table.decided(i.id, order=order)) for i in items]
         verdicts[order] = judged
         correct = sum(h == j for h, j in zip(human, judged, strict=True))
@@ -152,14 +152,14 @@ def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgre
                                      nominal_kappa(human, judged), judged.count("tie"),
                                      judged.count(None)))
     consistent = sum(a is not None and a == b
-                     for a, b in zip(verdicts["ab"], verdicts["ba"], strict=True))
+                     for a, b in zip(verdicts[Order.AB], verdicts[Order.BA], strict=True))
     return PairAgreement(len(items), human.count("tie"), tuple(orders), consistent)
 
 
 def self_consistency(table: VerdictTable, ids: set[str]) -> SelfConsistency:
     """Over the original variant of every labelled item, in every order recorded."""
     slots = [(slot, samples) for slot, samples in table.decisions.items()
-             if slot[0] in ids and slot[1] == "original"]
+             if slot.item in ids and slot.variant is Variant.ORIGINAL]
     k = max((len(s) for _, s in slots), default=0)
     if k < 2:
         return SelfConsistency(k, len(slots), 0,

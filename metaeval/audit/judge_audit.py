@@ -10,13 +10,12 @@ This module must never let a void audit or a missing measurement read as a pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
+from metaeval.audit.bars import DEFAULT_BARS, Bars
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge
 from metaeval.audit.judge_agreement import (
-    AGGREGATE,
     PairAgreement,
     PointAgreement,
     SelfConsistency,
@@ -25,8 +24,6 @@ from metaeval.audit.judge_agreement import (
     self_consistency,
 )
 from metaeval.audit.probes import (
-    ALPHA,
-    CHANCE_FLIP,
     InjectionResult,
     LengthResult,
     PositionResult,
@@ -35,25 +32,18 @@ from metaeval.audit.probes import (
     length_probe,
     position_probe,
 )
-from metaeval.judge_items import JudgeItems
+from metaeval.judge_items import JudgeItems, Order
 from metaeval.judges.base import JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
 
 
-@dataclass(frozen=True, slots=True)
-class Bars:
-    """What a judge must meet to gate: kappa, TPR and TNR at least these, and at
-    most ``unscored`` of its verdicts on labelled items unscored."""
+class AuditSource(Enum):
+    """Where the verdicts an audit measures came from."""
 
-    kappa: float = 0.6
-    tpr: float = 0.8
-    tnr: float = 0.8
-    unscored: float = 0.1
-    alpha: float = ALPHA
-    chance_flip: float = CHANCE_FLIP
-
-
-DEFAULT_BARS = Bars()
+    LIVE = "live"
+    """The judge was asked (through the reply cache when there is one)."""
+    RECORDED = "recorded"
+    """Read from logged verdicts; no call made."""
 
 
 class AuditVerdict(Enum):
@@ -111,9 +101,10 @@ class Controls:
 class JudgeAudit:
     """Everything one audit measured and decided."""
 
+    verdict: AuditVerdict
+    reasons: tuple[str, ...]
     judge: JudgeIdentity
-    mode: str
-    """``live`` (the judge was asked) or ``recorded`` (read from logged verdicts)."""
+    source: AuditSource
     items: int
     not_recorded: int
     pointwise: PointAgreement | None
@@ -127,8 +118,6 @@ class JudgeAudit:
     bars: Bars
     modes: frozenset[Mode]
     """What the judge was audited for; a calibration covers only these."""
-    verdict: AuditVerdict
-    reasons: tuple[str, ...]
 
 
 def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars) -> Probes:
@@ -156,13 +145,15 @@ def run_controls(items: JudgeItems, bars: Bars) -> Controls:
 def _unscored(table: VerdictTable, items: JudgeItems) -> tuple[int, int]:
     """Unscored verdicts and all verdicts on labelled items (pairs count per order)."""
     decisions = [table.decided(i.id) for i in items.pointwise]
-    decisions += [table.decided(p.id, order=o) for p in items.pairwise for o in ("ab", "ba")]
+    decisions += [table.decided(p.id, order=o) for p in items.pairwise for o in Order]
     return sum(d is None for d in decisions), len(decisions)
 
 
-def _reasons(audit: JudgeAudit) -> list[str]:
-    bars, reasons = audit.bars, list(audit.controls.failures())
-    point, pair = audit.pointwise, audit.pairwise
+def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: Probes,
+             controls: Controls, modes: frozenset[Mode], unscored: int, verdicts: int,
+             bars: Bars) -> list[str]:
+    """Every reason the judge may not gate; none means it may."""
+    reasons = list(controls.failures())
     if point is None and pair is None:
         reasons.append("no human-labelled items: agreement not measured")
     if point is not None:
@@ -176,33 +167,34 @@ def _reasons(audit: JudgeAudit) -> list[str]:
     if pair is not None:
         for order in pair.orders:
             if order.kappa.value < bars.kappa:
-                reasons.append(f"pairwise kappa ({order.order}) {order.kappa.value:.2f} "
+                reasons.append(f"pairwise kappa ({order.order.value}) {order.kappa.value:.2f} "
                                f"< {bars.kappa:g}")
     needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE}
-    for name, status in audit.probes.statuses().items():
+    for name, status in probes.statuses().items():
         if status is ProbeStatus.FOUND:
             reasons.append(f"{name} bias FOUND")
-        elif status is ProbeStatus.NOT_RUN and needed[name] in audit.modes:
+        elif status is ProbeStatus.NOT_RUN and needed[name] in modes:
             reasons.append(f"{name} probe not run: no {name} probe items with verdicts, "
                            f"and the judge is audited for {needed[name].value} use")
-    share = audit.unscored / audit.labelled_verdicts if audit.labelled_verdicts else 0.0
+    share = unscored / verdicts if verdicts else 0.0
     if share > bars.unscored:
-        reasons.append(f"unscored {audit.unscored} of {audit.labelled_verdicts} "
+        reasons.append(f"unscored {unscored} of {verdicts} "
                        f"({share:.0%}) > {bars.unscored:.0%}")
     return reasons
 
 
 def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
-                table: VerdictTable, *, mode: str, modes: frozenset[Mode] | None = None,
+                table: VerdictTable, *, source: AuditSource,
+                modes: frozenset[Mode] | None = None,
                 bars: Bars = DEFAULT_BARS, controls: Controls | None = None) -> JudgeAudit:
     """Measure and decide. ``modes``: what the judge is audited for (default: what the
-    verdicts cover); each needs its probes run. In recorded mode items with no
-    recorded verdict are left out (counted in ``not_recorded``); the controls
+    verdicts cover); each needs its probes run. Audited from recorded verdicts,
+    items with none are left out (counted in ``not_recorded``); the controls
     always run on every probe."""
     controls = controls if controls is not None else run_controls(items, bars)
     measured, missing = items, 0
-    if mode == "recorded":
-        recorded = {slot[0] for slot in table.decisions}
+    if source is AuditSource.RECORDED:
+        recorded = {slot.item for slot in table.decisions}
         measured = JudgeItems(
             tuple(i for i in items.pointwise if i.id in recorded),
             tuple(i for i in items.pairwise if i.id in recorded),
@@ -215,23 +207,12 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                           | ({Mode.PAIRWISE} if measured.pairwise else set()))
     labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
     unscored, verdicts = _unscored(table, measured)
-    audit = JudgeAudit(identity, mode, measured.count, missing,
-                       point_agreement(measured.pointwise, table, scale),
-                       pair_agreement(measured.pairwise, table),
-                       self_consistency(table, labelled),
-                       run_probes(measured, table, scale, bars), controls, table.calls,
-                       unscored, verdicts, bars, modes, AuditVerdict.REPORT_ONLY, ())
-    reasons = tuple(_reasons(audit))
+    point = point_agreement(measured.pointwise, table, scale)
+    pair = pair_agreement(measured.pairwise, table)
+    probes = run_probes(measured, table, scale, bars)
+    reasons = tuple(_reasons(point, pair, probes, controls, modes, unscored, verdicts, bars))
     verdict = (AuditVerdict.VOID if not controls.ok else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
-    return replace(audit, verdict=verdict, reasons=reasons)
-
-
-def describe_aggregate() -> str:
-    return AGGREGATE
-
-
-def recorded_unknown(table: VerdictTable, ids: Sequence[str]) -> list[str]:
-    """Recorded ids that name no loaded item (reported as bad input)."""
-    known = set(ids)
-    return sorted({slot[0] for slot in table.decisions} - known)
+    return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
+                      self_consistency(table, labelled), probes, controls, table.calls,
+                      unscored, verdicts, bars, modes)

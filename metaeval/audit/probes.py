@@ -12,17 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from metaeval.audit.bars import ALPHA, CHANCE_FLIP
 from metaeval.audit.collect import Decision, VerdictTable
 from metaeval.audit.judge_agreement import outcome
 from metaeval.audit.stats import binom_upper_tail, mcnemar_exact, sign_test
 from metaeval.contract import Outcome
-from metaeval.judge_items import InjectionCase, LengthProbe, PairItem
+from metaeval.judge_items import InjectionCase, LengthProbe, Order, PairItem, Variant
 from metaeval.judges.base import Scale
-
-ALPHA = 0.05
-CHANCE_FLIP = 0.1
-"""The share of pairs a judge with no position bias may still judge differently
-in the two orders (noise); flips beyond it are order-driven."""
 
 
 class ProbeStatus(Enum):
@@ -70,24 +66,23 @@ class PositionResult:
         return f"{self.status.value} — {self.flips} of {self.scored}"
 
 
-def _lean(decision: Decision, order: str) -> int:
+def _lean(decision: Decision, order: Order) -> int:
     """+1 when the verdict picked the response shown first, -1 the second, 0 a tie."""
     if decision == "tie":
         return 0
-    first = "a" if order == "ab" else "b"
-    return 1 if decision == first else -1
+    return 1 if decision == order.first else -1
 
 
 def position_probe(pairs: tuple[PairItem, ...], table: VerdictTable, *, alpha: float = ALPHA,
                    chance: float = CHANCE_FLIP) -> PositionResult:
     consistent = first = second = unscored = 0
     for pair in pairs:
-        ab, ba = table.decided(pair.id, order="ab"), table.decided(pair.id, order="ba")
+        ab, ba = table.decided(pair.id, order=Order.AB), table.decided(pair.id, order=Order.BA)
         if not isinstance(ab, str) or not isinstance(ba, str):
             unscored += 1
         elif ab == ba:
             consistent += 1
-        elif _lean(ab, "ab") + _lean(ba, "ba") > 0:
+        elif _lean(ab, Order.AB) + _lean(ba, Order.BA) > 0:
             first += 1
         else:
             second += 1
@@ -156,7 +151,7 @@ class LengthResult:
 def length_probe(probes: tuple[LengthProbe, ...], table: VerdictTable, *,
                  alpha: float = ALPHA) -> LengthResult:
     shifts = tuple(LengthShift(p.id, title(p.prompt), table.decided(p.id),
-                               table.decided(p.id, "padded"), len(p.padded) - len(p.response))
+                               table.decided(p.id, Variant.PADDED), len(p.padded) - len(p.response))
                    for p in probes)
     moves = [s.shift for s in shifts]
     up = sum(m is not None and m > 0 for m in moves)
@@ -206,7 +201,7 @@ def injection_probe(cases: tuple[InjectionCase, ...], table: VerdictTable, scale
     injected = control = already = unscored = only_i = only_c = 0
     for case in cases:
         base, inj, ctl = (outcome(table.decided(case.id, variant), scale)
-                          for variant in ("original", "injected", "control"))
+                          for variant in (Variant.ORIGINAL, Variant.INJECTED, Variant.CONTROL))
         if Outcome.UNSCORED in (base, inj, ctl):
             unscored += 1
             continue

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 
+from metaeval.config import JUDGE_AUDIT_KEYS, JudgeAuditSection
 from metaeval.errors import InputError
 from metaeval.judges.base import DEFAULT_SCALE, Scale
+from metaeval.keys import cut
 
 # ASCII digits only (as in the reply parser), and few enough to stay a small int.
 _RANGE = re.compile(r"\s*(-?[0-9]{1,9})\s*-\s*(-?[0-9]{1,9})\s*")
@@ -39,6 +41,24 @@ def declared_scale(scale: object, pass_at: object, *, scale_where: str,
     if isinstance(pass_at, bool) or not isinstance(pass_at, int) or not low <= pass_at <= high:
         raise InputError(f"{pass_where}: got {pass_at!r}; expected an integer in {low}..{high}")
     return Scale(low, high, pass_at)
+
+
+def configured_scale(judge_audit: JudgeAuditSection) -> Scale | None:
+    """``scale`` and ``pass_at`` of ``[tool.metaeval.judge_audit]``: the scale of a
+    recorded judge's verdicts, or None when neither is set. Its own unknown-key
+    check, so a typo here is never a silent 1-5."""
+    where = f"{judge_audit.pyproject}: tool.metaeval.judge_audit"
+    section = {} if judge_audit.table is None else judge_audit.table
+    if not isinstance(section, dict):
+        raise InputError(f"{where}: got {cut(repr(section), 80)}; expected a table")
+    for key in section:
+        if key not in JUDGE_AUDIT_KEYS:
+            raise InputError(f"{where}.{key}: unknown key; expected one of "
+                             f"{', '.join(JUDGE_AUDIT_KEYS)}")
+    if not section:
+        return None
+    return declared_scale(section.get("scale"), section.get("pass_at"),
+                          scale_where=f"{where}.scale", pass_where=f"{where}.pass_at")
 
 
 def describe(scale: Scale) -> str:

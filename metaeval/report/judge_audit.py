@@ -47,7 +47,7 @@ def _pair(p: PairAgreement | None) -> JsonValue:
     if p is None:
         return None
     orders: JsonObject = {
-        o.order: {"n": o.n, "correct": o.correct, "accuracy": round(o.accuracy, 4),
+        o.order.value: {"n": o.n, "correct": o.correct, "accuracy": round(o.accuracy, 4),
                   "accuracy_interval": _interval(o.accuracy_interval),
                   "kappa": _value(o.kappa), "ties": o.ties, "unscored": o.unscored}
         for o in p.orders}
@@ -98,7 +98,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
     return {
         "judge": {"name": j.name, "model": j.model, "prompt_hash": j.prompt_hash,
                   "temperature": j.temperature, "endpoint": j.endpoint,
-                  "version": j.version, "mode": a.mode,
+                  "version": j.version, "mode": a.source.value,
                   "modes": modes},
         "agreement": {"items": a.items, "not_recorded": a.not_recorded,
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,
@@ -134,7 +134,7 @@ def _i(i: Interval) -> str:
 
 def audit_text(a: JudgeAudit) -> str:
     modes = ", ".join(sorted(m.value for m in a.modes)) or "nothing"
-    out = [f"judge: {a.judge.describe()} (version {a.judge.version}; {a.mode}; "
+    out = [f"judge: {a.judge.describe()} (version {a.judge.version}; {a.source.value}; "
            f"audited for {modes})",
            f"items: {a.items}" + (f" ({a.not_recorded} with no recorded verdict, left out)"
                                   if a.not_recorded else ""), ""]
@@ -152,7 +152,7 @@ def audit_text(a: JudgeAudit) -> str:
         out.append("")
     if a.pairwise is not None:
         q = a.pairwise
-        rows = [[o.order, o.n, o.correct, f"{o.accuracy:.2f} {_i(o.accuracy_interval)}",
+        rows = [[o.order.value, o.n, o.correct, f"{o.accuracy:.2f} {_i(o.accuracy_interval)}",
                  _v(o.kappa), o.ties, o.unscored] for o in q.orders]
         out.append(tabulate(rows, headers=["pairwise order", "n", "correct", "accuracy",
                                            "kappa", "judge ties", "unscored"],
