@@ -27,88 +27,29 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import sys
 import tarfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_tools as bt
+from bench_report import (
+    Check,
+    say,
+    speed_ratio,
+    speed_table,
+    stopped_note,
+    summarize,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 TOOLS = ("metaeval", "mutmut", "cosmic-ray")
 TOOL_PINS = ("pytest", "freezegun", "mutmut==3.8.1", "cosmic-ray==8.7.0")
 SDIST = "itsdangerous==2.2.0"
 
-DURATIONS_PLUGIN = '''
-"""Write each test's own time (setup + call + teardown) to $BENCH_DURATIONS_OUT."""
-import json, os
-_times = {}
-def pytest_runtest_logreport(report):
-    _times[report.nodeid] = _times.get(report.nodeid, 0.0) + report.duration
-def pytest_sessionfinish(session):
-    with open(os.environ["BENCH_DURATIONS_OUT"], "w") as f:
-        json.dump(_times, f)
-'''
 
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """One tool on one target over all its runs."""
-
-    tool: str
-    mutants: int
-    statuses: dict[str, int]
-    median_wall: float
-    min_wall: float
-    max_wall: float
-    runs: int
-    done: int = 0
-    stopped_runs: int = 0
-
-    @property
-    def measured(self) -> int:
-        """The mutants the rate is over: all of them, or those done when a run hit the limit."""
-        return self.done if self.stopped_runs else self.mutants
-
-    @property
-    def per_second(self) -> float:
-        return self.measured / self.median_wall if self.median_wall > 0 else 0.0
-
-    @property
-    def ms_per_mutant(self) -> float:
-        return 1000 * self.median_wall / self.measured if self.measured else 0.0
-
-    def as_json(self) -> dict[str, object]:
-        data = asdict(self) | {"per_second": self.per_second}
-        del data["done"], data["stopped_runs"]
-        if self.stopped_runs:
-            data |= {"stopped_at_limit": True, "done": self.done,
-                     "stopped_runs": self.stopped_runs}
-        return data
-
-
-def summarize(runs: Sequence[bt.ToolRun]) -> Summary:
-    """Median wall time over the runs; mutants and statuses from the last run.
-
-    A run stopped at the time limit counts the limit as its wall; the mutants
-    done are then the median over the runs of those with a final status.
-    """
-    walls = [r.wall for r in runs]
-    last = runs[-1]
-    return Summary(
-        last.tool, len(last.mutants), last.statuses(), statistics.median(walls),
-        min(walls), max(walls), len(runs), statistics.median_low(r.done for r in runs),
-        sum(r.stopped_at_limit for r in runs),
-    )
-
-
-def speed_ratio(metaeval: Summary, other: Summary) -> float:
-    """How many times metaeval's mutants per second is the other tool's (>1: metaeval is faster)."""
-    return metaeval.per_second / other.per_second if other.per_second > 0 else float("inf")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -171,8 +112,7 @@ def setup(work: Path) -> tuple[Path, Path, Path]:
     # Reinstalled every time, so the benchmark measures the metaeval in this checkout.
     bt.run_cmd([*pip, "--force-reinstall", "--no-deps", str(REPO)], work, env)
     bt.run_cmd([*pip, f"{REPO}[dev]"], work, env)
-    (work / "plugins").mkdir(exist_ok=True)
-    (work / "plugins" / "bench_durations.py").write_text(DURATIONS_PLUGIN)
+    bt.write_durations_plugin(work)
 
     dl = work / "dl"
     if not list(dl.glob("itsdangerous-2.2.0.tar.gz")):
@@ -219,17 +159,10 @@ def targets(its: Path, own: Path) -> dict[str, bt.Target]:
     }
 
 
-def fresh_copy(target: bt.Target, work: Path, name: str) -> Path:
-    copy = work / "runs" / name
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(target.pristine, copy, ignore=shutil.ignore_patterns(".metaeval"))
-    return copy
-
-
 def run_tool(tool: str, target: bt.Target, venv: Path, work: Path, run: int,
              jobs: int, time_limit: float | None = None) -> bt.ToolRun:
     """One timed run on a fresh copy; mutmut and cosmic-ray stop at time_limit, metaeval never."""
-    copy = fresh_copy(target, work, f"{target.name}-{tool}-{run}")
+    copy = bt.fresh_copy(target, work, f"{target.name}-{tool}-{run}")
     env = bt.tool_env(venv, copy, target)
     if tool == "metaeval":
         m = bt.run_cmd(bt.metaeval_cmd(venv, target, jobs), copy, env, ok=(0, 1))
@@ -268,7 +201,7 @@ def run_cosmic_ray(target: bt.Target, venv: Path, work: Path, run: int, jobs: in
         wall, note = init.wall + m.wall, "local distributor (one at a time)"
         stopped = init.stopped_at_limit or m.stopped_at_limit
     else:
-        workers = [fresh_copy(target, work, f"{target.name}-cosmic-ray-{run}-w{i}")
+        workers = [bt.fresh_copy(target, work, f"{target.name}-cosmic-ray-{run}-w{i}")
                    for i in range(jobs)]
         start = time.perf_counter()
         with bt.http_workers(venv, workers, [bt.tool_env(venv, w, target) for w in workers],
@@ -287,21 +220,6 @@ def run_cosmic_ray(target: bt.Target, venv: Path, work: Path, run: int, jobs: in
     files = ", ".join(target.cosmic_ray_modules)
     return bt.ToolRun("cosmic-ray", target.name, run, wall, bt.read_cosmic_ray(dump),
                       note=f"{note}; mutates {files} only", stopped_at_limit=stopped)
-
-
-def plain_test_run(
-    target: bt.Target, venv: Path, work: Path
-) -> tuple[bt.Measured, dict[str, float]]:
-    """The suite alone: its wall time, its peak RSS, and each test's own time."""
-    copy = fresh_copy(target, work, f"{target.name}-plain")
-    env = bt.tool_env(venv, copy, target)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (env.get("PYTHONPATH", ""), str(work / "plugins")) if p)
-    env["BENCH_DURATIONS_OUT"] = str(copy / "durations.json")
-    cmd = [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "bench_durations",
-           *target.test_args]
-    m = bt.run_cmd(cmd, copy, env, watch_memory=True)
-    return m, json.loads((copy / "durations.json").read_text())
 
 
 # ---------------------------------------------------------------- detection
@@ -367,43 +285,6 @@ def verdict(found: Sequence[bt.Mutant], want: set[str]) -> tuple[bool, str]:
 # ---------------------------------------------------------------- output
 
 
-def table(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-             for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def speed_table(summaries: Sequence[Summary]) -> str:
-    me = next((s for s in summaries if s.tool == "metaeval"), None)
-    rows = [["tool", "mutants", "statuses", "wall median (min-max)", "mutants/s", "ms/mutant",
-             "metaeval is x faster"]]
-    for s in summaries:
-        statuses = ", ".join(f"{k} {v}" for k, v in s.statuses.items())
-        ratio = f"{speed_ratio(me, s):.2f}" if me else "n/a"
-        mutants = f"{s.done} of {s.mutants} done *" if s.stopped_runs else str(s.mutants)
-        rows.append([s.tool, mutants, statuses,
-                     f"{s.median_wall:.1f} s ({s.min_wall:.1f}-{s.max_wall:.1f}, {s.runs} runs)",
-                     f"{s.per_second:.2f}", f"{s.ms_per_mutant:.0f}", ratio])
-    return table(rows)
-
-
-def stopped_note(s: Summary, time_limit: float | None) -> str:
-    """The footnote for a tool stopped at the time limit: what its rate is measured over."""
-    runs = "its run" if s.runs == 1 else f"{s.stopped_runs} of its {s.runs} runs"
-    return (f"* {s.tool}: {runs} stopped at the {time_limit:g} s time limit with {s.done} of "
-            f"{s.mutants} mutants done; its wall is the limit, and mutants/s, ms/mutant and "
-            f"the x faster ratio are measured over the part it finished ({s.done} mutants / "
-            f"{s.median_wall:.1f} s, start-up included)")
-
-
-def say(line: str = "") -> None:
-    print(line, flush=True)
-
-
-Check = tuple[str, bool | None, str]
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
@@ -446,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def bench_target(target: bt.Target, venv: Path,
                  args: argparse.Namespace) -> tuple[list[Check], dict[str, object]]:
     say(f"\n== {target.name} ==")
-    plain, durations = plain_test_run(target, venv, args.work)
+    plain, durations = bt.plain_test_run(target, venv, args.work)
     say(f"plain test run: {len(durations)} tests, {plain.wall:.2f} s wall, "
         f"peak RSS {plain.root_peak_kb / 1024:.0f} MiB")
     runs: dict[str, list[bt.ToolRun]] = {t: [] for t in args.tools}
@@ -549,7 +430,7 @@ def metaeval_checks(target: bt.Target, venv: Path, args: argparse.Namespace, las
         checks.append(("overhead per mutant <= 10 ms beyond the selected tests", None,
                        "this metaeval reports no timing"))
 
-    mem_copy = fresh_copy(target, args.work, f"{target.name}-metaeval-memory")
+    mem_copy = bt.fresh_copy(target, args.work, f"{target.name}-metaeval-memory")
     mem = bt.run_cmd(bt.metaeval_cmd(venv, target, args.jobs), mem_copy,
                      bt.tool_env(venv, mem_copy, target), ok=(0, 1), watch_memory=True)
     ratio = mem.child_peak_kb / plain.root_peak_kb if plain.root_peak_kb else float("inf")
@@ -619,7 +500,7 @@ def isolation_checks(own: Path, its: Path, venv: Path, args: argparse.Namespace,
     for target in places:
         statuses = {}
         for mode in ("subprocess", "fork"):
-            copy = fresh_copy(target, args.work, f"{target.name}-isolation-{mode}")
+            copy = bt.fresh_copy(target, args.work, f"{target.name}-isolation-{mode}")
             m = bt.run_cmd(bt.metaeval_cmd(venv, target, args.jobs, ("--isolation", mode)),
                            copy, bt.tool_env(venv, copy, target), ok=(0, 1))
             report = json.loads(m.stdout)

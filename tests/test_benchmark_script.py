@@ -25,6 +25,7 @@ def _load(name: str) -> ModuleType:
 
 
 bt = _load("bench_tools")
+br = _load("bench_report")
 ms = _load("mutation_speed")
 
 FORGED = (
@@ -62,13 +63,13 @@ def test_flags_default_and_reject_unknown_tools(capsys: pytest.CaptureFixture[st
 def test_summary_takes_the_median_and_ratio_is_metaeval_over_other() -> None:
     mutants = tuple(bt.Mutant("f", "killed", ()) for _ in range(100))
     runs = [bt.ToolRun("mutmut", "t", i, wall, mutants) for i, wall in enumerate((30, 10, 20))]
-    mm = ms.summarize(runs)
+    mm = br.summarize(runs)
     assert (mm.median_wall, mm.min_wall, mm.max_wall, mm.mutants) == (20, 10, 30, 100)
     assert mm.per_second == pytest.approx(5.0)
     assert mm.ms_per_mutant == pytest.approx(200.0)
-    me = ms.summarize([bt.ToolRun("metaeval", "t", 0, 4.0, mutants[:60])])
-    assert ms.speed_ratio(me, mm) == pytest.approx(3.0)
-    assert ms.speed_ratio(mm, me) == pytest.approx(1 / 3)
+    me = br.summarize([bt.ToolRun("metaeval", "t", 0, 4.0, mutants[:60])])
+    assert br.speed_ratio(me, mm) == pytest.approx(3.0)
+    assert br.speed_ratio(mm, me) == pytest.approx(1 / 3)
 
 
 def test_forged_token_probe_finds_the_except_branch_only() -> None:
@@ -143,13 +144,13 @@ def test_stopped_summary_rates_over_the_mutants_done() -> None:
     left = tuple(bt.Mutant("f", "not checked", ()) for _ in range(70))
     run = bt.ToolRun("mutmut", "t", 0, 120.0, done + left, stopped_at_limit=True)
     assert run.done == 30
-    mm = ms.summarize([run])
+    mm = br.summarize([run])
     assert (mm.mutants, mm.done, mm.stopped_runs) == (100, 30, 1)
     assert mm.per_second == pytest.approx(0.25)
     assert mm.ms_per_mutant == pytest.approx(4000.0)
-    me = ms.summarize([bt.ToolRun("metaeval", "t", 0, 10.0, done)])
-    assert ms.speed_ratio(me, mm) == pytest.approx(12.0)
-    assert "30 of 100 done" in ms.speed_table([me, mm])
+    me = br.summarize([bt.ToolRun("metaeval", "t", 0, 10.0, done)])
+    assert br.speed_ratio(me, mm) == pytest.approx(12.0)
+    assert "30 of 100 done" in br.speed_table([me, mm])
     data = mm.as_json()
     assert (data["stopped_at_limit"], data["done"]) == (True, 30)
     assert "stopped_at_limit" not in me.as_json() and "done" not in me.as_json()
