@@ -34,9 +34,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_inspect_ai as bi
 import bench_tools as bt
 from bench_report import (
     Check,
+    print_checks,
     say,
     speed_ratio,
     speed_table,
@@ -48,6 +50,7 @@ REPO = Path(__file__).resolve().parent.parent
 TOOLS = ("metaeval", "mutmut", "cosmic-ray")
 TOOL_PINS = ("pytest", "freezegun", "mutmut==3.8.1", "cosmic-ray==8.7.0")
 SDIST = "itsdangerous==2.2.0"
+CHOICES = ("itsdangerous", "metaeval", bi.NAME)
 
 
 
@@ -59,7 +62,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="timed runs of cosmic-ray (default: --runs); it is the slowest")
     p.add_argument("--tools", default=",".join(TOOLS),
                    help="comma-separated, from metaeval,mutmut,cosmic-ray")
-    p.add_argument("--target", choices=("itsdangerous", "metaeval", "both"), default="both")
+    p.add_argument("--target", choices=(*CHOICES, "both", "all"), default="both",
+                   help="both: itsdangerous and metaeval (default); all: the three")
     p.add_argument("--jobs", type=int, default=2, help="workers for every tool (default 2)")
     p.add_argument("--work", type=Path, default=REPO / "benchmarks" / ".work",
                    help="scratch directory (default benchmarks/.work, git-ignored)")
@@ -69,6 +73,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--skip-isolation-check", action="store_true",
                    help="do not compare --isolation fork with subprocess (on metaeval the "
                         "subprocess run alone takes half an hour)")
+    bi.add_arguments(p, REPO)
     args = p.parse_args(argv)
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     bad = [t for t in tools if t not in TOOLS]
@@ -79,6 +84,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.time_limit is not None and not args.time_limit > 0:
         p.error(f"--time-limit: got {args.time_limit!r}; expected a number of seconds above 0")
     args.tools = tools
+    args.work = args.work.resolve()  # commands run with a copy as their cwd
+    args.chosen = {"both": ["itsdangerous", "metaeval"], "all": list(CHOICES)}.get(
+        args.target, [args.target])
     if args.cosmic_ray_runs is None:
         args.cosmic_ray_runs = args.runs
     return args
@@ -292,31 +300,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"machine: {info['cores']} cores, {info['cpu']}, Python {info['python']}; "
         f"{info['date']}; load average at start {info['load']}")
     say("note: other work on this machine slows every tool; runs alternate so it falls on all.")
-    venv, its, own = setup(args.work)
-    chosen = ["itsdangerous", "metaeval"] if args.target == "both" else [args.target]
-    all_targets = targets(its, own)
+    chosen = args.chosen
+    own_targets = [n for n in chosen if n != bi.NAME]
+    try:
+        if own_targets:
+            venv, its, own = setup(args.work)
+        if bi.NAME in chosen:
+            inspect_venv, inspect = bi.setup(args.inspect_ai_source, args.work, REPO,
+                                             args.inspect_ai_targets)
+    except (bt.BenchError, OSError) as e:
+        print(f"setup failed: {(str(e).strip().splitlines() or ['?'])[0]}", file=sys.stderr)
+        return 2
     run_args: dict[str, object] = {
         "runs": args.runs, "cosmic_ray_runs": args.cosmic_ray_runs, "tools": args.tools,
         "target": args.target, "jobs": args.jobs}
     if args.time_limit is not None:
         run_args["time_limit"] = args.time_limit
-    results: dict[str, object] = {"machine": info, "args": run_args}
+    results: dict[str, object] = {"machine": info, "metaeval_commit": bi.metaeval_commit(REPO),
+                                  "args": run_args}
+    say(f"metaeval at {results['metaeval_commit']}")
     failed = False
-    for name in chosen:
-        checks, data = bench_target(all_targets[name], venv, args)
+    for name in own_targets:
+        checks, data = bench_target(targets(its, own)[name], venv, args)
         results[name] = data
-        say(f"\ntargets on {name}:")
-        for label, ok, detail in checks:
-            mark = "n/a " if ok is None else ("PASS" if ok else "FAIL")
-            failed |= ok is False
-            say(f"  {mark}  {label}: {detail}")
-    if "metaeval" in args.tools and not args.skip_isolation_check:
-        checks = isolation_checks(own, its, venv, args, chosen)
-        say("\nfork == subprocess:")
-        for label, ok, detail in checks:
-            mark = "n/a " if ok is None else ("PASS" if ok else "FAIL")
-            failed |= ok is False
-            say(f"  {mark}  {label}: {detail}")
+        failed |= print_checks(f"targets on {name}:", checks)
+    if own_targets and "metaeval" in args.tools and not args.skip_isolation_check:
+        failed |= print_checks("fork == subprocess:",
+                               isolation_checks(own, its, venv, args, own_targets))
+    if bi.NAME in chosen:
+        say(f"load average before {bi.NAME} {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        checks, data = bi.bench(inspect, inspect_venv, args.work, args.tools, args.runs,
+                                args.jobs, args.isolation_check)
+        results[bi.NAME] = data
+        failed |= print_checks(f"targets on {bi.NAME} (issue 14):", checks)
     say(f"\nload average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     out = args.work / f"results-{args.target}.json"
     out.write_text(json.dumps(results, indent=1, default=str))
