@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import bench_tools as bt
-from bench_report import Check, Summary, say, speed_ratio, speed_table, summarize
+from bench_report import Check, Summary, print_checks, say, speed_ratio, speed_table, summarize
 
 NAME = "inspect_ai"
 DEFAULT_TARGETS = tuple(
@@ -365,6 +365,10 @@ def bench(target: bt.Target, venv: Path, work: Path, tools: Sequence[str], runs:
     checks = target_checks(by_tool["metaeval"], by_tool.get("mutmut"), outside)
     checks.append(measure_since(target, venv, work, last, jobs, data))
     if isolation:
+        # The subprocess run is the longest part: what is known is shown and kept first.
+        print_checks(f"targets on {NAME} so far (the fork == subprocess run follows):", checks)
+        (work / f"results-{NAME}-partial.json").write_text(json.dumps(data, indent=1,
+                                                                      default=str))
         sub = run_once("metaeval", target, venv, work, runs, jobs, ("--isolation", "subprocess"))
         say(f"metaeval --isolation subprocess: {len(sub.mutants)} mutants in {sub.wall:.1f} s")
         data["isolation_subprocess_wall"] = sub.wall
