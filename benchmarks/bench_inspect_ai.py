@@ -44,12 +44,14 @@ DEFAULT_TARGETS = tuple(
     + ["src/inspect_ai/scorer/_metrics/"])
 TEST_PLUGINS = ("pytest", "moto[server]", "pytest-dotenv", "pytest-mock", "pytest-timeout",
                 "pytest-xdist", "pytest-asyncio", "mutmut==3.8.1")
-# The one-line change of the --since measurement: `includes`' case check in
-# _match.py, said another way (same behaviour, so the suite still passes; the
-# line holds mutants, so --since has something to run).
-SINCE_FILE = "src/inspect_ai/scorer/_match.py"
-SINCE_BEFORE = "        if ignore_case:\n"
-SINCE_AFTER = "        if bool(ignore_case):\n"
+# The one-line change of the --since measurement: the case check of match_str
+# (the matching function of the match scorer), said another way: same
+# behaviour, so the suite still passes; the line holds a mutant, and the offline
+# tests reach it (`includes` in _match.py, the first choice, is reached only by
+# tests the offline selection leaves out).
+SINCE_FILE = "src/inspect_ai/scorer/_common.py"
+SINCE_BEFORE = "    if ignore_case:\n"
+SINCE_AFTER = "    if bool(ignore_case):\n"
 SINCE_SLACK = 10.0
 OUTSIDE_FORK_SHARE = 0.02
 
@@ -238,10 +240,27 @@ def tests_reaching(report: Mapping[str, object], path: str, span: tuple[int, int
     return sorted(found)
 
 
+def tests_from_coverage(coverage: Mapping[str, object], path: str, def_line: int) -> list[str]:
+    """The tests metaeval's coverage map (.metaeval/mutate-coverage.json) says ran the
+    function of path defined at def_line."""
+    found: set[str] = set()
+    ran = coverage.get("ran")
+    for entry in ran if isinstance(ran, list) else []:
+        if (isinstance(entry, dict) and str(entry.get("file", "")).endswith(path)
+                and entry.get("line") == def_line and isinstance(entry.get("tests"), list)):
+            found.update(str(t) for t in entry["tests"])
+    return sorted(found)
+
+
 def one_line_change(text: str) -> str:
-    if text.count(SINCE_BEFORE) != 1:
-        raise bt.BenchError(f"{SINCE_FILE}: expected one {SINCE_BEFORE.strip()!r} line")
-    return text.replace(SINCE_BEFORE, SINCE_AFTER)
+    """text with its one line SINCE_BEFORE (the whole line) made SINCE_AFTER."""
+    lines = text.splitlines(keepends=True)
+    hits = [i for i, line in enumerate(lines) if line == SINCE_BEFORE]
+    if len(hits) != 1:
+        raise bt.BenchError(f"{SINCE_FILE}: expected one {SINCE_BEFORE.strip()!r} line, "
+                            f"found {len(hits)}")
+    lines[hits[0]] = SINCE_AFTER
+    return "".join(lines)
 
 
 # ---------------------------------------------------------------- the issue's targets
@@ -298,38 +317,52 @@ def run_once(tool: str, target: bt.Target, venv: Path, work: Path, run: int, job
     return bt.ToolRun(tool, NAME, run, m.wall, bt.read_mutmut(venv, copy, env))
 
 
-def measure_since(target: bt.Target, venv: Path, work: Path, last: bt.ToolRun, jobs: int,
-                  data: dict[str, object]) -> Check:
+def measure_since(target: bt.Target, venv: Path, copy: Path, report: Mapping[str, object],
+                  jobs: int, data: dict[str, object]) -> Check:
     """In the copy of the last full metaeval run (its cache present): change one line,
-    commit it, time `metaeval mutate --since HEAD~1`, and time the tests reaching it."""
-    copy = work / "runs" / f"{NAME}-metaeval-{last.run}"
+    commit it, time `metaeval mutate --since HEAD~1`, and time the tests reaching it.
+
+    The tests reaching the changed function come from metaeval's coverage map as
+    the full run left it, else from its report's covered_by."""
     env = bt.tool_env(venv, copy, target)
     changed = copy / SINCE_FILE
     before = changed.read_text()
     changed.write_text(one_line_change(before))
     line = before[:before.index(SINCE_BEFORE)].count("\n") + 1
+    span = function_span(before, line) or (line, line)
+    coverage_file = copy / ".metaeval" / "mutate-coverage.json"
+    coverage = json.loads(coverage_file.read_text()) if coverage_file.is_file() else {}
+    tests = (tests_from_coverage(coverage, SINCE_FILE, span[0])
+             or tests_reaching(report, SINCE_FILE, span))
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
     bt.run_cmd([*git, "commit", "-qam", "one-line change"], copy, env)
     since = bt.run_cmd(bt.metaeval_cmd(venv, target, jobs, ("--since", "HEAD~1")), copy, env,
-                       ok=(0, 1))
-    report = json.loads(since.stdout)
-    timing = report.get("timing") if isinstance(report.get("timing"), dict) else {}
-    span = function_span(before, line) or (line, line)
-    tests = tests_reaching(last.report, SINCE_FILE, span)
+                       ok=(0, 1, 3))
+    try:
+        result = json.loads(since.stdout)
+    except json.JSONDecodeError:
+        result = {}
+    timing = result.get("timing") if isinstance(result.get("timing"), dict) else {}
+    mutants = result.get("mutants") if isinstance(result.get("mutants"), list) else []
     tests_wall = None
     if tests:
         cmd = [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
                *tests]
         tests_wall = bt.run_cmd(cmd, copy, env).wall
+    statuses = ", ".join(sorted(str(m.get("status")) for m in mutants if isinstance(m, dict)))
     say(f"--since HEAD~1 after changing line {line} of {SINCE_FILE} (function at lines "
-        f"{span[0]}-{span[1]}): {since.wall:.1f} s, {len(report.get('mutants', []))} mutants, "
-        f"{timing.get('traced_tests', '?')} tests traced, {timing.get('reused_tests', '?')} "
-        f"reused; the {len(tests)} tests reaching it take "
+        f"{span[0]}-{span[1]}): {since.wall:.1f} s, exit {since.returncode}, {len(mutants)} "
+        f"mutants ({statuses or 'none'}), {timing.get('traced_tests', '?')} tests traced, "
+        f"{timing.get('reused_tests', '?')} reused; the {len(tests)} tests reaching it take "
         + (f"{tests_wall:.1f} s" if tests_wall is not None else "n/a") + " in a plain run")
-    data["since"] = {"wall": since.wall, "mutants": len(report.get("mutants", [])),
-                     "traced_tests": timing.get("traced_tests"),
+    data["since"] = {"wall": since.wall, "exit": since.returncode, "mutants": len(mutants),
+                     "statuses": statuses, "traced_tests": timing.get("traced_tests"),
                      "reused_tests": timing.get("reused_tests"),
                      "tests_reaching": len(tests), "tests_wall": tests_wall}
+    if since.returncode == 3:
+        last = (since.stderr.strip().splitlines() or ["?"])[-1]
+        return (f"--since for a one-line change <= tests reaching it + {SINCE_SLACK:g} s", None,
+                f"{since.wall:.1f} s, but no mutant ran: {last}")
     return since_check(since.wall, tests_wall, len(tests))
 
 
@@ -363,7 +396,9 @@ def bench(target: bt.Target, venv: Path, work: Path, tools: Sequence[str], runs:
         + ("".join(f"\n  {n} x {r or '(no reason given)'}" for r, n in reasons.most_common())))
     data["outside_fork"] = {"count": deferred, "ran": ran, "reasons": dict(reasons)}
     checks = target_checks(by_tool["metaeval"], by_tool.get("mutmut"), outside)
-    checks.append(measure_since(target, venv, work, last, jobs, data))
+    (work / f"results-{NAME}-metaeval-report.json").write_text(json.dumps(last.report))
+    checks.append(measure_since(target, venv, work / "runs" / f"{NAME}-metaeval-{last.run}",
+                                last.report, jobs, data))
     if isolation:
         # The subprocess run is the longest part: what is known is shown and kept first.
         print_checks(f"targets on {NAME} so far (the fork == subprocess run follows):", checks)

@@ -276,33 +276,42 @@ def test_isolation_check_names_every_status_that_parts() -> None:
     assert bi.statuses_by_id({"mutants": [{"id": "x", "status": "Killed"}]}) == {"x": "Killed"}
 
 
-SCORER = '''def includes(ignore_case=True):
+SCORER = '''def match_str(value, target, ignore_case=True):
     """Doc."""
 
-    def check(value, target):
+    def clean(text):
         if ignore_case:
-            value = value.casefold()
-        return value, target in value
+            return text.casefold()
+        return text
 
-    return check
+    if ignore_case:
+        value = value.casefold()
+    return value, target in value
 '''
 
 
 def test_since_change_is_one_line_in_one_function_and_its_tests_come_from_coverage() -> None:
     changed = bi.one_line_change(SCORER)
-    assert changed.replace("if bool(ignore_case):", "if ignore_case:") == SCORER
-    assert changed.count("\n") == SCORER.count("\n")
-    with pytest.raises(bt.BenchError):
+    # The function's own line changes, not the nested one's (whole lines compared).
+    assert changed.splitlines()[8] == "    if bool(ignore_case):"
+    assert changed.replace("    if bool(ignore_case):", "    if ignore_case:") == SCORER
+    with pytest.raises(bt.BenchError, match="found 2"):
         bi.one_line_change(SCORER + SCORER)
-    assert bi.function_span(SCORER, 5) == (4, 7)  # the inner check, not includes
-    assert bi.function_span(SCORER, 9) == (1, 9)
+    assert bi.function_span(SCORER, 5) == (4, 7)  # the inner clean, not match_str
+    assert bi.function_span(SCORER, 9) == (1, 11)
     assert bi.function_span(SCORER, 20) is None
     report = {"mutants": [
-        {"path": "src/p/_match.py", "line": 5, "covered_by": ["t::a", "t::b"]},
-        {"path": "src/p/_match.py", "line": 7, "covered_by": ["t::b", "t::c"]},
-        {"path": "src/p/_match.py", "line": 9, "covered_by": ["t::d"]},
-        {"path": "src/p/_common.py", "line": 5, "covered_by": ["t::e"]}]}
-    assert bi.tests_reaching(report, "p/_match.py", (4, 7)) == ["t::a", "t::b", "t::c"]
+        {"path": "src/p/_common.py", "line": 5, "covered_by": ["t::a", "t::b"]},
+        {"path": "src/p/_common.py", "line": 7, "covered_by": ["t::b", "t::c"]},
+        {"path": "src/p/_common.py", "line": 9, "covered_by": ["t::d"]},
+        {"path": "src/p/_match.py", "line": 5, "covered_by": ["t::e"]}]}
+    assert bi.tests_reaching(report, "p/_common.py", (4, 7)) == ["t::a", "t::b", "t::c"]
+    coverage = {"ran": [
+        {"file": "/x/src/p/_common.py", "line": 1, "name": "match_str", "tests": ["t::b", "t::a"]},
+        {"file": "/x/src/p/_common.py", "line": 4, "name": "clean", "tests": ["t::c"]},
+        {"file": "/x/src/p/_match.py", "line": 1, "name": "match", "tests": ["t::e"]}]}
+    assert bi.tests_from_coverage(coverage, "p/_common.py", 1) == ["t::a", "t::b"]
+    assert bi.tests_from_coverage({}, "p/_common.py", 1) == []
 
 
 def test_a_missing_snapshot_exits_2_with_one_line(tmp_path: Path,
