@@ -116,12 +116,15 @@ def _explained_first(obj: dict[str, object], decision: str) -> str:
     return ""
 
 
+_SHOWN_DIGITS = 20  # metaeval: skip a display width: any bound keeps the reason one short line
+
+
 def _in_scale(number: int | float, scale: Scale, raw: str) -> JudgeReply:
     # An int from a JSON reply is compared as an int: a 400-digit score is out of
     # range, where float() of it (and math.isfinite) would raise OverflowError.
     if (isinstance(number, float) and not math.isfinite(number)) or not (
             scale.low <= number <= scale.high):
-        shown = f"{number:g}" if isinstance(number, float) else clipped(str(number), 20)
+        shown = f"{number:g}" if isinstance(number, float) else clipped(str(number), _SHOWN_DIGITS)
         return unscored_reply(f"score {shown} outside {scale.low}..{scale.high}", raw)
     return JudgeReply(float(number), raw)
 
