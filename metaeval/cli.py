@@ -459,7 +459,9 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
         if bar is not None:
             bar.close()
     click.echo(audit_json(audit) if fmt == "json" else audit_text(audit))
-    if write:
+    if write and audit.errors:
+        click.echo("calibration: nothing written (bad input lines were left out)", err=True)
+    elif write:
         target = calibration_path or config.root / DEFAULT_PATH
         if write_calibration(target, audit, datetime.now(UTC).date()):
             click.echo(f"calibration: entry added to {target}", err=True)
@@ -467,6 +469,10 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
             click.echo(f"calibration: nothing written ({audit.verdict.value})", err=True)
     codes = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
              AuditVerdict.VOID: ExitCode.VOID}
+    if audit.errors:  # the rest was audited and shown; the input still needs fixing
+        for error in audit.errors:
+            click.echo(f"error: {error}", err=True)
+        sys.exit(ExitCode.BAD_INPUT)
     sys.exit(codes[audit.verdict])
 
 

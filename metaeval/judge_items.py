@@ -119,6 +119,17 @@ def _reference(raw: JsonObject) -> str | None:
     return value or None
 
 
+def _text(raw: JsonObject, key: str) -> str:
+    """A response: any string, the empty one included (models do answer with nothing,
+    and such a response is usually the clear loser); anything else is refused."""
+    if key not in raw:
+        raise _Bad(key, "missing; expected a string (empty allowed)")
+    value = raw[key]
+    if not isinstance(value, str):
+        raise _Bad(key, f"got {_got(value)}; expected a string (empty allowed)")
+    return value
+
+
 def _fields(raw: JsonObject) -> set[str]:
     """The fields of the kind of record ``raw`` is, told by the fields it has."""
     if "response_a" in raw or "response_b" in raw:
@@ -138,10 +149,10 @@ def parse_item(raw: JsonValue, source: str) -> Item:
     prompt = _str(raw, "prompt", "prompt")
     reference = _reference(raw)
     if "response_a" in raw or "response_b" in raw:
-        return PairItem(item_id, prompt, _str(raw, "response_a", "response_a"),
-                        _str(raw, "response_b", "response_b"), reference,
+        return PairItem(item_id, prompt, _text(raw, "response_a"),
+                        _text(raw, "response_b"), reference,
                         _str(raw, "label", "label", allowed=PAIR_LABELS), source)
-    response = _str(raw, "response", "response")
+    response = _text(raw, "response")
     if "padded" in raw:
         padded = _str(raw, "padded", "padded")
         if len(padded) <= len(response):

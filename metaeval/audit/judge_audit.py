@@ -38,6 +38,7 @@ from metaeval.audit.probes import (
 from metaeval.judge_items import JudgeItems
 from metaeval.judges.base import JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
+from metaeval.untrusted_json import LoadError
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +130,8 @@ class JudgeAudit:
     """What the judge was audited for; a calibration covers only these."""
     verdict: AuditVerdict
     reasons: tuple[str, ...]
+    errors: tuple[LoadError, ...] = ()
+    """Bad input lines, each named and left out; the rest was audited (exit 2)."""
 
 
 def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars) -> Probes:

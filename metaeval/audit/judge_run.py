@@ -6,18 +6,25 @@ it never reaches the measurement as a half-loaded set.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table
 from metaeval.audit.judge_audit import DEFAULT_BARS, Bars, JudgeAudit, audit_judge
-from metaeval.errors import InputError
+from metaeval.errors import InputError, shown
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.judge_items import JudgeItems, item_kinds, load_judge_items, load_recorded
+from metaeval.judge_items import (
+    JudgeItems,
+    Recorded,
+    item_kinds,
+    load_judge_items,
+    load_recorded,
+)
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Scale
 from metaeval.judges.cache import CachedJudge, ReplyCache
 from metaeval.judges.scales import describe
 from metaeval.judges.spec import build_judge, concurrency_of
-from metaeval.meta_set import LoadError
+from metaeval.untrusted_json import LoadError
 
 
 def _fail(errors: Sequence[LoadError]) -> InputError:
@@ -25,10 +32,13 @@ def _fail(errors: Sequence[LoadError]) -> InputError:
 
 
 def load_items(paths: Sequence[Path]) -> JudgeItems:
+    """The items of ``paths``. Bad lines are kept in ``errors`` and left out, as
+    meta-eval does: the rest is audited and the run ends with exit 2. Only when
+    no item loads at all is it an InputError (every bad line named)."""
     items = load_judge_items(paths)
-    if items.errors:
-        raise _fail(items.errors)
     if not items.count:
+        if items.errors:
+            raise _fail(items.errors)
         raise InputError(f"no judge items in {', '.join(map(str, paths))}; expected "
                          "*.ndjson files of judge items")
     return items
@@ -49,15 +59,21 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                              "for it")
         identity, scale = named.identity, named.scale
     records, errors = load_recorded(recorded, scale, item_kinds(items))
-    if errors:
+    if not records and errors:
         raise _fail(errors)
     known = item_ids(items)
-    unknown = sorted({r.id for r in records} - known)
-    if unknown:
-        raise InputError(f"{recorded}: id: got {unknown[0]!r} (and {len(unknown) - 1} "
-                         "more); expected the id of a loaded judge item")
-    return audit_judge(identity, scale, items, recorded_table(records), mode="recorded",
-                       bars=bars)
+    unknown = [r for r in records if r.id not in known]
+    bad = list(errors) + [_unknown_id(r) for r in unknown]
+    records = tuple(r for r in records if r.id in known)
+    audit = audit_judge(identity, scale, items, recorded_table(records), mode="recorded",
+                        bars=bars)
+    return replace(audit, errors=audit.errors + tuple(bad))
+
+
+def _unknown_id(record: Recorded) -> LoadError:
+    path, _, line = record.source.rpartition(":")
+    return LoadError(path, int(line) if line.isdigit() else 0, "id",
+                     f"got {shown(record.id)}; expected the id of a loaded judge item")
 
 
 def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = None,
@@ -70,6 +86,14 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     the recorded judge's scale (``scale_from`` says where it was declared); a
     live judge answers on its own. A judge named by import path must be in
     ``allowed`` (``[tool.metaeval] allowed_modules``)."""
+    audit = _audit(spec, items, recorded, samples, cache, bars, progress, scale, scale_from,
+                   allowed)
+    return replace(audit, errors=items.errors + audit.errors)
+
+
+def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int,
+           cache: Path | None, bars: Bars, progress: Progress | None, scale: Scale | None,
+           scale_from: str, allowed: AllowedModules) -> JudgeAudit:
     if samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:

@@ -18,7 +18,7 @@ from metaeval.contract import JsonObject, JsonValue
 
 NOT_RUN = "not run (no probe items with verdicts)"
 KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injection",
-        "controls", "calls", "verdict", "reasons")
+        "controls", "calls", "verdict", "reasons", "errors")
 
 
 def _value(v: Value) -> JsonObject:
@@ -117,6 +117,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
         "calls": _calls(a.calls),
         "verdict": a.verdict.value,
         "reasons": list(a.reasons),
+        "errors": [str(e) for e in a.errors],
     }
 
 
@@ -186,4 +187,8 @@ def audit_text(a: JudgeAudit) -> str:
     out.append("")
     out.append(f"verdict: {a.verdict.value}")
     out.extend(f"  - {r}" for r in a.reasons)
+    if a.errors:
+        out.append("")
+        out.append(f"bad input (left out, exit 2): {len(a.errors)} line(s)")
+        out.extend(f"  {e}" for e in a.errors)
     return "\n".join(out)
