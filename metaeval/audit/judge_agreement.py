@@ -69,17 +69,20 @@ class OrderAgreement:
 
 @dataclass(frozen=True, slots=True)
 class PairAgreement:
-    """Both orders, and ``consistent``: items whose verdict is the same in both."""
+    """Each order recorded (one row per order, only those with verdicts), and
+    ``consistent``: of the ``both_orders`` items with verdicts in both orders,
+    those judged alike in both."""
 
     n: int
     human_ties: int
     orders: tuple[OrderAgreement, ...]
     consistent: int
+    both_orders: int
 
     @property
     def consistency(self) -> float:
-        """Share of all items judged alike in both orders. Range [0, 1]."""
-        return self.consistent / self.n if self.n else 0.0
+        """Share of the items recorded in both orders judged alike. Range [0, 1]."""
+        return self.consistent / self.both_orders if self.both_orders else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,23 +140,35 @@ def _pair_label(decision: Decision) -> str | None:
     return decision if isinstance(decision, str) else None
 
 
+def recorded_in(table: VerdictTable, item: str, order: str) -> bool:
+    """Whether the table holds any sample for ``item`` shown in ``order``: a live
+    judge is asked in both orders; a log may hold one, and the other is *not
+    recorded*, never unscored."""
+    return (item, "original", order) in table.decisions
+
+
 def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgreement | None:
     if not items:
         return None
-    human = [i.label for i in items]
     orders: list[OrderAgreement] = []
-    verdicts: dict[str, list[str | None]] = {}
+    verdicts: dict[str, dict[str, str | None]] = {}
     for order in ("ab", "ba"):
-        judged = [_pair_label(table.decided(i.id, order=order)) for i in items]
-        verdicts[order] = judged
+        present = [i for i in items if recorded_in(table, i.id, order)]
+        if not present:
+            continue  # an order never recorded has no row
+        human = [i.label for i in present]
+        judged = [_pair_label(table.decided(i.id, order=order)) for i in present]
+        verdicts[order] = {i.id: j for i, j in zip(present, judged, strict=True)}
         correct = sum(h == j for h, j in zip(human, judged, strict=True))
-        orders.append(OrderAgreement(order, len(items), correct,
-                                     wilson_interval(correct, len(items)),
+        orders.append(OrderAgreement(order, len(present), correct,
+                                     wilson_interval(correct, len(present)),
                                      nominal_kappa(human, judged), judged.count("tie"),
                                      judged.count(None)))
-    consistent = sum(a is not None and a == b
-                     for a, b in zip(verdicts["ab"], verdicts["ba"], strict=True))
-    return PairAgreement(len(items), human.count("tie"), tuple(orders), consistent)
+    ab, ba = verdicts.get("ab", {}), verdicts.get("ba", {})
+    both = [i for i in ab if i in ba]
+    consistent = sum(ab[i] is not None and ab[i] == ba[i] for i in both)
+    return PairAgreement(len(items), sum(i.label == "tie" for i in items), tuple(orders),
+                         consistent, len(both))
 
 
 def self_consistency(table: VerdictTable, ids: set[str]) -> SelfConsistency:

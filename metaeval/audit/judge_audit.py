@@ -159,7 +159,9 @@ def run_controls(items: JudgeItems, bars: Bars) -> Controls:
 def _unscored(table: VerdictTable, items: JudgeItems) -> tuple[int, int]:
     """Unscored verdicts and all verdicts on labelled items (pairs count per order)."""
     decisions = [table.decided(i.id) for i in items.pointwise]
-    decisions += [table.decided(p.id, order=o) for p in items.pairwise for o in ("ab", "ba")]
+    # Only the orders that exist: an order never recorded is not an unscored verdict.
+    decisions += [table.decided(p.id, order=o) for p in items.pairwise for o in ("ab", "ba")
+                  if (p.id, "original", o) in table.decisions]
     return sum(d is None for d in decisions), len(decisions)
 
 
@@ -186,7 +188,9 @@ def _reasons(audit: JudgeAudit) -> list[str]:
         if status is ProbeStatus.FOUND:
             reasons.append(f"{name} bias FOUND")
         elif status is ProbeStatus.NOT_RUN and needed[name] in audit.modes:
-            reasons.append(f"{name} probe not run: no {name} probe items with verdicts, "
+            why = (audit.probes.position.reason if name == "position"
+                   and audit.probes.position.reason else f"no {name} probe items with verdicts")
+            reasons.append(f"{name} probe not run: {why}, "
                            f"and the judge is audited for {needed[name].value} use")
     share = audit.unscored / audit.labelled_verdicts if audit.labelled_verdicts else 0.0
     if share > bars.unscored:

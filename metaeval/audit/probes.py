@@ -57,6 +57,10 @@ class PositionResult:
     p_value: float
     alpha: float
     chance: float
+    one_order: int = 0
+    """Pairs with verdicts in one order only: nothing to compare, left out."""
+    reason: str = ""
+    """Why the probe did not run, when it did not."""
 
     @property
     def flips(self) -> int:
@@ -80,8 +84,11 @@ def _lean(decision: Decision, order: str) -> int:
 
 def position_probe(pairs: tuple[PairItem, ...], table: VerdictTable, *, alpha: float = ALPHA,
                    chance: float = CHANCE_FLIP) -> PositionResult:
+    both = [p for p in pairs if all((p.id, "original", o) in table.decisions
+                                    for o in ("ab", "ba"))]
+    one_order = len(pairs) - len(both)
     consistent = first = second = unscored = 0
-    for pair in pairs:
+    for pair in both:
         ab, ba = table.decided(pair.id, order="ab"), table.decided(pair.id, order="ba")
         if not isinstance(ab, str) or not isinstance(ba, str):
             unscored += 1
@@ -91,10 +98,20 @@ def position_probe(pairs: tuple[PairItem, ...], table: VerdictTable, *, alpha: f
             first += 1
         else:
             second += 1
-    scored = len(pairs) - unscored
+    scored = len(both) - unscored
     p = binom_upper_tail(first + second, scored, chance)
-    return PositionResult(_status(scored > 0, p, alpha), len(pairs), consistent, first, second,
-                          unscored, p, alpha, chance)
+    reason = ""
+    if pairs and not both:
+        shown = sorted({slot[2] for slot in table.decisions
+                        if slot[1] == "original" and slot[0] in {q.id for q in pairs}})
+        reason = (f"one order recorded ({', '.join(shown) or 'none'}): the probe compares "
+                  "each pair's verdicts in both orders")
+    elif not pairs:
+        reason = "no pairwise items with verdicts"
+    elif not scored:
+        reason = "no pair scored in both orders"
+    return PositionResult(_status(scored > 0, p, alpha), len(both), consistent, first, second,
+                          unscored, p, alpha, chance, one_order, reason)
 
 
 @dataclass(frozen=True, slots=True)

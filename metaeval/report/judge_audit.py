@@ -52,7 +52,9 @@ def _pair(p: PairAgreement | None) -> JsonValue:
                   "kappa": _value(o.kappa), "ties": o.ties, "unscored": o.unscored}
         for o in p.orders}
     return {"n": p.n, "human_ties": p.human_ties, "orders": orders,
-            "consistent": p.consistent, "consistency": round(p.consistency, 4)}
+            "not_recorded": [o for o in ("ab", "ba") if o not in orders],
+            "both_orders": p.both_orders, "consistent": p.consistent,
+            "consistency": round(p.consistency, 4) if p.both_orders else None}
 
 
 def _position(r: PositionResult) -> JsonObject:
@@ -60,6 +62,7 @@ def _position(r: PositionResult) -> JsonObject:
             "consistent": r.consistent, "first_preferred": r.first_preferred,
             "second_preferred": r.second_preferred, "unscored": r.unscored,
             "flips": r.flips, "p_value": r.p_value, "alpha": r.alpha, "chance": r.chance,
+            "one_order": r.one_order, "reason": r.reason,
             "test": "exact binomial, flips >= observed given the chance flip rate"}
 
 
@@ -158,15 +161,19 @@ def audit_text(a: JudgeAudit) -> str:
         out.append(tabulate(rows, headers=["pairwise order", "n", "correct", "accuracy",
                                            "kappa", "judge ties", "unscored"],
                             disable_numparse=True))
-        out.append(f"human ties: {q.human_ties}; same verdict in both orders: "
-                   f"{q.consistent} of {q.n} ({q.consistency:.2f})")
+        missing = [o for o in ("ab", "ba") if o not in {r.order for r in q.orders}]
+        out.append(f"human ties: {q.human_ties}; " + (
+            f"same verdict in both orders: {q.consistent} of {q.both_orders} "
+            f"({q.consistency:.2f})" if q.both_orders else "no item recorded in both orders")
+            + (f"; order {', '.join(missing)} not recorded" if missing else ""))
         out.append("")
     sc = a.self_consistency
     out.append(f"self-consistency: {sc.reason}" if sc.reason else
                f"self-consistency: Agreement^{sc.samples} {sc.rate:.2f} "
                f"({sc.all_agree} of {sc.n}); verdict by {AGGREGATE}")
     pos, ln, inj = a.probes.position, a.probes.length, a.probes.injection
-    out.append(f"position bias: {NOT_RUN}" if pos.status is ProbeStatus.NOT_RUN else
+    out.append((f"position bias: not run ({pos.reason})" if pos.reason else
+                f"position bias: {NOT_RUN}") if pos.status is ProbeStatus.NOT_RUN else
                f"position bias: {pos.headline()} (consistent {pos.consistent}, "
                f"first-preferred {pos.first_preferred}, second-preferred "
                f"{pos.second_preferred}, unscored {pos.unscored}; p={pos.p_value:.3g} "
