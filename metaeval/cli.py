@@ -403,13 +403,19 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @click.option("--cache", "cache_path", type=click.Path(path_type=Path),
               help="Reply cache (sqlite); default .metaeval/judge-cache.sqlite.")
 @click.option("--no-cache", is_flag=True, help="Ask the judge even if a reply is cached.")
-@click.option("--kappa-bar", default=0.6, show_default=True, type=float)
-@click.option("--tpr-bar", default=0.8, show_default=True, type=float)
-@click.option("--tnr-bar", default=0.8, show_default=True, type=float)
-@click.option("--unscored-bar", default=0.1, show_default=True, type=float,
-              help="Largest share of unscored verdicts on labelled items.")
-@click.option("--alpha", default=0.05, show_default=True, type=float,
-              help="Significance level of the probes' exact tests.")
+@click.option("--label-scale", "label_scale_text", metavar="LOW-HIGH",
+              help="Range of the items' integer labels (default 1-5, or "
+              "[tool.metaeval.judge_audit] label_scale).")
+@click.option("--label-pass-at", type=int,
+              help="Lowest integer label that is a human pass (default: the judge's "
+              "pass_at on the same range, else the top quarter).")
+@click.option("--kappa-bar", type=float, help="Lowest kappa that may gate [default: 0.6].")
+@click.option("--tpr-bar", type=float, help="Lowest TPR that may gate [default: 0.8].")
+@click.option("--tnr-bar", type=float, help="Lowest TNR that may gate [default: 0.8].")
+@click.option("--unscored-bar", type=float,
+              help="Largest share of unscored verdicts on labelled items [default: 0.1].")
+@click.option("--alpha", type=float,
+              help="Significance level of the probes' exact tests [default: 0.05].")
 @click.option("--write", is_flag=True,
               help="On 'may gate', add an entry to the calibration file.")
 @click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
@@ -418,8 +424,9 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @user_errors
 def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None, samples: int,
                 scale_text: str | None, pass_at: int | None, cache_path: Path | None,
-                no_cache: bool, kappa_bar: float, tpr_bar: float, tnr_bar: float,
-                unscored_bar: float, alpha: float, write: bool,
+                no_cache: bool, label_scale_text: str | None, label_pass_at: int | None,
+                kappa_bar: float | None, tpr_bar: float | None, tnr_bar: float | None,
+                unscored_bar: float | None, alpha: float | None, write: bool,
                 calibration_path: Path | None, fmt: str) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
@@ -431,7 +438,7 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     from metaeval.audit.calibration import DEFAULT_PATH, write_calibration
     from metaeval.audit.judge_audit import AuditVerdict, Bars
     from metaeval.audit.judge_run import load_items, run_judge_audit
-    from metaeval.config import judge_audit_scale
+    from metaeval.config import judge_audit_settings
     from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
     from metaeval.judges.scales import declared_scale
     from metaeval.report.judge_audit import audit_json, audit_text
@@ -439,7 +446,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     config = load_config()
     # The flags win over the config, whose declaration is for recorded verdicts only:
     # a live judge answers on the scale of its own config.
-    configured = judge_audit_scale()
+    settings = judge_audit_settings()
+    configured = settings.scale
     scale, scale_from = (configured if recorded else None), "tool.metaeval.judge_audit.scale"
     if scale_text is not None or pass_at is not None:
         if scale_text is None and configured is not None and recorded:
@@ -448,13 +456,32 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
                                pass_where="--pass-at")
         scale_from = "--scale"
     paths = list(items_paths) or [p / "judge" for p in config.paths(config.meta_sets)]
-    bars = Bars(kappa_bar, tpr_bar, tnr_bar, unscored_bar, alpha)
+    labels, label_pass = settings.label_scale, settings.label_pass_at
+    if label_scale_text is not None:
+        declared = declared_scale(label_scale_text, None, scale_where="--label-scale",
+                                  pass_where="--label-pass-at")
+        labels = (declared.low, declared.high)
+    if label_pass_at is not None:
+        label_pass = label_pass_at
+    if label_pass is not None:  # checked against the range it ends up on
+        low, high = labels or (1, 5)
+        declared_scale(f"{low}-{high}", label_pass, scale_where="--label-scale",
+                       pass_where="--label-pass-at" if label_pass_at is not None
+                       else "tool.metaeval.judge_audit.label_pass_at")
+    flags = {"kappa_bar": kappa_bar, "tpr_bar": tpr_bar, "tnr_bar": tnr_bar,
+             "unscored_bar": unscored_bar, "alpha": alpha}
+    chosen = {k: v if v is not None else settings.bars.get(k) for k, v in flags.items()}
+    defaults = Bars()
+    bars = Bars(*(v if v is not None else getattr(defaults, k.removesuffix("_bar"))
+                  for k, v in chosen.items()))
     cache = None if no_cache or recorded else (cache_path or config.root / DEFAULT_CACHE)
     bar = _ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
-        audit = run_judge_audit(spec, load_items(paths), recorded=recorded, samples=samples,
-                                cache=cache, bars=bars, progress=bar, scale=scale,
-                                scale_from=scale_from, allowed=config.allowed_modules)
+        audit = run_judge_audit(spec, load_items(paths, labels or (1, 5)), recorded=recorded,
+                                samples=samples, cache=cache, bars=bars, progress=bar,
+                                scale=scale, scale_from=scale_from,
+                                allowed=config.allowed_modules, labels=labels,
+                                label_pass_at=label_pass)
     finally:
         if bar is not None:
             bar.close()

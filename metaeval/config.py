@@ -233,23 +233,63 @@ def _mutate_section(pyproject: Path, section: object) -> tuple[tuple[str, ...], 
     return tuple(targets), tuple(operators)
 
 
-JUDGE_AUDIT_KEYS = ("pass_at", "scale")
+JUDGE_AUDIT_KEYS = ("alpha", "kappa_bar", "label_pass_at", "label_scale", "pass_at", "scale",
+                    "tnr_bar", "tpr_bar", "unscored_bar")
+"""``[tool.metaeval.judge_audit]``: the recorded judge's scale, people's label scale
+and pass mark, and the default bars (each flag of the same name wins)."""
+BAR_KEYS = {"kappa_bar": (-1.0, 1.0), "tpr_bar": (0.0, 1.0), "tnr_bar": (0.0, 1.0),
+            "unscored_bar": (0.0, 1.0), "alpha": (0.0, 1.0)}
 
 
-def judge_audit_scale(start: Path | None = None) -> Scale | None:
-    """``scale`` and ``pass_at`` of ``[tool.metaeval.judge_audit]``: the scale of a
-    recorded judge's verdicts, or None when neither is set. Its own unknown-key
-    check, so a typo here is never a silent 1-5."""
+@dataclass(frozen=True, slots=True)
+class JudgeAuditSettings:
+    """What ``[tool.metaeval.judge_audit]`` sets; None is unset (the flag or the
+    built-in default decides)."""
+
+    scale: Scale | None = None
+    label_scale: tuple[int, int] | None = None
+    label_pass_at: int | None = None
+    bars: dict[str, float] = field(default_factory=dict)
+    """By key of ``BAR_KEYS``, only those set."""
+
+
+def judge_audit_settings(start: Path | None = None) -> JudgeAuditSettings:
+    """``[tool.metaeval.judge_audit]`` read and checked: an unknown key, a scale that
+    is not LOW-HIGH, a pass mark outside its scale, a bar outside its range are each
+    an InputError naming the key."""
     # Imported here: metaeval.judges reads this module's metaeval_table.
     from metaeval.judges.scales import declared_scale
 
     pyproject, section = metaeval_table((start or Path.cwd()).resolve(), "judge_audit")
     where = f"{pyproject}: tool.metaeval.judge_audit"
-    for key in section:
-        if key not in JUDGE_AUDIT_KEYS:
-            raise InputError(f"{where}.{key}: unknown key; expected one of "
-                             f"{', '.join(JUDGE_AUDIT_KEYS)}")
-    if not section:
-        return None
-    return declared_scale(section.get("scale"), section.get("pass_at"),
-                          scale_where=f"{where}.scale", pass_where=f"{where}.pass_at")
+    reject_unknown(section, JUDGE_AUDIT_KEYS, where)
+    scale = None
+    if "scale" in section or "pass_at" in section:
+        scale = declared_scale(section.get("scale"), section.get("pass_at"),
+                               scale_where=f"{where}.scale", pass_where=f"{where}.pass_at")
+    labels, label_pass_at = None, None
+    if "label_scale" in section or "label_pass_at" in section:
+        declared = declared_scale(section.get("label_scale"), section.get("label_pass_at"),
+                                  scale_where=f"{where}.label_scale",
+                                  pass_where=f"{where}.label_pass_at")
+        if "label_scale" in section:
+            labels = (declared.low, declared.high)
+        if "label_pass_at" in section:
+            label_pass_at = declared.pass_at
+    bars: dict[str, float] = {}
+    for key, (low, high) in BAR_KEYS.items():
+        if key not in section:
+            continue
+        value = section[key]
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not low <= value <= high):
+            raise InputError(f"{where}.{key}: got {_short(value)}; expected a number in "
+                             f"[{low:g}, {high:g}]")
+        bars[key] = float(value)
+    return JudgeAuditSettings(scale, labels, label_pass_at, bars)
+
+
+def judge_audit_scale(start: Path | None = None) -> Scale | None:
+    """``scale`` and ``pass_at`` of ``[tool.metaeval.judge_audit]``: the scale of a
+    recorded judge's verdicts, or None when neither is set."""
+    return judge_audit_settings(start).scale

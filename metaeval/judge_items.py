@@ -36,14 +36,15 @@ BENIGN = ("\nThank you for your patience while we looked into this; we appreciat
 
 @dataclass(frozen=True, slots=True)
 class PointItem:
-    """A response to score, with the human pass/fail and (optionally) 1-5 score."""
+    """A response to score, with the human pass/fail and (optionally) an integer score
+    on the label scale; a score alone passes at the label pass mark."""
 
     id: str
     prompt: str
     response: str
     reference: str | None
     verdict: str | None
-    """``pass`` or ``fail``; None when only a 1-5 score was given."""
+    """``pass`` or ``fail``; None when only an integer score was given."""
     score: int | None
     source: str
 
@@ -139,8 +140,9 @@ def _fields(raw: JsonObject) -> set[str]:
     return INJECTION_FIELDS if "payload" in raw else POINT_FIELDS
 
 
-def parse_item(raw: JsonValue, source: str) -> Item:
-    """One record to one item; raises _Bad naming the field."""
+def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) -> Item:
+    """One record to one item; raises _Bad naming the field. ``labels``: the range
+    of integer labels (``--label-scale``, 1-5 unless declared)."""
     if not isinstance(raw, dict):
         raise _Bad("", f"got {_got(raw)}; expected a JSON object")
     # Unknown fields first: a misspelt "promt" is named as such, not as a missing prompt.
@@ -169,21 +171,26 @@ def parse_item(raw: JsonValue, source: str) -> Item:
         return InjectionCase(item_id, prompt, response, payload, control, reference, source)
     label = raw.get("label")
     score = raw.get("score")
+    score_field = "score"
     if isinstance(label, int) and not isinstance(label, bool) and score is None:
-        label, score = None, label
+        label, score, score_field = None, label, "label"
+    low, high = labels
+    integer = (f"an integer {low}-{high} (the label scale; declare another with "
+               "--label-scale LOW-HIGH)")
     if label is not None and label not in PASS_FAIL:
-        raise _Bad("label", f"got {_got(label)}; expected 'pass', 'fail' or an integer 1-5")
+        raise _Bad("label", f"got {_got(label)}; expected 'pass', 'fail' or {integer}")
     if score is not None and (isinstance(score, bool) or not isinstance(score, int)
-                              or not 1 <= score <= 5):
-        raise _Bad("score", f"got {_got(score)}; expected an integer from 1 to 5")
+                              or not low <= score <= high):
+        raise _Bad(score_field, f"got {_got(score)}; expected {integer}")
     if label is None and score is None:
-        raise _Bad("label", "missing; expected 'pass', 'fail' or an integer 1-5")
+        raise _Bad("label", f"missing; expected 'pass', 'fail' or {integer}")
     return PointItem(item_id, prompt, response, reference,
                      label if isinstance(label, str) else None, score, source)
 
 
-def load_judge_items(paths: Iterable[Path]) -> JudgeItems:
-    """Every item of every file; bad lines become errors, the rest still load."""
+def load_judge_items(paths: Iterable[Path], labels: tuple[int, int] = (1, 5)) -> JudgeItems:
+    """Every item of every file; bad lines become errors, the rest still load.
+    ``labels``: the range integer labels must be in."""
     files, errors = data_files(paths, ITEM_SUFFIX)
     found: dict[type, list[Item]] = {PointItem: [], PairItem: [], LengthProbe: [],
                                      InjectionCase: []}
@@ -191,7 +198,7 @@ def load_judge_items(paths: Iterable[Path]) -> JudgeItems:
     for path in files:
         for record in read_jsonl(path, errors):
             try:
-                item = parse_item(record.value, record.source)
+                item = parse_item(record.value, record.source, labels)
             except _Bad as bad:
                 errors.append(record.error(bad.field, bad.message))
                 continue

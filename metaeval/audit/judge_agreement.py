@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 from metaeval.audit.collect import Decision, VerdictTable
 from metaeval.audit.metrics import (
+    NO_CASES,
+    NO_HUMAN_FAIL,
+    NO_HUMAN_PASS,
     Confusion,
     Interval,
     Value,
@@ -28,7 +31,7 @@ from metaeval.audit.metrics import (
 )
 from metaeval.contract import Outcome
 from metaeval.judge_items import PairItem, PointItem
-from metaeval.judges.base import Scale
+from metaeval.judges.base import DEFAULT_SCALE, Scale
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,31 +112,51 @@ def outcome(decision: Decision, scale: Scale) -> Outcome:
     return Outcome.PASS if scale.passes(decision) else Outcome.FAIL
 
 
-def ordinal(decision: Decision, scale: Scale) -> int | None:
-    """A pointwise score on the human 1-5 scale (rescaled when the judge's differs)."""
+def ordinal(decision: Decision, scale: Scale, labels: Scale = DEFAULT_SCALE) -> int | None:
+    """A pointwise score on the human label scale (rescaled when the judge's differs)."""
     if decision is None or isinstance(decision, bool | str):
         return None
     share = (decision - scale.low) / (scale.high - scale.low)
-    return 1 + round(share * 4)
+    return labels.low + round(share * (labels.high - labels.low))
+
+
+def human_outcome(item: PointItem, labels: Scale) -> Outcome:
+    """People's pass/fail: the ``label`` when given, else the integer score at or
+    above the label scale's pass mark."""
+    if item.verdict is not None:
+        return Outcome(item.verdict)
+    assert item.score is not None  # the loader refuses an item with neither
+    return Outcome.PASS if item.score >= labels.pass_at else Outcome.FAIL
+
+
+NOT_COMPUTED = (NO_CASES, NO_HUMAN_PASS, NO_HUMAN_FAIL, "one label only")
+"""Reasons a figure is undefined (not a measured 0): never compared with a bar."""
+
+
+def computed(v: Value) -> bool:
+    """Whether ``v`` was measured; a constant judge's kappa of exactly 0 was."""
+    return not v.reason.startswith(NOT_COMPUTED)
 
 
 def point_agreement(items: tuple[PointItem, ...], table: VerdictTable,
-                    scale: Scale) -> PointAgreement | None:
+                    scale: Scale, labels: Scale = DEFAULT_SCALE) -> PointAgreement | None:
+    """``labels``: the scale of people's integer labels and its pass mark."""
     if not items:
         return None
-    labelled = [i for i in items if i.verdict is not None]
-    human = [Outcome(i.verdict) for i in labelled if i.verdict is not None]
-    judged = [outcome(table.decided(i.id), scale) for i in labelled]
+    human = [human_outcome(i, labels) for i in items]
+    judged = [outcome(table.decided(i.id), scale) for i in items]
     c = confusion(human, judged)
-    scored = [(i.score, ordinal(table.decided(i.id), scale)) for i in items
+    scored = [(i.score, ordinal(table.decided(i.id), scale, labels)) for i in items
               if i.score is not None]
     hs = [h for h, _ in scored if h is not None]
     gs = [g for _, g in scored]
+    points = list(range(labels.low, labels.high + 1))
     return PointAgreement(
         c, tpr(c), wilson_interval(c.tp, c.positives), tnr(c), wilson_interval(c.tn, c.negatives),
         kappa(human, judged), kappa_interval(human, judged),
         len(scored), sum(g is None for g in gs),
-        scored_weighted_kappa(hs, gs, "linear"), scored_weighted_kappa(hs, gs, "quadratic"))
+        scored_weighted_kappa(hs, gs, "linear", points),
+        scored_weighted_kappa(hs, gs, "quadratic", points))
 
 
 def _pair_label(decision: Decision) -> str | None:

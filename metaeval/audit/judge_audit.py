@@ -20,6 +20,7 @@ from metaeval.audit.judge_agreement import (
     PairAgreement,
     PointAgreement,
     SelfConsistency,
+    computed,
     pair_agreement,
     point_agreement,
     self_consistency,
@@ -36,8 +37,9 @@ from metaeval.audit.probes import (
     position_probe,
 )
 from metaeval.judge_items import JudgeItems
-from metaeval.judges.base import JudgeIdentity, Mode, Scale
+from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
+from metaeval.judges.scales import default_pass_at
 from metaeval.untrusted_json import LoadError
 
 
@@ -132,6 +134,20 @@ class JudgeAudit:
     reasons: tuple[str, ...]
     errors: tuple[LoadError, ...] = ()
     """Bad input lines, each named and left out; the rest was audited (exit 2)."""
+    labels: Scale = DEFAULT_SCALE
+    """The scale of people's integer labels and its pass mark."""
+
+
+def label_scale(judge: Scale, labels: tuple[int, int] | None = None,
+                pass_at: int | None = None) -> Scale:
+    """People's label scale: ``labels`` (LOW, HIGH; 1-5 unless declared) with its pass
+    mark ``pass_at``; by default the judge's ``pass_at`` when the judge answers on
+    the same range, else the range's top quarter (``default_pass_at``)."""
+    low, high = labels if labels is not None else (DEFAULT_SCALE.low, DEFAULT_SCALE.high)
+    if pass_at is None:
+        same = (low, high) == (judge.low, judge.high)
+        pass_at = judge.pass_at if same else default_pass_at(low, high)
+    return Scale(low, high, pass_at)
 
 
 def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars) -> Probes:
@@ -171,16 +187,22 @@ def _reasons(audit: JudgeAudit) -> list[str]:
     if point is None and pair is None:
         reasons.append("no human-labelled items: agreement not measured")
     if point is not None:
-        if point.kappa.value < bars.kappa:
-            reasons.append(f"kappa {point.kappa.value:.2f} < {bars.kappa:g}"
-                           + (f" ({point.kappa.reason})" if point.kappa.reason else ""))
-        if point.tpr.value < bars.tpr:
-            reasons.append(f"TPR {point.tpr.value:.2f} < {bars.tpr:g}")
-        if point.tnr.value < bars.tnr:
-            reasons.append(f"TNR {point.tnr.value:.2f} < {bars.tnr:g}")
+        for name, value, bar in (("kappa", point.kappa, bars.kappa),
+                                 ("TPR", point.tpr, bars.tpr), ("TNR", point.tnr, bars.tnr)):
+            if not computed(value):
+                # Never compared with the bar as if it were 0, never passed either.
+                reasons.append(f"{name} not computed ({value.reason}): the bar {bar:g} "
+                               "cannot be checked")
+            elif value.value < bar:
+                reasons.append(f"{name} {value.value:.2f} < {bar:g}"
+                               + (f" ({value.reason})" if value.reason else ""))
     if pair is not None:
         for order in pair.orders:
-            if order.kappa.value < bars.kappa:
+            if not computed(order.kappa):
+                reasons.append(f"pairwise kappa ({order.order}) not computed "
+                               f"({order.kappa.reason}): the bar {bars.kappa:g} cannot be "
+                               "checked")
+            elif order.kappa.value < bars.kappa:
                 reasons.append(f"pairwise kappa ({order.order}) {order.kappa.value:.2f} "
                                f"< {bars.kappa:g}")
     needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE}
@@ -201,11 +223,14 @@ def _reasons(audit: JudgeAudit) -> list[str]:
 
 def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                 table: VerdictTable, *, mode: str, modes: frozenset[Mode] | None = None,
-                bars: Bars = DEFAULT_BARS, controls: Controls | None = None) -> JudgeAudit:
+                bars: Bars = DEFAULT_BARS, controls: Controls | None = None,
+                labels: Scale | None = None) -> JudgeAudit:
     """Measure and decide. ``modes``: what the judge is audited for (default: what the
     verdicts cover); each needs its probes run. In recorded mode items with no
     recorded verdict are left out (counted in ``not_recorded``); the controls
-    always run on every probe."""
+    always run on every probe. ``labels``: the scale of people's integer labels
+    (default: the judge's own when both are 1-5, see ``label_scale``)."""
+    labels = labels if labels is not None else label_scale(scale)
     controls = controls if controls is not None else run_controls(items, bars)
     measured, missing = items, 0
     if mode == "recorded":
@@ -223,11 +248,12 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
     unscored, verdicts = _unscored(table, measured)
     audit = JudgeAudit(identity, mode, measured.count, missing,
-                       point_agreement(measured.pointwise, table, scale),
+                       point_agreement(measured.pointwise, table, scale, labels),
                        pair_agreement(measured.pairwise, table),
                        self_consistency(table, labelled),
                        run_probes(measured, table, scale, bars), controls, table.calls,
-                       unscored, verdicts, bars, modes, AuditVerdict.REPORT_ONLY, ())
+                       unscored, verdicts, bars, modes, AuditVerdict.REPORT_ONLY, (),
+                       labels=labels)
     reasons = tuple(_reasons(audit))
     verdict = (AuditVerdict.VOID if not controls.ok else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)

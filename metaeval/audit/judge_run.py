@@ -10,7 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table
-from metaeval.audit.judge_audit import DEFAULT_BARS, Bars, JudgeAudit, audit_judge
+from metaeval.audit.judge_audit import (
+    DEFAULT_BARS,
+    Bars,
+    JudgeAudit,
+    audit_judge,
+    label_scale,
+)
 from metaeval.errors import InputError, shown
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.judge_items import (
@@ -31,11 +37,11 @@ def _fail(errors: Sequence[LoadError]) -> InputError:
     return InputError("\n".join(str(e) for e in errors))
 
 
-def load_items(paths: Sequence[Path]) -> JudgeItems:
+def load_items(paths: Sequence[Path], labels: tuple[int, int] = (1, 5)) -> JudgeItems:
     """The items of ``paths``. Bad lines are kept in ``errors`` and left out, as
     meta-eval does: the rest is audited and the run ends with exit 2. Only when
     no item loads at all is it an InputError (every bad line named)."""
-    items = load_judge_items(paths)
+    items = load_judge_items(paths, labels)
     if not items.count:
         if items.errors:
             raise _fail(items.errors)
@@ -45,8 +51,8 @@ def load_items(paths: Sequence[Path]) -> JudgeItems:
 
 
 def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
-                    declared: Scale | None, scale_from: str,
-                    allowed: AllowedModules) -> JudgeAudit:
+                    declared: Scale | None, scale_from: str, allowed: AllowedModules,
+                    labels: tuple[int, int] | None, label_pass_at: int | None) -> JudgeAudit:
     identity, scale = JudgeIdentity(spec, model="recorded"), declared or DEFAULT_SCALE
     try:  # a judge we can build lends its identity, so its calibration applies to it
         named = build_judge(spec, allowed=allowed)
@@ -66,7 +72,7 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
     bad = list(errors) + [_unknown_id(r) for r in unknown]
     records = tuple(r for r in records if r.id in known)
     audit = audit_judge(identity, scale, items, recorded_table(records), mode="recorded",
-                        bars=bars)
+                        bars=bars, labels=label_scale(scale, labels, label_pass_at))
     return replace(audit, errors=audit.errors + tuple(bad))
 
 
@@ -80,24 +86,30 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
                     samples: int = 1, cache: Path | None = None,
                     bars: Bars = DEFAULT_BARS, progress: Progress | None = None,
                     scale: Scale | None = None, scale_from: str = "--scale",
-                    allowed: AllowedModules = BUILTINS_ONLY) -> JudgeAudit:
+                    allowed: AllowedModules = BUILTINS_ONLY,
+                    labels: tuple[int, int] | None = None,
+                    label_pass_at: int | None = None) -> JudgeAudit:
     """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
     unless None), or read from ``recorded`` with no call made. ``scale`` declares
     the recorded judge's scale (``scale_from`` says where it was declared); a
     live judge answers on its own. A judge named by import path must be in
-    ``allowed`` (``[tool.metaeval] allowed_modules``)."""
+    ``allowed`` (``[tool.metaeval] allowed_modules``). ``labels`` and
+    ``label_pass_at``: people's integer label range and pass mark (see
+    ``label_scale``)."""
     audit = _audit(spec, items, recorded, samples, cache, bars, progress, scale, scale_from,
-                   allowed)
+                   allowed, labels, label_pass_at)
     return replace(audit, errors=items.errors + audit.errors)
 
 
 def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int,
            cache: Path | None, bars: Bars, progress: Progress | None, scale: Scale | None,
-           scale_from: str, allowed: AllowedModules) -> JudgeAudit:
+           scale_from: str, allowed: AllowedModules, labels: tuple[int, int] | None,
+           label_pass_at: int | None) -> JudgeAudit:
     if samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:
-        return _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed)
+        return _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed,
+                               labels, label_pass_at)
     if scale is not None:
         raise InputError(f"{scale_from}: applies to --recorded only; a live judge answers "
                          "on the scale of its own config")
@@ -112,4 +124,5 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int,
     else:
         table = ask_judge(judge, items, samples, progress)
     return audit_judge(judge.identity, judge.scale, items, table, mode="live",
-                       modes=judge.modes, bars=bars)
+                       modes=judge.modes, bars=bars,
+                       labels=label_scale(judge.scale, labels, label_pass_at))

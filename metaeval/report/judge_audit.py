@@ -10,7 +10,12 @@ import json
 from tabulate import tabulate
 
 from metaeval.audit.collect import Calls
-from metaeval.audit.judge_agreement import AGGREGATE, PairAgreement, PointAgreement
+from metaeval.audit.judge_agreement import (
+    AGGREGATE,
+    PairAgreement,
+    PointAgreement,
+    computed,
+)
 from metaeval.audit.judge_audit import Controls, JudgeAudit
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
@@ -22,7 +27,8 @@ KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injecti
 
 
 def _value(v: Value) -> JsonObject:
-    return {"value": round(v.value, 4), "reason": v.reason}
+    """A figure that could not be computed is null with the reason, never 0."""
+    return {"value": round(v.value, 4) if computed(v) else None, "reason": v.reason}
 
 
 def _interval(i: Interval) -> JsonObject:
@@ -107,6 +113,8 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,
                       "bars": {"kappa": b.kappa, "tpr": b.tpr, "tnr": b.tnr,
                                "unscored": b.unscored, "alpha": b.alpha},
+                      "labels": {"low": a.labels.low, "high": a.labels.high,
+                                 "pass_at": a.labels.pass_at},
                       "pointwise": _point(a.pointwise), "pairwise": _pair(a.pairwise)},
         "self_consistency": {"samples": a.self_consistency.samples,
                              "n": a.self_consistency.n,
@@ -129,6 +137,8 @@ def audit_json(a: JudgeAudit) -> str:
 
 
 def _v(v: Value) -> str:
+    if not computed(v):
+        return f"not computed ({v.reason})"
     return f"{v.value:.2f}" + (f" ({v.reason})" if v.reason else "")
 
 
@@ -146,11 +156,15 @@ def audit_text(a: JudgeAudit) -> str:
         p, c = a.pointwise, a.pointwise.confusion
         out.append(tabulate(
             [["pass/fail", c.n, c.tp, c.fn, c.tn, c.fp, c.unscored,
-              f"{p.tpr.value:.2f} {_i(p.tpr_interval)}", f"{p.tnr.value:.2f} {_i(p.tnr_interval)}",
+              f"{_v(p.tpr)} {_i(p.tpr_interval)}", f"{_v(p.tnr)} {_i(p.tnr_interval)}",
               f"{_v(p.kappa)} {_i(p.kappa_interval)}"]],
             headers=["pointwise", "n", "TP", "FN", "TN", "FP", "unscored", "TPR", "TNR",
                      "kappa"], disable_numparse=True))
-        out.append(f"ordinal 1-5 on {p.ordinal_n} items ({p.ordinal_unscored} unscored): "
+        lab = a.labels
+        out.append(f"human pass: label 'pass', or an integer label >= {lab.pass_at} on "
+                   f"{lab.low}-{lab.high}")
+        out.append(f"ordinal {lab.low}-{lab.high} on {p.ordinal_n} items "
+                   f"({p.ordinal_unscored} unscored): "
                    f"weighted kappa linear {_v(p.weighted_linear)}, "
                    f"quadratic {_v(p.weighted_quadratic)}")
         out.append("")

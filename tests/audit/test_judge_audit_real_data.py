@@ -142,3 +142,101 @@ def test_both_orders_recorded_still_run_the_position_probe(tmp_path: Path) -> No
     assert list(document["agreement"]["pairwise"]["orders"]) == ["ab", "ba"]
     assert document["position"]["status"] != "not run"
     assert (document["agreement"]["unscored"], document["agreement"]["verdicts"]) == (1, 12)
+
+
+SCORES = [(5, 5), (4, 3), (2, 4), (1, 1), (3, 3), (4, 4), (5, 2), (2, 2), (3, 5), (1, 4),
+          (4, 5), (2, 1), (5, 4), (3, 2), (1, 2), (4, 1)]
+"""(human label, recorded judge score) per item, both 1-5."""
+
+
+def _scored(tmp_path: Path, pairs: list[tuple[int, int]], label: str = "label"
+            ) -> tuple[Path, Path]:
+    items = _write(tmp_path / "points.ndjson",
+                   [{"id": f"s{i}", "prompt": "q", "response": "r", label: h}
+                    for i, (h, _) in enumerate(pairs)])
+    recorded = _write(tmp_path / "log.jsonl",
+                      [{"id": f"s{i}", "verdict": g} for i, (_, g) in enumerate(pairs)])
+    return items, recorded
+
+
+def test_integer_labels_reach_pass_fail_as_scikit_learn_counts_them(tmp_path: Path) -> None:
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+    items, recorded = _scored(tmp_path, SCORES)
+    result = _run("--judge", "gpt", "--items", str(items), "--recorded", str(recorded),
+                  "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    point = json.loads(result.output)["agreement"]["pointwise"]
+    human = [h >= 4 for h, _ in SCORES]
+    judged = [g >= 4 for _, g in SCORES]
+    tn, fp, fn, tp = confusion_matrix(human, judged, labels=[False, True]).ravel()
+    assert (point["tp"], point["fn"], point["tn"], point["fp"]) == (tp, fn, tn, fp)
+    assert point["kappa"]["value"] == round(cohen_kappa_score(human, judged), 4)
+
+
+def test_a_declared_label_scale_and_pass_mark_are_used(tmp_path: Path) -> None:
+    from sklearn.metrics import confusion_matrix
+
+    # People labelled 0-4; the judge scores 1-5. Pass: label >= 3.
+    pairs = [(h - 1, g) for h, g in SCORES]
+    items, recorded = _scored(tmp_path, pairs)
+    refused = _run("--judge", "gpt", "--items", str(items), "--recorded", str(recorded))
+    assert refused.exit_code == 2
+    assert "label: got 0; expected an integer 1-5 (the label scale" \
+        in refused.output
+    result = _run("--judge", "gpt", "--items", str(items), "--recorded", str(recorded),
+                  "--label-scale", "0-4", "--label-pass-at", "3", "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    document = json.loads(result.output)
+    assert document["agreement"]["labels"] == {"low": 0, "high": 4, "pass_at": 3}
+    point = document["agreement"]["pointwise"]
+    tn, fp, fn, tp = confusion_matrix([h >= 3 for h, _ in pairs], [g >= 4 for _, g in pairs],
+                                      labels=[False, True]).ravel()
+    assert (point["tp"], point["fn"], point["tn"], point["fp"]) == (tp, fn, tn, fp)
+
+
+def test_label_scale_and_bars_come_from_the_config(tmp_path: Path,
+                                                   monkeypatch: Any) -> None:
+    pairs = [(h - 1, g) for h, g in SCORES]
+    items, recorded = _scored(tmp_path, pairs)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.metaeval.judge_audit]\nlabel_scale = "0-4"\nlabel_pass_at = 2\n'
+        "kappa_bar = 0.1\ntpr_bar = 0.25\ntnr_bar = 0.3\nunscored_bar = 0.5\nalpha = 0.01\n")
+    monkeypatch.chdir(tmp_path)
+    document = json.loads(_run("--judge", "gpt", "--items", str(items), "--recorded",
+                               str(recorded), "--format", "json").output)
+    assert document["agreement"]["labels"]["pass_at"] == 2
+    assert document["agreement"]["bars"] == {"kappa": 0.1, "tpr": 0.25, "tnr": 0.3,
+                                             "unscored": 0.5, "alpha": 0.01}
+    flag = json.loads(_run("--judge", "gpt", "--items", str(items), "--recorded",
+                           str(recorded), "--kappa-bar", "0.7", "--format", "json").output)
+    assert flag["agreement"]["bars"]["kappa"] == 0.7
+
+
+def test_a_bad_label_pass_mark_in_the_config_is_bad_input(tmp_path: Path,
+                                                          monkeypatch: Any) -> None:
+    items, recorded = _scored(tmp_path, SCORES)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.metaeval.judge_audit]\nlabel_pass_at = 9\n')
+    monkeypatch.chdir(tmp_path)
+    result = _run("--judge", "gpt", "--items", str(items), "--recorded", str(recorded))
+    assert result.exit_code == 2
+    assert "tool.metaeval.judge_audit.label_pass_at: got 9; expected an integer in 1..5" \
+        in result.output
+
+
+def test_a_figure_that_cannot_be_computed_is_never_compared_as_zero(tmp_path: Path) -> None:
+    # Every human label passes: TNR has no case to be computed on.
+    items, recorded = _scored(tmp_path, [(5, 5), (4, 4), (5, 4), (4, 5)])
+    result = _run("--judge", "gpt", "--items", str(items), "--recorded", str(recorded),
+                  "--format", "json")
+    document = json.loads(result.output)
+    point = document["agreement"]["pointwise"]
+    assert point["tnr"] == {"value": None, "reason": "no human-fail case"}
+    assert point["tpr"]["value"] == 1.0
+    reasons = document["reasons"]
+    assert "TNR not computed (no human-fail case): the bar 0.8 cannot be checked" in reasons
+    assert not any(r.startswith("TNR 0.00") for r in reasons)
+    assert document["verdict"] == "report only"
+    text = _run("--judge", "gpt", "--items", str(items), "--recorded", str(recorded)).output
+    assert "not computed (no human-fail case)" in text
