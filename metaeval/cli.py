@@ -393,8 +393,9 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
               help="Judge-item files or folders (*.ndjson); default: <meta_sets>/judge/.")
 @click.option("--recorded", type=click.Path(path_type=Path),
               help="Audit from recorded verdicts (JSONL); no call is made.")
-@click.option("--samples", default=1, show_default=True, type=int,
-              help="Ask each question K times for self-consistency.")
+@click.option("--samples", type=int,
+              help="Ask each question K times for self-consistency [default: 1]; live "
+              "judges only (with --recorded, K is what the log holds).")
 @click.option("--scale", "scale_text", metavar="LOW-HIGH",
               help="With --recorded: the scale of the recorded scores (default 1-5, or "
               "[tool.metaeval.judge_audit] scale).")
@@ -422,7 +423,8 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
               help="Calibration file; default meta_sets/judge/calibration.json.")
 @FORMAT
 @user_errors
-def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None, samples: int,
+def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
+                samples: int | None,
                 scale_text: str | None, pass_at: int | None, cache_path: Path | None,
                 no_cache: bool, label_scale_text: str | None, label_pass_at: int | None,
                 kappa_bar: float | None, tpr_bar: float | None, tnr_bar: float | None,

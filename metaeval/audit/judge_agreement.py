@@ -201,6 +201,7 @@ def self_consistency(table: VerdictTable, ids: set[str]) -> SelfConsistency:
     k = max((len(s) for _, s in slots), default=0)
     if k < 2:
         return SelfConsistency(k, len(slots), 0,
-                               "one sample per item; ask for K >= 2 with --samples")
+                               "one sample per item: Agreement^K is undefined; ask a live "
+                               "judge for K >= 2 with --samples, or record K >= 2 samples")
     agree = sum(len(set(s)) == 1 and s[0] is not None and len(s) == k for _, s in slots)
     return SelfConsistency(k, len(slots), agree)

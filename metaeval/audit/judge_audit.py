@@ -11,7 +11,7 @@ This module must never let a void audit or a missing measurement read as a pass.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge
@@ -136,6 +136,26 @@ class JudgeAudit:
     """Bad input lines, each named and left out; the rest was audited (exit 2)."""
     labels: Scale = DEFAULT_SCALE
     """The scale of people's integer labels and its pass mark."""
+    samples: Samples = field(default_factory=lambda: Samples(0, 0, 0))
+    temperature_known: bool = True
+    """False for a recorded judge metaeval cannot build: the log does not say."""
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """Every sample on labelled items (each order recorded): how many, how many
+    unscored, and how many verdict slots have no scored sample at all."""
+
+    total: int
+    unscored: int
+    none_scored: int
+
+
+def _samples(table: VerdictTable, labelled: set[str]) -> Samples:
+    slots = [s for slot, s in table.decisions.items()
+             if slot[0] in labelled and slot[1] == "original"]
+    return Samples(sum(len(s) for s in slots), sum(v is None for s in slots for v in s),
+                   sum(all(v is None for v in s) for s in slots))
 
 
 def label_scale(judge: Scale, labels: tuple[int, int] | None = None,
@@ -253,7 +273,7 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                        self_consistency(table, labelled),
                        run_probes(measured, table, scale, bars), controls, table.calls,
                        unscored, verdicts, bars, modes, AuditVerdict.REPORT_ONLY, (),
-                       labels=labels)
+                       labels=labels, samples=_samples(table, labelled))
     reasons = tuple(_reasons(audit))
     verdict = (AuditVerdict.VOID if not controls.ok else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)

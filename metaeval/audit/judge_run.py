@@ -54,6 +54,7 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                     declared: Scale | None, scale_from: str, allowed: AllowedModules,
                     labels: tuple[int, int] | None, label_pass_at: int | None) -> JudgeAudit:
     identity, scale = JudgeIdentity(spec, model="recorded"), declared or DEFAULT_SCALE
+    built = False
     try:  # a judge we can build lends its identity, so its calibration applies to it
         named = build_judge(spec, allowed=allowed)
     except InputError:
@@ -63,7 +64,7 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
             raise InputError(f"{scale_from}: got {describe(declared)}; judge {spec!r} answers "
                              f"on {describe(named.scale)} (its own config); declare no scale "
                              "for it")
-        identity, scale = named.identity, named.scale
+        identity, scale, built = named.identity, named.scale, True
     records, errors = load_recorded(recorded, scale, item_kinds(items))
     if not records and errors:
         raise _fail(errors)
@@ -73,7 +74,7 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
     records = tuple(r for r in records if r.id in known)
     audit = audit_judge(identity, scale, items, recorded_table(records), mode="recorded",
                         bars=bars, labels=label_scale(scale, labels, label_pass_at))
-    return replace(audit, errors=audit.errors + tuple(bad))
+    return replace(audit, errors=audit.errors + tuple(bad), temperature_known=built)
 
 
 def _unknown_id(record: Recorded) -> LoadError:
@@ -83,7 +84,7 @@ def _unknown_id(record: Recorded) -> LoadError:
 
 
 def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = None,
-                    samples: int = 1, cache: Path | None = None,
+                    samples: int | None = None, cache: Path | None = None,
                     bars: Bars = DEFAULT_BARS, progress: Progress | None = None,
                     scale: Scale | None = None, scale_from: str = "--scale",
                     allowed: AllowedModules = BUILTINS_ONLY,
@@ -101,13 +102,16 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     return replace(audit, errors=items.errors + audit.errors)
 
 
-def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int,
+def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | None,
            cache: Path | None, bars: Bars, progress: Progress | None, scale: Scale | None,
            scale_from: str, allowed: AllowedModules, labels: tuple[int, int] | None,
            label_pass_at: int | None) -> JudgeAudit:
-    if samples < 1:
+    if samples is not None and samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:
+        if samples is not None:
+            raise InputError("--samples: applies to a live judge only; with --recorded the "
+                             "number of samples is what the log holds (its 'sample' field)")
         return _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed,
                                labels, label_pass_at)
     if scale is not None:
@@ -117,12 +121,12 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int,
     if cache is not None:
         store = ReplyCache(cache)
         try:
-            table = ask_judge(CachedJudge(judge, store, concurrency_of(judge)), items, samples,
-                              progress)
+            table = ask_judge(CachedJudge(judge, store, concurrency_of(judge)), items,
+                              samples or 1, progress)
         finally:
             store.close()
     else:
-        table = ask_judge(judge, items, samples, progress)
+        table = ask_judge(judge, items, samples or 1, progress)
     return audit_judge(judge.identity, judge.scale, items, table, mode="live",
                        modes=judge.modes, bars=bars,
                        labels=label_scale(judge.scale, labels, label_pass_at))

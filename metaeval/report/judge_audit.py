@@ -106,11 +106,14 @@ def audit_document(a: JudgeAudit) -> JsonObject:
     b = a.bars
     return {
         "judge": {"name": j.name, "model": j.model, "prompt_hash": j.prompt_hash,
-                  "temperature": j.temperature, "endpoint": j.endpoint,
+                  "temperature": j.temperature if a.temperature_known else None,
+                  "endpoint": j.endpoint,
                   "version": j.version, "mode": a.mode,
                   "modes": modes},
         "agreement": {"items": a.items, "not_recorded": a.not_recorded,
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,
+                      "samples": a.samples.total, "unscored_samples": a.samples.unscored,
+                      "verdicts_with_no_scored_sample": a.samples.none_scored,
                       "bars": {"kappa": b.kappa, "tpr": b.tpr, "tnr": b.tnr,
                                "unscored": b.unscored, "alpha": b.alpha},
                       "labels": {"low": a.labels.low, "high": a.labels.high,
@@ -119,7 +122,10 @@ def audit_document(a: JudgeAudit) -> JsonObject:
         "self_consistency": {"samples": a.self_consistency.samples,
                              "n": a.self_consistency.n,
                              "all_agree": a.self_consistency.all_agree,
-                             "agreement_k": round(a.self_consistency.rate, 4),
+                             "agreement_k": None if a.self_consistency.reason
+                             else round(a.self_consistency.rate, 4),
+                             "source": "the recorded samples" if a.mode == "recorded"
+                             else "--samples",
                              "aggregate": AGGREGATE, "reason": a.self_consistency.reason},
         "position": _position(a.probes.position),
         "length": _length(a.probes.length),
@@ -148,10 +154,16 @@ def _i(i: Interval) -> str:
 
 def audit_text(a: JudgeAudit) -> str:
     modes = ", ".join(sorted(m.value for m in a.modes)) or "nothing"
-    out = [f"judge: {a.judge.describe()} (version {a.judge.version}; {a.mode}; "
+    described = a.judge.describe()
+    if not a.temperature_known:
+        described = described.rsplit(" temperature=", 1)[0] + " temperature unknown"
+    out = [f"judge: {described} (version {a.judge.version}; {a.mode}; "
            f"audited for {modes})",
            f"items: {a.items}" + (f" ({a.not_recorded} with no recorded verdict, left out)"
-                                  if a.not_recorded else ""), ""]
+                                  if a.not_recorded else ""),
+           f"verdicts: {a.labelled_verdicts} on labelled items, {a.unscored} unscored; "
+           f"samples: {a.samples.total}, {a.samples.unscored} unscored, "
+           f"{a.samples.none_scored} verdict(s) with no scored sample", ""]
     if a.pointwise is not None:
         p, c = a.pointwise, a.pointwise.confusion
         out.append(tabulate(

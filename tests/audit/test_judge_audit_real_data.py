@@ -240,3 +240,51 @@ def test_a_figure_that_cannot_be_computed_is_never_compared_as_zero(tmp_path: Pa
     assert document["verdict"] == "report only"
     text = _run("--judge", "gpt", "--items", str(items), "--recorded", str(recorded)).output
     assert "not computed (no human-fail case)" in text
+
+
+def test_one_sample_per_item_leaves_agreement_k_undefined(tmp_path: Path) -> None:
+    items, recorded = _scored(tmp_path, SCORES)
+    document = json.loads(_run("--judge", "gpt", "--items", str(items), "--recorded",
+                               str(recorded), "--format", "json").output)
+    consistency = document["self_consistency"]
+    assert consistency["agreement_k"] is None
+    assert consistency["reason"].startswith("one sample per item: Agreement^K is undefined")
+    assert consistency["source"] == "the recorded samples"
+
+
+def test_unscored_samples_are_counted_beside_verdicts_with_none_scored(tmp_path: Path) -> None:
+    items = _write(tmp_path / "points.ndjson",
+                   [{"id": f"s{i}", "prompt": "q", "response": "r", "label": 4}
+                    for i in range(3)])
+    # s0: 3 of 3 scored; s1: 1 of 3 unscored (still decided); s2: none scored.
+    verdicts = {"s0": [4, 4, 5], "s1": [4, None, 4], "s2": [None, None, None]}
+    recorded = _write(tmp_path / "log.jsonl", [{"id": i, "sample": k, "verdict": v}
+                                               for i, vs in verdicts.items()
+                                               for k, v in enumerate(vs)])
+    result = _run("--judge", "gpt", "--items", str(items), "--recorded", str(recorded),
+                  "--format", "json")
+    agreement = json.loads(result.output)["agreement"]
+    assert (agreement["unscored"], agreement["verdicts"]) == (1, 3)
+    assert (agreement["samples"], agreement["unscored_samples"],
+            agreement["verdicts_with_no_scored_sample"]) == (9, 4, 1)
+
+
+def test_samples_is_refused_with_recorded(tmp_path: Path) -> None:
+    items, recorded = _scored(tmp_path, SCORES)
+    result = _run("--judge", "gpt", "--items", str(items), "--recorded", str(recorded),
+                  "--samples", "3")
+    assert result.exit_code == 2
+    assert "--samples: applies to a live judge only" in result.output
+
+
+def test_a_recorded_judge_has_no_known_temperature(tmp_path: Path) -> None:
+    items, recorded = _scored(tmp_path, SCORES)
+    args = ("--judge", "gpt", "--items", str(items), "--recorded", str(recorded))
+    document = json.loads(_run(*args, "--format", "json").output)
+    assert document["judge"]["temperature"] is None
+    text = _run(*args).output
+    assert "temperature unknown" in text and "temperature=0" not in text
+    # A judge metaeval can build lends its identity, temperature included.
+    built = json.loads(_run("--judge", "steady", "--items", str(items), "--recorded",
+                            str(recorded), "--format", "json").output)
+    assert built["judge"]["temperature"] == 0.0
