@@ -257,7 +257,8 @@ def test_unscored_samples_are_counted_beside_verdicts_with_none_scored(tmp_path:
                    [{"id": f"s{i}", "prompt": "q", "response": "r", "label": 4}
                     for i in range(3)])
     # s0: 3 of 3 scored; s1: 1 of 3 unscored (still decided); s2: none scored.
-    verdicts = {"s0": [4, 4, 5], "s1": [4, None, 4], "s2": [None, None, None]}
+    verdicts: dict[str, list[int | None]] = {"s0": [4, 4, 5], "s1": [4, None, 4],
+                                             "s2": [None, None, None]}
     recorded = _write(tmp_path / "log.jsonl", [{"id": i, "sample": k, "verdict": v}
                                                for i, vs in verdicts.items()
                                                for k, v in enumerate(vs)])
