@@ -113,10 +113,13 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
 
     Exit 0 when every line loads, 2 when any line (or file) is bad.
     """
+    from metaeval.config import judge_audit_settings
+
     config = load_config()
     targets = list(paths) or config.paths(config.meta_sets)
+    labels = judge_audit_settings().label_scale or (1, 5)
     result = with_judge_items(targets, load_meta_sets(
-        [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules))
+        [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules), labels)
     click.echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(ExitCode.BAD_INPUT if result.errors else ExitCode.OK)
 

@@ -289,3 +289,14 @@ def test_a_recorded_judge_has_no_known_temperature(tmp_path: Path) -> None:
     built = json.loads(_run("--judge", "steady", "--items", str(items), "--recorded",
                             str(recorded), "--format", "json").output)
     assert built["judge"]["temperature"] == 0.0
+
+
+def test_validate_reads_integer_labels_on_the_declared_label_scale(tmp_path: Path,
+                                                                   monkeypatch: Any) -> None:
+    items = _write(tmp_path / "points.ndjson", [{"id": "z", "prompt": "q", "response": "r",
+                                                 "label": 0}])
+    monkeypatch.chdir(tmp_path)
+    refused = CliRunner().invoke(main, ["validate", str(items)])
+    assert refused.exit_code == 2 and "label: got 0" in refused.output
+    (tmp_path / "pyproject.toml").write_text('[tool.metaeval.judge_audit]\nlabel_scale = "0-4"\n')
+    assert CliRunner().invoke(main, ["validate", str(items)]).exit_code == 0
