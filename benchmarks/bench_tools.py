@@ -249,7 +249,7 @@ def metaeval_cmd(venv: Path, target: Target, jobs: int, extra: Sequence[str] = (
 _DIFFS = """
 import json, sys
 from pathlib import Path
-from metaeval.mutation.targets import find_mutants, mutant_diff
+from metaeval.mutation.find.targets import find_mutants, mutant_diff
 root = Path.cwd()
 print(json.dumps({m.id: mutant_diff(m, root) for m in find_mutants(sys.argv[1:], root)}))
 """

@@ -28,8 +28,8 @@ from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
 from metaeval.meta_set import load_meta_sets
-from metaeval.mutation import limits
-from metaeval.mutation.limits import Range
+from metaeval.mutation.run import limits
+from metaeval.mutation.run.limits import Range
 from metaeval.report.findings import (
     finding_text,
     findings_diff_text,
@@ -291,7 +291,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     without any mutant or no mutant ran.
     """
     # Imported here: the runner and libcst are only needed by this command.
-    from metaeval.mutation.runner import Isolation
+    from metaeval.mutation.run.runner import Isolation
     from metaeval.mutation.session import MutateRequest, plan_mutate, run_plan
     from metaeval.report.mutation import mutation_json, mutation_text
     from metaeval.report.progress import MutateProgress

@@ -32,7 +32,7 @@ TOP_KEYS = ("allowed_modules", "findings", "gate", "judge_audit", "judges", "met
 MUTATE_KEYS = ("targets", "operators", "mutants", "pytest_args", "timeout_factor",
                "timeout_constant", "jobs", "report", "message_strings")
 """``[tool.metaeval.mutate]``: the first two are read here, the rest by
-``metaeval.mutation.settings``; both readers reject any other key against this one list."""
+``metaeval.mutation.run.settings``; both readers reject any other key against this one list."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +110,13 @@ def metaeval_table(start: Path, key: str = "") -> tuple[Path | None, dict[str, o
                          "TOML file") from e
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{pyproject}: not valid TOML: {e}") from e
+    # Found by tests/fuzz: tomllib lets int()'s ValueError through for a number of
+    # more than 4,300 digits, and recurses once per level of nested arrays or tables.
+    except ValueError as e:
+        raise InputError(f"{pyproject}: not valid TOML: {cut(str(e), 120)}") from e
+    except RecursionError as e:
+        raise InputError(f"{pyproject}: not valid TOML: arrays or tables nested too deep "
+                         "to read") from e
     table: dict[str, object] = data
     names: list[str] = []
     for part in ("tool", "metaeval", *([key] if key else [])):
@@ -213,7 +220,7 @@ def _meta_eval(section: object, where: str) -> MetaEvalConfig:
 def _mutate_section(pyproject: Path, section: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``targets`` and ``operators`` of ``[tool.metaeval.mutate]``, validated."""
     # Imported here so reading the config of a project that never mutates stays light.
-    from metaeval.mutation.operators import OPERATORS
+    from metaeval.mutation.find.operators import OPERATORS
 
     if not isinstance(section, dict):
         raise InputError(f"{pyproject}: tool.metaeval.mutate: got {section!r}; expected a table")

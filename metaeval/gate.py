@@ -110,8 +110,14 @@ def parse_bars(table: object, where: str) -> tuple[Bar, ...]:
 
 
 def _number(value: object) -> bool:
-    return (isinstance(value, int | float) and not isinstance(value, bool)
-            and math.isfinite(value))
+    """A finite number that fits a float: an int of 400 digits (JSON and TOML have
+    them) is no bar and no metric, and ``math.isfinite`` of it raises OverflowError."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _float(value: object) -> float | None:

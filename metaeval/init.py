@@ -25,6 +25,7 @@ from pathlib import Path
 
 from metaeval.errors import InputError
 from metaeval.files import write_atomic
+from metaeval.keys import cut
 from metaeval.project_package import Package, find_packages, first_function
 from metaeval.workflow_install import installed_metaeval, project_install
 
@@ -135,11 +136,14 @@ def _pyproject(root: Path) -> tuple[str, dict[str, object]] | None:
     path = root / "pyproject.toml"
     if not path.exists():
         return None
-    text = path.read_text(encoding="utf-8")
     try:
+        text = path.read_text(encoding="utf-8")
         return text, tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{path}: not valid TOML ({e}); fix it before metaeval init "
+    # ValueError: not TOML, not UTF-8, or a number of more than 4,300 digits (tomllib
+    # lets int()'s error through); RecursionError: arrays or tables nested too deep.
+    except (ValueError, RecursionError) as e:
+        reason = "nested too deep" if isinstance(e, RecursionError) else cut(str(e), 120)
+        raise InputError(f"{path}: not valid TOML ({reason}); fix it before metaeval init "
                          "adds [tool.metaeval]") from e
 
 

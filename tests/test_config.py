@@ -13,7 +13,7 @@ from metaeval.cli import main
 from metaeval.config import MUTATE_KEYS, load_config
 from metaeval.errors import InputError
 from metaeval.importing import AllowedModules
-from metaeval.mutation.settings import load_mutate_settings
+from metaeval.mutation.run.settings import load_mutate_settings
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -107,6 +107,10 @@ def test_the_repository_config_is_read_clean() -> None:
     (b'[tool.metaeval]\nfindings = "\xff\xfe"\n', ":2: not UTF-8 (byte 28); expected a "
      "UTF-8 TOML file"),
     (b"[tool.metaeval\n", "not valid TOML: "),
+    # Found by tests/fuzz: a ValueError and a RecursionError out of tomllib.
+    (b"[tool.metaeval]\nfindings = " + b"1" * 5000 + b"\n", "not valid TOML: Exceeds the limit"),
+    (b"[tool.metaeval]\nmeta_sets = " + b"[" * 1000 + b"]" * 1000 + b"\n",
+     "not valid TOML: arrays or tables nested too deep"),
     (b"tool = [1]\n", "tool: got [1]; expected a table"),
     (b'[tool]\nmetaeval = "x"\n', "tool.metaeval: got 'x'; expected a table"),
     (b"[tool.metaeval]\njudges = 3\n", "tool.metaeval.judges: got 3; expected a table"),

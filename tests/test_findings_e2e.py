@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from metaeval.cli import main
 from metaeval.findings import fingerprints, load
-from metaeval.mutation.targets import find_mutants
+from metaeval.mutation.find.targets import find_mutants
 
 PYPROJECT = """
 [tool.metaeval]

@@ -69,6 +69,17 @@ def test_bad_bars_are_named(table: dict[str, object], words: str) -> None:
     assert words in str(caught.value)
 
 
+def test_a_number_too_large_for_a_float_is_no_bar_and_no_metric() -> None:
+    # math.isfinite() of a 400-digit int raised OverflowError (found by tests/fuzz).
+    with pytest.raises(InputError, match="expected a number"):
+        parse_bars({"mutate:score": 10**400}, "pyproject.toml: tool.metaeval.gate")
+    huge = Results(None, {}, {"score": 10**400})
+    (decided,) = decide([Bar("mutate:score", min=0.5)], huge, set())
+    assert decided.status is BarStatus.MISSING and "not a number" in decided.detail
+    (fine,) = decide([Bar("mutate:score", min=0.5)], Results(None, {}, {"score": 10}), set())
+    assert fine.status is BarStatus.PASS
+
+
 def test_unknown_result_files_are_bad_input(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text('{"hello": 1}')

@@ -5,6 +5,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
@@ -107,11 +108,19 @@ def test_init_appends_to_an_existing_pyproject(tmp_path: Path) -> None:
     assert tomllib.loads(content)["project"]["name"] == "shop"
 
 
-def test_a_broken_pyproject_is_bad_input(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text("[project\n")
+@pytest.mark.parametrize("content", [
+    b"[project\n",
+    # tomllib raised these past the TOMLDecodeError handler (found by tests/fuzz).
+    b"[project]\nversion = " + b"1" * 5000 + b"\n",
+    b"[project]\nx = " + b"[" * 1000 + b"]" * 1000 + b"\n",
+    b'[project]\nname = "\xff"\n',
+])
+def test_a_broken_pyproject_is_bad_input(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "pyproject.toml").write_bytes(content)
     code, text = init(tmp_path)
     assert code == 2
-    assert "not valid TOML" in text
-    assert (tmp_path / "pyproject.toml").read_text() == "[project\n"
+    assert "not valid TOML" in text or "not UTF-8" in text
+    assert "Traceback" not in text
+    assert (tmp_path / "pyproject.toml").read_bytes() == content
 
 

@@ -14,6 +14,7 @@ import hashlib
 import math
 import re
 
+from metaeval.errors import clipped
 from metaeval.judges.base import Choice, JudgeReply, Scale, Value, unscored_reply
 from metaeval.untrusted_json import JsonInputError, parse_json
 
@@ -100,9 +101,13 @@ def _explained_first(obj: dict[str, object], decision: str) -> str:
     return ""
 
 
-def _in_scale(number: float, scale: Scale, raw: str) -> JudgeReply:
-    if not math.isfinite(number) or not scale.low <= number <= scale.high:
-        return unscored_reply(f"score {number:g} outside {scale.low}..{scale.high}", raw)
+def _in_scale(number: int | float, scale: Scale, raw: str) -> JudgeReply:
+    # An int from a JSON reply is compared as an int: a 400-digit score is out of
+    # range, where float() of it (and math.isfinite) would raise OverflowError.
+    if (isinstance(number, float) and not math.isfinite(number)) or not (
+            scale.low <= number <= scale.high):
+        shown = f"{number:g}" if isinstance(number, float) else clipped(str(number), 20)
+        return unscored_reply(f"score {shown} outside {scale.low}..{scale.high}", raw)
     return JudgeReply(float(number), raw)
 
 
@@ -128,7 +133,7 @@ def parse_pointwise(raw: str, scale: Scale) -> JudgeReply:
         return JudgeReply(value, raw)
     if isinstance(decision, bool) or not isinstance(decision, int | float):
         return unscored_reply(f"'score' is {decision!r}; expected a number", raw)
-    return _in_scale(float(decision), scale, raw)
+    return _in_scale(decision, scale, raw)
 
 
 def parse_pairwise(raw: str) -> JudgeReply:

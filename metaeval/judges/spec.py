@@ -157,7 +157,8 @@ def _scale(table: dict[str, object], where: str) -> Scale:
 def _modes(table: dict[str, object], where: str) -> frozenset[Mode]:
     names = table.get("modes", [m.value for m in Mode])
     valid = {m.value for m in Mode}
-    if not isinstance(names, list) or not names or not all(n in valid for n in names):
+    if not isinstance(names, list) or not names or not all(
+            isinstance(n, str) and n in valid for n in names):
         raise InputError(f"{where}.modes: got {names!r}; expected a list of "
                          "'pointwise' and/or 'pairwise'")
     return frozenset(Mode(n) for n in names)
@@ -200,7 +201,7 @@ def _table(table: dict[str, object], where: str, modules: AllowedModules,
                          "the key in an environment variable and name it in 'api_key_env'")
     kind = table.get("type")
     allowed = {"http": HTTP_KEYS, "command": COMMAND_KEYS, "python": PYTHON_KEYS}
-    if kind not in allowed:
+    if not isinstance(kind, str) or kind not in allowed:  # a list is no key (TypeError)
         raise InputError(f"{where}.type: got {kind!r}; expected 'http', 'command' or 'python'")
     unknown = sorted(set(table) - allowed[str(kind)])
     if unknown:

@@ -295,7 +295,7 @@ def _module_file(module: str, root: Path) -> Path | None:
     Python would import. Only the latter imports anything: the parent packages."""
     # Imported here: the plugin loads this module in every patch child, and the
     # children never locate anything, so they need not load libcst.
-    from metaeval.mutation.targets import find_module_file
+    from metaeval.mutation.find.targets import find_module_file
 
     try:
         return find_module_file(module, root)

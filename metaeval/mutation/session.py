@@ -29,12 +29,21 @@ from metaeval.files import write_atomic
 from metaeval.findings import Comparison, Findings, Seen, compare, updated
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
-from metaeval.mutation.cache import CACHE_FILE, SCAN_FILE_NAME, ResultCache, ScanCache
-from metaeval.mutation.coverage_cache import COVERAGE_FILE_NAME
+from metaeval.mutation.find.operators import select_operators
+from metaeval.mutation.find.scan_cache import SCAN_FILE_NAME, ScanCache
+from metaeval.mutation.find.since import since
+from metaeval.mutation.find.targets import (
+    find_mutants,
+    module_name,
+    read_source,
+    relative_path,
+    resolve_targets,
+)
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.operators import select_operators
 from metaeval.mutation.patches import load_patch_mutants
-from metaeval.mutation.runner import (
+from metaeval.mutation.run.coverage_cache import COVERAGE_FILE_NAME
+from metaeval.mutation.run.result_cache import CACHE_FILE, ResultCache
+from metaeval.mutation.run.runner import (
     DEFAULT_ISOLATION,
     Isolation,
     MutationRun,
@@ -47,15 +56,7 @@ from metaeval.mutation.runner import (
     run_mutants,
     start_warm,
 )
-from metaeval.mutation.settings import load_mutate_settings
-from metaeval.mutation.since import since
-from metaeval.mutation.targets import (
-    find_mutants,
-    module_name,
-    read_source,
-    relative_path,
-    resolve_targets,
-)
+from metaeval.mutation.run.settings import load_mutate_settings
 from metaeval.report.findings import comparison_text
 from metaeval.report.mutation import mutation_report, rewrite_diff
 from metaeval.report.sarif import sarif

@@ -14,9 +14,9 @@ from pathlib import Path
 from tabulate import tabulate
 
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.mutation.find.targets import unified_diff
 from metaeval.mutation.model import MutantKind, MutantResult, Status
-from metaeval.mutation.runner import ForkStats, MutationRun
-from metaeval.mutation.targets import unified_diff
+from metaeval.mutation.run.runner import ForkStats, MutationRun
 
 SCHEMA_VERSION = "2"
 THRESHOLDS: JsonObject = {"high": 80, "low": 60}

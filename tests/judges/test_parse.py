@@ -53,6 +53,17 @@ def test_pointwise_leaves_anything_else_unscored(raw: str, reason: str) -> None:
     assert reply.raw == raw
 
 
+@pytest.mark.parametrize("score", ["1" + "0" * 400, "-" + "9" * 400])
+def test_a_json_score_too_large_for_a_float_is_unscored_not_an_overflow(score: str) -> None:
+    # Found by tests/fuzz: float() of a 400-digit int raised OverflowError.
+    raw = f'{{"explanation": "x", "score": {score}}}'
+    reply = parse_pointwise(raw, ONE_TO_FIVE)
+    assert reply.value is None
+    assert "outside 1..5" in reply.reason
+    assert len(reply.reason) < 60
+    assert parse_pointwise('{"explanation": "x", "score": 5}', ONE_TO_FIVE).value == 5.0
+
+
 def test_pointwise_range_follows_the_scale() -> None:
     assert parse_pointwise("7", ONE_TO_TEN).value == 7.0
     assert parse_pointwise("7", ONE_TO_FIVE).value is None

@@ -58,6 +58,14 @@ def test_a_command_judge_timeout_out_of_range_is_refused(value: float) -> None:
         build_judge({"type": "command", "command": ["true"], "timeout": value})
 
 
+@pytest.mark.parametrize(("key", "value"), [("type", ["http"]), ("modes", [["pointwise"]]),
+                                            ("modes", [{}])])
+def test_a_list_where_a_name_belongs_is_refused(key: str, value: object) -> None:
+    # A list is no dict key nor set member: TypeError (found by tests/fuzz).
+    with pytest.raises(InputError, match=rf"tool\.metaeval\.judges\.house\.{key}: got "):
+        build_judge(_http(**{key: value}), where="tool.metaeval.judges.house")
+
+
 def test_numbers_in_range_are_accepted() -> None:
     judge = build_judge(_http(timeout=0.5, retries=0, backoff=0, concurrency=1,
                               temperature=0.7))

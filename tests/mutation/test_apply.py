@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from metaeval.mutation.apply import apply_patch, apply_rewrite, rebind
+from metaeval.mutation.child.apply import apply_patch, apply_rewrite, rebind
 
 PRICES = ("LIMIT = 3\n\n\ndef price():\n    return 1\n\n\n"
           "class Gate:\n    def open(self):\n        return True\n")

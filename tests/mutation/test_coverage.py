@@ -12,7 +12,7 @@ from textwrap import dedent
 
 import pytest
 
-from metaeval.mutation.apply import CallRecorder
+from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, Span
 from metaeval.mutation.wire import CodeRun

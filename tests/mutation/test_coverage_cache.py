@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from textwrap import dedent
 
-from metaeval.mutation.coverage_cache import CoverageMap, load_reuse
+from metaeval.mutation.run.coverage_cache import CoverageMap, load_reuse
 from metaeval.mutation.wire import CodeRun
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from metaeval.cli import main
 from metaeval.errors import ExitCode, InputError
-from metaeval.mutation.settings import MutateSettings, load_mutate_settings
+from metaeval.mutation.run.settings import MutateSettings, load_mutate_settings
 
 
 def write_settings(tmp_path: Path, body: str) -> Path:
@@ -43,6 +43,9 @@ JOBS = "expected an integer from 0 to 1024 (0: one per core)"
     ("jobs = -1", f"jobs: got -1; {JOBS}"),
     ("jobs = 100000", f"jobs: got 100000; {JOBS}"),
     ("jobs = 2.5", f"jobs: got 2.5; {JOBS}"),
+    # An int too large for a float raised OverflowError (found by tests/fuzz).
+    ("jobs = " + "1" * 400, f"jobs: got {'1' * 400}; {JOBS}"),
+    ("timeout_factor = " + "9" * 400, f"timeout_factor: got {'9' * 400}; {FACTOR}"),
 ])
 def test_a_bad_number_in_the_config_names_the_file_key_and_value(
         tmp_path: Path, body: str, expected: str) -> None:

@@ -19,11 +19,11 @@ from click.testing import CliRunner
 from metaeval.cli import main
 from metaeval.errors import InputError
 from metaeval.mutation import session
+from metaeval.mutation.find.operators import Context, Operator, Variant, select_operators
+from metaeval.mutation.find.targets import mutants_in_source
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.operators import Context, Operator, Variant, select_operators
-from metaeval.mutation.runner import MutationRun
-from metaeval.mutation.settings import load_mutate_settings
-from metaeval.mutation.targets import mutants_in_source
+from metaeval.mutation.run.runner import MutationRun
+from metaeval.mutation.run.settings import load_mutate_settings
 
 
 def mutated(source: str, *operators: str, message_strings: bool = False) -> list[str]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from metaeval.errors import InputError
-from metaeval.mutation.operators import OPERATORS, select_operators
-from metaeval.mutation.targets import mutants_in_source
+from metaeval.mutation.find.operators import OPERATORS, select_operators
+from metaeval.mutation.find.targets import mutants_in_source
 
 
 def mutate(operator: str, source: str) -> list[str]:

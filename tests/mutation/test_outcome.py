@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.outcome import ChildOutcome, ChildVerdict, classify
+from metaeval.mutation.run.outcome import ChildOutcome, ChildVerdict, classify
 from metaeval.mutation.wire import (
     ChildResult,
     ChildTimes,

@@ -23,7 +23,7 @@ from click.testing import CliRunner, Result
 from metaeval.cli import main
 from metaeval.errors import ExitCode
 from metaeval.mutation import session
-from metaeval.mutation.runner import Isolation
+from metaeval.mutation.run.runner import Isolation
 from metaeval.mutation.session import MutateRequest, plan_and_run
 from metaeval.mutation.wire import ChildSpec
 from tests.mutation.test_runner import project

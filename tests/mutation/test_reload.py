@@ -12,7 +12,7 @@ from textwrap import dedent
 
 import pytest
 
-from metaeval.mutation.reload import ModuleGraph, ReloadPlan, apply_reload
+from metaeval.mutation.child.reload import ModuleGraph, ReloadPlan, apply_reload
 
 MODULES = {
     "rl_limits": "LIMIT = 3\n\n\ndef limit():\n    return LIMIT\n",

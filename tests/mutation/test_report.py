@@ -10,8 +10,8 @@ import pytest
 
 from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.runner import ForkStats, Isolation, MutationRun
-from metaeval.mutation.settings import MutateSettings, load_mutate_settings
+from metaeval.mutation.run.runner import ForkStats, Isolation, MutationRun
+from metaeval.mutation.run.settings import MutateSettings, load_mutate_settings
 from metaeval.report.mutation import (
     mutation_json,
     mutation_score,

@@ -14,11 +14,11 @@ from typing import cast
 import pytest
 
 from metaeval.errors import ExitCode
+from metaeval.mutation.child.items import parts_of
 from metaeval.mutation.coverage import Coverage
-from metaeval.mutation.items import parts_of
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.outcome import ChildOutcome, ChildVerdict, classify
-from metaeval.mutation.runner import Context, MutationRun, RunOptions, exit_code, run_mutant
+from metaeval.mutation.run.outcome import ChildOutcome, ChildVerdict, classify
+from metaeval.mutation.run.runner import Context, MutationRun, RunOptions, exit_code, run_mutant
 from metaeval.mutation.wire import (
     ChildResult,
     ChildTimes,

@@ -21,7 +21,7 @@ from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.mutation import session
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.runner import (
+from metaeval.mutation.run.runner import (
     Cache,
     Isolation,
     MutationRun,

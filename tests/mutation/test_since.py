@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from metaeval.errors import InputError
+from metaeval.mutation.find.since import changed_lines, touched
 from metaeval.mutation.model import Mutant, MutantKind, Span
-from metaeval.mutation.since import changed_lines, touched
 from tests.mutation.conftest import copy_shop, git
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")

@@ -12,10 +12,9 @@ from textwrap import dedent
 
 import pytest
 
-from metaeval.mutation.model import MutantKind
-from metaeval.mutation.planner import Planner
-from metaeval.mutation.reload import ReloadPlan
-from metaeval.mutation.swap import (
+from metaeval.mutation.child.planner import Planner
+from metaeval.mutation.child.reload import ReloadPlan
+from metaeval.mutation.child.swap import (
     OUTSIDE_FUNCTIONS,
     SwapPlan,
     apply_swap,
@@ -24,6 +23,7 @@ from metaeval.mutation.swap import (
     plan_swap,
     swap_code,
 )
+from metaeval.mutation.model import MutantKind
 from metaeval.mutation.wire import WarmMutant
 
 SOURCE = dedent("""\

@@ -12,9 +12,8 @@ import pytest
 
 import metaeval
 from metaeval.errors import InputError
-from metaeval.mutation.model import MutantKind, Span
-from metaeval.mutation.operators import Variant, select_operators
-from metaeval.mutation.targets import (
+from metaeval.mutation.find.operators import Variant, select_operators
+from metaeval.mutation.find.targets import (
     NO_REASON,
     find_module_file,
     find_mutants,
@@ -24,6 +23,7 @@ from metaeval.mutation.targets import (
     python_files,
     resolve_targets,
 )
+from metaeval.mutation.model import MutantKind, Span
 
 GUARD = dedent('''\
     """Approval gate of a refund agent."""
@@ -304,7 +304,7 @@ def test_spliced_mutants_equal_whole_module_regeneration(
     graders_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The fast path (regenerate one statement) must give what libcst gives for the module."""
-    from metaeval.mutation import targets
+    from metaeval.mutation.find import targets
 
     spliced = find_mutants(["graders"], graders_copy)
 

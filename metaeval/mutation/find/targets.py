@@ -8,7 +8,7 @@ Each file is parsed once with libcst; every site an operator offers becomes one
 ``Mutant`` whose ``mutated_source`` is the whole module with exactly that fault.
 A statement that is only a string (a docstring of any kind) is never mutated,
 and a change to a string whose only use is a log, warning or exception message
-(``metaeval.mutation.messages``) is left out unless ``message_strings`` asks.
+(``metaeval.mutation.find.messages``) is left out unless ``message_strings`` asks.
 
 This module only reads. It must never write, import or execute the code it
 mutates: the user's source tree stays byte-identical.
@@ -41,10 +41,20 @@ except ImportError:  # libcst moved its internals: every mutant regenerates its 
     CodegenState = None  # type: ignore[assignment,misc]
 
 from metaeval.errors import InputError
-from metaeval.mutation.messages import is_message_string, logger_names
+from metaeval.mutation.find.messages import is_message_string, logger_names
+from metaeval.mutation.find.operators import (
+    Context,
+    Operator,
+    Replacement,
+    Variant,
+    select_operators,
+)
+from metaeval.mutation.find.shapes import (
+    is_bare_string_statement,
+    is_boilerplate_if,
+    is_string_literal,
+)
 from metaeval.mutation.model import Mutant, MutantKind, Span
-from metaeval.mutation.operators import Context, Operator, Replacement, Variant, select_operators
-from metaeval.mutation.shapes import is_bare_string_statement, is_boilerplate_if, is_string_literal
 
 MODULE_QUALNAME = "<module>"
 PRAGMA = "metaeval: skip"
@@ -177,7 +187,8 @@ def relative_path(path: Path, root: Path) -> str:
 
 
 class Scanner(Protocol):
-    """``_scan``'s signature: a cache may stand in front of it (``metaeval.mutation.cache``)."""
+    """``_scan``'s signature: a cache may stand in front of it
+    (``metaeval.mutation.find.scan_cache``)."""
 
     def __call__(self, source: str, *, path: str, module: str,
                  operators: Sequence[Operator] | None, message_strings: bool = False

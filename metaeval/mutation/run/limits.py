@@ -29,7 +29,10 @@ class Range:
         kinds = int if self.integer else (int, float)
         if isinstance(value, bool) or not isinstance(value, kinds):
             return False
-        return math.isfinite(value) and self.low <= value <= self.high
+        # An int is compared as an int: math.isfinite() of a 400-digit one (TOML and
+        # JSON have them) raises OverflowError; it is simply out of range.
+        finite = isinstance(value, int) or math.isfinite(value)
+        return finite and self.low <= value <= self.high
 
 
 TIMEOUT_FACTOR = Range(1, 1000, "a number from 1 to 1000")

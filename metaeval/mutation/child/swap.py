@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metaeval.mutation.apply import CallRecorder
+from metaeval.mutation.child.apply import CallRecorder
 
 CO_OPTIMIZED = 0x01
 """Set on functions, lambdas and comprehensions; never on module or class bodies."""

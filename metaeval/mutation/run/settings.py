@@ -17,8 +17,8 @@ from pathlib import Path
 from metaeval.config import MUTATE_KEYS, metaeval_table
 from metaeval.errors import InputError
 from metaeval.keys import reject_unknown
-from metaeval.mutation.limits import JOBS, TIMEOUT_CONSTANT, TIMEOUT_FACTOR, Range
-from metaeval.mutation.runner import DEFAULT_TIMEOUT_CONSTANT, DEFAULT_TIMEOUT_FACTOR
+from metaeval.mutation.run.limits import JOBS, TIMEOUT_CONSTANT, TIMEOUT_FACTOR, Range
+from metaeval.mutation.run.runner import DEFAULT_TIMEOUT_CONSTANT, DEFAULT_TIMEOUT_FACTOR
 
 DEFAULT_MUTANTS_DIR = "mutants"
 DEFAULT_REPORT = ".metaeval/mutation-report.json"
@@ -40,7 +40,7 @@ class MutateSettings:
     """The mutation-testing-report-schema JSON file, relative to the project root."""
     message_strings: bool = False
     """Keep the mutants that change only a log, warning or exception message
-    (``metaeval.mutation.messages``); left out by default as noise."""
+    (``metaeval.mutation.find.messages``); left out by default as noise."""
 
 
 def _number(pyproject: Path, section: dict[str, object], key: str, default: float,

@@ -28,7 +28,7 @@ import signal
 import time
 from collections.abc import Callable, Mapping
 
-from metaeval.mutation.reload import ReloadPlan, apply_reload
+from metaeval.mutation.child.reload import ReloadPlan, apply_reload
 
 _POLL = 0.002
 

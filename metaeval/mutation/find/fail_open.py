@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from metaeval.mutation.shapes import is_name
+from metaeval.mutation.find.shapes import is_name
 
 # The fail-open value of each return type: the answer that lets everything through.
 _EMPTY_BY_TYPE: dict[str, str] = {

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.mutation.apply import CallRecorder
-from metaeval.mutation.child import Watch
-from metaeval.mutation.processes import die_with_parent
+from metaeval.mutation.child.apply import CallRecorder
+from metaeval.mutation.child.processes import die_with_parent
+from metaeval.mutation.child.work import Watch
 from metaeval.mutation.wire import BaselinePart
 
 

@@ -9,10 +9,8 @@ files those tests ran in the baseline. A mutant no test reached, or one every
 test may see, depends on every test file. Adding or removing a test file
 invalidates every entry.
 
-``ScanCache`` keeps the rewrite mutants of each module text, so a rerun with
-nothing changed does not parse with libcst again.
-
-The caches live in JSON files under ``.metaeval/`` (gitignored). This module
+The scan cache (``find.scan_cache``) keeps the rewrite mutants of each module
+text. The caches live in JSON files under ``.metaeval/`` (gitignored). This module
 never writes anywhere else, and a missing, outdated, corrupt or foreign cache
 file is an empty cache, never an error: one that cannot be read (not UTF-8, not
 JSON, nested too deep, the wrong shape) says so in one warning line on stderr.
@@ -25,20 +23,15 @@ import hashlib
 import json
 import math
 import os
-import sys
-from collections.abc import Sequence
-from dataclasses import asdict, fields
 from pathlib import Path
 
 from metaeval import __version__
 from metaeval.contract import JsonValue
 from metaeval.errors import shown
 from metaeval.files import write_atomic
+from metaeval.mutation.cache_files import cold, outdated, read_cache
 from metaeval.mutation.coverage import Coverage
-from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.operators import Operator
-from metaeval.mutation.targets import scan_module as mutants_and_scopes
-from metaeval.untrusted_json import JsonInputError, read_json_file
+from metaeval.mutation.model import Mutant, MutantResult, Status
 
 CACHE_FILE = ".metaeval/mutate-cache.json"
 FORMAT = 1
@@ -53,30 +46,10 @@ _NOT_TESTS = frozenset({"venv", "site-packages", "node_modules", "__pycache__", 
 Entry = dict[str, object]
 
 
-def _read(path: Path) -> JsonValue:
-    """The cache file's JSON, or None: a missing file is a first run, said nothing
-    about; an unreadable one is said in one line, and the run goes on cold."""
-    try:
-        return read_json_file(path)
-    except FileNotFoundError:
-        return None
-    except (OSError, JsonInputError) as e:
-        _cold(path, str(e))
-        return None
-
-
-def _outdated(data: JsonValue, **current: JsonValue) -> bool:
-    """Written by another format or version of metaeval: stale, not damaged."""
-    return isinstance(data, dict) and any(key in data and data[key] != value
-                                          for key, value in current.items())
-
-
-def _cold(path: Path, why: str) -> None:
-    print(f"warning: {path}: {why}; starting with an empty cache", file=sys.stderr)
-
-
 def _limit(value: JsonValue) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+    # An int too large for a float is refused before math.isfinite raises OverflowError.
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, int) and not 0 <= value <= 10**9) or not (
             math.isfinite(value) and value >= 0):
         raise ValueError(f"got {shown(value)}; expected a number of seconds")
     return float(value)
@@ -112,17 +85,17 @@ class ResultCache:
         self._load()
 
     def _load(self) -> None:
-        data = _read(self.path)
-        if data is None or _outdated(data, format=FORMAT):
+        data = read_cache(self.path)
+        if data is None or outdated(data, format=FORMAT):
             return  # none yet, or another format's: start empty; it is rewritten on save
         entries = data.get("entries") if isinstance(data, dict) else None
         if not isinstance(data, dict) or not isinstance(entries, dict):
-            _cold(self.path, "not a result cache: expected an object with entries")
+            cold(self.path, "not a result cache: expected an object with entries")
             return
         try:
             self.limits = (_limit(data.get("baseline")), _limit(data.get("timeout")))
         except ValueError as e:
-            _cold(self.path, f"not a result cache: baseline and timeout: {e}")
+            cold(self.path, f"not a result cache: baseline and timeout: {e}")
             return
         self.entries = {k: dict(v) for k, v in entries.items() if isinstance(v, dict)}
 
@@ -222,102 +195,3 @@ class ResultCache:
 
 
 # --- parsed modules --------------------------------------------------------------------
-
-SCAN_FILE_NAME = "mutate-scan-cache.json"
-"""Kept next to the result cache."""
-
-
-def _mutant_json(mutant: Mutant) -> dict[str, object]:
-    data = asdict(mutant)
-    data["kind"] = mutant.kind.value
-    return data
-
-
-_MUTANT_FIELDS = frozenset(f.name for f in fields(Mutant))
-_SPAN_FIELDS = frozenset(f.name for f in fields(Span))
-
-
-def _decode_mutant(data: JsonValue) -> Mutant:
-    # Every field is a string but the kind and the span: a wrong type is refused
-    # here, not met later as a crash in the middle of a run.
-    if not isinstance(data, dict) or not set(data) <= _MUTANT_FIELDS:
-        raise ValueError("not a mutant")
-    span = data.get("span")
-    if not isinstance(span, dict) or set(span) != _SPAN_FIELDS or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in span.values()):
-        raise ValueError("not a span")
-    texts = {k: v for k, v in data.items() if k not in ("kind", "span")}
-    if not all(isinstance(v, str) for v in texts.values()):
-        raise ValueError("not a mutant")
-    return Mutant(**texts, kind=MutantKind(data.get("kind")),  # type: ignore[arg-type]
-                  span=Span(**span))  # type: ignore[arg-type]
-
-
-def _decode(entry: object) -> tuple[list[Mutant], frozenset[str]]:
-    """An entry back into mutants; ValueError or TypeError when damaged."""
-    if not isinstance(entry, dict):
-        raise ValueError("not an entry")
-    mutants, scopes = entry.get("mutants"), entry.get("scopes")
-    if not isinstance(mutants, list) or not isinstance(scopes, list) or not all(
-            isinstance(s, str) for s in scopes):
-        raise ValueError("not an entry")
-    return [_decode_mutant(m) for m in mutants], frozenset(scopes)
-
-
-class ScanCache:
-    """The rewrite mutants of each module text, so that a rerun does not parse
-    again: libcst takes seconds on a few thousand lines. Keyed by a hash of the
-    text, its path and module name, the operators, whether message strings are
-    mutated, and metaeval's version; only the modules scanned in the current run
-    are kept on ``save``."""
-
-    def __init__(self, root: Path, path: Path | None = None) -> None:
-        self.path = path or (root.resolve() / CACHE_FILE).with_name(SCAN_FILE_NAME)
-        self.entries: dict[str, object] = {}
-        self.used: dict[str, object] = {}
-        data = _read(self.path)
-        if data is None or _outdated(data, format=FORMAT, version=__version__):
-            return  # none yet, or another format's or version's: scan again
-        entries = data.get("entries") if isinstance(data, dict) else None
-        if not isinstance(entries, dict):
-            _cold(self.path, "not a scan cache: expected an object with entries")
-            return
-        self.entries = dict(entries)
-
-    @staticmethod
-    def _key(source: str, path: str, module: str, operators: Sequence[Operator] | None,
-             message_strings: bool) -> str:
-        names = [o.name for o in operators] if operators is not None else None
-        # Every input of the scan that changes its mutants: a scan with message
-        # strings left out must never stand in for one that keeps them.
-        parts = [source, path, module, names, {"message_strings": message_strings}]
-        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
-
-    def knows(self, source: str, *, path: str, module: str,
-              operators: Sequence[Operator] | None, message_strings: bool = False) -> bool:
-        """Whether this module text was scanned before (so a scan costs nothing)."""
-        return self._key(source, path, module, operators, message_strings) in self.entries
-
-    def __call__(self, source: str, *, path: str, module: str,
-                 operators: Sequence[Operator] | None, message_strings: bool = False
-                 ) -> tuple[list[Mutant], frozenset[str]]:
-        key = self._key(source, path, module, operators, message_strings)
-        entry = self.entries.get(key)
-        if entry is not None:
-            try:
-                found = _decode(entry)
-                self.used[key] = entry
-                return found
-            except (TypeError, ValueError):
-                pass  # a damaged entry: scan again
-        mutants, scopes = mutants_and_scopes(source, path=path, module=module,
-                                             operators=operators,
-                                             message_strings=message_strings)
-        self.used[key] = {"mutants": [_mutant_json(m) for m in mutants],
-                          "scopes": sorted(scopes)}
-        return mutants, scopes
-
-    def save(self) -> None:
-        """Write the cache; ``OutputError`` when it cannot be written."""
-        write_atomic(self.path, json.dumps({"format": FORMAT, "version": __version__,
-                                            "entries": self.used}))

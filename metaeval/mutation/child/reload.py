@@ -34,8 +34,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metaeval.mutation.apply import MutantFinder
-from metaeval.mutation.swap import Swap, apply_swap
+from metaeval.mutation.child.apply import MutantFinder
+from metaeval.mutation.child.swap import Swap, apply_swap
 
 RUNNER = ("metaeval.mutation", "_pytest", "pytest", "pluggy")
 CO_OPTIMIZED = 0x01

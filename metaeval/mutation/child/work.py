@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from metaeval.mutation.apply import apply_patch
-from metaeval.mutation.items import CollectAgainError, Recollected
+from metaeval.mutation.child.apply import apply_patch
+from metaeval.mutation.child.items import CollectAgainError, Recollected
+from metaeval.mutation.child.pool import Job
+from metaeval.mutation.child.reload import ExecError, ReloadPlan, apply_reload
+from metaeval.mutation.child.swap import apply_swap
 from metaeval.mutation.model import MutantKind
 from metaeval.mutation.patches import PatchMutant
-from metaeval.mutation.pool import Job
-from metaeval.mutation.reload import ExecError, ReloadPlan, apply_reload
-from metaeval.mutation.swap import apply_swap
 from metaeval.mutation.wire import ChildReport, ErrorKind
 
 

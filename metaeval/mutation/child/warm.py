@@ -32,18 +32,18 @@ from typing import TextIO
 
 import pytest
 
-from metaeval.mutation.apply import CallRecorder
-from metaeval.mutation.child import Watch, describe, run_job
+from metaeval.mutation.child.apply import CallRecorder
+from metaeval.mutation.child.items import parts_of, speed_class
+from metaeval.mutation.child.planner import How, ImportTime, Planner
+from metaeval.mutation.child.pool import Job, Pool, Running
+from metaeval.mutation.child.processes import die_with_parent
+from metaeval.mutation.child.reload import ReloadPlan
+from metaeval.mutation.child.swap import import_callers
+from metaeval.mutation.child.traced import trace_parts
+from metaeval.mutation.child.work import Watch, describe, run_job
 from metaeval.mutation.coverage import Coverage
-from metaeval.mutation.items import parts_of, speed_class
 from metaeval.mutation.model import MutantKind
 from metaeval.mutation.patches import PatchMutant
-from metaeval.mutation.planner import How, ImportTime, Planner
-from metaeval.mutation.pool import Job, Pool, Running
-from metaeval.mutation.processes import die_with_parent
-from metaeval.mutation.reload import ReloadPlan
-from metaeval.mutation.swap import import_callers
-from metaeval.mutation.traced import trace_parts
 from metaeval.mutation.wire import (
     BaselinePart,
     ChildReport,

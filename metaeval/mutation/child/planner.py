@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from metaeval.mutation.failing_import import executes_cleanly, first_test_importing
-from metaeval.mutation.reload import ModuleGraph, ReloadPlan
-from metaeval.mutation.swap import (
+from metaeval.mutation.child.failing_import import executes_cleanly, first_test_importing
+from metaeval.mutation.child.reload import ModuleGraph, ReloadPlan
+from metaeval.mutation.child.swap import (
     Change,
     CodeKey,
     LiveFunctions,

@@ -9,7 +9,7 @@ equivalent to the original (a fault nobody can detect is noise, not a finding).
 
 What to walk (skipping annotations, docstrings and every other string statement,
 ``if __name__ == "__main__"``) and which string mutants are noise (a log, warning
-or exception message) is decided by the caller, ``metaeval.mutation.targets``.
+or exception message) is decided by the caller, ``metaeval.mutation.find.targets``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from decimal import Decimal
 import libcst as cst
 
 from metaeval.errors import InputError
-from metaeval.mutation.fail_open import fail_open_constants, last_name, own_nodes
-from metaeval.mutation.shapes import (
+from metaeval.mutation.find.fail_open import fail_open_constants, last_name, own_nodes
+from metaeval.mutation.find.shapes import (
     is_call,
     is_docstring,
     is_dunder_name,
@@ -402,7 +402,7 @@ def _is_noise_string(node: cst.CSTNode, ctx: Context) -> bool:
     """Strings where emptiness is not a fault worth finding: keys, names, types.
 
     Messages (log, warning, exception, assert) are left out by the scanner, for
-    every operator, unless ``message_strings`` keeps them: ``metaeval.mutation.messages``.
+    every operator, unless ``message_strings`` keeps them: ``metaeval.mutation.find.messages``.
     """
     parent = ctx.parent
     if isinstance(parent, cst.DictElement) and parent.key is node:

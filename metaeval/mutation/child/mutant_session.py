@@ -1,12 +1,7 @@
-"""The pytest plugin that puts one mutant in place in a child test session.
-
-Registered through the ``pytest11`` entry point and inert unless asked: without
-``--metaeval-mutant ID`` it registers nothing and changes nothing. With it, it
-reads the ``ChildSpec`` named by ``METAEVAL_MUTANT_SPEC``, applies the mutant
-(a rewrite mutant before conftest files are imported, a patch mutant once they
-are), and writes a ``ChildResult``: the failing tests, and for the baseline,
-which functions each test ran. Production code has no mutant mode; this
-plugin is the only thing that changes behaviour, and only in memory.
+"""The child of ``--isolation subprocess``: one pytest process that puts one mutant
+in place (a rewrite mutant before conftest files are imported, a patch mutant once
+they are) and writes a ``ChildResult``: the failing tests, and for the baseline,
+which functions each test ran. Loaded by the plugin only with ``--metaeval-mutant``.
 """
 
 from __future__ import annotations
@@ -16,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.mutation.apply import CallRecorder, apply_patch, apply_rewrite
-from metaeval.mutation.processes import cap_address_space, die_with_parent, process_size
-from metaeval.mutation.warm import WarmSession
-from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode, WarmSpec
+from metaeval.mutation.child.apply import CallRecorder, apply_patch, apply_rewrite
+from metaeval.mutation.child.processes import cap_address_space, die_with_parent, process_size
+from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode
 
 # Exit code of a child whose mutant could not be applied (pytest's own "internal error").
 APPLY_FAILED = 3
@@ -120,29 +114,8 @@ class MutantSession:
         self.write()
 
 
-_SESSION = pytest.StashKey[MutantSession]()
-_WARM = pytest.StashKey[WarmSession]()
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("metaeval", "metaeval mutation testing")
-    group.addoption("--metaeval-mutant", metavar="ID", default=None,
-                    help="apply the mutant ID described by $METAEVAL_MUTANT_SPEC "
-                         "(used by `metaeval mutate`; inert without it)")
-    group.addoption("--metaeval-warm", metavar="SPEC", default=None,
-                    help="collect once, then fork one child per mutant of the warm-run "
-                         "SPEC file (used by `metaeval mutate --isolation fork`)")
-
-
-def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
-                                  args: list[str]) -> None:
-    warm = early_config.known_args_namespace.metaeval_warm
-    if warm is not None:
-        _start_warm(early_config, Path(warm))
-        return
-    mutant_id = early_config.known_args_namespace.metaeval_mutant
-    if mutant_id is None:
-        return
+def start(mutant_id: str) -> MutantSession:
+    """The session for ``--metaeval-mutant ID``, its rewrite mutant already in place."""
     spec = ChildSpec.from_env()
     if spec is None or spec.mutant_id != mutant_id:
         raise pytest.UsageError(f"--metaeval-mutant {mutant_id!r} needs ${SPEC_ENV} naming "
@@ -152,28 +125,13 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         # As a forked child is capped at the warm process's size plus the limit.
         cap_address_space(process_size(0) + spec.memory_limit)
     session = MutantSession(spec)
-    early_config.stash[_SESSION] = session
     session.apply_early()
+    return session
 
 
-def _start_warm(early_config: pytest.Config, spec_path: Path) -> None:
-    """Trace from before the first conftest: code that runs at import time must be
-    known, since swapping its code afterwards would not redo what the import did."""
-    spec = WarmSpec.read(spec_path)
-    die_with_parent(spec.parent_pid)
-    recorder = CallRecorder(spec.packages)
-    recorder.start()
-    early_config.stash[_WARM] = WarmSession(spec, recorder)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    warm = config.stash.get(_WARM, None)
-    if warm is not None:
-        config.pluginmanager.register(warm, "metaeval-warm-session")
-        return
-    session = config.stash.get(_SESSION, None)
-    if session is None:
-        return
+def configure(session: MutantSession, config: pytest.Config) -> None:
+    """Put a patch mutant in place once conftest files ran; stop the session when the
+    mutant could not be applied."""
     session.apply_late()
     if session.error_kind is not ErrorKind.NONE:
         session.write()

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from metaeval import __version__
 from metaeval.files import write_atomic
-from metaeval.mutation.cache import project_test_files
-from metaeval.mutation.source_shape import LineMap, Shape, shape_of
+from metaeval.mutation.run.result_cache import project_test_files
+from metaeval.mutation.run.source_shape import LineMap, Shape, shape_of
 from metaeval.mutation.wire import CodeRun, Reuse
 
 COVERAGE_FILE_NAME = "mutate-coverage.json"

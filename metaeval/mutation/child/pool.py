@@ -22,15 +22,15 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from metaeval.mutation.planner import How
-from metaeval.mutation.processes import (
+from metaeval.mutation.child.planner import How
+from metaeval.mutation.child.processes import (
     cap_address_space,
     die_with_parent,
     kill_group,
     look_up_prctl,
     process_size,
 )
-from metaeval.mutation.reload import ReloadPlan
+from metaeval.mutation.child.reload import ReloadPlan
 from metaeval.mutation.wire import ChildReport, ChildTimes, WarmMutant, WarmOutcome
 
 _READ_SIZE = 65536

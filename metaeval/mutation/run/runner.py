@@ -34,10 +34,11 @@ from pathlib import Path
 from typing import Protocol
 
 from metaeval.errors import ExitCode, MetaevalError
+from metaeval.mutation.child.processes import Children, end_group, has_exited, wait_exited
 from metaeval.mutation.coverage import Coverage
-from metaeval.mutation.coverage_cache import CoverageMap, load_reuse
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
-from metaeval.mutation.outcome import (
+from metaeval.mutation.run.coverage_cache import CoverageMap, load_reuse
+from metaeval.mutation.run.outcome import (
     NOT_RUN_DETAIL,
     PYTEST_FAILED,
     ChildOutcome,
@@ -45,7 +46,6 @@ from metaeval.mutation.outcome import (
     NotRun,
     classify,
 )
-from metaeval.mutation.processes import Children, end_group, has_exited, wait_exited
 from metaeval.mutation.wire import (
     SPEC_ENV,
     ChildResult,
@@ -324,7 +324,7 @@ def settle(mutant: Mutant) -> MutantResult | None:
 
 
 class Cache(Protocol):
-    """Where results of earlier runs are kept (``metaeval.mutation.cache.ResultCache``)."""
+    """Where results of earlier runs are kept (``run.result_cache.ResultCache``)."""
 
     def lookup(self, mutant: Mutant) -> MutantResult | None: ...
 
@@ -422,7 +422,7 @@ def _run_subprocess(todo: list[tuple[int, Mutant]], options: RunOptions, scratch
     return Ran(baseline.duration, timeout, baseline.coverage)
 
 
-# --- fork isolation: the runner's side of metaeval.mutation.warm ---------------------
+# --- fork isolation: the runner's side of metaeval.mutation.child.warm ---------------------
 
 
 @dataclass(slots=True)

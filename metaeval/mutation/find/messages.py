@@ -37,7 +37,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from metaeval.mutation.fail_open import last_name
+from metaeval.mutation.find.fail_open import last_name
 
 LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical",
                          "fatal", "log"})

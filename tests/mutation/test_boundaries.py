@@ -1,0 +1,42 @@
+"""The mutation package's one real boundary: code that shares a process with the
+user's tests (``mutation/child``) never loads libcst nor the finding side, and the
+plugin every pytest session in the project loads imports nothing until asked."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import metaeval.mutation.child
+
+CHILD = Path(metaeval.mutation.child.__file__).parent
+
+
+def loaded_after(statement: str) -> set[str]:
+    """The modules a fresh interpreter has loaded after ``statement``."""
+    code = f"import sys, json\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)
+    return set(json.loads(done.stdout))
+
+
+def test_the_child_side_never_loads_libcst_nor_the_finding_side() -> None:
+    modules = sorted(f"metaeval.mutation.child.{p.stem}" for p in CHILD.glob("*.py")
+                     if p.stem != "__init__")
+    assert "metaeval.mutation.child.warm" in modules  # the glob found the package
+    loaded = loaded_after("\n".join(f"import {m}" for m in modules))
+    assert set(modules) <= loaded
+    assert not {m for m in loaded if m == "libcst" or m.startswith(("libcst.",
+                "metaeval.mutation.find"))}
+
+
+def test_the_check_sees_libcst_when_it_is_loaded() -> None:
+    assert "libcst" in loaded_after("import metaeval.mutation.find.targets")
+
+
+def test_the_plugin_imports_no_mutation_machinery_until_asked() -> None:
+    loaded = loaded_after("import metaeval.mutation.child.plugin")
+    assert not {m for m in loaded if m.startswith("metaeval.mutation.")
+                and m not in ("metaeval.mutation.child", "metaeval.mutation.child.plugin")}
