@@ -203,7 +203,9 @@ def audit_text(a: JudgeAudit) -> str:
                f"position bias: {pos.headline()} (consistent {pos.consistent}, "
                f"first-preferred {pos.first_preferred}, second-preferred "
                f"{pos.second_preferred}, unscored {pos.unscored}; p={pos.p_value:.3g} "
-               f"vs chance {pos.chance:g}, alpha {pos.alpha:g})")
+               f"vs chance {pos.chance:g}, alpha {pos.alpha:g})"
+               + (f"; {pos.one_order} pair(s) recorded in one order only, left out"
+                  if pos.one_order else ""))
     if ln.status is ProbeStatus.NOT_RUN:
         out.append(f"length bias: {NOT_RUN}")
     else:

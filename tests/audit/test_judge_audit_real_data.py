@@ -300,3 +300,18 @@ def test_validate_reads_integer_labels_on_the_declared_label_scale(tmp_path: Pat
     assert refused.exit_code == 2 and "label: got 0" in refused.output
     (tmp_path / "pyproject.toml").write_text('[tool.metaeval.judge_audit]\nlabel_scale = "0-4"\n')
     assert CliRunner().invoke(main, ["validate", str(items)]).exit_code == 0
+
+
+def test_pairs_recorded_in_one_order_are_left_out_of_the_position_probe(tmp_path: Path) -> None:
+    rows = _pairs(6)
+    items = _write(tmp_path / "pairs.ndjson", rows)
+    recorded = _write(tmp_path / "log.jsonl", [{"id": r["id"], "order": o, "verdict": "a"}
+                                               for r in rows for o in ("ab", "ba")
+                                               if (r["id"], o) != ("p2", "ba")])
+    args = ("--judge", "gpt", "--items", str(items), "--recorded", str(recorded))
+    document = json.loads(_run(*args, "--format", "json").output)
+    assert (document["position"]["pairs"], document["position"]["one_order"]) == (5, 1)
+    pair = document["agreement"]["pairwise"]
+    assert (pair["orders"]["ab"]["n"], pair["orders"]["ba"]["n"], pair["both_orders"]) == \
+        (6, 5, 5)
+    assert "1 pair(s) recorded in one order only, left out" in _run(*args).output
