@@ -107,11 +107,20 @@ def test_the_anchor_rule_is_the_forges() -> None:
 # and the examples write files. A command may find something (exit 1); it may not
 # fail (exit 2 or 3).
 
+LEFT_TO_CI = "metaeval mutate"
+"""The whole self-hosting run: ``.ci/run`` runs it verbatim as its last step, and
+running it twice more here would double the slowest part of CI."""
+
+
 def first_example(page: Path) -> list[str]:
-    """The commands of the page's first ``console`` block, in order."""
-    block = re.search(r"```console\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL)
-    assert block, f"{page.name} has no console example"
-    return [line[2:] for line in block.group(1).splitlines() if line.startswith("$ ")]
+    """The commands of the page's first ``console`` block that has a command not
+    left to CI, in order."""
+    for block in re.findall(r"```console\n(.*?)```", page.read_text(encoding="utf-8"),
+                            re.DOTALL):
+        lines = [line[2:] for line in block.splitlines() if line.startswith("$ ")]
+        if [line for line in lines if line != LEFT_TO_CI]:
+            return lines
+    raise AssertionError(f"{page.name} has no console example")
 
 
 def readme_quick_start() -> list[str]:
@@ -137,6 +146,8 @@ def run_commands(lines: list[str], cwd: Path, pythonpath: Path | None = None) ->
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)  # the copy's metaeval, not this checkout's
     for line in lines:
+        if line == LEFT_TO_CI and pythonpath is not None:
+            continue
         done = subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True,
                               text=True, timeout=900)
         assert done.returncode in (0, 1), f"{line}: exit {done.returncode}\n{done.stderr[-2000:]}"

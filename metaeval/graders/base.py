@@ -24,7 +24,7 @@ from metaeval.contract import (
 )
 from metaeval.errors import CheckSpecError
 
-CODE_VERSION = "1"
+CODE_VERSION = "1"  # metaeval: skip a version label: only bumping it matters
 
 # Cost ranks: rules over the trace are cheapest, then state checks, then reading
 # the answer; anything that calls out (a judge) ranks far behind.

@@ -35,7 +35,7 @@ from metaeval.judges.parse import quote
 from metaeval.judges.spec import build_judge
 from metaeval.state import state_diff
 
-CODE_VERSION = "1"
+CODE_VERSION = "1"  # metaeval: skip a version label: only bumping it matters
 
 
 def context(x: EvalInput) -> str:

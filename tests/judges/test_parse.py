@@ -126,3 +126,14 @@ def test_only_ascii_digits_are_a_score(raw: str) -> None:
 def test_fullwidth_letters_are_not_a_pairwise_choice() -> None:
     assert parse_pairwise("\uff21").value is None  # FULLWIDTH LATIN CAPITAL LETTER A
     assert parse_pairwise("A").value is Choice.A
+
+
+@pytest.mark.parametrize(("raw", "reason"), [
+    ("A is better", "not A, B, tie nor a JSON object"),
+    ('{"explanation": "x"}', "without 'winner'"),
+    ('{"winner": "A", "explanation": "x"}', "'winner' before 'explanation'"),
+    ('{"explanation": "x", "winner": "C"}', "expected 'A', 'B' or 'tie'"),
+])
+def test_pairwise_says_why_a_reply_is_unscored(raw: str, reason: str) -> None:
+    # The reason is what a person reads to fix the judge's prompt or model.
+    assert reason in parse_pairwise(raw).reason
