@@ -14,6 +14,7 @@ import contextlib
 import difflib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -232,6 +233,52 @@ def tool_env(venv: Path, copy: Path, target: Target) -> dict[str, str]:
     if target.src_on_path:
         env["PYTHONPATH"] = str(copy / "src")
     return env
+
+
+# ---------------------------------------------------------------- copies and plain runs
+
+
+DURATIONS_PLUGIN = '''
+"""Write each test's own time (setup + call + teardown) to $BENCH_DURATIONS_OUT."""
+import json, os
+_times = {}
+def pytest_runtest_logreport(report):
+    _times[report.nodeid] = _times.get(report.nodeid, 0.0) + report.duration
+def pytest_sessionfinish(session):
+    with open(os.environ["BENCH_DURATIONS_OUT"], "w") as f:
+        json.dump(_times, f)
+'''
+
+
+def write_durations_plugin(work: Path) -> None:
+    """The plugin plain_test_run loads, under work/plugins."""
+    (work / "plugins").mkdir(parents=True, exist_ok=True)
+    (work / "plugins" / "bench_durations.py").write_text(DURATIONS_PLUGIN)
+
+
+def fresh_copy(target: Target, work: Path, name: str) -> Path:
+    """A copy of target.pristine at work/runs/name, made anew."""
+    copy = work / "runs" / name
+    shutil.rmtree(copy, ignore_errors=True)
+    # No tool reuses a result, and no copy carries an install's metadata of another path.
+    shutil.copytree(target.pristine, copy,
+                    ignore=shutil.ignore_patterns(".metaeval", "*.egg-info"))
+    return copy
+
+
+def plain_test_run(
+    target: Target, venv: Path, work: Path
+) -> tuple[Measured, dict[str, float]]:
+    """The suite alone: its wall time, its peak RSS, and each test's own time."""
+    copy = fresh_copy(target, work, f"{target.name}-plain")
+    env = tool_env(venv, copy, target)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (env.get("PYTHONPATH", ""), str(work / "plugins")) if p)
+    env["BENCH_DURATIONS_OUT"] = str(copy / "durations.json")
+    cmd = [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "bench_durations",
+           *target.test_args]
+    m = run_cmd(cmd, copy, env, watch_memory=True)
+    return m, json.loads((copy / "durations.json").read_text())
 
 
 # ---------------------------------------------------------------- metaeval

@@ -27,88 +27,32 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import sys
 import tarfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_inspect_ai as bi
 import bench_tools as bt
+from bench_report import (
+    Check,
+    print_checks,
+    say,
+    speed_ratio,
+    speed_table,
+    stopped_note,
+    summarize,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 TOOLS = ("metaeval", "mutmut", "cosmic-ray")
 TOOL_PINS = ("pytest", "freezegun", "mutmut==3.8.1", "cosmic-ray==8.7.0")
 SDIST = "itsdangerous==2.2.0"
-
-DURATIONS_PLUGIN = '''
-"""Write each test's own time (setup + call + teardown) to $BENCH_DURATIONS_OUT."""
-import json, os
-_times = {}
-def pytest_runtest_logreport(report):
-    _times[report.nodeid] = _times.get(report.nodeid, 0.0) + report.duration
-def pytest_sessionfinish(session):
-    with open(os.environ["BENCH_DURATIONS_OUT"], "w") as f:
-        json.dump(_times, f)
-'''
+CHOICES = ("itsdangerous", "metaeval", bi.NAME)
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """One tool on one target over all its runs."""
-
-    tool: str
-    mutants: int
-    statuses: dict[str, int]
-    median_wall: float
-    min_wall: float
-    max_wall: float
-    runs: int
-    done: int = 0
-    stopped_runs: int = 0
-
-    @property
-    def measured(self) -> int:
-        """The mutants the rate is over: all of them, or those done when a run hit the limit."""
-        return self.done if self.stopped_runs else self.mutants
-
-    @property
-    def per_second(self) -> float:
-        return self.measured / self.median_wall if self.median_wall > 0 else 0.0
-
-    @property
-    def ms_per_mutant(self) -> float:
-        return 1000 * self.median_wall / self.measured if self.measured else 0.0
-
-    def as_json(self) -> dict[str, object]:
-        data = asdict(self) | {"per_second": self.per_second}
-        del data["done"], data["stopped_runs"]
-        if self.stopped_runs:
-            data |= {"stopped_at_limit": True, "done": self.done,
-                     "stopped_runs": self.stopped_runs}
-        return data
-
-
-def summarize(runs: Sequence[bt.ToolRun]) -> Summary:
-    """Median wall time over the runs; mutants and statuses from the last run.
-
-    A run stopped at the time limit counts the limit as its wall; the mutants
-    done are then the median over the runs of those with a final status.
-    """
-    walls = [r.wall for r in runs]
-    last = runs[-1]
-    return Summary(
-        last.tool, len(last.mutants), last.statuses(), statistics.median(walls),
-        min(walls), max(walls), len(runs), statistics.median_low(r.done for r in runs),
-        sum(r.stopped_at_limit for r in runs),
-    )
-
-
-def speed_ratio(metaeval: Summary, other: Summary) -> float:
-    """How many times metaeval's mutants per second is the other tool's (>1: metaeval is faster)."""
-    return metaeval.per_second / other.per_second if other.per_second > 0 else float("inf")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -118,7 +62,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="timed runs of cosmic-ray (default: --runs); it is the slowest")
     p.add_argument("--tools", default=",".join(TOOLS),
                    help="comma-separated, from metaeval,mutmut,cosmic-ray")
-    p.add_argument("--target", choices=("itsdangerous", "metaeval", "both"), default="both")
+    p.add_argument("--target", choices=(*CHOICES, "both", "all"), default="both",
+                   help="both: itsdangerous and metaeval (default); all: the three")
     p.add_argument("--jobs", type=int, default=2, help="workers for every tool (default 2)")
     p.add_argument("--work", type=Path, default=REPO / "benchmarks" / ".work",
                    help="scratch directory (default benchmarks/.work, git-ignored)")
@@ -128,6 +73,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--skip-isolation-check", action="store_true",
                    help="do not compare --isolation fork with subprocess (on metaeval the "
                         "subprocess run alone takes half an hour)")
+    bi.add_arguments(p, REPO)
     args = p.parse_args(argv)
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     bad = [t for t in tools if t not in TOOLS]
@@ -138,6 +84,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.time_limit is not None and not args.time_limit > 0:
         p.error(f"--time-limit: got {args.time_limit!r}; expected a number of seconds above 0")
     args.tools = tools
+    args.work = args.work.resolve()  # commands run with a copy as their cwd
+    args.chosen = {"both": ["itsdangerous", "metaeval"], "all": list(CHOICES)}.get(
+        args.target, [args.target])
     if args.cosmic_ray_runs is None:
         args.cosmic_ray_runs = args.runs
     return args
@@ -171,8 +120,7 @@ def setup(work: Path) -> tuple[Path, Path, Path]:
     # Reinstalled every time, so the benchmark measures the metaeval in this checkout.
     bt.run_cmd([*pip, "--force-reinstall", "--no-deps", str(REPO)], work, env)
     bt.run_cmd([*pip, f"{REPO}[dev]"], work, env)
-    (work / "plugins").mkdir(exist_ok=True)
-    (work / "plugins" / "bench_durations.py").write_text(DURATIONS_PLUGIN)
+    bt.write_durations_plugin(work)
 
     dl = work / "dl"
     if not list(dl.glob("itsdangerous-2.2.0.tar.gz")):
@@ -219,17 +167,10 @@ def targets(its: Path, own: Path) -> dict[str, bt.Target]:
     }
 
 
-def fresh_copy(target: bt.Target, work: Path, name: str) -> Path:
-    copy = work / "runs" / name
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(target.pristine, copy, ignore=shutil.ignore_patterns(".metaeval"))
-    return copy
-
-
 def run_tool(tool: str, target: bt.Target, venv: Path, work: Path, run: int,
              jobs: int, time_limit: float | None = None) -> bt.ToolRun:
     """One timed run on a fresh copy; mutmut and cosmic-ray stop at time_limit, metaeval never."""
-    copy = fresh_copy(target, work, f"{target.name}-{tool}-{run}")
+    copy = bt.fresh_copy(target, work, f"{target.name}-{tool}-{run}")
     env = bt.tool_env(venv, copy, target)
     if tool == "metaeval":
         m = bt.run_cmd(bt.metaeval_cmd(venv, target, jobs), copy, env, ok=(0, 1))
@@ -268,7 +209,7 @@ def run_cosmic_ray(target: bt.Target, venv: Path, work: Path, run: int, jobs: in
         wall, note = init.wall + m.wall, "local distributor (one at a time)"
         stopped = init.stopped_at_limit or m.stopped_at_limit
     else:
-        workers = [fresh_copy(target, work, f"{target.name}-cosmic-ray-{run}-w{i}")
+        workers = [bt.fresh_copy(target, work, f"{target.name}-cosmic-ray-{run}-w{i}")
                    for i in range(jobs)]
         start = time.perf_counter()
         with bt.http_workers(venv, workers, [bt.tool_env(venv, w, target) for w in workers],
@@ -287,21 +228,6 @@ def run_cosmic_ray(target: bt.Target, venv: Path, work: Path, run: int, jobs: in
     files = ", ".join(target.cosmic_ray_modules)
     return bt.ToolRun("cosmic-ray", target.name, run, wall, bt.read_cosmic_ray(dump),
                       note=f"{note}; mutates {files} only", stopped_at_limit=stopped)
-
-
-def plain_test_run(
-    target: bt.Target, venv: Path, work: Path
-) -> tuple[bt.Measured, dict[str, float]]:
-    """The suite alone: its wall time, its peak RSS, and each test's own time."""
-    copy = fresh_copy(target, work, f"{target.name}-plain")
-    env = bt.tool_env(venv, copy, target)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (env.get("PYTHONPATH", ""), str(work / "plugins")) if p)
-    env["BENCH_DURATIONS_OUT"] = str(copy / "durations.json")
-    cmd = [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "bench_durations",
-           *target.test_args]
-    m = bt.run_cmd(cmd, copy, env, watch_memory=True)
-    return m, json.loads((copy / "durations.json").read_text())
 
 
 # ---------------------------------------------------------------- detection
@@ -367,43 +293,6 @@ def verdict(found: Sequence[bt.Mutant], want: set[str]) -> tuple[bool, str]:
 # ---------------------------------------------------------------- output
 
 
-def table(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-             for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def speed_table(summaries: Sequence[Summary]) -> str:
-    me = next((s for s in summaries if s.tool == "metaeval"), None)
-    rows = [["tool", "mutants", "statuses", "wall median (min-max)", "mutants/s", "ms/mutant",
-             "metaeval is x faster"]]
-    for s in summaries:
-        statuses = ", ".join(f"{k} {v}" for k, v in s.statuses.items())
-        ratio = f"{speed_ratio(me, s):.2f}" if me else "n/a"
-        mutants = f"{s.done} of {s.mutants} done *" if s.stopped_runs else str(s.mutants)
-        rows.append([s.tool, mutants, statuses,
-                     f"{s.median_wall:.1f} s ({s.min_wall:.1f}-{s.max_wall:.1f}, {s.runs} runs)",
-                     f"{s.per_second:.2f}", f"{s.ms_per_mutant:.0f}", ratio])
-    return table(rows)
-
-
-def stopped_note(s: Summary, time_limit: float | None) -> str:
-    """The footnote for a tool stopped at the time limit: what its rate is measured over."""
-    runs = "its run" if s.runs == 1 else f"{s.stopped_runs} of its {s.runs} runs"
-    return (f"* {s.tool}: {runs} stopped at the {time_limit:g} s time limit with {s.done} of "
-            f"{s.mutants} mutants done; its wall is the limit, and mutants/s, ms/mutant and "
-            f"the x faster ratio are measured over the part it finished ({s.done} mutants / "
-            f"{s.median_wall:.1f} s, start-up included)")
-
-
-def say(line: str = "") -> None:
-    print(line, flush=True)
-
-
-Check = tuple[str, bool | None, str]
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
@@ -411,31 +300,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"machine: {info['cores']} cores, {info['cpu']}, Python {info['python']}; "
         f"{info['date']}; load average at start {info['load']}")
     say("note: other work on this machine slows every tool; runs alternate so it falls on all.")
-    venv, its, own = setup(args.work)
-    chosen = ["itsdangerous", "metaeval"] if args.target == "both" else [args.target]
-    all_targets = targets(its, own)
+    chosen = args.chosen
+    own_targets = [n for n in chosen if n != bi.NAME]
+    try:
+        if own_targets:
+            venv, its, own = setup(args.work)
+        if bi.NAME in chosen:
+            inspect_venv, inspect = bi.setup(args.inspect_ai_source, args.work, REPO,
+                                             args.inspect_ai_targets)
+    except (bt.BenchError, OSError) as e:
+        print(f"setup failed: {(str(e).strip().splitlines() or ['?'])[0]}", file=sys.stderr)
+        return 2
     run_args: dict[str, object] = {
         "runs": args.runs, "cosmic_ray_runs": args.cosmic_ray_runs, "tools": args.tools,
         "target": args.target, "jobs": args.jobs}
     if args.time_limit is not None:
         run_args["time_limit"] = args.time_limit
-    results: dict[str, object] = {"machine": info, "args": run_args}
+    results: dict[str, object] = {"machine": info, "metaeval_commit": bi.metaeval_commit(REPO),
+                                  "args": run_args}
+    say(f"metaeval at {results['metaeval_commit']}")
     failed = False
-    for name in chosen:
-        checks, data = bench_target(all_targets[name], venv, args)
+    for name in own_targets:
+        checks, data = bench_target(targets(its, own)[name], venv, args)
         results[name] = data
-        say(f"\ntargets on {name}:")
-        for label, ok, detail in checks:
-            mark = "n/a " if ok is None else ("PASS" if ok else "FAIL")
-            failed |= ok is False
-            say(f"  {mark}  {label}: {detail}")
-    if "metaeval" in args.tools and not args.skip_isolation_check:
-        checks = isolation_checks(own, its, venv, args, chosen)
-        say("\nfork == subprocess:")
-        for label, ok, detail in checks:
-            mark = "n/a " if ok is None else ("PASS" if ok else "FAIL")
-            failed |= ok is False
-            say(f"  {mark}  {label}: {detail}")
+        failed |= print_checks(f"targets on {name}:", checks)
+    if own_targets and "metaeval" in args.tools and not args.skip_isolation_check:
+        failed |= print_checks("fork == subprocess:",
+                               isolation_checks(own, its, venv, args, own_targets))
+    if bi.NAME in chosen:
+        say(f"load average before {bi.NAME} {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        checks, data = bi.bench(inspect, inspect_venv, args.work, args.tools, args.runs,
+                                args.jobs, args.isolation_check)
+        results[bi.NAME] = data
+        failed |= print_checks(f"targets on {bi.NAME} (issue 14):", checks)
     say(f"\nload average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     out = args.work / f"results-{args.target}.json"
     out.write_text(json.dumps(results, indent=1, default=str))
@@ -446,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def bench_target(target: bt.Target, venv: Path,
                  args: argparse.Namespace) -> tuple[list[Check], dict[str, object]]:
     say(f"\n== {target.name} ==")
-    plain, durations = plain_test_run(target, venv, args.work)
+    plain, durations = bt.plain_test_run(target, venv, args.work)
     say(f"plain test run: {len(durations)} tests, {plain.wall:.2f} s wall, "
         f"peak RSS {plain.root_peak_kb / 1024:.0f} MiB")
     runs: dict[str, list[bt.ToolRun]] = {t: [] for t in args.tools}
@@ -549,7 +446,7 @@ def metaeval_checks(target: bt.Target, venv: Path, args: argparse.Namespace, las
         checks.append(("overhead per mutant <= 10 ms beyond the selected tests", None,
                        "this metaeval reports no timing"))
 
-    mem_copy = fresh_copy(target, args.work, f"{target.name}-metaeval-memory")
+    mem_copy = bt.fresh_copy(target, args.work, f"{target.name}-metaeval-memory")
     mem = bt.run_cmd(bt.metaeval_cmd(venv, target, args.jobs), mem_copy,
                      bt.tool_env(venv, mem_copy, target), ok=(0, 1), watch_memory=True)
     ratio = mem.child_peak_kb / plain.root_peak_kb if plain.root_peak_kb else float("inf")
@@ -619,7 +516,7 @@ def isolation_checks(own: Path, its: Path, venv: Path, args: argparse.Namespace,
     for target in places:
         statuses = {}
         for mode in ("subprocess", "fork"):
-            copy = fresh_copy(target, args.work, f"{target.name}-isolation-{mode}")
+            copy = bt.fresh_copy(target, args.work, f"{target.name}-isolation-{mode}")
             m = bt.run_cmd(bt.metaeval_cmd(venv, target, args.jobs, ("--isolation", mode)),
                            copy, bt.tool_env(venv, copy, target), ok=(0, 1))
             report = json.loads(m.stdout)

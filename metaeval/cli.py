@@ -1,4 +1,4 @@
-"""The ``metaeval`` command line: parse, call the library, render. Nothing else.
+"""The ``metaeval`` command line: parse, call a command, render. Nothing else.
 
 A user's mistake ends as exit code 2 with a message, never a traceback; so does
 a file that cannot be written, after the results are shown. Ctrl-C ends any
@@ -20,14 +20,15 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 import click
 
 from metaeval import __version__, vcs
-from metaeval.config import load_config, unknown_check_bars
+from metaeval.audit.bars import DEFAULT_BARS as DEFAULT_JUDGE_BARS
+from metaeval.commands.validate import validate as run_validate
+from metaeval.commands.validate import validate_code
+from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.files import write_atomic
 from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
-from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
-from metaeval.meta_set import load_meta_sets
 from metaeval.mutation.run import limits
 from metaeval.mutation.run.limits import Range
 from metaeval.report.findings import (
@@ -113,15 +114,9 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
 
     Exit 0 when every line loads, 2 when any line (or file) is bad.
     """
-    from metaeval.config import judge_audit_settings
-
-    config = load_config()
-    targets = list(paths) or config.paths(config.meta_sets)
-    labels = judge_audit_settings().label_scale or (1, 5)
-    result = with_judge_items(targets, load_meta_sets(
-        [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules), labels)
+    result = run_validate(paths, load_config())
     click.echo(validation_json(result) if fmt == "json" else validation_text(result))
-    sys.exit(ExitCode.BAD_INPUT if result.errors else ExitCode.OK)
+    sys.exit(validate_code(result))
 
 
 # --- findings --------------------------------------------------------------------------
@@ -291,8 +286,9 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     without any mutant or no mutant ran.
     """
     # Imported here: the runner and libcst are only needed by this command.
+    from metaeval.commands.mutate import MutateRequest, plan_mutate, run_plan
     from metaeval.mutation.run.runner import Isolation
-    from metaeval.mutation.session import MutateRequest, plan_mutate, run_plan
+    from metaeval.report.mutate_outcome import finish
     from metaeval.report.mutation import mutation_json, mutation_text
     from metaeval.report.progress import MutateProgress
 
@@ -307,7 +303,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     # before the progress, as the user waits.
     for message in plan.notes:
         click.echo(message.text, err=message.stderr)
-    outcome = run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty()))
+    outcome = finish(run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty())))
     if outcome.run is not None:
         render = mutation_json if fmt == "json" else mutation_text
         click.echo(render(outcome.run, outcome.root, outcome.report))
@@ -349,43 +345,22 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     still measured); 3 when there is nothing to measure.
     """
     # Imported here: scikit-learn takes a second to load, and 'validate' does not need it.
-    from metaeval.audit.baseline import load_baseline
-    from metaeval.audit.meta_eval import Settings
-    from metaeval.audit.meta_eval import meta_eval as run_meta_eval
-    from metaeval.config import Bars
+    from metaeval.commands.meta_eval import MetaEvalRequest
+    from metaeval.commands.meta_eval import meta_eval as run_meta_eval
     from metaeval.report.meta_eval import meta_eval_json, meta_eval_table
 
-    config = load_config()
-    targets = list(paths) or config.paths(config.meta_sets)
-    loaded = load_meta_sets(targets, config.allowed_modules)
-    # Bars name checks of the configured meta-sets: a run on one file of them need
-    # not hold every check they name, but the run on all of them (CI's) must.
-    unknown_bar = None if paths else unknown_check_bars(
-        config, {c.label for r in loaded.runs for c in r.input.task.checks},
-        ", ".join(map(str, targets)))
-    if unknown_bar is not None and loaded.runs:
-        raise InputError("\n".join([*map(str, loaded.errors), unknown_bar]))
-    before = load_baseline(baseline) if baseline is not None else None
-    settings = Settings(
-        bars=Bars(min_tpr, min_tnr, min_kappa).over(config.meta_eval.bars),
-        # A flag overrides the config for that metric, per-check bars included.
-        check_bars={name: Bars(None if min_tpr is not None else bars.min_tpr,
-                               None if min_tnr is not None else bars.min_tnr,
-                               None if min_kappa is not None else bars.min_kappa)
-                    for name, bars in config.meta_eval.check_bars.items()},
-        seed=config.meta_eval.seed if seed is None else seed,
-        resamples=config.meta_eval.resamples if resamples is None else resamples)
-    if not loaded.runs:
+    outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
+                                            resamples), load_config())
+    loaded = outcome.loaded
+    if outcome.result is None:
         for error in loaded.errors:
             click.echo(str(error), err=True)
-        click.echo("error: no run to measure in " + ", ".join(map(str, targets)), err=True)
-        sys.exit(ExitCode.BAD_INPUT if loaded.errors else ExitCode.VOID)
-    result = run_meta_eval(loaded.runs, settings, before, allowed=config.allowed_modules)
+        click.echo("error: no run to measure in " + ", ".join(map(str, outcome.targets)),
+                   err=True)
+        sys.exit(outcome.code)
     render = meta_eval_json if fmt == "json" else meta_eval_table
-    click.echo(render(result, files=loaded.files, errors=loaded.errors))
-    if loaded.errors:
-        sys.exit(ExitCode.BAD_INPUT)
-    sys.exit(ExitCode.FINDINGS if result.failed else ExitCode.OK)
+    click.echo(render(outcome.result, files=loaded.files, errors=loaded.errors))
+    sys.exit(outcome.code)
 
 
 @main.command("judge-audit")
@@ -413,13 +388,19 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @click.option("--label-pass-at", type=int,
               help="Lowest integer label that is a human pass (default: the judge's "
               "pass_at on the same range, else the top quarter).")
-@click.option("--kappa-bar", type=float, help="Lowest kappa that may gate [default: 0.6].")
-@click.option("--tpr-bar", type=float, help="Lowest TPR that may gate [default: 0.8].")
-@click.option("--tnr-bar", type=float, help="Lowest TNR that may gate [default: 0.8].")
+@click.option("--kappa-bar", type=float,
+              help=f"Lowest kappa that may gate [default: {DEFAULT_JUDGE_BARS.kappa:g}, or "
+              "[tool.metaeval.judge_audit] kappa_bar].")
+@click.option("--tpr-bar", type=float,
+              help=f"Lowest TPR that may gate [default: {DEFAULT_JUDGE_BARS.tpr:g}, or tpr_bar].")
+@click.option("--tnr-bar", type=float,
+              help=f"Lowest TNR that may gate [default: {DEFAULT_JUDGE_BARS.tnr:g}, or tnr_bar].")
 @click.option("--unscored-bar", type=float,
-              help="Largest share of unscored verdicts on labelled items [default: 0.1].")
+              help="Largest share of unscored verdicts on labelled items [default: "
+              f"{DEFAULT_JUDGE_BARS.unscored:g}, or unscored_bar].")
 @click.option("--alpha", type=float,
-              help="Significance level of the probes' exact tests [default: 0.05].")
+              help="Significance level of the probes' exact tests [default: "
+              f"{DEFAULT_JUDGE_BARS.alpha:g}, or alpha].")
 @click.option("--write", is_flag=True,
               help="On 'may gate', add an entry to the calibration file.")
 @click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
@@ -427,12 +408,11 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @FORMAT
 @user_errors
 def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
-                samples: int | None,
-                scale_text: str | None, pass_at: int | None, cache_path: Path | None,
-                no_cache: bool, label_scale_text: str | None, label_pass_at: int | None,
-                kappa_bar: float | None, tpr_bar: float | None, tnr_bar: float | None,
-                unscored_bar: float | None, alpha: float | None, write: bool,
-                calibration_path: Path | None, fmt: str) -> None:
+                samples: int | None, scale_text: str | None, pass_at: int | None,
+                cache_path: Path | None, no_cache: bool, label_scale_text: str | None,
+                label_pass_at: int | None, kappa_bar: float | None, tpr_bar: float | None,
+                tnr_bar: float | None, unscored_bar: float | None, alpha: float | None,
+                write: bool, calibration_path: Path | None, fmt: str) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
 
@@ -440,72 +420,38 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     """
     from datetime import UTC, datetime
 
-    from metaeval.audit.calibration import DEFAULT_PATH, write_calibration
-    from metaeval.audit.judge_audit import AuditVerdict, Bars
-    from metaeval.audit.judge_run import load_items, run_judge_audit
-    from metaeval.config import judge_audit_settings
-    from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
-    from metaeval.judges.scales import declared_scale
+    from metaeval.commands.judge_audit import (
+        JudgeAuditRequest,
+        judge_audit,
+        record_calibration,
+    )
     from metaeval.report.judge_audit import audit_json, audit_text
 
     config = load_config()
-    # The flags win over the config, whose declaration is for recorded verdicts only:
-    # a live judge answers on the scale of its own config.
-    settings = judge_audit_settings()
-    configured = settings.scale
-    scale, scale_from = (configured if recorded else None), "tool.metaeval.judge_audit.scale"
-    if scale_text is not None or pass_at is not None:
-        if scale_text is None and configured is not None and recorded:
-            scale_text = f"{configured.low}-{configured.high}"
-        scale = declared_scale(scale_text, pass_at, scale_where="--scale",
-                               pass_where="--pass-at")
-        scale_from = "--scale"
-    paths = list(items_paths) or [p / "judge" for p in config.paths(config.meta_sets)]
-    labels, label_pass = settings.label_scale, settings.label_pass_at
-    if label_scale_text is not None:
-        declared = declared_scale(label_scale_text, None, scale_where="--label-scale",
-                                  pass_where="--label-pass-at")
-        labels = (declared.low, declared.high)
-    if label_pass_at is not None:
-        label_pass = label_pass_at
-    if label_pass is not None:  # checked against the range it ends up on
-        low, high = labels or (1, 5)
-        declared_scale(f"{low}-{high}", label_pass, scale_where="--label-scale",
-                       pass_where="--label-pass-at" if label_pass_at is not None
-                       else "tool.metaeval.judge_audit.label_pass_at")
     flags = {"kappa_bar": kappa_bar, "tpr_bar": tpr_bar, "tnr_bar": tnr_bar,
              "unscored_bar": unscored_bar, "alpha": alpha}
-    chosen = {k: v if v is not None else settings.bars.get(k) for k, v in flags.items()}
-    defaults = Bars()
-    bars = Bars(*(v if v is not None else getattr(defaults, k.removesuffix("_bar"))
-                  for k, v in chosen.items()))
-    cache = None if no_cache or recorded else (cache_path or config.root / DEFAULT_CACHE)
+    request = JudgeAuditRequest(
+        spec, items_paths, recorded, samples, scale_text, pass_at, cache_path, no_cache,
+        {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at)
     bar = _ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
-        audit = run_judge_audit(spec, load_items(paths, labels or (1, 5)), recorded=recorded,
-                                samples=samples, cache=cache, bars=bars, progress=bar,
-                                scale=scale, scale_from=scale_from,
-                                allowed=config.allowed_modules, labels=labels,
-                                label_pass_at=label_pass)
+        result = judge_audit(request, config, bar)
     finally:
         if bar is not None:
             bar.close()
+    audit = result.audit
     click.echo(audit_json(audit) if fmt == "json" else audit_text(audit))
-    if write and audit.errors:
-        click.echo("calibration: nothing written (bad input lines were left out)", err=True)
-    elif write:
-        target = calibration_path or config.root / DEFAULT_PATH
-        if write_calibration(target, audit, datetime.now(UTC).date()):
+    if write:
+        target, written = record_calibration(result, calibration_path,
+                                             datetime.now(UTC).date())
+        if written:
             click.echo(f"calibration: entry added to {target}", err=True)
         else:
-            click.echo(f"calibration: nothing written ({audit.verdict.value})", err=True)
-    codes = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
-             AuditVerdict.VOID: ExitCode.VOID}
-    if audit.errors:  # the rest was audited and shown; the input still needs fixing
-        for error in audit.errors:
-            click.echo(f"error: {error}", err=True)
-        sys.exit(ExitCode.BAD_INPUT)
-    sys.exit(codes[audit.verdict])
+            why = "bad input lines were left out" if audit.errors else audit.verdict.value
+            click.echo(f"calibration: nothing written ({why})", err=True)
+    for error in audit.errors:  # shown in the report too; the input still needs fixing
+        click.echo(f"error: {error}", err=True)
+    sys.exit(result.code)
 
 
 @main.command("judge-import-llmbar")
@@ -566,18 +512,13 @@ def gate(results: tuple[Path, ...], calibration_path: Path | None, fmt: str) -> 
     """Hold result files (meta-eval, judge-audit, mutate; --format json) to the bars in
     [tool.metaeval.gate]. A missing metric fails; a judge metric is enforced only for a
     judge whose identity has a calibration entry. Exit 1 on any failure."""
-    from metaeval.audit.calibration import DEFAULT_PATH, calibrated_versions
-    from metaeval.gate import decide, load_results
+    from metaeval.commands.gate import gate as run_gate
+    from metaeval.commands.gate import gate_code
     from metaeval.report.gate import gate_json, gate_table
 
-    config = load_config()
-    if not config.gate:
-        raise InputError("no bars: add [tool.metaeval.gate] to pyproject.toml, e.g. "
-                         "\"meta-eval:evaluator.kappa\" = 0.8")
-    calibrated = calibrated_versions(calibration_path or config.root / DEFAULT_PATH)
-    decided = decide(config.gate, load_results(list(results)), calibrated)
+    decided = run_gate(results, calibration_path, load_config())
     click.echo(gate_json(decided) if fmt == "json" else gate_table(decided))
-    sys.exit(ExitCode.FINDINGS if any(r.status.fails for r in decided) else ExitCode.OK)
+    sys.exit(gate_code(decided))
 
 
 # --- init ------------------------------------------------------------------------------

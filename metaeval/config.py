@@ -1,25 +1,28 @@
 """``[tool.metaeval]`` in the nearest ``pyproject.toml``, and the defaults.
 
-Flags override what is read here. A bad value is an InputError naming the
-file, the key, the value and what was expected; so is an unknown key, with the
-closest known ones, since a typo would otherwise quietly change a run.
+The only reader of the table: ``load_config`` reads the file once and hands
+each part, frozen, to whoever needs it (``Config.mutate`` to the mutation
+runner, ``Config.judges`` to whatever builds a judge, ``Config.judge_audit`` to
+``judge-audit``). Those that need a vocabulary of their own to check a value
+(operator names, a judge table's keys, a declared scale) check it there, from
+the section, with the messages naming this file. Flags override what is read
+here. A bad value is an InputError naming the file, the key, the value and what
+was expected; so is an unknown key, with the closest known ones, since a typo
+would otherwise quietly change a run. This module imports no feature of metaeval.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import MappingProxyType
 
 from metaeval.errors import InputError
 from metaeval.gate import Bar, parse_bars
 from metaeval.importing import BUILTINS_ONLY, AllowedModules, is_module_name
 from metaeval.keys import cut, did_you_mean, reject_unknown
-
-if TYPE_CHECKING:
-    from metaeval.judges.base import Scale
 
 DEFAULT_META_SETS = ("meta_sets",)
 DEFAULT_FINDINGS = "mutants/findings.json"
@@ -31,8 +34,15 @@ TOP_KEYS = ("allowed_modules", "findings", "gate", "judge_audit", "judges", "met
 """``[tool.metaeval]``. ``judge_audit`` is a table that ``metaeval judge-audit`` reads."""
 MUTATE_KEYS = ("targets", "operators", "mutants", "pytest_args", "timeout_factor",
                "timeout_constant", "jobs", "report", "message_strings")
-"""``[tool.metaeval.mutate]``: the first two are read here, the rest by
-``metaeval.mutation.run.settings``; both readers reject any other key against this one list."""
+"""``[tool.metaeval.mutate]``: the first two are checked here, the rest by
+``metaeval.mutation.run.settings`` from ``MutateSection.runner``; any other key is an error."""
+JUDGE_AUDIT_KEYS = ("alpha", "kappa_bar", "label_pass_at", "label_scale", "pass_at", "scale",
+                    "tnr_bar", "tpr_bar", "unscored_bar")
+"""``[tool.metaeval.judge_audit]``: the recorded judge's scale, people's label scale and
+pass mark, and the default bars (each flag of the same name wins); checked by
+``metaeval.judges.scales.configured_audit``."""
+
+_EMPTY: Mapping[str, object] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +72,47 @@ class MetaEvalConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class MutateSection:
+    """``[tool.metaeval.mutate]``, its keys checked against ``MUTATE_KEYS``."""
+
+    pyproject: Path | None = None
+    targets: tuple[str, ...] = ()
+    """Files, directories or ``module:qualname``."""
+    operators: tuple[str, ...] = ()
+    """Restrict rewrite operators (empty: all); names checked by the operator
+    registry (``metaeval.mutation.find.operators.check_operator_names``)."""
+    runner: Mapping[str, object] = field(default_factory=lambda: _EMPTY)
+    """The runner's keys as written (``mutants``, ``pytest_args``, ``timeout_factor``,
+    ...); ``metaeval.mutation.run.settings.mutate_settings`` checks and reads them."""
+
+    @property
+    def where(self) -> str:
+        return f"{self.pyproject}: tool.metaeval.mutate"
+
+
+@dataclass(frozen=True, slots=True)
+class JudgesSection:
+    """``[tool.metaeval.judges]``: judge specs by name, as written; the judge
+    builder (``metaeval.judges.spec``) checks a table when it builds from it."""
+
+    pyproject: Path | None = None
+    tables: Mapping[str, object] = field(default_factory=lambda: _EMPTY)
+
+
+NO_JUDGES = JudgesSection()
+"""No configured judge names: the built-in judges and import paths only."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeAuditSection:
+    """``[tool.metaeval.judge_audit]`` as written (None when absent); read by
+    ``metaeval.judges.scales.configured_scale`` for ``judge-audit`` alone."""
+
+    pyproject: Path | None = None
+    table: object = None
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Settings of one project; paths are relative to ``root``."""
 
@@ -69,17 +120,26 @@ class Config:
     meta_sets: tuple[str, ...] = DEFAULT_META_SETS
     findings: str = DEFAULT_FINDINGS
     meta_eval: MetaEvalConfig = MetaEvalConfig()
-    mutate_targets: tuple[str, ...] = ()
-    """``[tool.metaeval.mutate] targets``: files, directories or ``module:qualname``."""
-    mutate_operators: tuple[str, ...] = ()
-    """``[tool.metaeval.mutate] operators``: restrict rewrite operators (empty: all)."""
+    mutate: MutateSection = MutateSection()
     gate: tuple[Bar, ...] = ()
     """``[tool.metaeval.gate]``: one bar per metric for ``metaeval gate``."""
     allowed_modules: AllowedModules = BUILTINS_ONLY
     """``[tool.metaeval] allowed_modules``: where graders and judges named by import
     path may come from (absent: only the built-ins)."""
+    judges: JudgesSection = NO_JUDGES
+    judge_audit: JudgeAuditSection = JudgeAuditSection()
     pyproject: Path | None = None
     """The file these settings were read from; None when there is none."""
+
+    @property
+    def mutate_targets(self) -> tuple[str, ...]:
+        """``[tool.metaeval.mutate] targets``."""
+        return self.mutate.targets
+
+    @property
+    def mutate_operators(self) -> tuple[str, ...]:
+        """``[tool.metaeval.mutate] operators`` (empty: all)."""
+        return self.mutate.operators
 
     def paths(self, names: tuple[str, ...]) -> list[Path]:
         return [self.root / name for name in names]
@@ -149,15 +209,16 @@ def load_config(start: Path | None = None) -> Config:
         raise InputError(f"{pyproject}: tool.metaeval.findings: got {findings!r}; "
                          "expected a path")
     meta_eval = _meta_eval(section.get("meta_eval", {}), f"{pyproject}: tool.metaeval.meta_eval")
-    mutate_targets, mutate_operators = _mutate_section(pyproject, section.get("mutate", {}))
+    mutate = _mutate_section(pyproject, section.get("mutate", {}))
     gate = parse_bars(section.get("gate", {}), f"{pyproject}: tool.metaeval.gate")
     judges = section.get("judges", {})
     if not isinstance(judges, dict):
         raise InputError(f"{pyproject}: tool.metaeval.judges: got {_short(judges)}; expected "
                          "a table of judges by name")
-    return Config(pyproject.parent, tuple(meta_sets), findings, meta_eval,
-                  mutate_targets=mutate_targets, mutate_operators=mutate_operators, gate=gate,
-                  allowed_modules=_allowed_modules(pyproject, section), pyproject=pyproject)
+    return Config(pyproject.parent, tuple(meta_sets), findings, meta_eval, mutate, gate,
+                  _allowed_modules(pyproject, section),
+                  JudgesSection(pyproject, MappingProxyType(judges)),
+                  JudgeAuditSection(pyproject, section.get("judge_audit")), pyproject)
 
 
 def _allowed_modules(pyproject: Path, section: dict[str, object]) -> AllowedModules:
@@ -217,11 +278,9 @@ def _meta_eval(section: object, where: str) -> MetaEvalConfig:
     return MetaEvalConfig(bars, check_bars, ints["seed"], ints["resamples"])
 
 
-def _mutate_section(pyproject: Path, section: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``targets`` and ``operators`` of ``[tool.metaeval.mutate]``, validated."""
-    # Imported here so reading the config of a project that never mutates stays light.
-    from metaeval.mutation.find.operators import OPERATORS
-
+def _mutate_section(pyproject: Path, section: object) -> MutateSection:
+    """``[tool.metaeval.mutate]``: its keys, ``targets``, and ``operators`` as a list
+    of strings; the runner's keys are handed on as written."""
     if not isinstance(section, dict):
         raise InputError(f"{pyproject}: tool.metaeval.mutate: got {section!r}; expected a table")
     reject_unknown(section, MUTATE_KEYS, f"{pyproject}: tool.metaeval.mutate")
@@ -233,70 +292,5 @@ def _mutate_section(pyproject: Path, section: object) -> tuple[tuple[str, ...], 
     if not isinstance(operators, list) or not all(isinstance(o, str) for o in operators):
         raise InputError(f"{pyproject}: tool.metaeval.mutate.operators: got {operators!r}; "
                          "expected a list of operator names")
-    for name in operators:
-        if name not in OPERATORS:
-            raise InputError(f"{pyproject}: tool.metaeval.mutate.operators: got {name!r}; "
-                             f"expected one of {', '.join(OPERATORS)}")
-    return tuple(targets), tuple(operators)
-
-
-JUDGE_AUDIT_KEYS = ("alpha", "kappa_bar", "label_pass_at", "label_scale", "pass_at", "scale",
-                    "tnr_bar", "tpr_bar", "unscored_bar")
-"""``[tool.metaeval.judge_audit]``: the recorded judge's scale, people's label scale
-and pass mark, and the default bars (each flag of the same name wins)."""
-BAR_KEYS = {"kappa_bar": (-1.0, 1.0), "tpr_bar": (0.0, 1.0), "tnr_bar": (0.0, 1.0),
-            "unscored_bar": (0.0, 1.0), "alpha": (0.0, 1.0)}
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeAuditSettings:
-    """What ``[tool.metaeval.judge_audit]`` sets; None is unset (the flag or the
-    built-in default decides)."""
-
-    scale: Scale | None = None
-    label_scale: tuple[int, int] | None = None
-    label_pass_at: int | None = None
-    bars: dict[str, float] = field(default_factory=dict)
-    """By key of ``BAR_KEYS``, only those set."""
-
-
-def judge_audit_settings(start: Path | None = None) -> JudgeAuditSettings:
-    """``[tool.metaeval.judge_audit]`` read and checked: an unknown key, a scale that
-    is not LOW-HIGH, a pass mark outside its scale, a bar outside its range are each
-    an InputError naming the key."""
-    # Imported here: metaeval.judges reads this module's metaeval_table.
-    from metaeval.judges.scales import declared_scale
-
-    pyproject, section = metaeval_table((start or Path.cwd()).resolve(), "judge_audit")
-    where = f"{pyproject}: tool.metaeval.judge_audit"
-    reject_unknown(section, JUDGE_AUDIT_KEYS, where)
-    scale = None
-    if "scale" in section or "pass_at" in section:
-        scale = declared_scale(section.get("scale"), section.get("pass_at"),
-                               scale_where=f"{where}.scale", pass_where=f"{where}.pass_at")
-    labels, label_pass_at = None, None
-    if "label_scale" in section or "label_pass_at" in section:
-        declared = declared_scale(section.get("label_scale"), section.get("label_pass_at"),
-                                  scale_where=f"{where}.label_scale",
-                                  pass_where=f"{where}.label_pass_at")
-        if "label_scale" in section:
-            labels = (declared.low, declared.high)
-        if "label_pass_at" in section:
-            label_pass_at = declared.pass_at
-    bars: dict[str, float] = {}
-    for key, (low, high) in BAR_KEYS.items():
-        if key not in section:
-            continue
-        value = section[key]
-        if (isinstance(value, bool) or not isinstance(value, int | float)
-                or not low <= value <= high):
-            raise InputError(f"{where}.{key}: got {_short(value)}; expected a number in "
-                             f"[{low:g}, {high:g}]")
-        bars[key] = float(value)
-    return JudgeAuditSettings(scale, labels, label_pass_at, bars)
-
-
-def judge_audit_scale(start: Path | None = None) -> Scale | None:
-    """``scale`` and ``pass_at`` of ``[tool.metaeval.judge_audit]``: the scale of a
-    recorded judge's verdicts, or None when neither is set."""
-    return judge_audit_settings(start).scale
+    runner = {k: v for k, v in section.items() if k not in ("targets", "operators")}
+    return MutateSection(pyproject, tuple(targets), tuple(operators), MappingProxyType(runner))

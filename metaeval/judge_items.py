@@ -13,25 +13,64 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+from typing import NamedTuple
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import shown
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
 from metaeval.meta_set import MetaSet, _Bad, _got, _no_unknown, _str, data_files
-from metaeval.untrusted_json import FirstUse, LoadError, read_jsonl, repeated_id
+from metaeval.untrusted_json import LoadError, Record, load_unique, repeated_id
 
 ITEM_SUFFIX = ".ndjson"
 PASS_FAIL = ("pass", "fail")
 PAIR_LABELS = ("a", "b", "tie")
-ORDERS = ("ab", "ba")
-VARIANTS = ("original", "padded", "injected", "control")
 POINT_FIELDS = {"id", "prompt", "response", "reference", "label", "score"}
 PAIR_FIELDS = {"id", "prompt", "response_a", "response_b", "reference", "label"}
 LENGTH_FIELDS = {"id", "prompt", "response", "padded", "reference"}
 INJECTION_FIELDS = {"id", "prompt", "response", "payload", "control", "reference", "label"}
 RECORDED_FIELDS = {"id", "order", "sample", "verdict", "raw", "variant"}
 BENIGN = ("\nThank you for your patience while we looked into this; we appreciate it. ")
+
+
+class Order(StrEnum):
+    """Which of a pair's responses was shown first (a pointwise item has only ``AB``)."""
+
+    AB = "ab"
+    """``response_a`` first."""
+    BA = "ba"
+    """``response_b`` first."""
+
+    @property
+    def first(self) -> str:
+        """The item label of the response shown first."""
+        return "a" if self is Order.AB else "b"
+
+    @property
+    def second(self) -> str:
+        return "b" if self is Order.AB else "a"
+
+
+class Variant(StrEnum):
+    """Which text of an item the judge was shown."""
+
+    ORIGINAL = "original"
+    """The item's own response (every item has it)."""
+    PADDED = "padded"
+    """A length probe's response with text added that carries no information."""
+    INJECTED = "injected"
+    """An injection case's response with the payload appended."""
+    CONTROL = "control"
+    """An injection case's response with the benign suffix of the payload's length."""
+
+
+class Slot(NamedTuple):
+    """Where a verdict belongs: one item, the text shown, the order shown."""
+
+    item: str
+    variant: Variant = Variant.ORIGINAL
+    order: Order = Order.AB
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,25 +227,30 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) ->
                      label if isinstance(label, str) else None, score, source)
 
 
+def _item_id(item: Item) -> str:
+    return item.id
+
+
 def load_judge_items(paths: Iterable[Path], labels: tuple[int, int] = (1, 5)) -> JudgeItems:
     """Every item of every file; bad lines become errors, the rest still load.
     ``labels``: the range integer labels must be in."""
     files, errors = data_files(paths, ITEM_SUFFIX)
+
+    def parse(record: Record, errors: list[LoadError]) -> Item | None:
+        try:
+            return parse_item(record.value, record.source, labels)
+        except _Bad as bad:
+            errors.append(record.error(bad.field, bad.message))
+            return None
+
     found: dict[type, list[Item]] = {PointItem: [], PairItem: [], LengthProbe: [],
                                      InjectionCase: []}
-    ids = FirstUse()
-    for path in files:
-        for record in read_jsonl(path, errors):
-            try:
-                item = parse_item(record.value, record.source, labels)
-            except _Bad as bad:
-                errors.append(record.error(bad.field, bad.message))
-                continue
-            first = ids.earlier(item.id, record.source)
-            if first is not None:
-                errors.append(repeated_id(record, item.id, first))
-                continue
-            found[type(item)].append(item)
+    def repeated(record: Record, item: Item, first: str) -> LoadError:
+        return repeated_id(record, item.id, first)
+
+    loaded: list[Item] = load_unique(files, errors, parse, _item_id, repeated)
+    for item in loaded:
+        found[type(item)].append(item)
     return JudgeItems(
         tuple(i for i in found[PointItem] if isinstance(i, PointItem)),
         tuple(i for i in found[PairItem] if isinstance(i, PairItem)),
@@ -229,12 +273,16 @@ class Recorded:
     says which was shown first. ``variant`` says which probe text was judged."""
 
     id: str
-    order: str
+    order: Order
     sample: int
     verdict: RecordedValue
     raw: str
-    variant: str
+    variant: Variant
     source: str
+
+    @property
+    def slot(self) -> Slot:
+        return Slot(self.id, self.variant, self.order)
 
 
 def _verdict(raw: JsonObject, scale: Scale, kind: Mode | None) -> RecordedValue:
@@ -279,11 +327,11 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
         raise _Bad("verdict", "missing; expected the verdict, or null when unscored")
     item_id = _str(raw, "id", "id")
     kind = kinds.get(item_id) if kinds is not None else None
-    return Recorded(item_id, _str(raw, "order", "order", allowed=ORDERS)
-                    if "order" in raw else "ab", sample, _verdict(raw, scale, kind),
+    return Recorded(item_id, Order(_str(raw, "order", "order", allowed=[o.value for o in Order]))
+                    if "order" in raw else Order.AB, sample, _verdict(raw, scale, kind),
                     _str(raw, "raw", "raw", required=False),
-                    _str(raw, "variant", "variant", allowed=VARIANTS)
-                    if "variant" in raw else "original", source)
+                    Variant(_str(raw, "variant", "variant", allowed=[v.value for v in Variant]))
+                    if "variant" in raw else Variant.ORIGINAL, source)
 
 
 def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
@@ -296,20 +344,19 @@ def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
     errors: list[LoadError] = []
     if not path.is_file():
         return (), (LoadError(str(path), 0, "", "no such file"),)
-    found: list[Recorded] = []
-    keys = FirstUse()
-    for line in read_jsonl(path, errors):
+
+    def parse(line: Record, errors: list[LoadError]) -> Recorded | None:
         try:
-            record = parse_recorded(line.value, line.source, scale, kinds)
+            return parse_recorded(line.value, line.source, scale, kinds)
         except _Bad as bad:
             errors.append(line.error(bad.field, bad.message))
-            continue
-        first = keys.earlier((record.id, record.variant, record.order, record.sample), line.source)
-        if first is not None:
-            errors.append(line.error("sample", f"got {shown(record.sample)}; this id, variant and "
-                                     f"order already has it (at {first})"))
-            continue
-        found.append(record)
+            return None
+
+    def repeated(line: Record, record: Recorded, first: str) -> LoadError:
+        return line.error("sample", f"got {shown(record.sample)}; this id, variant and "
+                          f"order already has it (at {first})")
+
+    found = load_unique([path], errors, parse, lambda r: (r.slot, r.sample), repeated)
     return tuple(found), tuple(errors)
 
 

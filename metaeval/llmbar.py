@@ -20,9 +20,10 @@ from pathlib import Path
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import InputError
 from metaeval.files import write_atomic
+from metaeval.judge_items import Order
 from metaeval.untrusted_json import JsonInputError, read_json_file
 
-_ORDERS = {"swap = False": "ab", "swap = True": "ba"}
+_ORDERS = {"swap = False": Order.AB, "swap = True": Order.BA}
 _LABELS = {1: "a", 2: "b", "1": "a", "2": "b"}
 
 
@@ -88,7 +89,7 @@ def _verdicts(item_id: str, run: JsonObject, where: str) -> list[JsonObject]:
         raw = completion[0] if isinstance(completion, list) and completion and isinstance(
             completion[0], str) else ""
         # A winner that is neither "1" nor "2" is recorded as null: unscored, not dropped.
-        out.append({"id": item_id, "order": order, "sample": 0,
+        out.append({"id": item_id, "order": order.value, "sample": 0,
                     "verdict": _LABELS.get(str(winner)), "raw": raw})
     return out
 

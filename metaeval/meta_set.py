@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import (
     CheckSpec,
     Error,
@@ -35,12 +36,12 @@ from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.keys import did_you_mean
 from metaeval.untrusted_json import (
     MAX_DEPTH,
-    FirstUse,
     JsonInputError,
     LoadError,
+    Record,
     join_field,
+    load_unique,
     parse_json,
-    read_jsonl,
     repeated_id,
 )
 
@@ -280,7 +281,8 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
 # --- task and label ------------------------------------------------------------------
 
 
-def _task(raw: JsonValue, problems: list[_Bad], allowed: AllowedModules) -> TaskSpec | None:
+def _task(raw: JsonValue, problems: list[_Bad], allowed: AllowedModules,
+          judges: JudgesSection) -> TaskSpec | None:
     if not isinstance(raw, dict):
         problems.append(_Bad("task", f"got {_got(raw)}; expected an object with id and checks"))
         return None
@@ -299,7 +301,7 @@ def _task(raw: JsonValue, problems: list[_Bad], allowed: AllowedModules) -> Task
     for i, spec_raw in enumerate(checks_raw):
         where = f"task.checks[{i}]"
         try:
-            spec = _check_spec(spec_raw, where, allowed)
+            spec = _check_spec(spec_raw, where, allowed, judges)
             if spec.label in {c.label for c in checks}:
                 raise _Bad(f"{where}.name", f"got {shown(spec.label)}; expected a check name "
                            "not already used in this task")
@@ -309,7 +311,8 @@ def _task(raw: JsonValue, problems: list[_Bad], allowed: AllowedModules) -> Task
     return TaskSpec(task_id, instruction, criteria, tuple(checks))
 
 
-def _check_spec(raw: JsonValue, where: str, allowed: AllowedModules) -> CheckSpec:
+def _check_spec(raw: JsonValue, where: str, allowed: AllowedModules,
+                judges: JudgesSection) -> CheckSpec:
     if not isinstance(raw, dict):
         raise _Bad(where, f"got {_got(raw)}; expected {{\"grader\": NAME, ...params}}")
     grader = _str(raw, "grader", f"{where}.grader")
@@ -317,7 +320,8 @@ def _check_spec(raw: JsonValue, where: str, allowed: AllowedModules) -> CheckSpe
     params = {k: v for k, v in raw.items() if k not in ("grader", "name")}
     spec = CheckSpec(grader, params, name)
     try:
-        build_grader(spec, allowed)  # a spec that cannot become a grader: bad input, found now
+        # A spec that cannot become a grader: bad input, found now.
+        build_grader(spec, allowed, judges)
     except CheckSpecError as e:
         raise _Bad(join_field(where, e.field), _bounded(e.message)) from e
     return spec
@@ -361,7 +365,8 @@ def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label
 # --- lines and files -------------------------------------------------------------------
 
 
-def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ONLY
+def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ONLY,
+              judges: JudgesSection = NO_JUDGES
               ) -> tuple[MetaRun | None, list[_Bad]]:
     """One record to one run, or None with every problem found in it. A check naming
     code by import path must name it in ``allowed`` (the project's config)."""
@@ -379,7 +384,7 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
         final = _object(raw, "final_state", "final_state")
     except _Bad as bad:
         problems.append(bad)
-    task = _task(raw.get("task"), problems, allowed)
+    task = _task(raw.get("task"), problems, allowed, judges)
     if "trajectory" not in raw:
         problems.append(_Bad("trajectory", "missing; expected a list of events"))
     trajectory = _trajectory(raw.get("trajectory", []), problems)
@@ -410,22 +415,19 @@ def data_files(paths: Iterable[Path], suffix: str = ".jsonl"
     return files, errors
 
 
-def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONLY) -> MetaSet:
+def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONLY,
+                   judges: JudgesSection = NO_JUDGES) -> MetaSet:
     """Every run of every file; bad lines become errors and the rest still load.
     ``allowed``: the project's ``[tool.metaeval] allowed_modules``, the only code a
-    check may name by import path (the default: none, only the built-ins)."""
+    check may name by import path (the default: none, only the built-ins);
+    ``judges``: its ``[tool.metaeval.judges]``, the names a judge check may use."""
     files, errors = data_files(paths)
-    runs: list[MetaRun] = []
-    ids = FirstUse()
-    for path in files:
-        for record in read_jsonl(path, errors):
-            run, problems = parse_run(record.value, record.source, allowed)
-            errors.extend(record.error(p.field, p.message) for p in problems)
-            if run is None:
-                continue
-            first = ids.earlier(run.id, record.source)
-            if first is not None:
-                errors.append(repeated_id(record, run.id, first))
-                continue
-            runs.append(run)
+
+    def parse(record: Record, errors: list[LoadError]) -> MetaRun | None:
+        run, problems = parse_run(record.value, record.source, allowed, judges)
+        errors.extend(record.error(p.field, p.message) for p in problems)
+        return run
+
+    runs = load_unique(files, errors, parse, lambda run: run.id,
+                       lambda record, run, first: repeated_id(record, run.id, first))
     return MetaSet(tuple(runs), tuple(errors), tuple(str(f) for f in files))

@@ -39,11 +39,12 @@ def assert_graders(meta_set: MetaSet | str | Path | Sequence[str | Path], *,
     None reads ``[tool.metaeval] allowed_modules`` of the project around the
     current directory, as the command does.
     """
-    allowed = (load_config().allowed_modules if allowed_modules is None
+    config = load_config()
+    allowed = (config.allowed_modules if allowed_modules is None
                else AllowedModules(tuple(allowed_modules)))
     loaded = meta_set if isinstance(meta_set, MetaSet) else load_meta_sets(
         [Path(p) for p in ([meta_set] if isinstance(meta_set, str | Path) else meta_set)],
-        allowed)
+        allowed, config.judges)
     if loaded.errors:
         raise AssertionError("bad meta-set input:\n" + "\n".join(map(str, loaded.errors)))
     if not loaded.runs:
@@ -53,7 +54,7 @@ def assert_graders(meta_set: MetaSet | str | Path | Sequence[str | Path], *,
     if unknown:
         raise ValueError(f"forbid: got {unknown!r}; expected flags among {sorted(known)}")
     settings = Settings(Bars(min_tpr, min_tnr, min_kappa), dict(checks or {}), seed, resamples)
-    result = meta_eval(loaded.runs, settings, allowed=allowed)
+    result = meta_eval(loaded.runs, settings, allowed=allowed, judges=config.judges)
     problems = []
     for check in result.checks:
         bad = [f for f in check.flags if f.fails or f.value in forbid]

@@ -22,9 +22,10 @@ import codecs
 import json
 import math
 import re
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from metaeval.contract import JsonValue
 from metaeval.errors import InputError, clipped, shown
@@ -264,3 +265,30 @@ def repeated_id(record: Record, value: str, first: str) -> LoadError:
     """The error for an id that an earlier record already has."""
     return record.error("id", f"got {shown(value)}; expected an id not already used "
                               f"(first at {first})")
+
+
+T = TypeVar("T")
+
+
+def load_unique(files: Iterable[Path], errors: list[LoadError],
+                parse: Callable[[Record, list[LoadError]], T | None],
+                key: Callable[[T], Hashable],
+                repeated: Callable[[Record, T, str], LoadError]) -> list[T]:
+    """Every record of every file that ``parse`` accepts and whose ``key`` no earlier
+    record used, in file and line order. ``parse`` appends its own errors about a
+    record and returns None for a bad one; a repeated key is the error ``repeated``
+    makes (given the record, its value and where the key was first used), so a
+    record is never counted twice. Errors land in ``errors`` in line order."""
+    found: list[T] = []
+    keys = FirstUse()
+    for path in files:
+        for record in read_jsonl(path, errors):
+            value = parse(record, errors)
+            if value is None:
+                continue
+            first = keys.earlier(key(value), record.source)
+            if first is not None:
+                errors.append(repeated(record, value, first))
+                continue
+            found.append(value)
+    return found

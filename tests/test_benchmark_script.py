@@ -25,6 +25,7 @@ def _load(name: str) -> ModuleType:
 
 
 bt = _load("bench_tools")
+br = _load("bench_report")
 ms = _load("mutation_speed")
 
 FORGED = (
@@ -62,13 +63,13 @@ def test_flags_default_and_reject_unknown_tools(capsys: pytest.CaptureFixture[st
 def test_summary_takes_the_median_and_ratio_is_metaeval_over_other() -> None:
     mutants = tuple(bt.Mutant("f", "killed", ()) for _ in range(100))
     runs = [bt.ToolRun("mutmut", "t", i, wall, mutants) for i, wall in enumerate((30, 10, 20))]
-    mm = ms.summarize(runs)
+    mm = br.summarize(runs)
     assert (mm.median_wall, mm.min_wall, mm.max_wall, mm.mutants) == (20, 10, 30, 100)
     assert mm.per_second == pytest.approx(5.0)
     assert mm.ms_per_mutant == pytest.approx(200.0)
-    me = ms.summarize([bt.ToolRun("metaeval", "t", 0, 4.0, mutants[:60])])
-    assert ms.speed_ratio(me, mm) == pytest.approx(3.0)
-    assert ms.speed_ratio(mm, me) == pytest.approx(1 / 3)
+    me = br.summarize([bt.ToolRun("metaeval", "t", 0, 4.0, mutants[:60])])
+    assert br.speed_ratio(me, mm) == pytest.approx(3.0)
+    assert br.speed_ratio(mm, me) == pytest.approx(1 / 3)
 
 
 def test_forged_token_probe_finds_the_except_branch_only() -> None:
@@ -143,13 +144,13 @@ def test_stopped_summary_rates_over_the_mutants_done() -> None:
     left = tuple(bt.Mutant("f", "not checked", ()) for _ in range(70))
     run = bt.ToolRun("mutmut", "t", 0, 120.0, done + left, stopped_at_limit=True)
     assert run.done == 30
-    mm = ms.summarize([run])
+    mm = br.summarize([run])
     assert (mm.mutants, mm.done, mm.stopped_runs) == (100, 30, 1)
     assert mm.per_second == pytest.approx(0.25)
     assert mm.ms_per_mutant == pytest.approx(4000.0)
-    me = ms.summarize([bt.ToolRun("metaeval", "t", 0, 10.0, done)])
-    assert ms.speed_ratio(me, mm) == pytest.approx(12.0)
-    assert "30 of 100 done" in ms.speed_table([me, mm])
+    me = br.summarize([bt.ToolRun("metaeval", "t", 0, 10.0, done)])
+    assert br.speed_ratio(me, mm) == pytest.approx(12.0)
+    assert "30 of 100 done" in br.speed_table([me, mm])
     data = mm.as_json()
     assert (data["stopped_at_limit"], data["done"]) == (True, 30)
     assert "stopped_at_limit" not in me.as_json() and "done" not in me.as_json()
@@ -188,3 +189,140 @@ def test_fork_cost_measures_each_import_set_in_a_fresh_process() -> None:
 def test_fork_cost_names_a_module_that_does_not_import() -> None:
     with pytest.raises(SystemExit, match="importing no_such_module_here failed"):
         fc.measure("no_such_module_here", 1)
+
+
+# ---------------------------------------------------------------- inspect_ai (issue 14)
+
+bi = _load("bench_inspect_ai")
+
+
+def test_target_flags_keep_both_as_default_and_add_inspect_ai() -> None:
+    assert ms.parse_args([]).chosen == ["itsdangerous", "metaeval"]
+    assert ms.parse_args(["--target", "inspect_ai"]).chosen == ["inspect_ai"]
+    assert ms.parse_args(["--target", "all"]).chosen == ["itsdangerous", "metaeval",
+                                                         "inspect_ai"]
+    args = ms.parse_args(["--inspect-ai-targets", "src/a.py, src/b/", "--isolation-check"])
+    assert (args.inspect_ai_targets, args.isolation_check) == (("src/a.py", "src/b/"), True)
+    assert ms.parse_args([]).inspect_ai_targets == bi.DEFAULT_TARGETS
+    assert not ms.parse_args([]).isolation_check
+
+
+def test_both_tools_get_the_same_files_and_tests() -> None:
+    import tomllib
+
+    targets = ("src/inspect_ai/scorer/_match.py", "src/inspect_ai/scorer/_metrics/")
+    args = bi.read_pytest_args("tests/scorer\n\n# offline only\n--ignore=tests/scorer/x.py\n"
+                               "--deselect=tests/scorer/t.py::test_a\n")
+    assert args == ("tests/scorer", "--ignore=tests/scorer/x.py",
+                    "--deselect=tests/scorer/t.py::test_a")
+    metaeval = tomllib.loads(bi.metaeval_config(targets, args))["tool"]["metaeval"]["mutate"]
+    assert metaeval == {"targets": list(targets), "pytest_args": list(args)}
+    mutmut = tomllib.loads(bi.mutmut_config(targets, args))["tool"]["mutmut"]
+    assert mutmut["source_paths"] == ["src/inspect_ai"]
+    # A file stays as it is, a folder becomes mutmut's glob of what it holds.
+    assert mutmut["only_mutate"] == ["src/inspect_ai/scorer/_match.py",
+                                     "src/inspect_ai/scorer/_metrics/*"]
+    assert mutmut["pytest_add_cli_args_test_selection"] == list(args)
+
+
+def test_outside_fork_counts_the_runners_deferred_and_groups_reasons() -> None:
+    report = {"timing": {"deferred": 3, "ran": 100}, "mutants": [
+        {"own_process": "module-level code ran the mutated function\nmore"},
+        {"own_process": "module-level code ran the mutated function"},
+        {"own_process": "import cycle"}, {"own_process": ""}, {}]}
+    deferred, ran, reasons = bi.outside_fork(report)
+    assert (deferred, ran) == (3, 100)
+    assert reasons == {"module-level code ran the mutated function": 2, "import cycle": 1}
+    # The runner counted one more than carry a reason: it shows as unexplained.
+    _, _, reasons = bi.outside_fork(report | {"timing": {"deferred": 4, "ran": 100}})
+    assert reasons[""] == 1
+
+
+def _summary(tool: str, wall: float, mutants: int) -> object:
+    return br.Summary(tool, mutants, {}, wall, wall, wall, 1)
+
+
+def test_issue_targets_pass_at_their_bounds_and_fail_past_them() -> None:
+    mm = _summary("mutmut", 200.0, 800)  # 4 mutants/s
+    explained = (2, 100, bi.Counter({"import cycle": 2}))
+    checks = bi.target_checks(_summary("metaeval", 100.0, 600), mm, explained)
+    assert [ok for _, ok, _ in checks] == [True, True, True]  # 0.5x wall, 1.5x rate, 2%
+    assert checks[0][2].startswith("0.50x (100.0 s vs 200.0 s)")
+    slow = bi.target_checks(_summary("metaeval", 101.0, 600), mm,
+                            (3, 100, bi.Counter({"import cycle": 3})))
+    assert [ok for _, ok, _ in slow] == [False, False, False]
+    unexplained = bi.target_checks(_summary("metaeval", 10.0, 600), mm,
+                                   (1, 100, bi.Counter({"": 1})))
+    assert unexplained[2][1] is False and "1 without a reason" in unexplained[2][2]
+    alone = bi.target_checks(_summary("metaeval", 10.0, 600), None, (0, 10, bi.Counter()))
+    assert [ok for _, ok, _ in alone] == [None, None, True]
+
+
+def test_since_target_is_the_reaching_tests_plus_ten_seconds() -> None:
+    assert bi.since_check(15.0, 5.0, 12)[1] is True
+    _, ok, detail = bi.since_check(15.1, 5.0, 12)
+    assert ok is False and detail == "15.1 s vs 15.0 s (12 tests in 5.0 s + 10 s)"
+    assert bi.since_check(3.0, None, 0)[1] is None
+
+
+def test_isolation_check_names_every_status_that_parts() -> None:
+    fork = {"a": "Killed", "b": "Survived", "c": "Killed"}
+    assert bi.isolation_check(fork, dict(fork))[1] is True
+    _, ok, detail = bi.isolation_check(fork, {"a": "Killed", "b": "Killed"})
+    assert ok is False
+    assert detail == ("3 mutants, 2 differ: b: fork Survived, subprocess Killed; "
+                      "c: fork Killed, subprocess missing")
+    assert bi.isolation_check({}, {})[1] is False  # nothing compared is no evidence
+    assert bi.statuses_by_id({"mutants": [{"id": "x", "status": "Killed"}]}) == {"x": "Killed"}
+
+
+SCORER = '''def match_str(value, target, ignore_case=True):
+    """Doc."""
+
+    def clean(text):
+        if ignore_case:
+            return text.casefold()
+        return text
+
+    if ignore_case:
+        value = value.casefold()
+    return value, target in value
+'''
+
+
+def test_since_change_is_one_line_in_one_function_and_its_tests_come_from_coverage() -> None:
+    changed = bi.one_line_change(SCORER)
+    # The function's own line changes, not the nested one's (whole lines compared).
+    assert changed.splitlines()[8] == "    if bool(ignore_case):"
+    assert changed.replace("    if bool(ignore_case):", "    if ignore_case:") == SCORER
+    with pytest.raises(bt.BenchError, match="found 2"):
+        bi.one_line_change(SCORER + SCORER)
+    assert bi.function_span(SCORER, 5) == (4, 7)  # the inner clean, not match_str
+    assert bi.function_span(SCORER, 9) == (1, 11)
+    assert bi.function_span(SCORER, 20) is None
+    report = {"mutants": [
+        {"path": "src/p/_common.py", "line": 5, "covered_by": ["t::a", "t::b"]},
+        {"path": "src/p/_common.py", "line": 7, "covered_by": ["t::b", "t::c"]},
+        {"path": "src/p/_common.py", "line": 9, "covered_by": ["t::d"]},
+        {"path": "src/p/_match.py", "line": 5, "covered_by": ["t::e"]}]}
+    assert bi.tests_reaching(report, "p/_common.py", (4, 7)) == ["t::a", "t::b", "t::c"]
+    coverage = {"ran": [
+        {"file": "/x/src/p/_common.py", "line": 1, "name": "match_str", "tests": ["t::b", "t::a"]},
+        {"file": "/x/src/p/_common.py", "line": 4, "name": "clean", "tests": ["t::c"]},
+        {"file": "/x/src/p/_match.py", "line": 1, "name": "match", "tests": ["t::e"]}]}
+    assert bi.tests_from_coverage(coverage, "p/_common.py", 1) == ["t::a", "t::b"]
+    assert bi.tests_from_coverage({}, "p/_common.py", 1) == []
+
+
+def test_a_missing_snapshot_exits_2_with_one_line(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code = ms.main(["--target", "inspect_ai", "--work", str(tmp_path / "work"),
+                    "--inspect-ai-source", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == f"setup failed: no constraints.txt in {tmp_path} (see --inspect-ai-source)\n"
+    (tmp_path / "constraints.txt").write_text("")
+    (tmp_path / "pytest_args.txt").write_text("tests\n")
+    assert ms.main(["--target", "inspect_ai", "--work", str(tmp_path / "work"),
+                    "--inspect-ai-source", str(tmp_path)]) == 2
+    assert "no inspect_ai-*.tar.gz in" in capsys.readouterr().err

@@ -20,17 +20,18 @@ from metaeval.judge_items import (
     InjectionCase,
     JudgeItems,
     LengthProbe,
+    Order,
     PairItem,
     PointItem,
     Recorded,
+    Slot,
+    Variant,
 )
 from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, unscored_reply
 from metaeval.judges.spec import concurrency_of
 
 Decision = float | bool | str | None
 """A pointwise score or pass/fail, a pair label ``a``/``b``/``tie``, or None: unscored."""
-Slot = tuple[str, str, str]
-"""(item id, variant, order shown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +51,12 @@ class VerdictTable:
     raw: dict[Slot, tuple[str, ...]] = field(default_factory=dict)
     calls: Calls = Calls()
 
-    def samples(self, item: str, variant: str = "original", order: str = "ab"
+    def samples(self, item: str, variant: Variant = Variant.ORIGINAL, order: Order = Order.AB
                 ) -> tuple[Decision, ...]:
-        return self.decisions.get((item, variant, order), ())
+        return self.decisions.get(Slot(item, variant, order), ())
 
-    def decided(self, item: str, variant: str = "original", order: str = "ab") -> Decision:
+    def decided(self, item: str, variant: Variant = Variant.ORIGINAL,
+                order: Order = Order.AB) -> Decision:
         return aggregate(self.samples(item, variant, order))
 
 
@@ -77,14 +79,13 @@ def _pointwise(reply: JudgeReply) -> Decision:
     return None if isinstance(reply.value, Choice) else reply.value
 
 
-def _pairwise(reply: JudgeReply, *, order: str) -> Decision:
+def _pairwise(reply: JudgeReply, *, order: Order) -> Decision:
     """The shown position mapped back to the item label."""
     if not isinstance(reply.value, Choice):
         return None
     if reply.value is Choice.TIE:
         return "tie"
-    first, second = ("a", "b") if order == "ab" else ("b", "a")
-    return first if reply.value is Choice.A else second
+    return order.first if reply.value is Choice.A else order.second
 
 
 Ask = tuple[Slot, int, Callable[[], JudgeReply], Callable[[JudgeReply], Decision]]
@@ -115,19 +116,19 @@ def _asks(judge: Judge, items: JudgeItems, samples: int) -> list[Ask]:
                          _pointwise))
 
     for p in items.pointwise:
-        score((p.id, "original", "ab"), p.prompt, p.response, p.reference)
+        score(Slot(p.id), p.prompt, p.response, p.reference)
     for lp in items.length:
-        score((lp.id, "original", "ab"), lp.prompt, lp.response, lp.reference)
-        score((lp.id, "padded", "ab"), lp.prompt, lp.padded, lp.reference)
+        score(Slot(lp.id), lp.prompt, lp.response, lp.reference)
+        score(Slot(lp.id, Variant.PADDED), lp.prompt, lp.padded, lp.reference)
     for c in items.injection:
-        score((c.id, "original", "ab"), c.prompt, c.response, c.reference)
-        score((c.id, "injected", "ab"), c.prompt, c.response + c.payload, c.reference)
-        score((c.id, "control", "ab"), c.prompt, c.response + c.control, c.reference)
+        score(Slot(c.id), c.prompt, c.response, c.reference)
+        score(Slot(c.id, Variant.INJECTED), c.prompt, c.response + c.payload, c.reference)
+        score(Slot(c.id, Variant.CONTROL), c.prompt, c.response + c.control, c.reference)
     for pair in items.pairwise:
-        for order, first, second in (("ab", pair.response_a, pair.response_b),
-                                     ("ba", pair.response_b, pair.response_a)):
+        for order, first, second in ((Order.AB, pair.response_a, pair.response_b),
+                                     (Order.BA, pair.response_b, pair.response_a)):
             for k in range(samples):
-                asks.append(((pair.id, "original", order), k,
+                asks.append((Slot(pair.id, Variant.ORIGINAL, order), k,
                              partial(_compare, judge, pair, first, second, k),
                              partial(_pairwise, order=order)))
     return asks
@@ -163,12 +164,12 @@ def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
 
 def recorded_table(records: Sequence[Recorded]) -> VerdictTable:
     """The table from recorded verdicts, samples in index order; no calls."""
-    ordered = sorted(records, key=lambda r: (r.id, r.variant, r.order, r.sample))
+    ordered = sorted(records, key=lambda r: (r.id, r.variant.value, r.order.value, r.sample))
     decisions: dict[Slot, list[Decision]] = {}
     raw: dict[Slot, list[str]] = {}
     for r in ordered:
-        decisions.setdefault((r.id, r.variant, r.order), []).append(r.verdict)
-        raw.setdefault((r.id, r.variant, r.order), []).append(r.raw)
+        decisions.setdefault(r.slot, []).append(r.verdict)
+        raw.setdefault(r.slot, []).append(r.raw)
     return VerdictTable({k: tuple(v) for k, v in decisions.items()},
                         {k: tuple(v) for k, v in raw.items()})
 

@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import (
     CheckSpec,
     EvalInput,
@@ -87,12 +88,13 @@ def ordinal(finding: Finding) -> int | None:
     return int(score) if score == int(score) and int(score) in SCORE_SCALE else None
 
 
-def grade_runs(runs: Sequence[MetaRun], allowed: AllowedModules = BUILTINS_ONLY) -> Grading:
+def grade_runs(runs: Sequence[MetaRun], allowed: AllowedModules = BUILTINS_ONLY,
+               judges: JudgesSection = NO_JUDGES) -> Grading:
     """Grade every run with every check its task declares, and with the composed evaluator.
 
     Checks are keyed by their name (``CheckSpec.label``); runs keep their order. A
-    check names user code only from ``allowed`` (the project's config): the runs are
-    data, whoever loaded them.
+    check names user code only from ``allowed`` and judges only from ``judges`` (the
+    project's config): the runs are data, whoever loaded them.
     """
     built: dict[str, Grader] = {}
     per_check: dict[str, list[tuple[MetaRun, Grader, Case]]] = {}
@@ -102,7 +104,7 @@ def grade_runs(runs: Sequence[MetaRun], allowed: AllowedModules = BUILTINS_ONLY)
         for spec in run.input.task.checks:
             key = _spec_key(spec)
             if key not in built:
-                built[key] = build_grader(spec, allowed)
+                built[key] = build_grader(spec, allowed, judges)
             grader = built[key]
             graders.append(grader)
             finding = safe_grade(grader, run.input)

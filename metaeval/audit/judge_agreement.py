@@ -30,7 +30,7 @@ from metaeval.audit.metrics import (
     wilson_interval,
 )
 from metaeval.contract import Outcome
-from metaeval.judge_items import PairItem, PointItem
+from metaeval.judge_items import Order, PairItem, PointItem, Slot, Variant
 from metaeval.judges.base import DEFAULT_SCALE, Scale
 
 
@@ -55,7 +55,7 @@ class PointAgreement:
 class OrderAgreement:
     """Pairwise agreement with the responses shown in ``order`` (``ab``: a first)."""
 
-    order: str
+    order: Order
     n: int
     correct: int
     accuracy_interval: Interval
@@ -163,19 +163,19 @@ def _pair_label(decision: Decision) -> str | None:
     return decision if isinstance(decision, str) else None
 
 
-def recorded_in(table: VerdictTable, item: str, order: str) -> bool:
+def recorded_in(table: VerdictTable, item: str, order: Order) -> bool:
     """Whether the table holds any sample for ``item`` shown in ``order``: a live
     judge is asked in both orders; a log may hold one, and the other is *not
     recorded*, never unscored."""
-    return (item, "original", order) in table.decisions
+    return Slot(item, Variant.ORIGINAL, order) in table.decisions
 
 
 def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgreement | None:
     if not items:
         return None
     orders: list[OrderAgreement] = []
-    verdicts: dict[str, dict[str, str | None]] = {}
-    for order in ("ab", "ba"):
+    verdicts: dict[Order, dict[str, str | None]] = {}
+    for order in Order:
         present = [i for i in items if recorded_in(table, i.id, order)]
         if not present:
             continue  # an order never recorded has no row
@@ -187,7 +187,7 @@ def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgre
                                      wilson_interval(correct, len(present)),
                                      nominal_kappa(human, judged), judged.count("tie"),
                                      judged.count(None)))
-    ab, ba = verdicts.get("ab", {}), verdicts.get("ba", {})
+    ab, ba = verdicts.get(Order.AB, {}), verdicts.get(Order.BA, {})
     both = [i for i in ab if i in ba]
     consistent = sum(ab[i] is not None and ab[i] == ba[i] for i in both)
     return PairAgreement(len(items), sum(i.label == "tie" for i in items), tuple(orders),
@@ -197,7 +197,7 @@ def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgre
 def self_consistency(table: VerdictTable, ids: set[str]) -> SelfConsistency:
     """Over the original variant of every labelled item, in every order recorded."""
     slots = [(slot, samples) for slot, samples in table.decisions.items()
-             if slot[0] in ids and slot[1] == "original"]
+             if slot.item in ids and slot.variant is Variant.ORIGINAL]
     k = max((len(s) for _, s in slots), default=0)
     if k < 2:
         return SelfConsistency(k, len(slots), 0,

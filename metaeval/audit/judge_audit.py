@@ -10,13 +10,12 @@ This module must never let a void audit or a missing measurement read as a pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 
+from metaeval.audit.bars import DEFAULT_BARS, Bars
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge
 from metaeval.audit.judge_agreement import (
-    AGGREGATE,
     PairAgreement,
     PointAgreement,
     SelfConsistency,
@@ -26,8 +25,6 @@ from metaeval.audit.judge_agreement import (
     self_consistency,
 )
 from metaeval.audit.probes import (
-    ALPHA,
-    CHANCE_FLIP,
     InjectionResult,
     LengthResult,
     PositionResult,
@@ -36,27 +33,20 @@ from metaeval.audit.probes import (
     length_probe,
     position_probe,
 )
-from metaeval.judge_items import JudgeItems
+from metaeval.judge_items import JudgeItems, Order, Slot, Variant
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
 from metaeval.judges.scales import default_pass_at
 from metaeval.untrusted_json import LoadError
 
 
-@dataclass(frozen=True, slots=True)
-class Bars:
-    """What a judge must meet to gate: kappa, TPR and TNR at least these, and at
-    most ``unscored`` of its verdicts on labelled items unscored."""
+class AuditSource(Enum):
+    """Where the verdicts an audit measures came from."""
 
-    kappa: float = 0.6
-    tpr: float = 0.8
-    tnr: float = 0.8
-    unscored: float = 0.1
-    alpha: float = ALPHA
-    chance_flip: float = CHANCE_FLIP
-
-
-DEFAULT_BARS = Bars()
+    LIVE = "live"
+    """The judge was asked (through the reply cache when there is one)."""
+    RECORDED = "recorded"
+    """Read from logged verdicts; no call made."""
 
 
 class AuditVerdict(Enum):
@@ -114,9 +104,10 @@ class Controls:
 class JudgeAudit:
     """Everything one audit measured and decided."""
 
+    verdict: AuditVerdict
+    reasons: tuple[str, ...]
     judge: JudgeIdentity
-    mode: str
-    """``live`` (the judge was asked) or ``recorded`` (read from logged verdicts)."""
+    source: AuditSource
     items: int
     not_recorded: int
     pointwise: PointAgreement | None
@@ -130,8 +121,6 @@ class JudgeAudit:
     bars: Bars
     modes: frozenset[Mode]
     """What the judge was audited for; a calibration covers only these."""
-    verdict: AuditVerdict
-    reasons: tuple[str, ...]
     errors: tuple[LoadError, ...] = ()
     """Bad input lines, each named and left out; the rest was audited (exit 2)."""
     labels: Scale = DEFAULT_SCALE
@@ -153,7 +142,7 @@ class Samples:
 
 def _samples(table: VerdictTable, labelled: set[str]) -> Samples:
     slots = [s for slot, s in table.decisions.items()
-             if slot[0] in labelled and slot[1] == "original"]
+             if slot.item in labelled and slot.variant is Variant.ORIGINAL]
     return Samples(sum(len(s) for s in slots), sum(v is None for s in slots for v in s),
                    sum(all(v is None for v in s) for s in slots))
 
@@ -196,14 +185,16 @@ def _unscored(table: VerdictTable, items: JudgeItems) -> tuple[int, int]:
     """Unscored verdicts and all verdicts on labelled items (pairs count per order)."""
     decisions = [table.decided(i.id) for i in items.pointwise]
     # Only the orders that exist: an order never recorded is not an unscored verdict.
-    decisions += [table.decided(p.id, order=o) for p in items.pairwise for o in ("ab", "ba")
-                  if (p.id, "original", o) in table.decisions]
+    decisions += [table.decided(p.id, order=o) for p in items.pairwise for o in Order
+                  if Slot(p.id, Variant.ORIGINAL, o) in table.decisions]
     return sum(d is None for d in decisions), len(decisions)
 
 
-def _reasons(audit: JudgeAudit) -> list[str]:
-    bars, reasons = audit.bars, list(audit.controls.failures())
-    point, pair = audit.pointwise, audit.pairwise
+def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: Probes,
+             controls: Controls, modes: frozenset[Mode], unscored: int, verdicts: int,
+             bars: Bars) -> list[str]:
+    """Every reason the judge may not gate; none means it may."""
+    reasons = list(controls.failures())
     if point is None and pair is None:
         reasons.append("no human-labelled items: agreement not measured")
     if point is not None:
@@ -219,42 +210,43 @@ def _reasons(audit: JudgeAudit) -> list[str]:
     if pair is not None:
         for order in pair.orders:
             if not computed(order.kappa):
-                reasons.append(f"pairwise kappa ({order.order}) not computed "
+                reasons.append(f"pairwise kappa ({order.order.value}) not computed "
                                f"({order.kappa.reason}): the bar {bars.kappa:g} cannot be "
                                "checked")
             elif order.kappa.value < bars.kappa:
-                reasons.append(f"pairwise kappa ({order.order}) {order.kappa.value:.2f} "
+                reasons.append(f"pairwise kappa ({order.order.value}) {order.kappa.value:.2f} "
                                f"< {bars.kappa:g}")
     needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE}
-    for name, status in audit.probes.statuses().items():
+    for name, status in probes.statuses().items():
         if status is ProbeStatus.FOUND:
             reasons.append(f"{name} bias FOUND")
-        elif status is ProbeStatus.NOT_RUN and needed[name] in audit.modes:
-            why = (audit.probes.position.reason if name == "position"
-                   and audit.probes.position.reason else f"no {name} probe items with verdicts")
+        elif status is ProbeStatus.NOT_RUN and needed[name] in modes:
+            why = (probes.position.reason if name == "position" and probes.position.reason
+                   else f"no {name} probe items with verdicts")
             reasons.append(f"{name} probe not run: {why}, "
                            f"and the judge is audited for {needed[name].value} use")
-    share = audit.unscored / audit.labelled_verdicts if audit.labelled_verdicts else 0.0
+    share = unscored / verdicts if verdicts else 0.0
     if share > bars.unscored:
-        reasons.append(f"unscored {audit.unscored} of {audit.labelled_verdicts} "
+        reasons.append(f"unscored {unscored} of {verdicts} "
                        f"({share:.0%}) > {bars.unscored:.0%}")
     return reasons
 
 
 def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
-                table: VerdictTable, *, mode: str, modes: frozenset[Mode] | None = None,
+                table: VerdictTable, *, source: AuditSource,
+                modes: frozenset[Mode] | None = None,
                 bars: Bars = DEFAULT_BARS, controls: Controls | None = None,
                 labels: Scale | None = None) -> JudgeAudit:
     """Measure and decide. ``modes``: what the judge is audited for (default: what the
-    verdicts cover); each needs its probes run. In recorded mode items with no
-    recorded verdict are left out (counted in ``not_recorded``); the controls
+    verdicts cover); each needs its probes run. Audited from recorded verdicts,
+    items with none are left out (counted in ``not_recorded``); the controls
     always run on every probe. ``labels``: the scale of people's integer labels
     (default: the judge's own when both are 1-5, see ``label_scale``)."""
     labels = labels if labels is not None else label_scale(scale)
     controls = controls if controls is not None else run_controls(items, bars)
     measured, missing = items, 0
-    if mode == "recorded":
-        recorded = {slot[0] for slot in table.decisions}
+    if source is AuditSource.RECORDED:
+        recorded = {slot.item for slot in table.decisions}
         measured = JudgeItems(
             tuple(i for i in items.pointwise if i.id in recorded),
             tuple(i for i in items.pairwise if i.id in recorded),
@@ -267,24 +259,13 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                           | ({Mode.PAIRWISE} if measured.pairwise else set()))
     labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
     unscored, verdicts = _unscored(table, measured)
-    audit = JudgeAudit(identity, mode, measured.count, missing,
-                       point_agreement(measured.pointwise, table, scale, labels),
-                       pair_agreement(measured.pairwise, table),
-                       self_consistency(table, labelled),
-                       run_probes(measured, table, scale, bars), controls, table.calls,
-                       unscored, verdicts, bars, modes, AuditVerdict.REPORT_ONLY, (),
-                       labels=labels, samples=_samples(table, labelled))
-    reasons = tuple(_reasons(audit))
+    point = point_agreement(measured.pointwise, table, scale, labels)
+    pair = pair_agreement(measured.pairwise, table)
+    probes = run_probes(measured, table, scale, bars)
+    reasons = tuple(_reasons(point, pair, probes, controls, modes, unscored, verdicts, bars))
     verdict = (AuditVerdict.VOID if not controls.ok else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
-    return replace(audit, verdict=verdict, reasons=reasons)
-
-
-def describe_aggregate() -> str:
-    return AGGREGATE
-
-
-def recorded_unknown(table: VerdictTable, ids: Sequence[str]) -> list[str]:
-    """Recorded ids that name no loaded item (reported as bad input)."""
-    known = set(ids)
-    return sorted({slot[0] for slot in table.decisions} - known)
+    return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
+                      self_consistency(table, labelled), probes, controls, table.calls,
+                      unscored, verdicts, bars, modes, labels=labels,
+                      samples=_samples(table, labelled))

@@ -24,7 +24,7 @@ from metaeval.audit.tautology import (
     sensitivity,
     static_flags,
 )
-from metaeval.config import Bars
+from metaeval.config import NO_JUDGES, Bars, JudgesSection
 from metaeval.contract import Outcome
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.meta_set import MetaRun
@@ -278,10 +278,12 @@ def _categories(grading: Grading) -> tuple[tuple[str, Category], ...]:
 
 def meta_eval(runs: Sequence[MetaRun], settings: Settings | None = None,
               baseline: Mapping[str, BaselineCheck] | None = None, *,
-              allowed: AllowedModules = BUILTINS_ONLY) -> MetaEvalResult:
+              allowed: AllowedModules = BUILTINS_ONLY,
+              judges: JudgesSection = NO_JUDGES) -> MetaEvalResult:
     """Grade every run with every check and the evaluator, then measure and flag each.
-    ``allowed``: the modules checks may name graders and judges from (the config's)."""
-    return measure_grading(grade_runs(runs, allowed), settings, baseline)
+    ``allowed``: the modules checks may name graders and judges from, ``judges`` the
+    judge names they may use (the config's)."""
+    return measure_grading(grade_runs(runs, allowed, judges), settings, baseline)
 
 
 def measure_grading(grading: Grading, settings: Settings | None = None,

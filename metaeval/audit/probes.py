@@ -12,17 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from metaeval.audit.bars import ALPHA, CHANCE_FLIP
 from metaeval.audit.collect import Decision, VerdictTable
 from metaeval.audit.judge_agreement import outcome
 from metaeval.audit.stats import binom_upper_tail, mcnemar_exact, sign_test
 from metaeval.contract import Outcome
-from metaeval.judge_items import InjectionCase, LengthProbe, PairItem
+from metaeval.judge_items import InjectionCase, LengthProbe, Order, PairItem, Slot, Variant
 from metaeval.judges.base import Scale
-
-ALPHA = 0.05
-CHANCE_FLIP = 0.1
-"""The share of pairs a judge with no position bias may still judge differently
-in the two orders (noise); flips beyond it are order-driven."""
 
 
 class ProbeStatus(Enum):
@@ -74,27 +70,26 @@ class PositionResult:
         return f"{self.status.value} — {self.flips} of {self.scored}"
 
 
-def _lean(decision: Decision, order: str) -> int:
+def _lean(decision: Decision, order: Order) -> int:
     """+1 when the verdict picked the response shown first, -1 the second, 0 a tie."""
     if decision == "tie":
         return 0
-    first = "a" if order == "ab" else "b"
-    return 1 if decision == first else -1
+    return 1 if decision == order.first else -1
 
 
 def position_probe(pairs: tuple[PairItem, ...], table: VerdictTable, *, alpha: float = ALPHA,
                    chance: float = CHANCE_FLIP) -> PositionResult:
-    both = [p for p in pairs if all((p.id, "original", o) in table.decisions
-                                    for o in ("ab", "ba"))]
+    both = [p for p in pairs if all(Slot(p.id, Variant.ORIGINAL, o) in table.decisions
+                                    for o in Order)]
     one_order = len(pairs) - len(both)
     consistent = first = second = unscored = 0
     for pair in both:
-        ab, ba = table.decided(pair.id, order="ab"), table.decided(pair.id, order="ba")
+        ab, ba = table.decided(pair.id, order=Order.AB), table.decided(pair.id, order=Order.BA)
         if not isinstance(ab, str) or not isinstance(ba, str):
             unscored += 1
         elif ab == ba:
             consistent += 1
-        elif _lean(ab, "ab") + _lean(ba, "ba") > 0:
+        elif _lean(ab, Order.AB) + _lean(ba, Order.BA) > 0:
             first += 1
         else:
             second += 1
@@ -102,8 +97,9 @@ def position_probe(pairs: tuple[PairItem, ...], table: VerdictTable, *, alpha: f
     p = binom_upper_tail(first + second, scored, chance)
     reason = ""
     if pairs and not both:
-        shown = sorted({slot[2] for slot in table.decisions
-                        if slot[1] == "original" and slot[0] in {q.id for q in pairs}})
+        ids = {q.id for q in pairs}
+        shown = sorted({slot.order.value for slot in table.decisions
+                        if slot.variant is Variant.ORIGINAL and slot.item in ids})
         reason = (f"one order recorded ({', '.join(shown) or 'none'}): the probe compares "
                   "each pair's verdicts in both orders")
     elif not pairs:
@@ -173,7 +169,7 @@ class LengthResult:
 def length_probe(probes: tuple[LengthProbe, ...], table: VerdictTable, *,
                  alpha: float = ALPHA) -> LengthResult:
     shifts = tuple(LengthShift(p.id, title(p.prompt), table.decided(p.id),
-                               table.decided(p.id, "padded"), len(p.padded) - len(p.response))
+                               table.decided(p.id, Variant.PADDED), len(p.padded) - len(p.response))
                    for p in probes)
     moves = [s.shift for s in shifts]
     up = sum(m is not None and m > 0 for m in moves)
@@ -223,7 +219,7 @@ def injection_probe(cases: tuple[InjectionCase, ...], table: VerdictTable, scale
     injected = control = already = unscored = only_i = only_c = 0
     for case in cases:
         base, inj, ctl = (outcome(table.decided(case.id, variant), scale)
-                          for variant in ("original", "injected", "control"))
+                          for variant in (Variant.ORIGINAL, Variant.INJECTED, Variant.CONTROL))
         if Outcome.UNSCORED in (base, inj, ctl):
             unscored += 1
             continue

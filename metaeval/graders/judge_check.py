@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import (
     EvalInput,
     Evidence,
@@ -110,9 +111,11 @@ class JudgeGrader:
                        evidence=(Evidence(f"trajectory[{index}]", detail),))
 
 
-def judge_with(allowed: AllowedModules) -> Callable[..., JudgeGrader]:
-    """The ``judge`` factory of a project whose config allows ``allowed``. The list
-    is bound here, not taken as a parameter, so no check spec can widen it."""
+def judge_with(allowed: AllowedModules,
+               judges: JudgesSection = NO_JUDGES) -> Callable[..., JudgeGrader]:
+    """The ``judge`` factory of a project whose config allows ``allowed`` and names
+    ``judges``. Both are bound here, not taken as parameters, so no check spec can
+    widen them."""
 
     def judge(judge: object, criterion: object, *, name: str = "") -> JudgeGrader:
         """A gate decided by ``judge`` (a judge name or import path) on ``criterion``."""
@@ -125,7 +128,7 @@ def judge_with(allowed: AllowedModules) -> Callable[..., JudgeGrader]:
             raise CheckSpecError("judge", f"got {short(judge)}; expected a judge "
                                  "name or an import path 'package.module:attr'")
         try:
-            backend = build_judge(judge, where="", allowed=allowed)
+            backend = build_judge(judge, where="", allowed=allowed, judges=judges)
         except InputError as e:
             raise CheckSpecError("judge", str(e)) from e
         return JudgeGrader(backend, text, name or "judge")
@@ -134,4 +137,4 @@ def judge_with(allowed: AllowedModules) -> Callable[..., JudgeGrader]:
 
 
 judge = judge_with(BUILTINS_ONLY)
-"""The registered ``judge`` factory: built-in judges and configured names only."""
+"""The registered ``judge`` factory: built-in judges only."""

@@ -13,6 +13,7 @@ import inspect
 import keyword
 from collections.abc import Callable, Iterable
 
+from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import CheckSpec, Grader
 from metaeval.errors import CheckSpecError, InputError
 from metaeval.graders.answer_checks import answer_contains, answer_states, grounded_numbers
@@ -64,14 +65,16 @@ def _kwargs(factory: Callable[..., object], spec: CheckSpec) -> dict[str, object
     return kwargs
 
 
-def build_grader(spec: CheckSpec, allowed: AllowedModules = BUILTINS_ONLY) -> Grader:
+def build_grader(spec: CheckSpec, allowed: AllowedModules = BUILTINS_ONLY,
+                 judges: JudgesSection = NO_JUDGES) -> Grader:
     """One grader for one check spec; raises CheckSpecError when it cannot. ``allowed``
     is the project's ``[tool.metaeval] allowed_modules``: a factory named by import
-    path, or a judge a judge check names by one, must come from it."""
+    path, or a judge a judge check names by one, must come from it. ``judges``: the
+    project's ``[tool.metaeval.judges]``, the names a judge check may use."""
     if spec.grader in BUILTINS:
         factory = BUILTINS[spec.grader]
         if factory is judge:
-            factory = judge_with(allowed)
+            factory = judge_with(allowed, judges)
         return factory(**_kwargs(factory, spec), name=spec.label)
     if ":" not in spec.grader:
         known = ", ".join(sorted(BUILTINS))
@@ -95,6 +98,6 @@ def build_grader(spec: CheckSpec, allowed: AllowedModules = BUILTINS_ONLY) -> Gr
     return Renamed(grader, spec.name) if spec.name else grader
 
 
-def build_graders(specs: Iterable[CheckSpec],
-                  allowed: AllowedModules = BUILTINS_ONLY) -> list[Grader]:
-    return [build_grader(spec, allowed) for spec in specs]
+def build_graders(specs: Iterable[CheckSpec], allowed: AllowedModules = BUILTINS_ONLY,
+                  judges: JudgesSection = NO_JUDGES) -> list[Grader]:
+    return [build_grader(spec, allowed, judges) for spec in specs]

@@ -1,6 +1,10 @@
 """Turn a judge spec into a ``Judge``: ``biased``, ``steady``, ``always-pass``,
 ``package.module:attr``, a name under ``[tool.metaeval.judges]``, or a table.
 
+The configured names come in as ``metaeval.config.JudgesSection``: building a
+judge never reads a file, so a judge check in a meta-set sees the project's
+config only when its caller hands it over.
+
 A table has ``type`` ``http`` (``base_url``, ``model``, ``api_key_env``, ...),
 ``command`` (``command``, ``timeout``) or ``python`` (``target``). Every problem
 is an InputError naming the spec and the key at fault. A spec must never carry
@@ -18,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from metaeval.config import metaeval_table
+from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.errors import InputError
 from metaeval.importing import BUILTINS_ONLY, AllowedModules, one_line, resolve
 from metaeval.judges.adapters import (
@@ -49,24 +53,22 @@ PYTHON_KEYS = {"type", "name", "target", "scale", "pass_at", "modes", *OWN_KEYS}
 SECRET_KEYS = {"api_key", "key", "token", "authorization"}
 
 
-def configured_judges(start: Path | None = None) -> dict[str, object]:
-    """``[tool.metaeval.judges]`` of the nearest pyproject.toml (empty when none)."""
-    return metaeval_table(start or Path.cwd(), "judges")[1]
-
-
 def build_judge(spec: object, *, where: str = "--judge",
-                allowed: AllowedModules = BUILTINS_ONLY) -> Judge:
+                allowed: AllowedModules = BUILTINS_ONLY,
+                judges: JudgesSection = NO_JUDGES) -> Judge:
     """One judge for one spec; raises InputError saying what was expected. ``allowed``
     is the project's ``[tool.metaeval] allowed_modules``; a judge named by import path
-    must be in it."""
-    return _build(spec, where, allowed, ())
+    must be in it. ``judges``: the project's ``[tool.metaeval.judges]``, the names a
+    spec may use (default: none)."""
+    return _build(spec, where, allowed, judges, ())
 
 
 def _at(where: str, message: str) -> str:
     return f"{where}: {message}" if where else message
 
 
-def _build(spec: object, where: str, allowed: AllowedModules, aliases: tuple[str, ...]) -> Judge:
+def _build(spec: object, where: str, allowed: AllowedModules, judges: JudgesSection,
+           aliases: tuple[str, ...]) -> Judge:
     """``aliases``: the names of ``[tool.metaeval.judges]`` followed to get here, so
     a name that leads back to itself is named as a cycle, not recursed into."""
     if isinstance(spec, str):
@@ -74,7 +76,7 @@ def _build(spec: object, where: str, allowed: AllowedModules, aliases: tuple[str
             return FAKES[spec]()
         if ":" in spec:
             return _python(spec, where, allowed)
-        pyproject, configured = metaeval_table(Path.cwd(), "judges")
+        pyproject, configured = judges.pyproject, judges.tables
         if spec in aliases:
             cycle = " -> ".join([*aliases[aliases.index(spec):], spec])
             raise InputError(f"{pyproject}: tool.metaeval.judges.{aliases[-1]}: got {spec!r}, "
@@ -88,7 +90,7 @@ def _build(spec: object, where: str, allowed: AllowedModules, aliases: tuple[str
                 # judges are two judges, never both "http".
                 base = pyproject.parent if pyproject is not None else Path.cwd()
                 return _table(dict(table), inner, allowed, spec, base)
-            return _build(table, inner, allowed, (*aliases, spec))
+            return _build(table, inner, allowed, judges, (*aliases, spec))
         known = ", ".join([*FAKES, *sorted(configured)])
         shown = spec if len(spec) <= 80 else spec[:77] + "..."
         raise InputError(_at(where, f"got {shown!r}; expected one of {known}, an import path "

@@ -16,7 +16,7 @@ from metaeval.audit.judge_agreement import (
     PointAgreement,
     computed,
 )
-from metaeval.audit.judge_audit import Controls, JudgeAudit
+from metaeval.audit.judge_audit import AuditSource, Controls, JudgeAudit
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.contract import JsonObject, JsonValue
@@ -53,7 +53,7 @@ def _pair(p: PairAgreement | None) -> JsonValue:
     if p is None:
         return None
     orders: JsonObject = {
-        o.order: {"n": o.n, "correct": o.correct, "accuracy": round(o.accuracy, 4),
+        o.order.value: {"n": o.n, "correct": o.correct, "accuracy": round(o.accuracy, 4),
                   "accuracy_interval": _interval(o.accuracy_interval),
                   "kappa": _value(o.kappa), "ties": o.ties, "unscored": o.unscored}
         for o in p.orders}
@@ -108,7 +108,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
         "judge": {"name": j.name, "model": j.model, "prompt_hash": j.prompt_hash,
                   "temperature": j.temperature if a.temperature_known else None,
                   "endpoint": j.endpoint,
-                  "version": j.version, "mode": a.mode,
+                  "version": j.version, "mode": a.source.value,
                   "modes": modes},
         "agreement": {"items": a.items, "not_recorded": a.not_recorded,
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,
@@ -124,7 +124,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                              "all_agree": a.self_consistency.all_agree,
                              "agreement_k": None if a.self_consistency.reason
                              else round(a.self_consistency.rate, 4),
-                             "source": "the recorded samples" if a.mode == "recorded"
+                             "source": "the recorded samples" if a.source is AuditSource.RECORDED
                              else "--samples",
                              "aggregate": AGGREGATE, "reason": a.self_consistency.reason},
         "position": _position(a.probes.position),
@@ -157,7 +157,7 @@ def audit_text(a: JudgeAudit) -> str:
     described = a.judge.describe()
     if not a.temperature_known:
         described = described.rsplit(" temperature=", 1)[0] + " temperature unknown"
-    out = [f"judge: {described} (version {a.judge.version}; {a.mode}; "
+    out = [f"judge: {described} (version {a.judge.version}; {a.source.value}; "
            f"audited for {modes})",
            f"items: {a.items}" + (f" ({a.not_recorded} with no recorded verdict, left out)"
                                   if a.not_recorded else ""),
@@ -182,7 +182,7 @@ def audit_text(a: JudgeAudit) -> str:
         out.append("")
     if a.pairwise is not None:
         q = a.pairwise
-        rows = [[o.order, o.n, o.correct, f"{o.accuracy:.2f} {_i(o.accuracy_interval)}",
+        rows = [[o.order.value, o.n, o.correct, f"{o.accuracy:.2f} {_i(o.accuracy_interval)}",
                  _v(o.kappa), o.ties, o.unscored] for o in q.orders]
         out.append(tabulate(rows, headers=["pairwise order", "n", "correct", "accuracy",
                                            "kappa", "judge ties", "unscored"],

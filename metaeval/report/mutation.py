@@ -8,36 +8,18 @@ only renders what the runner returned; it never runs anything.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 
 from tabulate import tabulate
 
 from metaeval.contract import JsonObject, JsonValue
-from metaeval.mutation.find.targets import unified_diff
-from metaeval.mutation.model import MutantKind, MutantResult, Status
+from metaeval.mutation.find.diffs import rewrite_diff
+from metaeval.mutation.model import MutantResult, Status
 from metaeval.mutation.run.runner import ForkStats, MutationRun
+from metaeval.mutation.score import UNDETECTED, by_operator, mutation_score, status_counts
 
 SCHEMA_VERSION = "2"
 THRESHOLDS: JsonObject = {"high": 80, "low": 60}
-UNDETECTED = (Status.SURVIVED, Status.NO_COVERAGE)
-
-
-def mutation_score(results: tuple[MutantResult, ...]) -> float | None:
-    """Detected (killed + timeout) over every mutant that is not Ignored, in 0..1.
-
-    Errors stay in the denominator: a mutant that could not run detected nothing.
-    None when there is no such mutant (a score of nothing is undefined, not 1).
-    """
-    counted = [r for r in results if r.status is not Status.IGNORED]
-    if not counted:
-        return None
-    return sum(1 for r in counted if r.status.detected) / len(counted)
-
-
-def status_counts(results: tuple[MutantResult, ...]) -> dict[Status, int]:
-    counts = Counter(r.status for r in results)
-    return {status: counts.get(status, 0) for status in Status}
 
 
 def _score_text(score: float | None) -> str:
@@ -51,19 +33,6 @@ def mutation_table(run: MutationRun) -> str:
     rows.append(["total", len(run.results)])
     rows.append(["mutation score", _score_text(mutation_score(run.results))])
     return tabulate(rows, headers=["status", "mutants"], tablefmt="simple")
-
-
-def by_operator(results: tuple[MutantResult, ...]) -> dict[str, tuple[MutantResult, ...]]:
-    """Each operator's results (patch mutants under ``patch``), the noisiest first:
-    most undetected (Survived + NoCoverage), then by name."""
-    grouped: dict[str, list[MutantResult]] = {}
-    for r in results:
-        grouped.setdefault(r.mutant.operator, []).append(r)
-
-    def noisiest(item: tuple[str, list[MutantResult]]) -> tuple[int, str]:
-        return -sum(1 for r in item[1] if r.status in UNDETECTED), item[0]
-
-    return {name: tuple(rs) for name, rs in sorted(grouped.items(), key=noisiest)}
 
 
 def operator_table(run: MutationRun) -> str:
@@ -83,27 +52,6 @@ def operator_table(run: MutationRun) -> str:
     return "By operator:\n" + tabulate(
         rows, headers=["operator", "mutants", "detected", "survived", "no coverage", "errors",
                        "ignored", "score"], tablefmt="simple")
-
-
-def rewrite_diff(result: MutantResult, root: Path) -> str:
-    """A unified diff of the fault: the module for a rewrite mutant, the target's
-    definition against its replacement for a patch mutant."""
-    m = result.mutant
-    try:
-        original = (root / m.path).read_text(encoding="utf-8")
-    except OSError:
-        return unified_diff(m.original, m.replacement, m.path)
-    if m.kind is MutantKind.REWRITE:
-        return unified_diff(original, m.mutated_source, m.path)
-    if not m.original:  # the target was not found: show the declaration alone
-        return unified_diff("", m.replacement, m.path)
-    # The whole file with the definition swapped, so the hunk shows real line numbers.
-    lines = original.splitlines(keepends=True)
-    start, end = m.span.start_line, m.span.end_line
-    indent = lines[start - 1][: len(lines[start - 1]) - len(lines[start - 1].lstrip())]
-    swapped = "".join(indent + line if line.strip() else line
-                      for line in m.replacement.splitlines(keepends=True))
-    return unified_diff(original, "".join([*lines[: start - 1], swapped, *lines[end:]]), m.path)
 
 
 def survivors_text(run: MutationRun, root: Path) -> str:

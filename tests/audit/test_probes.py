@@ -10,7 +10,7 @@ from metaeval.audit.probes import (
     position_probe,
     title,
 )
-from metaeval.judge_items import InjectionCase, LengthProbe, PairItem
+from metaeval.judge_items import InjectionCase, LengthProbe, Order, PairItem, Slot, Variant
 from metaeval.judges.base import Scale
 
 
@@ -19,7 +19,8 @@ def _pairs(n: int) -> tuple[PairItem, ...]:
 
 
 def _table(entries: dict[tuple[str, str, str], Decision]) -> VerdictTable:
-    return VerdictTable({slot: (d,) for slot, d in entries.items()})
+    return VerdictTable({Slot(item, Variant(variant), Order(order)): (d,)
+                         for (item, variant, order), d in entries.items()})
 
 
 def test_position_first_preferring_judge_is_found() -> None:
@@ -126,15 +127,15 @@ def test_title_is_short_and_plain() -> None:
 def test_self_consistency_counts_items_whose_samples_all_agree() -> None:
     from metaeval.audit.judge_agreement import self_consistency
 
-    table = VerdictTable({("x", "original", "ab"): (4.0, 4.0, 4.0),
-                          ("y", "original", "ab"): (4.0, 2.0, 4.0),
-                          ("z", "original", "ab"): (None, None, None),
-                          ("w", "padded", "ab"): (1.0, 5.0, 1.0)})
+    table = VerdictTable({Slot("x"): (4.0, 4.0, 4.0),
+                          Slot("y"): (4.0, 2.0, 4.0),
+                          Slot("z"): (None, None, None),
+                          Slot("w", Variant.PADDED): (1.0, 5.0, 1.0)})
     result = self_consistency(table, {"x", "y", "z", "w"})
     assert (result.samples, result.n, result.all_agree) == (3, 3, 1)
     assert result.rate == pytest.approx(1 / 3)
     assert "one sample" in self_consistency(
-        VerdictTable({("x", "original", "ab"): (4.0,)}), {"x"}).reason
+        VerdictTable({Slot("x"): (4.0,)}), {"x"}).reason
 
 
 def test_ask_judge_reports_progress_to_the_last_reply() -> None:

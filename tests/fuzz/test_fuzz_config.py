@@ -1,7 +1,7 @@
 """Fuzz the config reader: ``[tool.metaeval]`` with its ``mutate``, ``meta_eval``,
 ``gate``, ``judges`` and ``judge_audit`` tables, read by every reader of it
 (``load_config``, ``load_mutate_settings``, ``build_judge`` for each configured
-judge, ``judge_audit_scale``). A valid table loads with every value written; one
+judge, ``configured_scale``). A valid table loads with every value written; one
 broken field is an InputError naming the file or the key, never another
 exception; an unknown key, a missing required one, or code named outside
 ``allowed_modules`` is always an error."""
@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from metaeval.config import load_config
 from metaeval.errors import InputError
-from metaeval.judges.spec import build_judge, configured_judges
+from metaeval.judges.scales import configured_scale
+from metaeval.judges.spec import build_judge
 from metaeval.mutation.run.settings import load_mutate_settings
 from tests.fuzz.strategies import (
     OPEN,
@@ -232,19 +233,14 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def read_everything(root: Path) -> None:
     """Every reader of ``[tool.metaeval]``, as the commands call them."""
-    from metaeval.config import judge_audit_scale
-
     config = load_config(root)
     load_mutate_settings(root)
-    judge_audit_scale(root)
-    with contextlib.chdir(root):  # a judge named by a string is looked up from the cwd
-        for name in configured_judges(root):
-            build_judge(name, allowed=config.allowed_modules)
+    configured_scale(config.judge_audit)
+    for name in config.judges.tables:
+        build_judge(name, allowed=config.allowed_modules, judges=config.judges)
 
 
 def assert_same_config(root: Path, section: dict[str, object]) -> None:
-    from metaeval.config import judge_audit_scale
-
     config = load_config(root)
     assert config.meta_sets == tuple(section.get("meta_sets", ["meta_sets"]))  # type: ignore[arg-type]
     assert config.findings == section.get("findings", "mutants/findings.json")
@@ -279,7 +275,7 @@ def assert_same_config(root: Path, section: dict[str, object]) -> None:
         metric: ((spec, None) if not isinstance(spec, dict) else (spec["min"], spec["max"]))
         for metric, spec in gate.items()}
     audit = section.get("judge_audit")
-    scale = judge_audit_scale(root)
+    scale = configured_scale(config.judge_audit)
     if isinstance(audit, dict):
         assert scale is not None
         assert f"{scale.low}-{scale.high}" == audit["scale"] and scale.pass_at == audit["pass_at"]
@@ -289,7 +285,7 @@ def assert_same_config(root: Path, section: dict[str, object]) -> None:
     assert isinstance(judges, dict)
     with contextlib.chdir(root):
         for name, table in judges.items():
-            judge = build_judge(name)
+            judge = build_judge(name, judges=config.judges)
             if isinstance(table, dict):
                 assert judge.identity.name == table.get("name", name)
                 if "scale" in table:

@@ -14,7 +14,8 @@ import pytest
 
 from metaeval.audit.calibration import calibration_for, entry
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.judge_audit import Controls, audit_judge
+from metaeval.audit.judge_audit import AuditSource, Controls, audit_judge
+from metaeval.config import load_config
 from metaeval.errors import InputError
 from metaeval.judge_items import JudgeItems
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity
@@ -89,16 +90,19 @@ def test_a_configured_judge_is_named_by_its_key(tmp_path: Path,
         "[tool.metaeval.judges.named]\n"
         'type = "http"\nname = "house"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')
     monkeypatch.chdir(tmp_path)
-    staging, prod = build_judge("staging").identity, build_judge("prod").identity
+    judges = load_config().judges
+    staging = build_judge("staging", judges=judges).identity
+    prod = build_judge("prod", judges=judges).identity
     assert (staging.name, prod.name) == ("staging", "prod")
     assert staging.version != prod.version
-    assert build_judge("named").identity.name == "house"  # an explicit name wins
+    assert build_judge("named", judges=judges).identity.name == "house"  # an explicit name wins
 
 
 def test_a_calibration_entry_names_the_endpoint_and_applies_to_it_alone(tmp_path: Path) -> None:
     prod = JudgeIdentity("house", "m", "abc", 0.0, "https://judge.example/v1")
     staging = JudgeIdentity("house", "m", "abc", 0.0, "https://staging.example/v1")
-    audit = audit_judge(prod, DEFAULT_SCALE, JudgeItems(), VerdictTable(), mode="live",
+    audit = audit_judge(prod, DEFAULT_SCALE, JudgeItems(), VerdictTable(),
+                        source=AuditSource.LIVE,
                         controls=Controls(()))
     written = entry(audit, date(2026, 1, 1))
     assert written["judge"] == {"name": "house", "model": "m", "prompt_hash": "abc",

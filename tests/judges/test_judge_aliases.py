@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
+from metaeval.config import load_config
 from metaeval.errors import InputError
 from metaeval.judges.spec import build_judge
 
@@ -40,21 +41,21 @@ def test_a_cycle_of_judge_names_is_named(judges: Path, table: str, cycle: str) -
 
 def test_a_chain_of_names_that_ends_in_a_judge_is_followed(judges: Path) -> None:
     judges.write_text('[tool.metaeval.judges]\nprod = "staging"\nstaging = "steady"\n')
-    assert build_judge("prod").identity.name == "steady"
+    assert build_judge("prod", judges=load_config().judges).identity.name == "steady"
 
 
 def test_judges_that_is_not_a_table_is_bad_input(judges: Path) -> None:
     judges.write_text('[tool.metaeval]\njudges = ["steady"]\n')
     with pytest.raises(InputError, match=r"tool\.metaeval\.judges: got \['steady'\]; expected "
                                          "a table"):
-        build_judge("house")
+        build_judge("house", judges=load_config().judges)
 
 
 def test_an_unknown_key_of_a_judge_table_says_which_it_may_be(judges: Path) -> None:
     judges.write_text('[tool.metaeval.judges.house]\ntype = "http"\nbase_ur = "http://x"\n'
                       'model = "m"\n')
     with pytest.raises(InputError) as caught:
-        build_judge("house")
+        build_judge("house", judges=load_config().judges)
     message = str(caught.value)
     assert message.startswith("tool.metaeval.judges.house.base_ur: unknown key for a http judge")
     assert message.endswith("; did you mean 'base_url'?")

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
+from metaeval.config import load_config
 from metaeval.errors import InputError
 from metaeval.judges.base import Choice, Mode, Scale
 from metaeval.judges.reply import ReplyRule, reply_rule
@@ -70,12 +71,12 @@ def test_one_character_of_the_template_changes_the_version(
         stub: Stub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     _project(tmp_path, stub, "mt-bench")
-    first = build_judge("mt").identity
+    first = build_judge("mt", judges=load_config().judges).identity
     _project(tmp_path, stub, "mt-bench", MT_PAIR.replace("impartial", "impartial!"))
-    second = build_judge("mt").identity
+    second = build_judge("mt", judges=load_config().judges).identity
     assert first.prompt_hash != second.prompt_hash and first.version != second.version
     _project(tmp_path, stub, "mt-bench")
-    assert build_judge("mt").identity == first
+    assert build_judge("mt", judges=load_config().judges).identity == first
 
 
 def test_a_custom_judge_differs_from_metaevals_own(stub: Stub, tmp_path: Path,
@@ -85,7 +86,9 @@ def test_a_custom_judge_differs_from_metaevals_own(stub: Stub, tmp_path: Path,
         f'[tool.metaeval.judges.a]\ntype = "http"\nbase_url = "{stub.url}"\nmodel = "m"\n'
         f'[tool.metaeval.judges.b]\ntype = "http"\nbase_url = "{stub.url}"\nmodel = "m"\n'
         'reply = "bare"\nname = "a"\n')
-    assert build_judge("a").identity.version != build_judge("b").identity.version
+    judges = load_config().judges
+    assert (build_judge("a", judges=judges).identity.version
+            != build_judge("b", judges=judges).identity.version)
 
 
 @pytest.mark.parametrize(("template", "message"), [
@@ -102,7 +105,7 @@ def test_a_template_missing_a_placeholder_is_a_config_error_naming_the_file(
     monkeypatch.chdir(tmp_path)
     _project(tmp_path, stub, "mt-bench", template)
     with pytest.raises(InputError) as caught:
-        build_judge("mt")
+        build_judge("mt", judges=load_config().judges)
     assert f"tool.metaeval.judges.mt.prompt_template: {tmp_path / 'judge' / 'pair.txt'}: " \
         f"{message}" in str(caught.value)
 
@@ -117,11 +120,11 @@ def test_per_mode_templates_and_a_pattern_for_each(stub: Stub, tmp_path: Path,
     (tmp_path / "pyproject.toml").write_text(base + "reply = 'Score: (?P<score>\\d+)'\n"
                                              'modes = ["pointwise", "pairwise"]\n')
     with pytest.raises(InputError, match="reply: the pattern has no 'winner' group"):
-        build_judge("own")
+        build_judge("own", judges=load_config().judges)
     (tmp_path / "pyproject.toml").write_text(base + "reply = 'Score: (?P<score>\\d+)'\n")
-    assert build_judge("own").modes == frozenset({Mode.POINTWISE})
+    assert build_judge("own", judges=load_config().judges).modes == frozenset({Mode.POINTWISE})
     stub.script = [(200, "Score: 5"), (200, "on a scale of 1 to 10 I'd give it an 8")]
-    judge = build_judge("own")
+    judge = build_judge("own", judges=load_config().judges)
     assert judge.score("q", "r").value == 5.0
     assert stub.requests[0]["messages"][0]["content"] == "Rate r to q. Score: N"  # type: ignore[index]
     unread = judge.score("q", "r")
@@ -185,9 +188,8 @@ def test_a_python_function_judge_may_take_a_template_and_a_reply_rule(
         '[tool.metaeval.judges.fn]\ntype = "python"\n'
         'target = "tests.judges.test_own_judge:echo_judge"\n'
         'prompt_template = "pair.txt"\nreply = "mt-bench"\n')
-    from metaeval.config import load_config
-
-    judge = build_judge("fn", allowed=load_config().allowed_modules)
+    config = load_config()
+    judge = build_judge("fn", allowed=config.allowed_modules, judges=config.judges)
     assert judge.compare("q", "x", "y").value is Choice.B
     assert judge.modes == frozenset({Mode.PAIRWISE})
 

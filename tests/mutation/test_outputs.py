@@ -21,11 +21,12 @@ import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
+from metaeval.commands import mutate as session
+from metaeval.commands.mutate import MutateRequest
 from metaeval.errors import ExitCode
-from metaeval.mutation import session
 from metaeval.mutation.run.runner import Isolation
-from metaeval.mutation.session import MutateRequest, plan_and_run
 from metaeval.mutation.wire import ChildSpec
+from metaeval.report.mutate_outcome import plan_and_run
 from tests.mutation.test_runner import project
 from tests.mutation.test_session import PRICING, SURVIVOR, FakeRunner, shop_here
 

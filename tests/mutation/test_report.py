@@ -12,9 +12,9 @@ from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.mutation.run.runner import ForkStats, Isolation, MutationRun
 from metaeval.mutation.run.settings import MutateSettings, load_mutate_settings
+from metaeval.mutation.score import mutation_score
 from metaeval.report.mutation import (
     mutation_json,
-    mutation_score,
     mutation_table,
     mutation_text,
     overhead_text,

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from metaeval.commands import mutate as session
+from metaeval.commands.mutate import Message, MutateRequest, plan_mutate
 from metaeval.errors import ExitCode, InputError
 from metaeval.findings import accept
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
-from metaeval.mutation import session
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.runner import (
     Cache,
@@ -29,7 +30,7 @@ from metaeval.mutation.run.runner import (
     RunOptions,
     WarmStart,
 )
-from metaeval.mutation.session import Message, MutateRequest, plan_and_run, plan_mutate
+from metaeval.report.mutate_outcome import plan_and_run
 from tests.mutation.conftest import copy_shop, git
 from tests.mutation.test_runner import project
 

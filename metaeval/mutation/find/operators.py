@@ -20,6 +20,7 @@ from decimal import Decimal
 
 import libcst as cst
 
+from metaeval.config import MutateSection
 from metaeval.errors import InputError
 from metaeval.mutation.find.fail_open import fail_open_constants, last_name, own_nodes
 from metaeval.mutation.find.shapes import (
@@ -497,6 +498,16 @@ for _function in (
     remove_decorator,
 ):
     _register(_function)
+
+
+def configured_operators(mutate: MutateSection) -> tuple[str, ...]:
+    """``[tool.metaeval.mutate] operators``, each the name of a registered operator;
+    raises InputError naming the file, the key and the first unknown name."""
+    for name in mutate.operators:
+        if name not in OPERATORS:
+            raise InputError(f"{mutate.where}.operators: got {name!r}; "
+                             f"expected one of {', '.join(OPERATORS)}")
+    return mutate.operators
 
 
 def select_operators(names: Sequence[str] = ()) -> tuple[Operator, ...]:

@@ -1,22 +1,21 @@
 """The runner's keys of ``[tool.metaeval.mutate]``, with their defaults.
 
-``targets`` and ``operators`` are read by ``metaeval.config``; this module reads
-the rest: where patch mutants live, how to call pytest, the time limit, the
-number of workers, where the report goes, and whether message strings are
-mutated. Flags override every key. A bad value is an InputError naming the
-file, the key, the value and what was expected; a key of neither reader
-(``config.MUTATE_KEYS``) is an error too; numbers are held to the ranges of
-``limits``, as the flags are.
+``metaeval.config`` reads the table (and ``targets`` and ``operators``); this
+module reads the rest from the section it hands on, never from the file: where
+patch mutants live, how to call pytest, the time limit, the number of workers,
+where the report goes, and whether message strings are mutated. Flags override
+every key. A bad value is an InputError naming the file, the key, the value and
+what was expected; numbers are held to the ranges of ``limits``, as the flags are.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from metaeval.config import MUTATE_KEYS, metaeval_table
+from metaeval.config import MutateSection, load_config
 from metaeval.errors import InputError
-from metaeval.keys import reject_unknown
 from metaeval.mutation.run.limits import JOBS, TIMEOUT_CONSTANT, TIMEOUT_FACTOR, Range
 from metaeval.mutation.run.runner import DEFAULT_TIMEOUT_CONSTANT, DEFAULT_TIMEOUT_FACTOR
 
@@ -43,7 +42,7 @@ class MutateSettings:
     (``metaeval.mutation.find.messages``); left out by default as noise."""
 
 
-def _number(pyproject: Path, section: dict[str, object], key: str, default: float,
+def _number(pyproject: Path | None, section: Mapping[str, object], key: str, default: float,
             limits: Range) -> float:
     value = section.get(key, default)
     if not limits.holds(value):
@@ -55,10 +54,12 @@ def _number(pyproject: Path, section: dict[str, object], key: str, default: floa
 
 def load_mutate_settings(root: Path) -> MutateSettings:
     """The settings of the project at ``root`` (defaults when there is no section)."""
-    pyproject, section = metaeval_table(root, "mutate")
-    if pyproject is None:
-        return MutateSettings()
-    reject_unknown(section, MUTATE_KEYS, f"{pyproject}: tool.metaeval.mutate")
+    return mutate_settings(load_config(root).mutate)
+
+
+def mutate_settings(mutate: MutateSection) -> MutateSettings:
+    """The runner's keys of ``mutate`` (defaults for those not set)."""
+    pyproject, section = mutate.pyproject, mutate.runner
     strings = {}
     for key, default in (("mutants", DEFAULT_MUTANTS_DIR), ("report", DEFAULT_REPORT)):
         value = section.get(key, default)

@@ -1,23 +1,22 @@
-"""One ``metaeval mutate`` request, from the options a user gave to the exit code.
+"""``metaeval mutate``: one request, from the options a user gave to a result.
 
 ``plan_mutate`` turns a ``MutateRequest`` into a ``MutatePlan``: the config and
 settings read, the targets scanned (through the scan cache), the patch mutants
 loaded, ``--since`` applied, the ``RunOptions`` built. Nothing runs yet, so a
 plan that finds nothing to mutate stops here with its exit code. ``run_plan``
-runs a plan and returns a ``MutateOutcome``: the run, the report file it wrote,
-the survivors compared with the findings file, the exit code, and the lines to
-show. ``plan_and_run`` does both.
+runs a plan and returns a ``MutateResult``: the run, the survivors compared with
+the findings file, the exit code, and the lines to show.
 
 The two steps are apart so that a command line can show the plan's notes (the
 ``--since`` count) before the progress of the run, as they happen. This module
-never prints and never exits: every line for the user is a ``Message`` in the
-value it returns. It writes only what a finished run writes: the report, the
-caches, and (when asked) the findings file and the SARIF file.
+never prints, never renders and never exits: every line for the user is a
+``Message`` in the value it returns, and the report and SARIF files are the
+rendering layer's to write (``metaeval.report.mutate_outcome``). It writes only
+data a finished run leaves: the caches and (when asked) the findings file.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,11 +24,11 @@ from pathlib import Path
 from metaeval import vcs
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
-from metaeval.files import write_atomic
 from metaeval.findings import Comparison, Findings, Seen, compare, updated
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
-from metaeval.mutation.find.operators import select_operators
+from metaeval.mutation.find.diffs import rewrite_diff
+from metaeval.mutation.find.operators import configured_operators, select_operators
 from metaeval.mutation.find.scan_cache import SCAN_FILE_NAME, ScanCache
 from metaeval.mutation.find.since import since
 from metaeval.mutation.find.targets import (
@@ -56,10 +55,7 @@ from metaeval.mutation.run.runner import (
     run_mutants,
     start_warm,
 )
-from metaeval.mutation.run.settings import load_mutate_settings
-from metaeval.report.findings import comparison_text
-from metaeval.report.mutation import mutation_report, rewrite_diff
-from metaeval.report.sarif import sarif
+from metaeval.mutation.run.settings import mutate_settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,10 +133,27 @@ class MutatePlan:
 
 
 @dataclass(frozen=True, slots=True)
-class MutateOutcome:
-    """What one request did. Shown in order: ``before``, the run's table (when
-    ``run`` is set), ``after``, ``write_errors``; then ``findings_error`` if any,
-    else ``code``."""
+class Tracked:
+    """A finished run's survivors against the findings file."""
+
+    comparison: Comparison
+    findings_file: Path
+    """The findings file, relative to the current directory when it lies under it
+    (as it is shown)."""
+    written: bool
+    """The findings file was updated with this run (``--update-baseline``)."""
+    sarif: Findings | None
+    """What the SARIF file is to hold, when one was asked for: the new survivors for
+    a pull request's run (``--since``), else every open one."""
+    new_only: bool = False
+    """``sarif`` holds the new survivors only (a ``--since`` run)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MutateResult:
+    """What one request did, before its report and SARIF files are written. Shown in
+    order: ``before``, the run's table (when ``run`` is set), ``after``, then the
+    survivors against the findings file (``tracked``) and the files written."""
 
     code: ExitCode
     root: Path
@@ -148,20 +161,18 @@ class MutateOutcome:
     """The plan's notes."""
     run: MutationRun | None = None
     """``None`` when nothing ran: nothing to mutate, or the run proved nothing."""
-    report: Path | None = None
-    """The mutation-testing report written, relative to the current directory
-    when it lies under it (as it is shown); None when it could not be written."""
+    report_file: Path | None = None
+    """Where the run's mutation-testing report goes (set whenever ``run`` is)."""
     after: tuple[Message, ...] = ()
-    """Lines after the table: why the run is void, or the survivors against the
-    findings file and the files written."""
-    comparison: Comparison | None = None
+    """Lines after the table: caches that could not be written, why the run is void."""
+    tracked: Tracked | None = None
     """The survivors against the findings file, when they were tracked."""
+    sarif_path: Path | None = None
     findings_error: InputError | None = None
     """The findings file could not be read. The run and its report stand, so the
     table is still shown before this error."""
     write_errors: tuple[OutputError, ...] = ()
-    """The report, findings or SARIF files that could not be written (exit code 2);
-    shown after the table, which they never hold back."""
+    """The findings file could not be written (exit code 2)."""
 
 
 def plan_mutate(request: MutateRequest) -> MutatePlan:
@@ -170,7 +181,8 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
     Raises ``InputError`` for a bad config, target, patch-mutants file or git ref.
     """
     config = load_config()
-    settings = load_mutate_settings(config.root)
+    operators = configured_operators(config.mutate)
+    settings = mutate_settings(config.mutate)
     root = config.root
     targets = list(request.paths) or list(config.mutate_targets)
     cache_file = (root / CACHE_FILE if request.cache_path is None
@@ -190,9 +202,9 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
         coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME))
     messages = (settings.message_strings if request.message_strings is None
                 else request.message_strings)
-    warm = _start_early(targets, root, config.mutate_operators, scan, patches, options, messages)
+    warm = _start_early(targets, root, operators, scan, patches, options, messages)
     try:
-        mutants = (find_mutants(targets, root, config.mutate_operators, scan, messages)
+        mutants = (find_mutants(targets, root, operators, scan, messages)
                    if targets else [])
         mutants += patches
         found = len(mutants)
@@ -243,20 +255,19 @@ def _start_early(targets: Sequence[str], root: Path, operators: Sequence[str],
         return None
 
 
-def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcome:
-    """Run a plan's mutants, write the report (the settings' file unless the request
-    names one), and track the survivors when the request asks to.
+def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateResult:
+    """Run a plan's mutants and track the survivors when the request asks to.
 
-    A plan that stops runs nothing and returns its exit code. A ``VoidRun`` is an
-    outcome (exit 3 with its message), not an exception. A file that cannot be
-    written never loses the run: a cache is a warning in ``after``; the report,
-    the findings file or the SARIF file is in ``write_errors``, with exit code 2.
+    A plan that stops runs nothing and returns its exit code. A ``VoidRun`` is a
+    result (exit 3 with its message), not an exception. A file that cannot be
+    written never loses the run: a cache is a warning in ``after``; the findings
+    file is in ``write_errors``, with exit code 2.
     """
     request, root = plan.request, plan.root
     if plan.stop is not None:
         if plan.warm is not None:
             plan.warm.stop()
-        return MutateOutcome(plan.stop, root, plan.notes)
+        return MutateResult(plan.stop, root, plan.notes)
     options = plan.options
     cache = None if request.no_cache else ResultCache(
         root, (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant)),
@@ -264,8 +275,8 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcom
     try:
         run = run_mutants(plan.mutants, options, progress, cache, plan.warm)
     except VoidRun as e:
-        return MutateOutcome(ExitCode.VOID, root, plan.notes,
-                             after=(Message(f"error: {e}", stderr=True),))
+        return MutateResult(ExitCode.VOID, root, plan.notes,
+                            after=(Message(f"error: {e}", stderr=True),))
     # Like the report: the caches are written only by a run that finished.
     warnings = [_save_cache(lambda: cache.save(run.baseline_duration, run.timeout))
                 if cache is not None else None,
@@ -275,43 +286,30 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateOutcom
                 and (kept := plan.options.coverage_cache)
                 else None]
     after = tuple(w for w in warnings if w is not None)
-    report: Path | None = plan.report_file
-    failed: list[OutputError] = []
-    try:
-        write_atomic(plan.report_file, json.dumps(mutation_report(run, root), indent=2) + "\n")
-    except OutputError as e:
-        failed.append(e)
-        report = None
-    if report is not None and report.is_relative_to(Path.cwd()):
-        report = report.relative_to(Path.cwd())
     code = exit_code(run)
     if code is ExitCode.VOID:
         why = Message(f"error: no mutant ran ({len(plan.mutants)} found); nothing was tested",
                       stderr=True)
-        return MutateOutcome(code, root, plan.notes, run, report, (*after, why),
-                             write_errors=tuple(failed))
-    comparison = None
+        return MutateResult(code, root, plan.notes, run, plan.report_file, (*after, why))
+    tracked = None
+    failed: tuple[OutputError, ...] = ()
     if request.tracks_survivors:
         try:
-            comparison, said, unwritten = track_survivors(
+            tracked, failed = track_survivors(
                 run.results, root, plan.findings_file, request.update_baseline,
-                request.sarif_path, since=request.since_ref is not None)
+                sarif=request.sarif_path is not None, since=request.since_ref is not None)
         except InputError as e:
-            return MutateOutcome(ExitCode.BAD_INPUT, root, plan.notes, run, report, after,
-                                 findings_error=e, write_errors=tuple(failed))
-        after += said
-        failed += unwritten
+            return MutateResult(ExitCode.BAD_INPUT, root, plan.notes, run, plan.report_file,
+                                after, findings_error=e)
         if request.update_baseline:
             # Updating accepts the run as it is (as cargo-mutants and Stryker do): the
             # new survivors are in the file now, open. What the written file would
             # still fail on (an acceptance past its expiry) fails this run too.
-            code = ExitCode.FINDINGS if comparison.expired else ExitCode.OK
+            code = ExitCode.FINDINGS if tracked.comparison.expired else ExitCode.OK
         elif request.baseline_path is not None:
-            code = ExitCode.FINDINGS if comparison.failing else ExitCode.OK
-    if failed:
-        code = ExitCode.BAD_INPUT
-    return MutateOutcome(code, root, plan.notes, run, report, after, comparison,
-                         write_errors=tuple(failed))
+            code = ExitCode.FINDINGS if tracked.comparison.failing else ExitCode.OK
+    return MutateResult(code, root, plan.notes, run, plan.report_file, after, tracked,
+                        request.sarif_path, write_errors=failed)
 
 
 def _save_cache(save: Callable[[], None]) -> Message | None:
@@ -324,26 +322,20 @@ def _save_cache(save: Callable[[], None]) -> Message | None:
     return None
 
 
-def plan_and_run(request: MutateRequest, progress: Progress | None = None) -> MutateOutcome:
-    """``run_plan(plan_mutate(request))``: the whole of ``metaeval mutate`` but the printing."""
-    return run_plan(plan_mutate(request), progress)
-
-
 def track_survivors(results: Sequence[MutantResult], root: Path, findings_file: Path,
-                    update: bool, sarif_path: Path | None, *, since: bool = False
-                    ) -> tuple[Comparison, tuple[Message, ...], tuple[OutputError, ...]]:
+                    update: bool, *, sarif: bool = False, since: bool = False
+                    ) -> tuple[Tracked, tuple[OutputError, ...]]:
     """Compare a run's survivors with the findings file: what is new, known and
-    fixed; write the file (``update``) and the SARIF file: the new survivors when
-    the run is a pull request's (``since``: what it introduced, not the backlog),
-    else every open one. Returns the comparison, the lines that say so, and the
-    files that could not be written. Raises ``InputError`` for a findings file
-    that cannot be read."""
+    fixed; write the file (``update``); say what a SARIF file (``sarif``) is to
+    hold: the new survivors when the run is a pull request's (``since``: what it
+    introduced, not the backlog), else every open one. Returns what was tracked
+    and the findings file when it could not be written. Raises ``InputError``
+    for a findings file that cannot be read."""
     diffs = {r.mutant.id: rewrite_diff(r, root) for r in results
              if r.status in (Status.SURVIVED, Status.NO_COVERAGE)}
     seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
     baseline = load_findings(findings_file)
     comparison = compare(baseline, results, diffs, seen, vcs.today())
-    shown = _shown(findings_file)
     failed: list[OutputError] = []
     after = updated(baseline, results, diffs, seen)
     written = False
@@ -353,20 +345,10 @@ def track_survivors(results: Sequence[MutantResult], root: Path, findings_file: 
             written = True
         except OutputError as e:
             failed.append(e)
-    said = [Message(comparison_text(comparison, shown, recorded=written))]
-    if written:
-        said.append(Message(f"findings: wrote {shown}"))
-    if sarif_path is not None:
-        # A pull request's SARIF holds what it introduced; the open backlog is the
-        # full run's (or 'metaeval findings export').
-        reported, what = ((Findings(comparison.new), "new survivors") if since
-                          else (after, "open survivors"))
-        try:
-            write_atomic(sarif_path, sarif(reported, vcs.today()))
-            said.append(Message(f"findings: SARIF of the {what} in {sarif_path}"))
-        except OutputError as e:
-            failed.append(e)
-    return comparison, tuple(said), tuple(failed)
+    # A pull request's SARIF holds what it introduced; the open backlog is the full
+    # run's (or 'metaeval findings export').
+    reported = None if not sarif else Findings(comparison.new) if since else after
+    return Tracked(comparison, _shown(findings_file), written, reported, since), tuple(failed)
 
 
 def _shown(path: Path) -> Path:

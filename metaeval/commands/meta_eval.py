@@ -1,0 +1,87 @@
+"""``metaeval meta-eval``: every check over the meta-sets, measured against the
+human labels.
+
+``meta_eval`` loads the meta-sets (the configured ones unless paths are given),
+merges the flag bars over the config's (a flag overrides the config for that
+metric, per-check bars included), reads the baseline, and measures. It returns
+a ``MetaEvalOutcome`` and never prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from metaeval.audit.baseline import load_baseline
+from metaeval.audit.meta_eval import MetaEvalResult, Settings
+from metaeval.audit.meta_eval import meta_eval as measure
+from metaeval.config import Bars, Config, unknown_check_bars
+from metaeval.errors import ExitCode, InputError
+from metaeval.meta_set import MetaSet, load_meta_sets
+
+
+@dataclass(frozen=True, slots=True)
+class MetaEvalRequest:
+    """What the user asked of ``metaeval meta-eval``; ``None`` means the configured value."""
+
+    paths: tuple[Path, ...] = ()
+    """Meta-set files or folders; empty: ``[tool.metaeval] meta_sets``."""
+    min_tpr: float | None = None
+    min_tnr: float | None = None
+    min_kappa: float | None = None
+    baseline: Path | None = None
+    """A previous ``--format json`` result, for regressions."""
+    seed: int | None = None
+    resamples: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MetaEvalOutcome:
+    """The meta-sets loaded and, when there was a run to measure, the result."""
+
+    targets: tuple[Path, ...]
+    loaded: MetaSet
+    result: MetaEvalResult | None
+    """None when no run loaded: nothing was measured."""
+
+    @property
+    def code(self) -> ExitCode:
+        """2 for bad input (the good lines are still measured), 3 for nothing to
+        measure, 1 when a check misses a bar, regresses or is a tautology, else 0."""
+        if self.result is None:
+            return ExitCode.BAD_INPUT if self.loaded.errors else ExitCode.VOID
+        if self.loaded.errors:
+            return ExitCode.BAD_INPUT
+        return ExitCode.FINDINGS if self.result.failed else ExitCode.OK
+
+
+def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
+    """Measure every check of the meta-sets of ``request`` in the project of ``config``.
+    Raises InputError for a bar that names no check of the configured meta-sets, or a
+    baseline that cannot be read."""
+    targets = list(request.paths) or config.paths(config.meta_sets)
+    loaded = load_meta_sets(targets, config.allowed_modules, config.judges)
+    # Bars name checks of the configured meta-sets: a run on one file of them need
+    # not hold every check they name, but the run on all of them (CI's) must.
+    unknown_bar = None if request.paths else unknown_check_bars(
+        config, {c.label for r in loaded.runs for c in r.input.task.checks},
+        ", ".join(map(str, targets)))
+    if unknown_bar is not None and loaded.runs:
+        raise InputError("\n".join([*map(str, loaded.errors), unknown_bar]))
+    before = load_baseline(request.baseline) if request.baseline is not None else None
+    flags = Bars(request.min_tpr, request.min_tnr, request.min_kappa)
+    settings = Settings(
+        bars=flags.over(config.meta_eval.bars),
+        # A flag overrides the config for that metric, per-check bars included.
+        check_bars={name: Bars(None if flags.min_tpr is not None else bars.min_tpr,
+                               None if flags.min_tnr is not None else bars.min_tnr,
+                               None if flags.min_kappa is not None else bars.min_kappa)
+                    for name, bars in config.meta_eval.check_bars.items()},
+        seed=config.meta_eval.seed if request.seed is None else request.seed,
+        resamples=(config.meta_eval.resamples if request.resamples is None
+                   else request.resamples))
+    if not loaded.runs:
+        return MetaEvalOutcome(tuple(targets), loaded, None)
+    result = measure(loaded.runs, settings, before, allowed=config.allowed_modules,
+                     judges=config.judges)
+    return MetaEvalOutcome(tuple(targets), loaded, result)

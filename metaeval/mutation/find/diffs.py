@@ -1,0 +1,33 @@
+"""What a mutant changed, as a unified diff against the file as it is on disk.
+
+Reads the user's source (never imports or runs it); a file that cannot be read
+falls back to the mutant's own before and after text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from metaeval.mutation.find.targets import unified_diff
+from metaeval.mutation.model import MutantKind, MutantResult
+
+
+def rewrite_diff(result: MutantResult, root: Path) -> str:
+    """A unified diff of the fault: the module for a rewrite mutant, the target's
+    definition against its replacement for a patch mutant."""
+    m = result.mutant
+    try:
+        original = (root / m.path).read_text(encoding="utf-8")
+    except OSError:
+        return unified_diff(m.original, m.replacement, m.path)
+    if m.kind is MutantKind.REWRITE:
+        return unified_diff(original, m.mutated_source, m.path)
+    if not m.original:  # the target was not found: show the declaration alone
+        return unified_diff("", m.replacement, m.path)
+    # The whole file with the definition swapped, so the hunk shows real line numbers.
+    lines = original.splitlines(keepends=True)
+    start, end = m.span.start_line, m.span.end_line
+    indent = lines[start - 1][: len(lines[start - 1]) - len(lines[start - 1].lstrip())]
+    swapped = "".join(indent + line if line.strip() else line
+                      for line in m.replacement.splitlines(keepends=True))
+    return unified_diff(original, "".join([*lines[: start - 1], swapped, *lines[end:]]), m.path)
