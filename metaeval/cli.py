@@ -21,7 +21,6 @@ import click
 
 from metaeval import __version__, vcs
 from metaeval.audit.bars import DEFAULT_BARS as DEFAULT_JUDGE_BARS
-from metaeval.audit.bars import Bars as JudgeBars
 from metaeval.commands.validate import validate as run_validate
 from metaeval.commands.validate import validate_code
 from metaeval.config import load_config
@@ -372,8 +371,9 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
               help="Judge-item files or folders (*.ndjson); default: <meta_sets>/judge/.")
 @click.option("--recorded", type=click.Path(path_type=Path),
               help="Audit from recorded verdicts (JSONL); no call is made.")
-@click.option("--samples", default=1, show_default=True, type=int,
-              help="Ask each question K times for self-consistency.")
+@click.option("--samples", type=int,
+              help="Ask each question K times for self-consistency [default: 1]; live "
+              "judges only (with --recorded, K is what the log holds).")
 @click.option("--scale", "scale_text", metavar="LOW-HIGH",
               help="With --recorded: the scale of the recorded scores (default 1-5, or "
               "[tool.metaeval.judge_audit] scale).")
@@ -382,24 +382,37 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @click.option("--cache", "cache_path", type=click.Path(path_type=Path),
               help="Reply cache (sqlite); default .metaeval/judge-cache.sqlite.")
 @click.option("--no-cache", is_flag=True, help="Ask the judge even if a reply is cached.")
-@click.option("--kappa-bar", default=DEFAULT_JUDGE_BARS.kappa, show_default=True, type=float)
-@click.option("--tpr-bar", default=DEFAULT_JUDGE_BARS.tpr, show_default=True, type=float)
-@click.option("--tnr-bar", default=DEFAULT_JUDGE_BARS.tnr, show_default=True, type=float)
-@click.option("--unscored-bar", default=DEFAULT_JUDGE_BARS.unscored, show_default=True,
-              type=float, help="Largest share of unscored verdicts on labelled items.")
-@click.option("--alpha", default=DEFAULT_JUDGE_BARS.alpha, show_default=True, type=float,
-              help="Significance level of the probes' exact tests.")
+@click.option("--label-scale", "label_scale_text", metavar="LOW-HIGH",
+              help="Range of the items' integer labels (default 1-5, or "
+              "[tool.metaeval.judge_audit] label_scale).")
+@click.option("--label-pass-at", type=int,
+              help="Lowest integer label that is a human pass (default: the judge's "
+              "pass_at on the same range, else the top quarter).")
+@click.option("--kappa-bar", type=float,
+              help=f"Lowest kappa that may gate [default: {DEFAULT_JUDGE_BARS.kappa:g}, or "
+              "[tool.metaeval.judge_audit] kappa_bar].")
+@click.option("--tpr-bar", type=float,
+              help=f"Lowest TPR that may gate [default: {DEFAULT_JUDGE_BARS.tpr:g}, or tpr_bar].")
+@click.option("--tnr-bar", type=float,
+              help=f"Lowest TNR that may gate [default: {DEFAULT_JUDGE_BARS.tnr:g}, or tnr_bar].")
+@click.option("--unscored-bar", type=float,
+              help="Largest share of unscored verdicts on labelled items [default: "
+              f"{DEFAULT_JUDGE_BARS.unscored:g}, or unscored_bar].")
+@click.option("--alpha", type=float,
+              help="Significance level of the probes' exact tests [default: "
+              f"{DEFAULT_JUDGE_BARS.alpha:g}, or alpha].")
 @click.option("--write", is_flag=True,
               help="On 'may gate', add an entry to the calibration file.")
 @click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
               help="Calibration file; default meta_sets/judge/calibration.json.")
 @FORMAT
 @user_errors
-def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None, samples: int,
-                scale_text: str | None, pass_at: int | None, cache_path: Path | None,
-                no_cache: bool, kappa_bar: float, tpr_bar: float, tnr_bar: float,
-                unscored_bar: float, alpha: float, write: bool,
-                calibration_path: Path | None, fmt: str) -> None:
+def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
+                samples: int | None, scale_text: str | None, pass_at: int | None,
+                cache_path: Path | None, no_cache: bool, label_scale_text: str | None,
+                label_pass_at: int | None, kappa_bar: float | None, tpr_bar: float | None,
+                tnr_bar: float | None, unscored_bar: float | None, alpha: float | None,
+                write: bool, calibration_path: Path | None, fmt: str) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
 
@@ -415,9 +428,11 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     from metaeval.report.judge_audit import audit_json, audit_text
 
     config = load_config()
+    flags = {"kappa_bar": kappa_bar, "tpr_bar": tpr_bar, "tnr_bar": tnr_bar,
+             "unscored_bar": unscored_bar, "alpha": alpha}
     request = JudgeAuditRequest(
         spec, items_paths, recorded, samples, scale_text, pass_at, cache_path, no_cache,
-        JudgeBars(kappa_bar, tpr_bar, tnr_bar, unscored_bar, alpha))
+        {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at)
     bar = _ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
         result = judge_audit(request, config, bar)
@@ -432,7 +447,10 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
         if written:
             click.echo(f"calibration: entry added to {target}", err=True)
         else:
-            click.echo(f"calibration: nothing written ({audit.verdict.value})", err=True)
+            why = "bad input lines were left out" if audit.errors else audit.verdict.value
+            click.echo(f"calibration: nothing written ({why})", err=True)
+    for error in audit.errors:  # shown in the report too; the input still needs fixing
+        click.echo(f"error: {error}", err=True)
     sys.exit(result.code)
 
 

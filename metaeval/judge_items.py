@@ -75,14 +75,15 @@ class Slot(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class PointItem:
-    """A response to score, with the human pass/fail and (optionally) 1-5 score."""
+    """A response to score, with the human pass/fail and (optionally) an integer score
+    on the label scale; a score alone passes at the label pass mark."""
 
     id: str
     prompt: str
     response: str
     reference: str | None
     verdict: str | None
-    """``pass`` or ``fail``; None when only a 1-5 score was given."""
+    """``pass`` or ``fail``; None when only an integer score was given."""
     score: int | None
     source: str
 
@@ -158,6 +159,17 @@ def _reference(raw: JsonObject) -> str | None:
     return value or None
 
 
+def _text(raw: JsonObject, key: str) -> str:
+    """A response: any string, the empty one included (models do answer with nothing,
+    and such a response is usually the clear loser); anything else is refused."""
+    if key not in raw:
+        raise _Bad(key, "missing; expected a string (empty allowed)")
+    value = raw[key]
+    if not isinstance(value, str):
+        raise _Bad(key, f"got {_got(value)}; expected a string (empty allowed)")
+    return value
+
+
 def _fields(raw: JsonObject) -> set[str]:
     """The fields of the kind of record ``raw`` is, told by the fields it has."""
     if "response_a" in raw or "response_b" in raw:
@@ -167,8 +179,9 @@ def _fields(raw: JsonObject) -> set[str]:
     return INJECTION_FIELDS if "payload" in raw else POINT_FIELDS
 
 
-def parse_item(raw: JsonValue, source: str) -> Item:
-    """One record to one item; raises _Bad naming the field."""
+def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) -> Item:
+    """One record to one item; raises _Bad naming the field. ``labels``: the range
+    of integer labels (``--label-scale``, 1-5 unless declared)."""
     if not isinstance(raw, dict):
         raise _Bad("", f"got {_got(raw)}; expected a JSON object")
     # Unknown fields first: a misspelt "promt" is named as such, not as a missing prompt.
@@ -177,10 +190,10 @@ def parse_item(raw: JsonValue, source: str) -> Item:
     prompt = _str(raw, "prompt", "prompt")
     reference = _reference(raw)
     if "response_a" in raw or "response_b" in raw:
-        return PairItem(item_id, prompt, _str(raw, "response_a", "response_a"),
-                        _str(raw, "response_b", "response_b"), reference,
+        return PairItem(item_id, prompt, _text(raw, "response_a"),
+                        _text(raw, "response_b"), reference,
                         _str(raw, "label", "label", allowed=PAIR_LABELS), source)
-    response = _str(raw, "response", "response")
+    response = _text(raw, "response")
     if "padded" in raw:
         padded = _str(raw, "padded", "padded")
         if len(padded) <= len(response):
@@ -197,15 +210,19 @@ def parse_item(raw: JsonValue, source: str) -> Item:
         return InjectionCase(item_id, prompt, response, payload, control, reference, source)
     label = raw.get("label")
     score = raw.get("score")
+    score_field = "score"
     if isinstance(label, int) and not isinstance(label, bool) and score is None:
-        label, score = None, label
+        label, score, score_field = None, label, "label"
+    low, high = labels
+    integer = (f"an integer {low}-{high} (the label scale; declare another with "
+               "--label-scale LOW-HIGH)")
     if label is not None and label not in PASS_FAIL:
-        raise _Bad("label", f"got {_got(label)}; expected 'pass', 'fail' or an integer 1-5")
+        raise _Bad("label", f"got {_got(label)}; expected 'pass', 'fail' or {integer}")
     if score is not None and (isinstance(score, bool) or not isinstance(score, int)
-                              or not 1 <= score <= 5):
-        raise _Bad("score", f"got {_got(score)}; expected an integer from 1 to 5")
+                              or not low <= score <= high):
+        raise _Bad(score_field, f"got {_got(score)}; expected {integer}")
     if label is None and score is None:
-        raise _Bad("label", "missing; expected 'pass', 'fail' or an integer 1-5")
+        raise _Bad("label", f"missing; expected 'pass', 'fail' or {integer}")
     return PointItem(item_id, prompt, response, reference,
                      label if isinstance(label, str) else None, score, source)
 
@@ -214,13 +231,14 @@ def _item_id(item: Item) -> str:
     return item.id
 
 
-def load_judge_items(paths: Iterable[Path]) -> JudgeItems:
-    """Every item of every file; bad lines become errors, the rest still load."""
+def load_judge_items(paths: Iterable[Path], labels: tuple[int, int] = (1, 5)) -> JudgeItems:
+    """Every item of every file; bad lines become errors, the rest still load.
+    ``labels``: the range integer labels must be in."""
     files, errors = data_files(paths, ITEM_SUFFIX)
 
     def parse(record: Record, errors: list[LoadError]) -> Item | None:
         try:
-            return parse_item(record.value, record.source)
+            return parse_item(record.value, record.source, labels)
         except _Bad as bad:
             errors.append(record.error(bad.field, bad.message))
             return None
@@ -350,14 +368,17 @@ def item_kinds(items: JudgeItems) -> dict[str, Mode]:
     return kinds
 
 
-def with_judge_items(paths: Iterable[Path], meta: MetaSet) -> MetaSet:
+def with_judge_items(paths: Iterable[Path], meta: MetaSet,
+                     labels: tuple[int, int] = (1, 5)) -> MetaSet:
     """``meta`` with the errors and files of the judge items under ``paths`` added
-    (``*.ndjson`` files given or found in folders), for ``metaeval validate``."""
+    (``*.ndjson`` files given or found in folders), for ``metaeval validate``;
+    ``labels``: the range of integer labels (``[tool.metaeval.judge_audit]
+    label_scale``)."""
     files = [p for p in paths if p.is_file() and p.suffix == ITEM_SUFFIX]
     files += [f for p in paths if p.is_dir() for f in sorted(p.rglob(f"*{ITEM_SUFFIX}"))]
     if not files:
         return meta
-    items = load_judge_items(files)
+    items = load_judge_items(files, labels)
     # A folder of judge items alone is not missing its meta-set files.
     holding = {str(p) for p in paths if p.is_dir() and any(p.rglob(f"*{ITEM_SUFFIX}"))}
     errors = tuple(e for e in meta.errors if not (e.line == 0 and e.path in holding))

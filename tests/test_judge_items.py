@@ -41,7 +41,8 @@ def test_every_bad_line_is_named_and_the_rest_load(tmp_path: Path) -> None:
     messages = [str(e) for e in items.errors]
     assert [p.id for p in items.pointwise] == ["ok"]
     assert messages == [
-        f"{path}:2: label: got 'maybe'; expected 'pass', 'fail' or an integer 1-5",
+        f"{path}:2: label: got 'maybe'; expected 'pass', 'fail' or an integer 1-5 (the label "
+        "scale; declare another with --label-scale LOW-HIGH)",
         f"{path}:3: padded: got 1 characters; expected more than the response's 1",
         f"{path}:4: label: got 'pass'; expected one of 'fail'",
         f"{path}:5: id: got 'ok'; expected an id not already used (first at {path}:1)",

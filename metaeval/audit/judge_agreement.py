@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 from metaeval.audit.collect import Decision, VerdictTable
 from metaeval.audit.metrics import (
+    NO_CASES,
+    NO_HUMAN_FAIL,
+    NO_HUMAN_PASS,
     Confusion,
     Interval,
     Value,
@@ -27,8 +30,8 @@ from metaeval.audit.metrics import (
     wilson_interval,
 )
 from metaeval.contract import Outcome
-from metaeval.judge_items import Order, PairItem, PointItem, Variant
-from metaeval.judges.base import Scale
+from metaeval.judge_items import Order, PairItem, PointItem, Slot, Variant
+from metaeval.judges.base import DEFAULT_SCALE, Scale
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,17 +72,20 @@ class OrderAgreement:
 
 @dataclass(frozen=True, slots=True)
 class PairAgreement:
-    """Both orders, and ``consistent``: items whose verdict is the same in both."""
+    """Each order recorded (one row per order, only those with verdicts), and
+    ``consistent``: of the ``both_orders`` items with verdicts in both orders,
+    those judged alike in both."""
 
     n: int
     human_ties: int
     orders: tuple[OrderAgreement, ...]
     consistent: int
+    both_orders: int
 
     @property
     def consistency(self) -> float:
-        """Share of all items judged alike in both orders. Range [0, 1]."""
-        return self.consistent / self.n if self.n else 0.0
+        """Share of the items recorded in both orders judged alike. Range [0, 1]."""
+        return self.consistent / self.both_orders if self.both_orders else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,54 +112,86 @@ def outcome(decision: Decision, scale: Scale) -> Outcome:
     return Outcome.PASS if scale.passes(decision) else Outcome.FAIL
 
 
-def ordinal(decision: Decision, scale: Scale) -> int | None:
-    """A pointwise score on the human 1-5 scale (rescaled when the judge's differs)."""
+def ordinal(decision: Decision, scale: Scale, labels: Scale = DEFAULT_SCALE) -> int | None:
+    """A pointwise score on the human label scale (rescaled when the judge's differs)."""
     if decision is None or isinstance(decision, bool | str):
         return None
     share = (decision - scale.low) / (scale.high - scale.low)
-    return 1 + round(share * 4)
+    return labels.low + round(share * (labels.high - labels.low))
+
+
+def human_outcome(item: PointItem, labels: Scale) -> Outcome:
+    """People's pass/fail: the ``label`` when given, else the integer score at or
+    above the label scale's pass mark."""
+    if item.verdict is not None:
+        return Outcome(item.verdict)
+    assert item.score is not None  # the loader refuses an item with neither
+    return Outcome.PASS if item.score >= labels.pass_at else Outcome.FAIL
+
+
+NOT_COMPUTED = (NO_CASES, NO_HUMAN_PASS, NO_HUMAN_FAIL, "one label only")
+"""Reasons a figure is undefined (not a measured 0): never compared with a bar."""
+
+
+def computed(v: Value) -> bool:
+    """Whether ``v`` was measured; a constant judge's kappa of exactly 0 was."""
+    return not v.reason.startswith(NOT_COMPUTED)
 
 
 def point_agreement(items: tuple[PointItem, ...], table: VerdictTable,
-                    scale: Scale) -> PointAgreement | None:
+                    scale: Scale, labels: Scale = DEFAULT_SCALE) -> PointAgreement | None:
+    """``labels``: the scale of people's integer labels and its pass mark."""
     if not items:
         return None
-    labelled = [i for i in items if i.verdict is not None]
-    human = [Outcome(i.verdict) for i in labelled if i.verdict is not None]
-    judged = [outcome(table.decided(i.id), scale) for i in labelled]
+    human = [human_outcome(i, labels) for i in items]
+    judged = [outcome(table.decided(i.id), scale) for i in items]
     c = confusion(human, judged)
-    scored = [(i.score, ordinal(table.decided(i.id), scale)) for i in items
+    scored = [(i.score, ordinal(table.decided(i.id), scale, labels)) for i in items
               if i.score is not None]
     hs = [h for h, _ in scored if h is not None]
     gs = [g for _, g in scored]
+    points = list(range(labels.low, labels.high + 1))
     return PointAgreement(
         c, tpr(c), wilson_interval(c.tp, c.positives), tnr(c), wilson_interval(c.tn, c.negatives),
         kappa(human, judged), kappa_interval(human, judged),
         len(scored), sum(g is None for g in gs),
-        scored_weighted_kappa(hs, gs, "linear"), scored_weighted_kappa(hs, gs, "quadratic"))
+        scored_weighted_kappa(hs, gs, "linear", points),
+        scored_weighted_kappa(hs, gs, "quadratic", points))
 
 
 def _pair_label(decision: Decision) -> str | None:
     return decision if isinstance(decision, str) else None
 
 
+def recorded_in(table: VerdictTable, item: str, order: Order) -> bool:
+    """Whether the table holds any sample for ``item`` shown in ``order``: a live
+    judge is asked in both orders; a log may hold one, and the other is *not
+    recorded*, never unscored."""
+    return Slot(item, Variant.ORIGINAL, order) in table.decisions
+
+
 def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgreement | None:
     if not items:
         return None
-    human = [i.label for i in items]
     orders: list[OrderAgreement] = []
-    verdicts: dict[Order, list[str | None]] = {}
+    verdicts: dict[Order, dict[str, str | None]] = {}
     for order in Order:
-        judged = [_pair_label(table.decided(i.id, order=order)) for i in items]
-        verdicts[order] = judged
+        present = [i for i in items if recorded_in(table, i.id, order)]
+        if not present:
+            continue  # an order never recorded has no row
+        human = [i.label for i in present]
+        judged = [_pair_label(table.decided(i.id, order=order)) for i in present]
+        verdicts[order] = {i.id: j for i, j in zip(present, judged, strict=True)}
         correct = sum(h == j for h, j in zip(human, judged, strict=True))
-        orders.append(OrderAgreement(order, len(items), correct,
-                                     wilson_interval(correct, len(items)),
+        orders.append(OrderAgreement(order, len(present), correct,
+                                     wilson_interval(correct, len(present)),
                                      nominal_kappa(human, judged), judged.count("tie"),
                                      judged.count(None)))
-    consistent = sum(a is not None and a == b
-                     for a, b in zip(verdicts[Order.AB], verdicts[Order.BA], strict=True))
-    return PairAgreement(len(items), human.count("tie"), tuple(orders), consistent)
+    ab, ba = verdicts.get(Order.AB, {}), verdicts.get(Order.BA, {})
+    both = [i for i in ab if i in ba]
+    consistent = sum(ab[i] is not None and ab[i] == ba[i] for i in both)
+    return PairAgreement(len(items), sum(i.label == "tie" for i in items), tuple(orders),
+                         consistent, len(both))
 
 
 def self_consistency(table: VerdictTable, ids: set[str]) -> SelfConsistency:
@@ -163,6 +201,7 @@ def self_consistency(table: VerdictTable, ids: set[str]) -> SelfConsistency:
     k = max((len(s) for _, s in slots), default=0)
     if k < 2:
         return SelfConsistency(k, len(slots), 0,
-                               "one sample per item; ask for K >= 2 with --samples")
+                               "one sample per item: Agreement^K is undefined; ask a live "
+                               "judge for K >= 2 with --samples, or record K >= 2 samples")
     agree = sum(len(set(s)) == 1 and s[0] is not None and len(s) == k for _, s in slots)
     return SelfConsistency(k, len(slots), agree)

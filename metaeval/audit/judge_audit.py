@@ -10,7 +10,7 @@ This module must never let a void audit or a missing measurement read as a pass.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from metaeval.audit.bars import DEFAULT_BARS, Bars
@@ -19,6 +19,7 @@ from metaeval.audit.judge_agreement import (
     PairAgreement,
     PointAgreement,
     SelfConsistency,
+    computed,
     pair_agreement,
     point_agreement,
     self_consistency,
@@ -32,9 +33,11 @@ from metaeval.audit.probes import (
     length_probe,
     position_probe,
 )
-from metaeval.judge_items import JudgeItems, Order
-from metaeval.judges.base import JudgeIdentity, Mode, Scale
+from metaeval.judge_items import JudgeItems, Order, Slot, Variant
+from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
+from metaeval.judges.scales import default_pass_at
+from metaeval.untrusted_json import LoadError
 
 
 class AuditSource(Enum):
@@ -118,6 +121,42 @@ class JudgeAudit:
     bars: Bars
     modes: frozenset[Mode]
     """What the judge was audited for; a calibration covers only these."""
+    errors: tuple[LoadError, ...] = ()
+    """Bad input lines, each named and left out; the rest was audited (exit 2)."""
+    labels: Scale = DEFAULT_SCALE
+    """The scale of people's integer labels and its pass mark."""
+    samples: Samples = field(default_factory=lambda: Samples(0, 0, 0))
+    temperature_known: bool = True
+    """False for a recorded judge metaeval cannot build: the log does not say."""
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """Every sample on labelled items (each order recorded): how many, how many
+    unscored, and how many verdict slots have no scored sample at all."""
+
+    total: int
+    unscored: int
+    none_scored: int
+
+
+def _samples(table: VerdictTable, labelled: set[str]) -> Samples:
+    slots = [s for slot, s in table.decisions.items()
+             if slot.item in labelled and slot.variant is Variant.ORIGINAL]
+    return Samples(sum(len(s) for s in slots), sum(v is None for s in slots for v in s),
+                   sum(all(v is None for v in s) for s in slots))
+
+
+def label_scale(judge: Scale, labels: tuple[int, int] | None = None,
+                pass_at: int | None = None) -> Scale:
+    """People's label scale: ``labels`` (LOW, HIGH; 1-5 unless declared) with its pass
+    mark ``pass_at``; by default the judge's ``pass_at`` when the judge answers on
+    the same range, else the range's top quarter (``default_pass_at``)."""
+    low, high = labels if labels is not None else (DEFAULT_SCALE.low, DEFAULT_SCALE.high)
+    if pass_at is None:
+        same = (low, high) == (judge.low, judge.high)
+        pass_at = judge.pass_at if same else default_pass_at(low, high)
+    return Scale(low, high, pass_at)
 
 
 def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars) -> Probes:
@@ -145,7 +184,9 @@ def run_controls(items: JudgeItems, bars: Bars) -> Controls:
 def _unscored(table: VerdictTable, items: JudgeItems) -> tuple[int, int]:
     """Unscored verdicts and all verdicts on labelled items (pairs count per order)."""
     decisions = [table.decided(i.id) for i in items.pointwise]
-    decisions += [table.decided(p.id, order=o) for p in items.pairwise for o in Order]
+    # Only the orders that exist: an order never recorded is not an unscored verdict.
+    decisions += [table.decided(p.id, order=o) for p in items.pairwise for o in Order
+                  if Slot(p.id, Variant.ORIGINAL, o) in table.decisions]
     return sum(d is None for d in decisions), len(decisions)
 
 
@@ -157,16 +198,22 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
     if point is None and pair is None:
         reasons.append("no human-labelled items: agreement not measured")
     if point is not None:
-        if point.kappa.value < bars.kappa:
-            reasons.append(f"kappa {point.kappa.value:.2f} < {bars.kappa:g}"
-                           + (f" ({point.kappa.reason})" if point.kappa.reason else ""))
-        if point.tpr.value < bars.tpr:
-            reasons.append(f"TPR {point.tpr.value:.2f} < {bars.tpr:g}")
-        if point.tnr.value < bars.tnr:
-            reasons.append(f"TNR {point.tnr.value:.2f} < {bars.tnr:g}")
+        for name, value, bar in (("kappa", point.kappa, bars.kappa),
+                                 ("TPR", point.tpr, bars.tpr), ("TNR", point.tnr, bars.tnr)):
+            if not computed(value):
+                # Never compared with the bar as if it were 0, never passed either.
+                reasons.append(f"{name} not computed ({value.reason}): the bar {bar:g} "
+                               "cannot be checked")
+            elif value.value < bar:
+                reasons.append(f"{name} {value.value:.2f} < {bar:g}"
+                               + (f" ({value.reason})" if value.reason else ""))
     if pair is not None:
         for order in pair.orders:
-            if order.kappa.value < bars.kappa:
+            if not computed(order.kappa):
+                reasons.append(f"pairwise kappa ({order.order.value}) not computed "
+                               f"({order.kappa.reason}): the bar {bars.kappa:g} cannot be "
+                               "checked")
+            elif order.kappa.value < bars.kappa:
                 reasons.append(f"pairwise kappa ({order.order.value}) {order.kappa.value:.2f} "
                                f"< {bars.kappa:g}")
     needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE}
@@ -174,7 +221,9 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
         if status is ProbeStatus.FOUND:
             reasons.append(f"{name} bias FOUND")
         elif status is ProbeStatus.NOT_RUN and needed[name] in modes:
-            reasons.append(f"{name} probe not run: no {name} probe items with verdicts, "
+            why = (probes.position.reason if name == "position" and probes.position.reason
+                   else f"no {name} probe items with verdicts")
+            reasons.append(f"{name} probe not run: {why}, "
                            f"and the judge is audited for {needed[name].value} use")
     share = unscored / verdicts if verdicts else 0.0
     if share > bars.unscored:
@@ -186,11 +235,14 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
 def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                 table: VerdictTable, *, source: AuditSource,
                 modes: frozenset[Mode] | None = None,
-                bars: Bars = DEFAULT_BARS, controls: Controls | None = None) -> JudgeAudit:
+                bars: Bars = DEFAULT_BARS, controls: Controls | None = None,
+                labels: Scale | None = None) -> JudgeAudit:
     """Measure and decide. ``modes``: what the judge is audited for (default: what the
     verdicts cover); each needs its probes run. Audited from recorded verdicts,
     items with none are left out (counted in ``not_recorded``); the controls
-    always run on every probe."""
+    always run on every probe. ``labels``: the scale of people's integer labels
+    (default: the judge's own when both are 1-5, see ``label_scale``)."""
+    labels = labels if labels is not None else label_scale(scale)
     controls = controls if controls is not None else run_controls(items, bars)
     measured, missing = items, 0
     if source is AuditSource.RECORDED:
@@ -207,7 +259,7 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                           | ({Mode.PAIRWISE} if measured.pairwise else set()))
     labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
     unscored, verdicts = _unscored(table, measured)
-    point = point_agreement(measured.pointwise, table, scale)
+    point = point_agreement(measured.pointwise, table, scale, labels)
     pair = pair_agreement(measured.pairwise, table)
     probes = run_probes(measured, table, scale, bars)
     reasons = tuple(_reasons(point, pair, probes, controls, modes, unscored, verdicts, bars))
@@ -215,4 +267,5 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
-                      unscored, verdicts, bars, modes)
+                      unscored, verdicts, bars, modes, labels=labels,
+                      samples=_samples(table, labelled))

@@ -17,7 +17,7 @@ from metaeval.audit.collect import Decision, VerdictTable
 from metaeval.audit.judge_agreement import outcome
 from metaeval.audit.stats import binom_upper_tail, mcnemar_exact, sign_test
 from metaeval.contract import Outcome
-from metaeval.judge_items import InjectionCase, LengthProbe, Order, PairItem, Variant
+from metaeval.judge_items import InjectionCase, LengthProbe, Order, PairItem, Slot, Variant
 from metaeval.judges.base import Scale
 
 
@@ -53,6 +53,10 @@ class PositionResult:
     p_value: float
     alpha: float
     chance: float
+    one_order: int = 0
+    """Pairs with verdicts in one order only: nothing to compare, left out."""
+    reason: str = ""
+    """Why the probe did not run, when it did not."""
 
     @property
     def flips(self) -> int:
@@ -75,8 +79,11 @@ def _lean(decision: Decision, order: Order) -> int:
 
 def position_probe(pairs: tuple[PairItem, ...], table: VerdictTable, *, alpha: float = ALPHA,
                    chance: float = CHANCE_FLIP) -> PositionResult:
+    both = [p for p in pairs if all(Slot(p.id, Variant.ORIGINAL, o) in table.decisions
+                                    for o in Order)]
+    one_order = len(pairs) - len(both)
     consistent = first = second = unscored = 0
-    for pair in pairs:
+    for pair in both:
         ab, ba = table.decided(pair.id, order=Order.AB), table.decided(pair.id, order=Order.BA)
         if not isinstance(ab, str) or not isinstance(ba, str):
             unscored += 1
@@ -86,10 +93,21 @@ def position_probe(pairs: tuple[PairItem, ...], table: VerdictTable, *, alpha: f
             first += 1
         else:
             second += 1
-    scored = len(pairs) - unscored
+    scored = len(both) - unscored
     p = binom_upper_tail(first + second, scored, chance)
-    return PositionResult(_status(scored > 0, p, alpha), len(pairs), consistent, first, second,
-                          unscored, p, alpha, chance)
+    reason = ""
+    if pairs and not both:
+        ids = {q.id for q in pairs}
+        shown = sorted({slot.order.value for slot in table.decisions
+                        if slot.variant is Variant.ORIGINAL and slot.item in ids})
+        reason = (f"one order recorded ({', '.join(shown) or 'none'}): the probe compares "
+                  "each pair's verdicts in both orders")
+    elif not pairs:
+        reason = "no pairwise items with verdicts"
+    elif not scored:
+        reason = "no pair scored in both orders"
+    return PositionResult(_status(scored > 0, p, alpha), len(both), consistent, first, second,
+                          unscored, p, alpha, chance, one_order, reason)
 
 
 @dataclass(frozen=True, slots=True)

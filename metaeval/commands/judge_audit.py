@@ -10,8 +10,8 @@ the audit is shown.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -19,28 +19,48 @@ from metaeval.audit.bars import DEFAULT_BARS, Bars
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
 from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table
-from metaeval.audit.judge_audit import AuditSource, AuditVerdict, JudgeAudit, audit_judge
+from metaeval.audit.judge_audit import (
+    AuditSource,
+    AuditVerdict,
+    JudgeAudit,
+    audit_judge,
+    label_scale,
+)
 from metaeval.config import NO_JUDGES, Config, JudgesSection
-from metaeval.errors import ExitCode, InputError
+from metaeval.errors import ExitCode, InputError, shown
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.judge_items import JudgeItems, item_kinds, load_judge_items, load_recorded
+from metaeval.judge_items import (
+    JudgeItems,
+    Recorded,
+    item_kinds,
+    load_judge_items,
+    load_recorded,
+)
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Scale
 from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
 from metaeval.judges.cache import CachedJudge, ReplyCache
-from metaeval.judges.scales import configured_scale, declared_scale, describe
+from metaeval.judges.scales import (
+    JudgeAuditSettings,
+    configured_audit,
+    declared_scale,
+    describe,
+)
 from metaeval.judges.spec import build_judge, concurrency_of
-from metaeval.meta_set import LoadError
+from metaeval.untrusted_json import LoadError
 
 
 def _fail(errors: Sequence[LoadError]) -> InputError:
     return InputError("\n".join(str(e) for e in errors))
 
 
-def load_items(paths: Sequence[Path]) -> JudgeItems:
-    items = load_judge_items(paths)
-    if items.errors:
-        raise _fail(items.errors)
+def load_items(paths: Sequence[Path], labels: tuple[int, int] = (1, 5)) -> JudgeItems:
+    """The items of ``paths``. Bad lines are kept in ``errors`` and left out, as
+    meta-eval does: the rest is audited and the run ends with exit 2. Only when
+    no item loads at all is it an InputError (every bad line named)."""
+    items = load_judge_items(paths, labels)
     if not items.count:
+        if items.errors:
+            raise _fail(items.errors)
         raise InputError(f"no judge items in {', '.join(map(str, paths))}; expected "
                          "*.ndjson files of judge items")
     return items
@@ -48,8 +68,10 @@ def load_items(paths: Sequence[Path]) -> JudgeItems:
 
 def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                     declared: Scale | None, scale_from: str,
-                    allowed: AllowedModules, judges: JudgesSection) -> JudgeAudit:
+                    allowed: AllowedModules, judges: JudgesSection,
+                    labels: tuple[int, int] | None, label_pass_at: int | None) -> JudgeAudit:
     identity, scale = JudgeIdentity(spec, model="recorded"), declared or DEFAULT_SCALE
+    built = False
     try:  # a judge we can build lends its identity, so its calibration applies to it
         named = build_judge(spec, allowed=allowed, judges=judges)
     except InputError:
@@ -59,35 +81,57 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
             raise InputError(f"{scale_from}: got {describe(declared)}; judge {spec!r} answers "
                              f"on {describe(named.scale)} (its own config); declare no scale "
                              "for it")
-        identity, scale = named.identity, named.scale
+        identity, scale, built = named.identity, named.scale, True
     records, errors = load_recorded(recorded, scale, item_kinds(items))
-    if errors:
+    if not records and errors:
         raise _fail(errors)
     known = item_ids(items)
-    unknown = sorted({r.id for r in records} - known)
-    if unknown:
-        raise InputError(f"{recorded}: id: got {unknown[0]!r} (and {len(unknown) - 1} "
-                         "more); expected the id of a loaded judge item")
-    return audit_judge(identity, scale, items, recorded_table(records),
-                       source=AuditSource.RECORDED, bars=bars)
+    bad = list(errors) + [_unknown_id(r) for r in records if r.id not in known]
+    records = tuple(r for r in records if r.id in known)
+    audit = audit_judge(identity, scale, items, recorded_table(records),
+                        source=AuditSource.RECORDED, bars=bars,
+                        labels=label_scale(scale, labels, label_pass_at))
+    return replace(audit, errors=audit.errors + tuple(bad), temperature_known=built)
+
+
+def _unknown_id(record: Recorded) -> LoadError:
+    path, _, line = record.source.rpartition(":")
+    return LoadError(path, int(line) if line.isdigit() else 0, "id",
+                     f"got {shown(record.id)}; expected the id of a loaded judge item")
 
 
 def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = None,
-                    samples: int = 1, cache: Path | None = None,
+                    samples: int | None = None, cache: Path | None = None,
                     bars: Bars = DEFAULT_BARS, progress: Progress | None = None,
                     scale: Scale | None = None, scale_from: str = "--scale",
                     allowed: AllowedModules = BUILTINS_ONLY,
-                    judges: JudgesSection = NO_JUDGES) -> JudgeAudit:
+                    judges: JudgesSection = NO_JUDGES, labels: tuple[int, int] | None = None,
+                    label_pass_at: int | None = None) -> JudgeAudit:
     """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
     unless None), or read from ``recorded`` with no call made. ``scale`` declares
     the recorded judge's scale (``scale_from`` says where it was declared); a
     live judge answers on its own. A judge named by import path must be in
     ``allowed`` (``[tool.metaeval] allowed_modules``); a configured name, in ``judges``
-    (``[tool.metaeval.judges]``)."""
-    if samples < 1:
+    (``[tool.metaeval.judges]``). ``labels`` and ``label_pass_at``: people's integer
+    label range and pass mark (see ``label_scale``). Bad item lines (``items.errors``)
+    and bad recorded lines end in the audit's ``errors``: named, left out."""
+    audit = _audit(spec, items, recorded, samples, cache, bars, progress, scale, scale_from,
+                   allowed, judges, labels, label_pass_at)
+    return replace(audit, errors=items.errors + audit.errors)
+
+
+def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | None,
+           cache: Path | None, bars: Bars, progress: Progress | None, scale: Scale | None,
+           scale_from: str, allowed: AllowedModules, judges: JudgesSection,
+           labels: tuple[int, int] | None, label_pass_at: int | None) -> JudgeAudit:
+    if samples is not None and samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:
-        return _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed, judges)
+        if samples is not None:
+            raise InputError("--samples: applies to a live judge only; with --recorded the "
+                             "number of samples is what the log holds (its 'sample' field)")
+        return _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed, judges,
+                               labels, label_pass_at)
     if scale is not None:
         raise InputError(f"{scale_from}: applies to --recorded only; a live judge answers "
                          "on the scale of its own config")
@@ -95,14 +139,15 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     if cache is not None:
         store = ReplyCache(cache)
         try:
-            table = ask_judge(CachedJudge(judge, store, concurrency_of(judge)), items, samples,
-                              progress)
+            table = ask_judge(CachedJudge(judge, store, concurrency_of(judge)), items,
+                              samples or 1, progress)
         finally:
             store.close()
     else:
-        table = ask_judge(judge, items, samples, progress)
+        table = ask_judge(judge, items, samples or 1, progress)
     return audit_judge(judge.identity, judge.scale, items, table, source=AuditSource.LIVE,
-                       modes=judge.modes, bars=bars)
+                       modes=judge.modes, bars=bars,
+                       labels=label_scale(judge.scale, labels, label_pass_at))
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,14 +160,21 @@ class JudgeAuditRequest:
     items: tuple[Path, ...] = ()
     """Judge-item files or folders; empty: ``<meta_sets>/judge/``."""
     recorded: Path | None = None
-    samples: int = 1
+    samples: int | None = None
+    """``--samples``; None: 1 for a live judge, what the log holds for a recorded one."""
     scale_text: str | None = None
     """``--scale``: the recorded scores' scale (``LOW-HIGH``)."""
     pass_at: int | None = None
     cache_path: Path | None = None
     """The reply cache; None: ``.metaeval/judge-cache.sqlite`` under the project root."""
     no_cache: bool = False
-    bars: Bars = DEFAULT_BARS
+    bars: Mapping[str, float] = field(default_factory=dict)
+    """The bar flags given (``kappa_bar``, ``tpr_bar``, ``tnr_bar``, ``unscored_bar``,
+    ``alpha``); each wins over its ``[tool.metaeval.judge_audit]`` key, which wins
+    over ``DEFAULT_BARS``."""
+    label_scale_text: str | None = None
+    """``--label-scale``: the range of the items' integer labels (``LOW-HIGH``)."""
+    label_pass_at: int | None = None
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
@@ -140,6 +192,10 @@ class JudgeAuditResult:
 
     @property
     def code(self) -> ExitCode:
+        """The verdict's code; 2 when bad input lines were left out (the rest was
+        audited and shown, and the input still needs fixing)."""
+        if self.audit.errors:
+            return ExitCode.BAD_INPUT
         return VERDICT_CODES[self.audit.verdict]
 
 
@@ -148,7 +204,8 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
     """Audit the judge of ``request`` in the project of ``config``. The flags win over
     the config, whose declared scale is for recorded verdicts only: a live judge
     answers on the scale of its own config."""
-    configured = configured_scale(config.judge_audit)
+    settings = configured_audit(config.judge_audit)
+    configured = settings.scale
     recorded = request.recorded
     scale, scale_from = (configured if recorded else None), "tool.metaeval.judge_audit.scale"
     scale_text = request.scale_text
@@ -161,16 +218,43 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
     paths = list(request.items) or [p / "judge" for p in config.paths(config.meta_sets)]
     cache = None if request.no_cache or recorded else (
         request.cache_path or config.root / DEFAULT_CACHE)
-    audit = run_judge_audit(request.spec, load_items(paths), recorded=recorded,
-                            samples=request.samples, cache=cache, bars=request.bars,
+    labels, label_pass = _labels(request, settings)
+    chosen = {**settings.bars, **request.bars}
+    bars = Bars(*(chosen.get(key, getattr(DEFAULT_BARS, key.removesuffix("_bar")))
+                  for key in ("kappa_bar", "tpr_bar", "tnr_bar", "unscored_bar", "alpha")))
+    audit = run_judge_audit(request.spec, load_items(paths, labels or (1, 5)),
+                            recorded=recorded, samples=request.samples, cache=cache, bars=bars,
                             progress=progress, scale=scale, scale_from=scale_from,
-                            allowed=config.allowed_modules, judges=config.judges)
+                            allowed=config.allowed_modules, judges=config.judges,
+                            labels=labels, label_pass_at=label_pass)
     return JudgeAuditResult(audit, config.root)
+
+
+def _labels(request: JudgeAuditRequest, settings: JudgeAuditSettings
+            ) -> tuple[tuple[int, int] | None, int | None]:
+    """People's label range and pass mark: the flags over the config; a pass mark is
+    checked against the range it ends up on."""
+    labels, label_pass = settings.label_scale, settings.label_pass_at
+    if request.label_scale_text is not None:
+        declared = declared_scale(request.label_scale_text, None, scale_where="--label-scale",
+                                  pass_where="--label-pass-at")
+        labels = (declared.low, declared.high)
+    if request.label_pass_at is not None:
+        label_pass = request.label_pass_at
+    if label_pass is not None:
+        low, high = labels or (1, 5)
+        declared_scale(f"{low}-{high}", label_pass, scale_where="--label-scale",
+                       pass_where="--label-pass-at" if request.label_pass_at is not None
+                       else "tool.metaeval.judge_audit.label_pass_at")
+    return labels, label_pass
 
 
 def record_calibration(result: JudgeAuditResult, path: Path | None, today: date
                        ) -> tuple[Path, bool]:
     """Add the audit's calibration entry to ``path`` (default: the project's
-    calibration file) when it may gate; returns the file and whether it was written."""
+    calibration file) when it may gate and no input line was left out; returns the
+    file and whether it was written."""
     target = path or result.root / DEFAULT_CALIBRATION
+    if result.audit.errors:
+        return target, False
     return target, write_calibration(target, result.audit, today)

@@ -12,14 +12,18 @@ from pathlib import Path
 from metaeval.config import Config
 from metaeval.errors import ExitCode
 from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
+from metaeval.judges.scales import configured_audit
 from metaeval.meta_set import MetaSet, load_meta_sets
 
 
 def validate(paths: tuple[Path, ...], config: Config) -> MetaSet:
     """Everything under ``paths`` (default: the configured meta-sets), with every error."""
     targets = list(paths) or config.paths(config.meta_sets)
+    # Integer judge-item labels on the project's declared label scale, as judge-audit reads them.
+    labels = configured_audit(config.judge_audit).label_scale or (1, 5)
     return with_judge_items(targets, load_meta_sets(
-        [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules, config.judges))
+        [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules, config.judges),
+        labels)
 
 
 def validate_code(loaded: MetaSet) -> ExitCode:

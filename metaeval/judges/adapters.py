@@ -40,10 +40,16 @@ from metaeval.judges.base import (
 )
 from metaeval.judges.parse import (
     pairwise_prompt,
-    parse_pairwise,
-    parse_pointwise,
     pointwise_prompt,
     template_hash,
+)
+from metaeval.judges.reply import (
+    JSON_REPLY,
+    NO_TEMPLATES,
+    ReplyRule,
+    Templates,
+    custom_hash,
+    render,
 )
 from metaeval.untrusted_json import JsonInputError, parse_json
 
@@ -81,27 +87,43 @@ class PromptedJudge:
     concurrency: int = 1
     endpoint: str = ""
     """Where the backend asks (see ``JudgeIdentity.endpoint``)."""
+    templates: Templates = NO_TEMPLATES
+    """The judge's own prompt per mode; metaeval's for a mode it does not give."""
+    reply: ReplyRule = JSON_REPLY
+    """How its replies are read."""
 
     @property
     def identity(self) -> JudgeIdentity:
-        return JudgeIdentity(self.name, self.model, template_hash(), self.temperature,
-                             self.endpoint)
+        prompt = template_hash()
+        if self.templates != NO_TEMPLATES or self.reply != JSON_REPLY:
+            prompt = custom_hash(self.templates, self.reply, prompt)
+        return JudgeIdentity(self.name, self.model, prompt, self.temperature, self.endpoint)
 
     def score(self, prompt: str, response: str, reference: str | None = None, *,
               criterion: str = "", sample: int = 0) -> JudgeReply:
         if Mode.POINTWISE not in self.modes:
             return unscored_reply(f"judge {self.name!r} does not score pointwise",
                                   call=CallInfo(called=False))
-        text = pointwise_prompt(prompt, response, reference, criterion, self.scale)
-        return _reply(self.backend(text, sample), lambda raw: parse_pointwise(raw, self.scale))
+        if self.templates.pointwise is not None:
+            text = render(self.templates.pointwise, {
+                "prompt": prompt, "response": response, "reference": reference or "",
+                "criterion": criterion})
+        else:
+            text = pointwise_prompt(prompt, response, reference, criterion, self.scale)
+        return _reply(self.backend(text, sample),
+                      lambda raw: self.reply.pointwise(raw, self.scale))
 
     def compare(self, prompt: str, response_a: str, response_b: str, *,
                 reference: str | None = None, sample: int = 0) -> JudgeReply:
         if Mode.PAIRWISE not in self.modes:
             return unscored_reply(f"judge {self.name!r} does not compare pairs",
                                   call=CallInfo(called=False))
-        text = pairwise_prompt(prompt, response_a, response_b)
-        return _reply(self.backend(text, sample), parse_pairwise)
+        if self.templates.pairwise is not None:
+            text = render(self.templates.pairwise, {
+                "prompt": prompt, "response_a": response_a, "response_b": response_b})
+        else:
+            text = pairwise_prompt(prompt, response_a, response_b)
+        return _reply(self.backend(text, sample), self.reply.pairwise)
 
 
 # --- a Python callable ------------------------------------------------------------------

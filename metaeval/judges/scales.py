@@ -9,11 +9,13 @@ problem is an InputError naming where the value came from; nothing is guessed.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from metaeval.config import JUDGE_AUDIT_KEYS, JudgeAuditSection
 from metaeval.errors import InputError
 from metaeval.judges.base import DEFAULT_SCALE, Scale
-from metaeval.keys import cut
+from metaeval.keys import cut, reject_unknown
 
 # ASCII digits only (as in the reply parser), and few enough to stay a small int.
 _RANGE = re.compile(r"\s*(-?[0-9]{1,9})\s*-\s*(-?[0-9]{1,9})\s*")
@@ -43,22 +45,63 @@ def declared_scale(scale: object, pass_at: object, *, scale_where: str,
     return Scale(low, high, pass_at)
 
 
-def configured_scale(judge_audit: JudgeAuditSection) -> Scale | None:
-    """``scale`` and ``pass_at`` of ``[tool.metaeval.judge_audit]``: the scale of a
-    recorded judge's verdicts, or None when neither is set. Its own unknown-key
-    check, so a typo here is never a silent 1-5."""
+BAR_KEYS = {"kappa_bar": (-1.0, 1.0), "tpr_bar": (0.0, 1.0), "tnr_bar": (0.0, 1.0),
+            "unscored_bar": (0.0, 1.0), "alpha": (0.0, 1.0)}
+"""The bars ``[tool.metaeval.judge_audit]`` may set, and the range of each."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeAuditSettings:
+    """What ``[tool.metaeval.judge_audit]`` sets; None is unset (the flag or the
+    built-in default decides)."""
+
+    scale: Scale | None = None
+    """The recorded judge's scale (``scale``, ``pass_at``)."""
+    label_scale: tuple[int, int] | None = None
+    label_pass_at: int | None = None
+    bars: Mapping[str, float] = field(default_factory=dict)
+    """By key of ``BAR_KEYS``, only those set."""
+
+
+def configured_audit(judge_audit: JudgeAuditSection) -> JudgeAuditSettings:
+    """``[tool.metaeval.judge_audit]`` checked: an unknown key, a scale that is not
+    LOW-HIGH, a pass mark outside its scale, a bar outside its range are each an
+    InputError naming the key; a typo is never a silent default."""
     where = f"{judge_audit.pyproject}: tool.metaeval.judge_audit"
     section = {} if judge_audit.table is None else judge_audit.table
     if not isinstance(section, dict):
         raise InputError(f"{where}: got {cut(repr(section), 80)}; expected a table")
-    for key in section:
-        if key not in JUDGE_AUDIT_KEYS:
-            raise InputError(f"{where}.{key}: unknown key; expected one of "
-                             f"{', '.join(JUDGE_AUDIT_KEYS)}")
-    if not section:
-        return None
-    return declared_scale(section.get("scale"), section.get("pass_at"),
-                          scale_where=f"{where}.scale", pass_where=f"{where}.pass_at")
+    reject_unknown(section, JUDGE_AUDIT_KEYS, where)
+    scale = None
+    if "scale" in section or "pass_at" in section:
+        scale = declared_scale(section.get("scale"), section.get("pass_at"),
+                               scale_where=f"{where}.scale", pass_where=f"{where}.pass_at")
+    labels, label_pass_at = None, None
+    if "label_scale" in section or "label_pass_at" in section:
+        declared = declared_scale(section.get("label_scale"), section.get("label_pass_at"),
+                                  scale_where=f"{where}.label_scale",
+                                  pass_where=f"{where}.label_pass_at")
+        if "label_scale" in section:
+            labels = (declared.low, declared.high)
+        if "label_pass_at" in section:
+            label_pass_at = declared.pass_at
+    bars: dict[str, float] = {}
+    for key, (low, high) in BAR_KEYS.items():
+        if key not in section:
+            continue
+        value = section[key]
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not low <= value <= high):
+            raise InputError(f"{where}.{key}: got {cut(repr(value), 80)}; expected a number "
+                             f"in [{low:g}, {high:g}]")
+        bars[key] = float(value)
+    return JudgeAuditSettings(scale, labels, label_pass_at, bars)
+
+
+def configured_scale(judge_audit: JudgeAuditSection) -> Scale | None:
+    """``scale`` and ``pass_at`` of ``[tool.metaeval.judge_audit]``: the scale of a
+    recorded judge's verdicts, or None when neither is set."""
+    return configured_audit(judge_audit).scale
 
 
 def describe(scale: Scale) -> str:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
 
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.errors import InputError
@@ -33,6 +35,7 @@ from metaeval.judges.adapters import (
 )
 from metaeval.judges.base import Judge, Mode, Scale
 from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
+from metaeval.judges.reply import Templates, read_templates, reply_rule
 from metaeval.judges.scales import default_pass_at
 from metaeval.keys import cut, did_you_mean
 
@@ -41,10 +44,12 @@ FAKES: dict[str, Callable[[], Judge]] = {
     "steady": SteadyJudge,
     "always-pass": AlwaysPassJudge,
 }
+OWN_KEYS = {"prompt_template", "reply", "winner_map"}
+"""A team's own judge: its prompt and the rule its replies are read by."""
 HTTP_KEYS = {"type", "name", "base_url", "model", "api_key_env", "timeout", "retries",
-             "backoff", "concurrency", "temperature", "scale", "pass_at", "modes"}
-COMMAND_KEYS = {"type", "name", "command", "timeout", "scale", "pass_at", "modes"}
-PYTHON_KEYS = {"type", "name", "target"}
+             "backoff", "concurrency", "temperature", "scale", "pass_at", "modes", *OWN_KEYS}
+COMMAND_KEYS = {"type", "name", "command", "timeout", "scale", "pass_at", "modes", *OWN_KEYS}
+PYTHON_KEYS = {"type", "name", "target", "scale", "pass_at", "modes", *OWN_KEYS}
 SECRET_KEYS = {"api_key", "key", "token", "authorization"}
 
 
@@ -83,7 +88,8 @@ def _build(spec: object, where: str, allowed: AllowedModules, judges: JudgesSect
             if isinstance(table, Mapping):
                 # Named by its config key unless it says otherwise: two configured
                 # judges are two judges, never both "http".
-                return _table(dict(table), inner, allowed, spec)
+                base = pyproject.parent if pyproject is not None else Path.cwd()
+                return _table(dict(table), inner, allowed, spec, base)
             return _build(table, inner, allowed, judges, (*aliases, spec))
         known = ", ".join([*FAKES, *sorted(configured)])
         shown = spec if len(spec) <= 80 else spec[:77] + "..."
@@ -160,8 +166,37 @@ def _modes(table: dict[str, object], where: str) -> frozenset[Mode]:
     return frozenset(Mode(n) for n in names)
 
 
+def _own(judge: PromptedJudge, table: dict[str, object], where: str, base: Path) -> Judge:
+    """``judge`` with the team's ``prompt_template`` and ``reply`` rule, and the modes
+    they cover (``modes``, when given, must be covered by both)."""
+    if not OWN_KEYS & set(table):
+        return judge
+    templates = (read_templates(table["prompt_template"], base, f"{where}.prompt_template")
+                 if "prompt_template" in table else Templates())
+    rule = reply_rule(table.get("reply", "json"), table.get("winner_map"),
+                      where=f"{where}.reply")
+    if "modes" in table:
+        modes = judge.modes
+        for mode in sorted(modes, key=lambda m: m.value):
+            if templates.modes and mode not in templates.modes:
+                raise InputError(f"{where}.prompt_template: no {mode.value} template, and the "
+                                 f"judge is configured for {mode.value} use ('modes'); give "
+                                 "one per mode: prompt_template = {pointwise = \"...\", "
+                                 "pairwise = \"...\"}")
+            if mode not in rule.modes:
+                group = "score" if mode is Mode.POINTWISE else "winner"
+                raise InputError(f"{where}.reply: the pattern has no '{group}' group, and the "
+                                 f"judge is configured for {mode.value} use ('modes')")
+    else:
+        modes = (templates.modes or frozenset(Mode)) & rule.modes
+        if not modes:
+            raise InputError(f"{where}.reply: reads no reply of the modes its prompt_template "
+                             "asks ('score' for pointwise, 'winner' for pairwise)")
+    return replace(judge, templates=templates, reply=rule, modes=modes)
+
+
 def _table(table: dict[str, object], where: str, modules: AllowedModules,
-           default_name: str = "") -> Judge:
+           default_name: str = "", base: Path | None = None) -> Judge:
     secrets = sorted(k for k in table if k.lower() in SECRET_KEYS)
     if secrets:
         raise InputError(f"{where}.{secrets[0]}: a judge spec must not hold a secret; put "
@@ -175,10 +210,19 @@ def _table(table: dict[str, object], where: str, modules: AllowedModules,
         raise InputError(f"{where}.{cut(unknown[0])}: unknown key for a {kind} judge; expected "
                          f"one of {', '.join(sorted(allowed[str(kind)]))}"
                          f"{did_you_mean(unknown[0], allowed[str(kind)])}")
+    base = base if base is not None else Path.cwd()
     if kind == "python":
         target = str(_get(table, "target", str, where, ""))
         name = str(_get(table, "name", str, where, default_name or target))
-        return _python(target, f"{where}.target", modules, name)
+        judge = _python(target, f"{where}.target", modules, name)
+        prompted = sorted(set(table) & (OWN_KEYS | {"scale", "pass_at", "modes"}))
+        if not prompted:
+            return judge
+        if not isinstance(judge, PromptedJudge) or judge.endpoint != target:
+            raise InputError(f"{where}.{prompted[0]}: applies to a python judge whose target "
+                             "is a function prompt -> reply text, not a Judge")
+        judge = replace(judge, scale=_scale(table, where), modes=_modes(table, where))
+        return _own(judge, table, where, base)
     name = str(_get(table, "name", str, where, default_name or str(kind)))
     scale, modes = _scale(table, where), _modes(table, where)
     timeout = _number(table, "timeout", where, 60.0, at_least=0, above=True)
@@ -190,8 +234,8 @@ def _table(table: dict[str, object], where: str, modules: AllowedModules,
                 isinstance(c, str) for c in command):
             raise InputError(f"{where}.command: got {command!r}; expected a list of strings")
         argv = tuple(str(c) for c in command)
-        return PromptedJudge(name, command_backend(argv, timeout), scale=scale, modes=modes,
-                             endpoint=shlex.join(argv))
+        return _own(PromptedJudge(name, command_backend(argv, timeout), scale=scale,
+                                  modes=modes, endpoint=shlex.join(argv)), table, where, base)
     base_url = str(_get(table, "base_url", str, where, ""))
     try:
         endpoint_of(base_url)
@@ -207,8 +251,8 @@ def _table(table: dict[str, object], where: str, modules: AllowedModules,
         concurrency=int(_number(table, "concurrency", where, 4, at_least=1, integer=True)),
         temperature=_number(table, "temperature", where, 0.0, at_least=0))
     judge = http_judge(settings, name=name, scale=scale)
-    return PromptedJudge(judge.name, judge.backend, judge.model, judge.temperature, scale,
-                         modes, judge.concurrency, judge.endpoint)
+    return _own(PromptedJudge(judge.name, judge.backend, judge.model, judge.temperature, scale,
+                              modes, judge.concurrency, judge.endpoint), table, where, base)
 
 
 def concurrency_of(judge: Judge) -> int:

@@ -10,19 +10,25 @@ import json
 from tabulate import tabulate
 
 from metaeval.audit.collect import Calls
-from metaeval.audit.judge_agreement import AGGREGATE, PairAgreement, PointAgreement
-from metaeval.audit.judge_audit import Controls, JudgeAudit
+from metaeval.audit.judge_agreement import (
+    AGGREGATE,
+    PairAgreement,
+    PointAgreement,
+    computed,
+)
+from metaeval.audit.judge_audit import AuditSource, Controls, JudgeAudit
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.contract import JsonObject, JsonValue
 
 NOT_RUN = "not run (no probe items with verdicts)"
 KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injection",
-        "controls", "calls", "verdict", "reasons")
+        "controls", "calls", "verdict", "reasons", "errors")
 
 
 def _value(v: Value) -> JsonObject:
-    return {"value": round(v.value, 4), "reason": v.reason}
+    """A figure that could not be computed is null with the reason, never 0."""
+    return {"value": round(v.value, 4) if computed(v) else None, "reason": v.reason}
 
 
 def _interval(i: Interval) -> JsonObject:
@@ -52,7 +58,9 @@ def _pair(p: PairAgreement | None) -> JsonValue:
                   "kappa": _value(o.kappa), "ties": o.ties, "unscored": o.unscored}
         for o in p.orders}
     return {"n": p.n, "human_ties": p.human_ties, "orders": orders,
-            "consistent": p.consistent, "consistency": round(p.consistency, 4)}
+            "not_recorded": [o for o in ("ab", "ba") if o not in orders],
+            "both_orders": p.both_orders, "consistent": p.consistent,
+            "consistency": round(p.consistency, 4) if p.both_orders else None}
 
 
 def _position(r: PositionResult) -> JsonObject:
@@ -60,6 +68,7 @@ def _position(r: PositionResult) -> JsonObject:
             "consistent": r.consistent, "first_preferred": r.first_preferred,
             "second_preferred": r.second_preferred, "unscored": r.unscored,
             "flips": r.flips, "p_value": r.p_value, "alpha": r.alpha, "chance": r.chance,
+            "one_order": r.one_order, "reason": r.reason,
             "test": "exact binomial, flips >= observed given the chance flip rate"}
 
 
@@ -97,18 +106,26 @@ def audit_document(a: JudgeAudit) -> JsonObject:
     b = a.bars
     return {
         "judge": {"name": j.name, "model": j.model, "prompt_hash": j.prompt_hash,
-                  "temperature": j.temperature, "endpoint": j.endpoint,
+                  "temperature": j.temperature if a.temperature_known else None,
+                  "endpoint": j.endpoint,
                   "version": j.version, "mode": a.source.value,
                   "modes": modes},
         "agreement": {"items": a.items, "not_recorded": a.not_recorded,
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,
+                      "samples": a.samples.total, "unscored_samples": a.samples.unscored,
+                      "verdicts_with_no_scored_sample": a.samples.none_scored,
                       "bars": {"kappa": b.kappa, "tpr": b.tpr, "tnr": b.tnr,
                                "unscored": b.unscored, "alpha": b.alpha},
+                      "labels": {"low": a.labels.low, "high": a.labels.high,
+                                 "pass_at": a.labels.pass_at},
                       "pointwise": _point(a.pointwise), "pairwise": _pair(a.pairwise)},
         "self_consistency": {"samples": a.self_consistency.samples,
                              "n": a.self_consistency.n,
                              "all_agree": a.self_consistency.all_agree,
-                             "agreement_k": round(a.self_consistency.rate, 4),
+                             "agreement_k": None if a.self_consistency.reason
+                             else round(a.self_consistency.rate, 4),
+                             "source": "the recorded samples" if a.source is AuditSource.RECORDED
+                             else "--samples",
                              "aggregate": AGGREGATE, "reason": a.self_consistency.reason},
         "position": _position(a.probes.position),
         "length": _length(a.probes.length),
@@ -117,6 +134,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
         "calls": _calls(a.calls),
         "verdict": a.verdict.value,
         "reasons": list(a.reasons),
+        "errors": [str(e) for e in a.errors],
     }
 
 
@@ -125,6 +143,8 @@ def audit_json(a: JudgeAudit) -> str:
 
 
 def _v(v: Value) -> str:
+    if not computed(v):
+        return f"not computed ({v.reason})"
     return f"{v.value:.2f}" + (f" ({v.reason})" if v.reason else "")
 
 
@@ -134,19 +154,29 @@ def _i(i: Interval) -> str:
 
 def audit_text(a: JudgeAudit) -> str:
     modes = ", ".join(sorted(m.value for m in a.modes)) or "nothing"
-    out = [f"judge: {a.judge.describe()} (version {a.judge.version}; {a.source.value}; "
+    described = a.judge.describe()
+    if not a.temperature_known:
+        described = described.rsplit(" temperature=", 1)[0] + " temperature unknown"
+    out = [f"judge: {described} (version {a.judge.version}; {a.source.value}; "
            f"audited for {modes})",
            f"items: {a.items}" + (f" ({a.not_recorded} with no recorded verdict, left out)"
-                                  if a.not_recorded else ""), ""]
+                                  if a.not_recorded else ""),
+           f"verdicts: {a.labelled_verdicts} on labelled items, {a.unscored} unscored; "
+           f"samples: {a.samples.total}, {a.samples.unscored} unscored, "
+           f"{a.samples.none_scored} verdict(s) with no scored sample", ""]
     if a.pointwise is not None:
         p, c = a.pointwise, a.pointwise.confusion
         out.append(tabulate(
             [["pass/fail", c.n, c.tp, c.fn, c.tn, c.fp, c.unscored,
-              f"{p.tpr.value:.2f} {_i(p.tpr_interval)}", f"{p.tnr.value:.2f} {_i(p.tnr_interval)}",
+              f"{_v(p.tpr)} {_i(p.tpr_interval)}", f"{_v(p.tnr)} {_i(p.tnr_interval)}",
               f"{_v(p.kappa)} {_i(p.kappa_interval)}"]],
             headers=["pointwise", "n", "TP", "FN", "TN", "FP", "unscored", "TPR", "TNR",
                      "kappa"], disable_numparse=True))
-        out.append(f"ordinal 1-5 on {p.ordinal_n} items ({p.ordinal_unscored} unscored): "
+        lab = a.labels
+        out.append(f"human pass: label 'pass', or an integer label >= {lab.pass_at} on "
+                   f"{lab.low}-{lab.high}")
+        out.append(f"ordinal {lab.low}-{lab.high} on {p.ordinal_n} items "
+                   f"({p.ordinal_unscored} unscored): "
                    f"weighted kappa linear {_v(p.weighted_linear)}, "
                    f"quadratic {_v(p.weighted_quadratic)}")
         out.append("")
@@ -157,19 +187,25 @@ def audit_text(a: JudgeAudit) -> str:
         out.append(tabulate(rows, headers=["pairwise order", "n", "correct", "accuracy",
                                            "kappa", "judge ties", "unscored"],
                             disable_numparse=True))
-        out.append(f"human ties: {q.human_ties}; same verdict in both orders: "
-                   f"{q.consistent} of {q.n} ({q.consistency:.2f})")
+        missing = [o for o in ("ab", "ba") if o not in {r.order for r in q.orders}]
+        out.append(f"human ties: {q.human_ties}; " + (
+            f"same verdict in both orders: {q.consistent} of {q.both_orders} "
+            f"({q.consistency:.2f})" if q.both_orders else "no item recorded in both orders")
+            + (f"; order {', '.join(missing)} not recorded" if missing else ""))
         out.append("")
     sc = a.self_consistency
     out.append(f"self-consistency: {sc.reason}" if sc.reason else
                f"self-consistency: Agreement^{sc.samples} {sc.rate:.2f} "
                f"({sc.all_agree} of {sc.n}); verdict by {AGGREGATE}")
     pos, ln, inj = a.probes.position, a.probes.length, a.probes.injection
-    out.append(f"position bias: {NOT_RUN}" if pos.status is ProbeStatus.NOT_RUN else
+    out.append((f"position bias: not run ({pos.reason})" if pos.reason else
+                f"position bias: {NOT_RUN}") if pos.status is ProbeStatus.NOT_RUN else
                f"position bias: {pos.headline()} (consistent {pos.consistent}, "
                f"first-preferred {pos.first_preferred}, second-preferred "
                f"{pos.second_preferred}, unscored {pos.unscored}; p={pos.p_value:.3g} "
-               f"vs chance {pos.chance:g}, alpha {pos.alpha:g})")
+               f"vs chance {pos.chance:g}, alpha {pos.alpha:g})"
+               + (f"; {pos.one_order} pair(s) recorded in one order only, left out"
+                  if pos.one_order else ""))
     if ln.status is ProbeStatus.NOT_RUN:
         out.append(f"length bias: {NOT_RUN}")
     else:
@@ -186,4 +222,8 @@ def audit_text(a: JudgeAudit) -> str:
     out.append("")
     out.append(f"verdict: {a.verdict.value}")
     out.extend(f"  - {r}" for r in a.reasons)
+    if a.errors:
+        out.append("")
+        out.append(f"bad input (left out, exit 2): {len(a.errors)} line(s)")
+        out.extend(f"  {e}" for e in a.errors)
     return "\n".join(out)

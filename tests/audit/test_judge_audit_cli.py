@@ -73,7 +73,7 @@ def test_json_has_the_stable_keys(steady_json: dict[str, Any]) -> None:
     document = steady_json
     assert tuple(document) == KEYS == (
         "judge", "agreement", "self_consistency", "position", "length", "injection",
-        "controls", "calls", "verdict", "reasons")
+        "controls", "calls", "verdict", "reasons", "errors")
     assert document["position"]["status"] == "clean"
     assert document["calls"] == {"made": 104, "cached": 0, "failed": 0}
     assert document["agreement"]["pointwise"]["n"] == 30

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -53,3 +55,81 @@ def test_llmbar_natural_audit_matches_scikit_learn(tmp_path: Path, strategy: str
     assert pairwise["consistency"] == pytest.approx(consistency, abs=1e-4)
     assert document["calls"] == {"made": 0, "cached": 0, "failed": 0}
     assert document["controls"]["ok"] is True
+
+
+def _replay_server(template: str) -> tuple[ThreadingHTTPServer, str]:
+    """GPT-4's raw LLMBar replies ("Output (a)"/"Output (b)") served on loopback, each
+    for the prompt the template renders for that pair in that order."""
+    from metaeval.judges.reply import render
+
+    dataset = json.loads((LLMBAR / "Natural.dataset.json").read_text())
+    runs = json.loads((LLMBAR / "Natural.GPT-4.Vanilla.result.json").read_text())
+    replies = {}
+    for item, run in zip(dataset, runs, strict=True):
+        for key, (first, second) in (("swap = False", ("output_1", "output_2")),
+                                     ("swap = True", ("output_2", "output_1"))):
+            prompt = render(template, {"prompt": item["input"], "response_a": item[first],
+                                       "response_b": item[second]})
+            replies[prompt] = run["results"][-1][key]["completion"][0]
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            text = replies.get(body["messages"][0]["content"], "no such prompt")
+            data = json.dumps({"choices": [{"message": {"content": text}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+TEMPLATE = ("Select the Output (a) or Output (b) that is better.\n# Instruction:\n{prompt}\n"
+            "# Output (a):\n{response_a}\n# Output (b):\n{response_b}\n")
+
+
+def test_one_order_log_and_the_raw_replies_read_by_a_pattern(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    items, recorded = tmp_path / "items.ndjson", tmp_path / "recorded.jsonl"
+    runner = CliRunner()
+    runner.invoke(main, ["judge-import-llmbar", str(LLMBAR / "Natural.dataset.json"),
+                         "--result", str(LLMBAR / "Natural.GPT-4.Vanilla.result.json"),
+                         "--items", str(items), "--recorded", str(recorded)])
+    lines = recorded.read_text().splitlines()
+    one = tmp_path / "ab.jsonl"
+    one.write_text("".join(line + "\n" for line in lines if json.loads(line)["order"] == "ab"))
+    logged = json.loads(runner.invoke(main, ["judge-audit", "--judge", "gpt-4", "--items",
+                                             str(items), "--recorded", str(one), "--format",
+                                             "json"]).output)
+    both = json.loads(runner.invoke(main, ["judge-audit", "--judge", "gpt-4", "--items",
+                                           str(items), "--recorded", str(recorded),
+                                           "--format", "json"]).output)
+    assert list(logged["agreement"]["pairwise"]["orders"]) == ["ab"]
+    assert (logged["agreement"]["unscored"], logged["agreement"]["verdicts"]) == (0, 100)
+    assert logged["position"]["status"] == "not run"
+    assert logged["agreement"]["pairwise"]["orders"]["ab"] == \
+        both["agreement"]["pairwise"]["orders"]["ab"]
+
+    server, url = _replay_server(TEMPLATE)
+    try:
+        (tmp_path / "pair.txt").write_text(TEMPLATE)
+        (tmp_path / "pyproject.toml").write_text(
+            f'[tool.metaeval.judges.gpt4]\ntype = "http"\nbase_url = "{url}"\n'
+            'model = "gpt-4"\nprompt_template = "pair.txt"\n'
+            "reply = 'Output \\((?P<winner>[ab])\\)'\n")
+        monkeypatch.chdir(tmp_path)
+        live = json.loads(runner.invoke(main, ["judge-audit", "--judge", "gpt4", "--items",
+                                               str(items), "--no-cache", "--format",
+                                               "json"]).output)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert live["calls"] == {"made": 200, "cached": 0, "failed": 0}
+    assert live["agreement"]["pairwise"] == both["agreement"]["pairwise"]
+    assert live["position"]["headline"] == both["position"]["headline"]
