@@ -19,11 +19,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import regex
+
 from metaeval.errors import InputError
 from metaeval.judges.base import Choice, JudgeReply, Mode, Scale, unscored_reply
 from metaeval.judges.parse import parse_pairwise, parse_pointwise
 
 PRESETS = ("json", "bare", "mt-bench")
+PATTERN_SECONDS = 0.25
+"""CPU time a reply pattern may take on one reply. The pattern is the project's,
+the reply is not: as for ``answer_contains``, the ``regex`` engine bounds the
+time, so a reply that makes a pattern backtrack without end is unscored, not a
+hung audit."""
 # ASCII digits only, as in the strict parser: a captured "\u0664" is no score.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)")
 _BARE_CHOICES = {"a": Choice.A, "b": Choice.B, "tie": Choice.TIE}
@@ -67,7 +74,7 @@ class ReplyRule:
         """What replies this rule can read."""
         if not self.pattern:
             return frozenset(Mode)
-        groups = re.compile(self.pattern).groupindex
+        groups = regex.compile(self.pattern).groupindex
         return frozenset(({Mode.POINTWISE} if "score" in groups else set())
                          | ({Mode.PAIRWISE} if "winner" in groups else set()))
 
@@ -119,8 +126,13 @@ class ReplyRule:
         return parse_pairwise(raw)
 
     def _matches(self, raw: str, group: str) -> str | JudgeReply:
-        found = [m.group(group) for m in re.finditer(self.pattern, raw)
-                 if m.group(group) is not None]
+        try:
+            found = [m.group(group) for m in regex.finditer(self.pattern, raw,
+                                                            timeout=PATTERN_SECONDS)
+                     if m.group(group) is not None]
+        except TimeoutError:
+            return unscored_reply(f"the reply pattern {self.pattern!r} took more than "
+                                  f"{PATTERN_SECONDS:g} s of CPU on this reply", raw)
         if not found:
             return unscored_reply(f"reply does not match the reply pattern {self.pattern!r}",
                                   raw)
@@ -142,8 +154,8 @@ def reply_rule(spec: object, winner_map: object = None, *, where: str = "reply")
                              f"pattern with a 'winner' group, not the preset {spec!r}")
         return ReplyRule(spec)
     try:
-        groups = re.compile(spec).groupindex
-    except re.error as e:
+        groups = regex.compile(spec).groupindex
+    except (regex.error, OverflowError, ValueError) as e:
         raise InputError(f"{where}: got {spec!r}, not a regular expression ({e}); expected "
                          f"one of {', '.join(PRESETS)} or a pattern") from None
     if "score" not in groups and "winner" not in groups:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,16 @@ def test_a_python_function_judge_may_take_a_template_and_a_reply_rule(
 def echo_judge(prompt: str) -> str:
     """A function judge for the test above: [[B]] when the prompt was rendered."""
     return "[[B]]" if prompt == "q | x | y" else "?"
+
+
+def test_a_reply_that_makes_the_pattern_backtrack_without_end_is_unscored() -> None:
+    # The pattern is the project's, the reply the judge server's: a reply built to
+    # make it backtrack must cost a bounded time and read as no verdict.
+    rule = reply_rule(r"(?P<winner>(a|aa)+)$", {"a": "a"})
+    started = time.process_time()
+    reply = rule.pairwise("a" * 40 + "b")
+    assert time.process_time() - started < 5
+    assert reply.value is None and "took more than" in reply.reason
+    # The same pattern still reads a reply it matches.
+    assert rule.pairwise("aa").value is None  # captured "aa": not in winner_map
+    assert rule.pairwise("a").value is not None
