@@ -287,7 +287,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     """
     # Imported here: the runner and libcst are only needed by this command.
     from metaeval.commands.mutate import MutateRequest, plan_mutate, run_plan
-    from metaeval.mutation.run.runner import Isolation
+    from metaeval.mutation.run.options import Isolation
     from metaeval.report.mutate_outcome import finish
     from metaeval.report.mutation import mutation_json, mutation_text
     from metaeval.report.progress import MutateProgress

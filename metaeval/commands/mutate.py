@@ -41,20 +41,16 @@ from metaeval.mutation.find.targets import (
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.patches import load_patch_mutants
 from metaeval.mutation.run.coverage_cache import COVERAGE_FILE_NAME
-from metaeval.mutation.run.result_cache import CACHE_FILE, ResultCache
-from metaeval.mutation.run.runner import (
+from metaeval.mutation.run.forked import WarmStart, start_warm
+from metaeval.mutation.run.options import (
     DEFAULT_ISOLATION,
     Isolation,
-    MutationRun,
-    Progress,
     RunOptions,
     ScratchError,
     VoidRun,
-    WarmStart,
-    exit_code,
-    run_mutants,
-    start_warm,
 )
+from metaeval.mutation.run.result_cache import CACHE_FILE, ResultCache
+from metaeval.mutation.run.runner import MutationRun, Progress, exit_code, run_mutants
 from metaeval.mutation.run.settings import mutate_settings
 
 

@@ -15,7 +15,8 @@ from tabulate import tabulate
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.mutation.find.diffs import rewrite_diff
 from metaeval.mutation.model import MutantResult, Status
-from metaeval.mutation.run.runner import ForkStats, MutationRun
+from metaeval.mutation.run.ran import ForkStats
+from metaeval.mutation.run.runner import MutationRun
 from metaeval.mutation.score import UNDETECTED, by_operator, mutation_score, status_counts
 
 SCHEMA_VERSION = "2"

@@ -24,7 +24,7 @@ from metaeval.cli import main
 from metaeval.commands import mutate as session
 from metaeval.commands.mutate import MutateRequest
 from metaeval.errors import ExitCode
-from metaeval.mutation.run.runner import Isolation
+from metaeval.mutation.run.options import Isolation
 from metaeval.mutation.wire import ChildSpec
 from metaeval.report.mutate_outcome import plan_and_run
 from tests.mutation.test_runner import project

@@ -14,7 +14,8 @@ import pytest
 from metaeval.errors import ExitCode, InputError
 from metaeval.mutation.model import Status
 from metaeval.mutation.patches import load_patch_mutants, shown
-from metaeval.mutation.run.runner import Isolation, RunOptions, run_mutants
+from metaeval.mutation.run.options import Isolation, RunOptions
+from metaeval.mutation.run.runner import run_mutants
 from tests.mutation.test_patches import project, write
 from tests.mutation.test_runner import project as calc_project
 

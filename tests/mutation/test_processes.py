@@ -24,7 +24,8 @@ import pytest
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Status
 from metaeval.mutation.patches import load_patch_mutants
-from metaeval.mutation.run.runner import Isolation, RunOptions, run_mutants
+from metaeval.mutation.run.options import Isolation, RunOptions
+from metaeval.mutation.run.runner import run_mutants
 from tests.mutation.test_runner import project
 
 METAEVAL = str(Path(sys.executable).with_name("metaeval"))

@@ -17,8 +17,10 @@ from metaeval.errors import ExitCode
 from metaeval.mutation.child.items import parts_of
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from metaeval.mutation.run.fresh import Context, run_mutant
+from metaeval.mutation.run.options import RunOptions
 from metaeval.mutation.run.outcome import ChildOutcome, ChildVerdict, classify
-from metaeval.mutation.run.runner import Context, MutationRun, RunOptions, exit_code, run_mutant
+from metaeval.mutation.run.runner import MutationRun, exit_code
 from metaeval.mutation.wire import (
     ChildResult,
     ChildTimes,

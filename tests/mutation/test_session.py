@@ -22,14 +22,9 @@ from metaeval.findings import accept
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.run.runner import (
-    Cache,
-    Isolation,
-    MutationRun,
-    Progress,
-    RunOptions,
-    WarmStart,
-)
+from metaeval.mutation.run.forked import WarmStart
+from metaeval.mutation.run.options import Isolation, RunOptions
+from metaeval.mutation.run.runner import Cache, MutationRun, Progress
 from metaeval.report.mutate_outcome import plan_and_run
 from tests.mutation.conftest import copy_shop, git
 from tests.mutation.test_runner import project

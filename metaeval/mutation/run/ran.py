@@ -1,0 +1,51 @@
+"""What one isolation's run of the mutants leaves besides their results."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.model import MutantResult
+from metaeval.mutation.run.coverage_cache import CoverageMap
+
+Record = Callable[[int, MutantResult], None]
+"""Where an isolation hands each result as it comes: the mutant's index, its result."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForkStats:
+    """What a fork-isolation run adds to its results."""
+
+    deferred: int = 0
+    """Mutants that ran in a pytest process of their own anyway."""
+    reloaded: int = 0
+    """Mutants put in place by executing their module again in the child."""
+    deferred_elsewhere: float = 0.0
+    """Of ``elsewhere``, the seconds the deferred mutants' own processes spent outside tests."""
+    forking: float = 0.0
+    """Of ``elsewhere``, the seconds the warm process spent forking."""
+    placing: float = 0.0
+    """Of ``elsewhere``, the seconds children spent putting their mutants in place
+    before their first test."""
+    resident: int = 0
+    """The largest the warm process was (resident bytes) when it forked."""
+    traced_tests: int = 0
+    """Tests the baseline traced in this run."""
+    reused_tests: int = 0
+    """Tests whose records came from the last run's coverage map."""
+    coverage_map: CoverageMap | None = None
+    """The whole baseline's map (traced and reused), for the next run."""
+
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """What one isolation's run of the mutants left besides their results."""
+
+    baseline_duration: float
+    timeout: float
+    coverage: Coverage | None
+    fork: ForkStats | None = None
+
+
