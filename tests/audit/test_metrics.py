@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import itertools
 import math
 
+import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
@@ -20,6 +22,7 @@ from metaeval.audit.metrics import (
     scored_tnr,
     scored_tpr,
     scored_weighted_kappa,
+    table_kappa,
     tnr,
     tpr,
     wilson_interval,
@@ -157,6 +160,35 @@ def test_kappa_interval_is_seeded_and_brackets_the_estimate() -> None:
     assert first.low <= kappa(human, graded).value <= first.high
     assert -1.0 <= first.low < first.high <= 1.0
     assert kappa_interval([], []).reason == NO_CASES
+
+
+CELLS = [(h, g) for h in (P, F) for g in (P, F, U)]
+
+
+def pairs_of(table: tuple[int, ...]) -> tuple[list[Outcome], list[Outcome]]:
+    pairs = [cell for cell, k in zip(CELLS, table, strict=True) for _ in range(k)]
+    return [h for h, _ in pairs], [g for _, g in pairs]
+
+
+@pytest.mark.parametrize("counts", [(0, 1, 3), (0, 2, 5), (1, 4)])
+def test_the_bootstraps_table_kappa_is_scikit_learns_on_every_table(
+        counts: tuple[int, ...]) -> None:
+    # Every table with these counts per cell: degenerate ones (no cases, a constant
+    # grader, one human label) included, each against scikit-learn through kappa.
+    for table in itertools.product(counts, repeat=6):
+        human, graded = pairs_of(table)
+        assert table_kappa(table) == kappa(human, graded).value, table
+
+
+def test_kappa_interval_is_the_percentiles_of_scikit_learns_kappa_on_each_resample() -> None:
+    human = outcomes("pppppppffffffffpf" * 2)
+    graded = outcomes("ppppppfffffffpuuf" * 2)
+    # The same draws, each resample's kappa by scikit-learn (through ``kappa``).
+    rows = np.random.default_rng(7).integers(0, len(human), size=(300, len(human)))
+    samples = [kappa([human[i] for i in row], [graded[i] for i in row]).value for row in rows]
+    low, high = np.percentile(samples, [2.5, 97.5])
+    interval = kappa_interval(human, graded, seed=7, resamples=300)
+    assert (interval.low, interval.high) == (float(low), float(high))
 
 
 def test_youden_interval_separates_signal_from_none() -> None:
