@@ -354,6 +354,54 @@ def test_a_comprehension_on_the_mutants_line_does_not_enclose_it(tmp_path: Path)
     assert coverage.tests_for(inside) == ("t.py::a",)
 
 
+def test_a_mutant_looping_in_a_quick_test_is_stopped_at_that_tests_own_limit(
+        tmp_path: Path) -> None:
+    # Both tests reach countdown; the slow one (2 s) sets the mutant's limit to
+    # about 2 x 3 + 1 s. The quick one runs first and loops under n -= 0: its own
+    # limit (a few ms x 3 + 1 s) stops the mutant, and the detail names it.
+    (tmp_path / "pyproject.toml").write_text(dedent("""\
+        [tool.pytest.ini_options]
+        pythonpath = ['.']
+
+        [tool.metaeval.mutate]
+        targets = ["loop.py"]
+        operators = ["shift_constant"]
+        """), encoding="utf-8")
+    (tmp_path / "loop.py").write_text(dedent("""\
+        def countdown(n):
+            while n > 0:
+                n -= 1
+            return n
+        """), encoding="utf-8")
+    (tmp_path / "test_loop.py").write_text(dedent("""\
+        import time
+
+        from loop import countdown
+
+
+        def test_countdown():
+            assert countdown(3) == 0
+
+
+        def test_slow_countdown():
+            time.sleep(2)
+            assert countdown(1) == 0
+        """), encoding="utf-8")
+    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
+                           "--timeout-constant", "1", "--report", str(tmp_path / "r.json")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    output = json.loads(done.stdout)
+    looping = [m for m in output["mutants"] if m["status"] == "Timeout"]
+    assert looping, done.stdout + done.stderr
+    assert output["timeout_seconds"] > 6.0  # the mutant's own limit, from both tests
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    took = {m["id"]: m["duration"] for f in report["files"].values() for m in f["mutants"]}
+    for mutant in looping:
+        assert mutant["detail"].startswith("test_loop.py::test_countdown ran past its own "), \
+            mutant
+        assert took[mutant["id"]] < 4000, mutant  # milliseconds: not the mutant's 7 s
+
+
 def test_a_looping_mutant_is_stopped_at_its_own_tests_limit(tmp_path: Path) -> None:
     # The slow test never reaches countdown: the loop's limit comes from the fast
     # test that does (about the constant), not from the whole suite's 1.5 s x 3.

@@ -5,10 +5,13 @@ A job is planned before the first fork (planning between forks would copy
 every page it writes into the children that share them). A child leads its
 own process group, dies with the warm process, has its address space capped,
 does its ``work`` and writes one ``ChildReport`` line to its pipe, then ends
-with ``os._exit``. The pool reads the pipes, kills a child's whole group at its
-deadline (or once it has answered: whatever its tests started goes with it),
-and turns each into a ``WarmOutcome``. It knows nothing of pytest beyond the
-items it hands on, so it can be tested with a fake child.
+with ``os._exit``; before each test it writes one ``TICK`` byte, so the pool
+knows which test runs. The pool reads the pipes, kills a child's whole group at
+its deadline (or once it has answered: whatever its tests started goes with it),
+and turns each into a ``WarmOutcome``. A child's deadline is its job's limit
+and, once its tests run, the running test's own limit (PIT's way): a mutant that
+loops in a quick test is stopped seconds in, not after what all its tests took.
+It knows nothing of pytest beyond the items it hands on.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from metaeval.mutation.child.reload import ReloadPlan
 from metaeval.mutation.wire import ChildReport, ChildTimes, WarmMutant, WarmOutcome
 
 _READ_SIZE = 65536
+TICK = b"\x01"
+"""Written by a child before each test; never in a ``ChildReport`` line (JSON escapes
+control characters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +55,9 @@ class Job:
     """Seconds its child may take, from the fork."""
     probe: bool = False
     """The forced-fail check: the child makes its test fail instead of applying a mutant."""
+    test_limits: tuple[float, ...] = ()
+    """Seconds each selected test may take, from its start; () when only ``limit``
+    holds (a child that executes modules again collects tests between them)."""
     nodeids: tuple[str, ...] = field(init=False)
     """The selected tests' ids, read here and not between forks (for the same reason)."""
 
@@ -70,10 +79,31 @@ class Running:
     """Bytes of the warm process resident when it forked this one."""
     data: bytearray = field(default_factory=bytearray)
     eof: bool = False
+    ticks: int = 0
+    """Tests it has started."""
+    test_deadline: float = float("inf")
+    """When the running test passes its own limit."""
 
     @property
     def deadline(self) -> float:
-        return self.started + self.job.limit
+        return min(self.started + self.job.limit, self.test_deadline)
+
+    @property
+    def running_test(self) -> str:
+        """The test it was running (empty before the first)."""
+        return self.job.nodeids[self.ticks - 1] if 0 < self.ticks <= len(self.job.nodeids) \
+            else ""
+
+    def read(self, chunk: bytes, now: float) -> None:
+        """Take what the child wrote: ticks start its tests' clocks, the rest is its report."""
+        ticks = chunk.count(TICK)
+        if ticks:
+            self.ticks += ticks
+            limits = self.job.test_limits
+            if self.ticks <= len(limits):
+                self.test_deadline = now + limits[self.ticks - 1]
+            chunk = chunk.replace(TICK, b"")
+        self.data += chunk
 
     @property
     def plan(self) -> ReloadPlan | None:
@@ -81,7 +111,10 @@ class Running:
         return self.job.how if isinstance(self.job.how, ReloadPlan) else None
 
 
-Work = Callable[[Job, float], ChildReport]
+Tick = Callable[[], None]
+"""Called by a child's work before each test it runs."""
+
+Work = Callable[[Job, float, Tick], ChildReport]
 """What a child does with its job (given the time it started): runs in the child."""
 
 Deferred = Callable[[Running, ChildReport], WarmOutcome]
@@ -123,13 +156,13 @@ class Pool:
             now = time.monotonic()
             wait = max(0.0, min(c.deadline for c in running.values()) - now)
             ready, _, _ = select.select(list(running), [], [], wait)
+            now = time.monotonic()
             for fd in ready:
                 chunk = os.read(fd, _READ_SIZE)
                 if chunk:
-                    running[fd].data += chunk
+                    running[fd].read(chunk, now)
                 else:
                     running[fd].eof = True
-            now = time.monotonic()
             for fd, child in list(running.items()):
                 # A child is done when its one line arrives: its exit (tearing down a
                 # copy of this process) need not hold up the next fork.
@@ -187,7 +220,7 @@ class Pool:
             os.setpgid(0, 0)
             die_with_parent(self.parent)
             cap_address_space(self.memory_cap)
-            os.write(write, self.work(job, began).line())
+            os.write(write, self.work(job, began, lambda: _tick(write)).line())
         finally:
             os._exit(0)
 
@@ -210,8 +243,12 @@ class Pool:
             _, status = os.waitpid(child.pid, 0)
         os.close(child.fd)
         if timed_out:
+            test = child.running_test
+            own = child.test_deadline < child.started + child.job.limit
+            why = (f"{test} ran past its own {child.job.test_limits[child.ticks - 1]:.1f}s "
+                   "limit" if test and own else "")
             return WarmOutcome(index, selected, timed_out=True, exit_status=status,
-                               times=ChildTimes(wall=wall))
+                               error=why, times=ChildTimes(wall=wall))
         try:
             report = ChildReport.parse(bytes(child.data))
         except ValueError:
@@ -227,3 +264,7 @@ class Pool:
                            error=report.error, exit_status=status, reloaded=report.reloaded,
                            times=ChildTimes(wall=wall, in_tests=report.in_tests,
                                             placing=report.placing))
+
+
+def _tick(write: int) -> None:
+    os.write(write, TICK)

@@ -35,7 +35,7 @@ import pytest
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.items import parts_of, speed_class
 from metaeval.mutation.child.planner import How, ImportTime, Planner
-from metaeval.mutation.child.pool import Job, Pool, Running
+from metaeval.mutation.child.pool import Job, Pool, Running, Tick
 from metaeval.mutation.child.processes import die_with_parent
 from metaeval.mutation.child.reload import ReloadPlan
 from metaeval.mutation.child.swap import import_callers
@@ -267,8 +267,10 @@ class WarmSession:
                     limit=self._limit(selected, reloads=True))) if settled.deferred
                     else settled))
             else:
+                reloads = isinstance(how, ReloadPlan)
                 jobs.append(Job(mutant, selected, how, time.monotonic() - started,
-                                self._limit(selected, isinstance(how, ReloadPlan))))
+                                self._limit(selected, reloads),
+                                test_limits=() if reloads else self._test_limits(selected)))
         self.pool.run(jobs, lambda outcome: self._emit(warm_line("mutant", outcome)))
 
     def _limit(self, selected: tuple[pytest.Item, ...], reloads: bool) -> float:
@@ -279,6 +281,13 @@ class WarmSession:
         seconds = sum(self.watch.durations.get(item.nodeid, 0.0) for item in selected)
         seconds += self.collected if reloads else 0.0
         return seconds * self.spec.timeout_factor + self.spec.timeout_constant
+
+    def _test_limits(self, selected: tuple[pytest.Item, ...]) -> tuple[float, ...]:
+        """Seconds each test may take against a mutant: its own baseline time times
+        the factor, plus the constant."""
+        durations, spec = self.watch.durations, self.spec
+        return tuple(durations.get(item.nodeid, 0.0) * spec.timeout_factor
+                     + spec.timeout_constant for item in selected)
 
     def _plan(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...]
               ) -> tuple[How, WarmOutcome | None]:
@@ -297,10 +306,10 @@ class WarmSession:
                                    deferred=True, error=how)
         return how, None
 
-    def _work(self, job: Job, began: float) -> ChildReport:
+    def _work(self, job: Job, began: float, tick: Tick) -> ChildReport:
         """What each forked child does (``pool``)."""
         return run_job(job, began, self.watch, job.mutant.index in self.whole_suite,
-                       self._patch)
+                       self._patch, tick)
 
     def _patch(self, mutant_id: str) -> PatchMutant:
         declared = self.declared.get(mutant_id)

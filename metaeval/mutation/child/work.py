@@ -22,7 +22,7 @@ import pytest
 
 from metaeval.mutation.child.apply import apply_patch
 from metaeval.mutation.child.items import CollectAgainError, Recollected
-from metaeval.mutation.child.pool import Job
+from metaeval.mutation.child.pool import Job, Tick
 from metaeval.mutation.child.reload import ExecError, ReloadPlan, apply_reload
 from metaeval.mutation.child.swap import apply_swap
 from metaeval.mutation.model import MutantKind
@@ -57,7 +57,7 @@ PatchLookup = Callable[[str], PatchMutant]
 
 
 def run_job(job: Job, began: float, watch: Watch, whole_suite: bool,
-            patches: PatchLookup) -> ChildReport:
+            patches: PatchLookup, tick: Tick) -> ChildReport:
     """Put ``job`` in place and run its tests; ``began`` is when the child started
     (the time before the first test is the time it took to put the mutant in place)."""
     watch.first_failed = ""
@@ -98,6 +98,7 @@ def run_job(job: Job, began: float, watch: Watch, whole_suite: bool,
             if len(watch.collect_failed) > failed_collections:
                 return ChildReport(deferred=True, error="a test module failed to be collected "
                                    "again after its modules were executed again")
+            tick()
             started = time.perf_counter()
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
             in_tests += time.perf_counter() - started

@@ -129,7 +129,8 @@ def classify(mutant: Mutant, verdict: ChildVerdict, timeout: float) -> MutantRes
     if verdict.timed_out:
         # Killed at the limit: all of its time was spent in its tests.
         return MutantResult(mutant, Status.TIMEOUT, covered_by=covered_by, duration=took,
-                            in_tests=took, detail=f"ran past the {timeout:.1f}s limit")
+                            in_tests=took,
+                            detail=verdict.error or f"ran past the {timeout:.1f}s limit")
     if not verdict.reported:
         return MutantResult(mutant, Status.RUNTIME_ERROR, duration=took, detail=verdict.error)
     if verdict.error_kind is ErrorKind.COMPILE:
