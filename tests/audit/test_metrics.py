@@ -170,7 +170,7 @@ def pairs_of(table: tuple[int, ...]) -> tuple[list[Outcome], list[Outcome]]:
     return [h for h, _ in pairs], [g for _, g in pairs]
 
 
-@pytest.mark.parametrize("counts", [(0, 1, 3), (0, 2, 5), (1, 4)])
+@pytest.mark.parametrize("counts", [(0, 1, 3), (2, 5)])
 def test_the_bootstraps_table_kappa_is_scikit_learns_on_every_table(
         counts: tuple[int, ...]) -> None:
     # Every table with these counts per cell: degenerate ones (no cases, a constant
