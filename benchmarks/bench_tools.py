@@ -296,7 +296,8 @@ def metaeval_cmd(venv: Path, target: Target, jobs: int, extra: Sequence[str] = (
 _DIFFS = """
 import json, sys
 from pathlib import Path
-from metaeval.mutation.find.targets import find_mutants, mutant_diff
+from metaeval.mutation.find.diffs import mutant_diff
+from metaeval.mutation.find.targets import find_mutants
 root = Path.cwd()
 print(json.dumps({m.id: mutant_diff(m, root) for m in find_mutants(sys.argv[1:], root)}))
 """

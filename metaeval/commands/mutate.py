@@ -29,15 +29,10 @@ from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.mutation.find.diffs import rewrite_diff
 from metaeval.mutation.find.operators import configured_operators, select_operators
+from metaeval.mutation.find.resolve import module_name, read_source, relative_path, resolve_targets
 from metaeval.mutation.find.scan_cache import SCAN_FILE_NAME, ScanCache
 from metaeval.mutation.find.since import since
-from metaeval.mutation.find.targets import (
-    find_mutants,
-    module_name,
-    read_source,
-    relative_path,
-    resolve_targets,
-)
+from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.patches import load_patch_mutants
 from metaeval.mutation.run.coverage_cache import COVERAGE_FILE_NAME

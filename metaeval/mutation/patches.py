@@ -294,8 +294,8 @@ def _module_file(module: str, root: Path) -> Path | None:
     """The project's own file for ``module`` (under root, root/src), else the one
     Python would import. Only the latter imports anything: the parent packages."""
     # Imported here: the plugin loads this module in every patch child, and the
-    # children never locate anything, so they need not load libcst.
-    from metaeval.mutation.find.targets import find_module_file
+    # children never locate anything, so they keep out of the finding side.
+    from metaeval.mutation.find.resolve import find_module_file
 
     try:
         return find_module_file(module, root)

@@ -12,17 +12,15 @@ import pytest
 
 import metaeval
 from metaeval.errors import InputError
+from metaeval.mutation.find.diffs import mutant_diff
 from metaeval.mutation.find.operators import Variant, select_operators
-from metaeval.mutation.find.targets import (
-    NO_REASON,
+from metaeval.mutation.find.resolve import (
     find_module_file,
-    find_mutants,
     module_name,
-    mutant_diff,
-    mutants_in_source,
     python_files,
     resolve_targets,
 )
+from metaeval.mutation.find.targets import NO_REASON, find_mutants, mutants_in_source
 from metaeval.mutation.model import MutantKind, Span
 
 GUARD = dedent('''\
@@ -304,15 +302,15 @@ def test_spliced_mutants_equal_whole_module_regeneration(
     graders_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The fast path (regenerate one statement) must give what libcst gives for the module."""
-    from metaeval.mutation.find import targets
+    from metaeval.mutation.find import splice
 
     spliced = find_mutants(["graders"], graders_copy)
 
-    def whole_module(self: targets._Splicer, variant: Variant,
+    def whole_module(self: splice.Splicer, variant: Variant,
                      chain: tuple[cst.CSTNode, ...]) -> str:
-        return self.tree.visit(targets._Replace(variant, frozenset(map(id, chain)))).code
+        return self.tree.visit(splice.Replace(variant, frozenset(map(id, chain)))).code
 
-    monkeypatch.setattr(targets._Splicer, "apply", whole_module)
+    monkeypatch.setattr(splice.Splicer, "apply", whole_module)
     regenerated = find_mutants(["graders"], graders_copy)
     assert [m.mutated_source for m in spliced] == [m.mutated_source for m in regenerated]
     assert len(spliced) > 100

@@ -6,10 +6,11 @@ falls back to the mutant's own before and after text.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
-from metaeval.mutation.find.targets import unified_diff
-from metaeval.mutation.model import MutantKind, MutantResult
+from metaeval.mutation.find.resolve import read_source, source_lines
+from metaeval.mutation.model import Mutant, MutantKind, MutantResult
 
 
 def rewrite_diff(result: MutantResult, root: Path) -> str:
@@ -31,3 +32,21 @@ def rewrite_diff(result: MutantResult, root: Path) -> str:
     swapped = "".join(indent + line if line.strip() else line
                       for line in m.replacement.splitlines(keepends=True))
     return unified_diff(original, "".join([*lines[: start - 1], swapped, *lines[end:]]), m.path)
+
+
+def mutant_diff(mutant: Mutant, root: Path) -> str:
+    """The unified diff from the file on disk to the mutant, headed with its relative path."""
+    original = read_source(root / mutant.path)
+    return unified_diff(original, mutant.mutated_source, mutant.path)
+
+
+def unified_diff(original: str, mutated: str, path: str) -> str:
+    return "".join(difflib.unified_diff(
+        source_lines(original),
+        source_lines(mutated),
+        fromfile=f"a/{path}",
+        tofile=f"b/{path}",
+    ))
+
+
+# --- internals -----------------------------------------------------------------------

@@ -1,10 +1,7 @@
-"""Find the rewrite mutants of a project: resolve targets, parse, apply every operator.
+"""Find the rewrite mutants of a project: parse each target file, apply every operator.
 
-A target is a file, a directory (searched recursively for ``*.py``, leaving out
-tests, hidden directories and virtual environments), ``file.py:qualname`` or
-``package.module:qualname`` (found on disk under the project root, its ``src/``
-or ``sys.path``, never imported); a qualname target keeps what is nested in it.
-Each file is parsed once with libcst; every site an operator offers becomes one
+Targets are resolved to files by ``resolve``; a qualname target keeps what is
+nested in it. Each file is parsed once with libcst; every site an operator offers becomes one
 ``Mutant`` whose ``mutated_source`` is the whole module with exactly that fault.
 A statement that is only a string (a docstring of any kind) is never mutated,
 and a change to a string whose only use is a log, warning or exception message
@@ -16,11 +13,7 @@ mutates: the user's source tree stays byte-identical.
 
 from __future__ import annotations
 
-import difflib
 import io
-import os
-import re
-import sys
 import tokenize
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,155 +28,34 @@ from libcst.metadata import (
     WhitespaceInclusivePositionProvider,
 )
 
-try:
-    from libcst._nodes.internal import CodegenState
-except ImportError:  # libcst moved its internals: every mutant regenerates its whole module
-    CodegenState = None  # type: ignore[assignment,misc]
-
 from metaeval.errors import InputError
 from metaeval.mutation.find.messages import is_message_string, logger_names
 from metaeval.mutation.find.operators import (
     Context,
     Operator,
-    Replacement,
     Variant,
     select_operators,
+)
+from metaeval.mutation.find.resolve import (
+    Target,
+    module_name,
+    read_source,
+    relative_path,
+    resolve_targets,
+    source_lines,
 )
 from metaeval.mutation.find.shapes import (
     is_bare_string_statement,
     is_boilerplate_if,
     is_string_literal,
 )
-from metaeval.mutation.model import Mutant, MutantKind, Span
+from metaeval.mutation.find.splice import Splicer, code_of, path_below, span_of, text_at
+from metaeval.mutation.model import Mutant, MutantKind
 
 MODULE_QUALNAME = "<module>"
 PRAGMA = "metaeval: skip"
 NO_REASON = "skip pragma without a reason"
 
-# Directories a recursive search never enters: they hold tests, tooling or
-# someone else's code, never the project's controls.
-_SKIPPED_DIRS = frozenset({
-    "tests", "test", "testing", "__pycache__", "venv", "env", "site-packages",
-    "node_modules", "build", "dist",
-})
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """One resolved target: a file, optionally narrowed to one qualname and what it holds."""
-
-    path: Path
-    qualname: str | None = None
-    spec: str = ""
-    """The target as the user wrote it, for messages."""
-
-
-# --- resolving targets ---------------------------------------------------------------
-
-
-def resolve_targets(specs: Sequence[str], root: Path) -> list[Target]:
-    """Turn CLI arguments or ``[tool.metaeval.mutate] targets`` into files.
-
-    Relative paths are taken from ``root``. Raises ``InputError`` naming the
-    target when it is neither an existing path nor a resolvable ``module:qualname``.
-    """
-    targets: list[Target] = []
-    seen: set[tuple[Path, str | None]] = set()
-    for spec in specs:
-        for target in _resolve_one(spec, root):
-            key = (target.path, target.qualname)
-            if key not in seen:
-                seen.add(key)
-                targets.append(target)
-    return targets
-
-
-_EXPECTED = "expected a .py file, a directory, 'package.module:qualname' or 'file.py:qualname'"
-
-
-def _resolve_one(spec: str, root: Path) -> list[Target]:
-    path = _under(root, spec)
-    if path.is_file():
-        if path.suffix != ".py":
-            raise InputError(f"mutate target {spec!r} is not a Python file; {_EXPECTED}")
-        return [Target(path.resolve(), None, spec)]
-    if path.is_dir():
-        return [Target(p, None, spec) for p in python_files(path.resolve())]
-    # ``rpartition``: a Windows path (``C:\\src\\gate.py:check``) has its own colon.
-    where, sep, qualname = spec.rpartition(":")
-    if not sep or not where:
-        raise InputError(f"mutate target {spec!r} does not exist; {_EXPECTED}")
-    if not qualname:
-        raise InputError(f"mutate target {spec!r}: empty qualname; {_EXPECTED}")
-    if not all(part.isidentifier() or part == "<locals>" for part in qualname.split(".")):
-        raise InputError(f"mutate target {spec!r}: {qualname!r} is not a qualname; {_EXPECTED}")
-    if where.endswith(".py") or "/" in where or "\\" in where:
-        file = _under(root, where)
-        if not file.is_file() or file.suffix != ".py":
-            raise InputError(f"mutate target {spec!r}: {where!r} is not a Python file; "
-                             f"{_EXPECTED}")
-        return [Target(file.resolve(), qualname, spec)]
-    return [Target(find_module_file(where, root, spec), qualname, spec)]
-
-
-def _under(root: Path, text: str) -> Path:
-    path = Path(text)
-    return path if path.is_absolute() else root / path
-
-
-def find_module_file(module: str, root: Path, spec: str = "") -> Path:
-    """The file of dotted ``module``, looked up under ``root``, ``root/src``, then ``sys.path``."""
-    parts = module.split(".")
-    if not all(part.isidentifier() for part in parts):
-        raise InputError(f"mutate target {spec or module!r}: {module!r} is not a module name; "
-                         "expected 'package.module:qualname'")
-    bases = [root, root / "src", *(Path(p) for p in sys.path if p)]
-    for base in bases:
-        candidate = base.joinpath(*parts)
-        for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
-            if path.is_file():
-                return path.resolve()
-    raise InputError(f"mutate target {spec or module!r}: module {module!r} not found under "
-                     f"{str(root)!r}, its src/ or sys.path")
-
-
-def python_files(directory: Path) -> list[Path]:
-    """``*.py`` under ``directory`` in sorted order, without tests, hidden dirs or venvs."""
-    found: list[Path] = []
-    for current, dirs, files in os.walk(directory):
-        here = Path(current)
-        dirs[:] = sorted(
-            d for d in dirs
-            if not d.startswith(".") and d not in _SKIPPED_DIRS
-            and not (here / d / "pyvenv.cfg").exists()
-        )
-        found.extend(here / f for f in sorted(files) if f.endswith(".py") and not _is_test_file(f))
-    return sorted(found)
-
-
-def _is_test_file(name: str) -> bool:
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-
-
-def module_name(path: Path, root: Path) -> str:
-    """The dotted name ``path`` is imported as: walk up while ``__init__.py`` marks a package."""
-    parts = [] if path.name == "__init__.py" else [path.stem]
-    directory = path.parent
-    while (directory / "__init__.py").is_file() and directory != directory.parent:
-        parts.insert(0, directory.name)
-        directory = directory.parent
-    return ".".join(parts) if parts else path.parent.name
-
-
-def relative_path(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` in posix form; absolute when it lies outside."""
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.resolve().as_posix()
-
-
-# --- finding mutants -----------------------------------------------------------------
 
 
 class Scanner(Protocol):
@@ -240,13 +112,6 @@ def _within(qualname: str, scope: str) -> bool:
     return qualname == scope or qualname.startswith(scope + ".")
 
 
-def read_source(path: Path) -> str:
-    try:
-        # utf-8-sig: a byte-order mark is not code, and libcst would refuse it.
-        return path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read: {e}") from e
-
 
 def mutants_in_source(
     source: str,
@@ -282,8 +147,8 @@ def _scan(
         None if message_strings else logger_names(tree),
     )
     wrapper.visit(collector)
-    lines = _lines(source)
-    splicer = _Splicer(tree, source, wrapper.resolve(WhitespaceInclusivePositionProvider))
+    lines = source_lines(source)
+    splicer = Splicer(tree, source, wrapper.resolve(WhitespaceInclusivePositionProvider))
     counters: dict[tuple[str, str], int] = {}
     mutants: list[Mutant] = []
     for site in collector.sites:
@@ -297,31 +162,15 @@ def _scan(
             path=path,
             module=module,
             qualname=site.qualname,
-            span=_span(site.position),
-            original=_text_at(lines, site.position),
-            replacement=_code(tree, site.variant.replacement, site.variant.insertion),
+            span=span_of(site.position),
+            original=text_at(lines, site.position),
+            replacement=code_of(tree, site.variant.replacement, site.variant.insertion),
             mutated_source=splicer.apply(site.variant, site.chain),
             ignored_reason=site.ignored_reason,
         ))
     return mutants, frozenset(collector.qualnames)
 
 
-def mutant_diff(mutant: Mutant, root: Path) -> str:
-    """The unified diff from the file on disk to the mutant, headed with its relative path."""
-    original = read_source(root / mutant.path)
-    return unified_diff(original, mutant.mutated_source, mutant.path)
-
-
-def unified_diff(original: str, mutated: str, path: str) -> str:
-    return "".join(difflib.unified_diff(
-        _lines(original),
-        _lines(mutated),
-        fromfile=f"a/{path}",
-        tofile=f"b/{path}",
-    ))
-
-
-# --- internals -----------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,7 +282,7 @@ class _SiteCollector(cst.CSTVisitor):
                 self._add(operator.name, node, variant)
 
     def _add(self, operator: str, node: cst.CSTNode, variant: Variant) -> None:
-        chain = (*self.stack, *_path_below(node, variant.target))
+        chain = (*self.stack, *path_below(node, variant.target))
         if (self.loggers is not None and is_string_literal(variant.target)
                 and is_message_string(chain, self.loggers)):
             return  # it changes only the text a person reads: noise, unless asked for
@@ -451,118 +300,3 @@ class _SiteCollector(cst.CSTVisitor):
         self.sites.append(_Site(operator, qualname, variant, chain, position, reason))
 
 
-def _path_below(node: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode]:
-    """The nodes from ``node`` down to ``target`` (empty when not found)."""
-    if node is target:
-        return [node]
-    for child in node.children:
-        below = _path_below(child, target)
-        if below:
-            return [node, *below]
-    return []
-
-
-class _Replace(cst.CSTTransformer):
-    """Puts one replacement in place of one node, visiting only the path to it."""
-
-    def __init__(self, variant: Variant, path: frozenset[int]) -> None:
-        super().__init__()
-        self.variant = variant
-        self.path = path
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        return id(node) in self.path
-
-    def on_leave(  # type: ignore[override]
-        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
-    ) -> Replacement:
-        if original_node is self.variant.target:
-            return self.variant.replacement
-        return updated_node
-
-
-class _Splicer:
-    """Regenerates only the innermost statement that holds the fault.
-
-    Generating a whole large module for every mutant costs far more than finding
-    the mutants, so the statement around the fault is generated alone, with the
-    indentation of the blocks around it, and spliced into the source text. This
-    uses libcst's codegen state, which is internal; so each splice is checked:
-    the statement as it was must regenerate to exactly its slice of the source,
-    or the whole module is generated instead.
-    """
-
-    def __init__(
-        self, tree: cst.Module, source: str, ranges: Mapping[cst.CSTNode, CodeRange]
-    ) -> None:
-        self.tree = tree
-        self.source = source
-        self.ranges = ranges
-        self.line_starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", source))]
-
-    def apply(self, variant: Variant, chain: tuple[cst.CSTNode, ...]) -> str:
-        path = frozenset(id(node) for node in chain)
-        # An ``elif`` is an If inside an If, and only its parent writes ``elif``.
-        units = [i for i, n in enumerate(chain)
-                 if isinstance(n, cst.SimpleStatementLine | cst.BaseCompoundStatement)
-                 and not (isinstance(n, cst.If) and isinstance(chain[i - 1], cst.If))]
-        if units and CodegenState is not None:
-            unit = chain[units[-1]]
-            indents = [n.indent if n.indent is not None else self.tree.default_indent
-                       for n in chain[:units[-1]] if isinstance(n, cst.IndentedBlock | cst.Match)]
-            start, end = self._offsets(self.ranges[unit])
-            if self.source[start:end] == self._generate(unit, indents):
-                new = unit.visit(_Replace(variant, path))
-                return self.source[:start] + self._generate(new, indents) + self.source[end:]
-        return self.tree.visit(_Replace(variant, path)).code
-
-    def _offsets(self, where: CodeRange) -> tuple[int, int]:
-        def offset(line: int, column: int) -> int:
-            index = min(line - 1, len(self.line_starts) - 1)
-            return self.line_starts[index] + column
-        return offset(where.start.line, where.start.column), offset(where.end.line,
-                                                                     where.end.column)
-
-    def _generate(self, result: Replacement, indents: list[str]) -> str:
-        if isinstance(result, cst.RemovalSentinel):
-            return ""
-        nodes = result.nodes if isinstance(result, cst.FlattenSentinel) else [result]
-        state = CodegenState(default_indent=self.tree.default_indent,
-                             default_newline=self.tree.default_newline,
-                             indent_tokens=list(indents))
-        for node in nodes:
-            node._codegen(state)
-        return "".join(state.tokens)
-
-
-def _span(position: CodeRange) -> Span:
-    # libcst columns are 0-based; the report schema wants 1-based.
-    return Span(position.start.line, position.start.column + 1,
-                position.end.line, position.end.column + 1)
-
-
-def _lines(source: str) -> list[str]:
-    # Only the newlines Python itself knows: str.splitlines would also split on
-    # form feeds and U+2028, and put libcst's line numbers off by one.
-    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)
-
-
-def _text_at(lines: list[str], position: CodeRange) -> str:
-    start, end = position.start, position.end
-    if start.line == end.line:
-        return lines[start.line - 1][start.column:end.column]
-    chunk = [lines[start.line - 1][start.column:]]
-    chunk.extend(lines[start.line:end.line - 1])
-    chunk.append(lines[end.line - 1][:end.column])
-    return "".join(chunk)
-
-
-def _code(tree: cst.Module, replacement: Replacement, insertion: bool = False) -> str:
-    if isinstance(replacement, cst.RemovalSentinel):
-        return ""
-    if isinstance(replacement, cst.FlattenSentinel):
-        nodes = replacement.nodes[:-1] if insertion else replacement.nodes
-        return "\n".join(_code(tree, node) for node in nodes)
-    if isinstance(replacement, cst.SimpleStatementLine | cst.BaseCompoundStatement):
-        replacement = replacement.with_changes(leading_lines=[])
-    return tree.code_for_node(replacement).strip()
