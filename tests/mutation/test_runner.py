@@ -358,7 +358,9 @@ def test_a_mutant_looping_in_a_quick_test_is_stopped_at_that_tests_own_limit(
         tmp_path: Path) -> None:
     # Both tests reach countdown; the slow one (2 s) sets the mutant's limit to
     # about 2 x 3 + 1 s. The quick one runs first and loops under n -= 0: its own
-    # limit (a few ms x 3 + 1 s) stops the mutant, and the detail names it.
+    # limit (a few ms x 3 + 1 s) stops the mutant, and the detail names it. STEP = 0
+    # is put in place by executing loop.py again: its tests' limits add the
+    # collection time (a fraction of a second here), and still stop it there.
     (tmp_path / "pyproject.toml").write_text(dedent("""\
         [tool.pytest.ini_options]
         pythonpath = ['.']
@@ -368,31 +370,42 @@ def test_a_mutant_looping_in_a_quick_test_is_stopped_at_that_tests_own_limit(
         operators = ["shift_constant"]
         """), encoding="utf-8")
     (tmp_path / "loop.py").write_text(dedent("""\
+        STEP = 1
+
+
         def countdown(n):
             while n > 0:
                 n -= 1
+            return n
+
+
+        def countdown_by_step(n):
+            while n > 0:
+                n -= STEP
             return n
         """), encoding="utf-8")
     (tmp_path / "test_loop.py").write_text(dedent("""\
         import time
 
-        from loop import countdown
+        from loop import countdown, countdown_by_step
 
 
         def test_countdown():
             assert countdown(3) == 0
+            assert countdown_by_step(3) == 0
 
 
         def test_slow_countdown():
             time.sleep(2)
-            assert countdown(1) == 0
+            assert countdown(1) == countdown_by_step(1) == 0
         """), encoding="utf-8")
     done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
                            "--timeout-constant", "1", "--report", str(tmp_path / "r.json")],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     output = json.loads(done.stdout)
     looping = [m for m in output["mutants"] if m["status"] == "Timeout"]
-    assert looping, done.stdout + done.stderr
+    assert {m["line"] for m in looping} == {1, 6}, done.stdout + done.stderr
+    assert output["timing"]["reloaded"] >= 1  # STEP's mutants
     assert output["timeout_seconds"] > 6.0  # the mutant's own limit, from both tests
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     took = {m["id"]: m["duration"] for f in report["files"].values() for m in f["mutants"]}

@@ -56,8 +56,7 @@ class Job:
     probe: bool = False
     """The forced-fail check: the child makes its test fail instead of applying a mutant."""
     test_limits: tuple[float, ...] = ()
-    """Seconds each selected test may take, from its start; () when only ``limit``
-    holds (a child that executes modules again collects tests between them)."""
+    """Seconds each selected test may take, from its start; () when only ``limit`` holds."""
     nodeids: tuple[str, ...] = field(init=False)
     """The selected tests' ids, read here and not between forks (for the same reason)."""
 

@@ -270,7 +270,7 @@ class WarmSession:
                 reloads = isinstance(how, ReloadPlan)
                 jobs.append(Job(mutant, selected, how, time.monotonic() - started,
                                 self._limit(selected, reloads),
-                                test_limits=() if reloads else self._test_limits(selected)))
+                                test_limits=self._test_limits(selected, reloads)))
         self.pool.run(jobs, lambda outcome: self._emit(warm_line("mutant", outcome)))
 
     def _limit(self, selected: tuple[pytest.Item, ...], reloads: bool) -> float:
@@ -282,11 +282,14 @@ class WarmSession:
         seconds += self.collected if reloads else 0.0
         return seconds * self.spec.timeout_factor + self.spec.timeout_constant
 
-    def _test_limits(self, selected: tuple[pytest.Item, ...]) -> tuple[float, ...]:
+    def _test_limits(self, selected: tuple[pytest.Item, ...], reloads: bool
+                     ) -> tuple[float, ...]:
         """Seconds each test may take against a mutant: its own baseline time times
-        the factor, plus the constant."""
+        the factor, plus the constant; a child that executes modules again collects
+        test modules between tests, so each test's time counts the collection too."""
         durations, spec = self.watch.durations, self.spec
-        return tuple(durations.get(item.nodeid, 0.0) * spec.timeout_factor
+        extra = self.collected if reloads else 0.0
+        return tuple((durations.get(item.nodeid, 0.0) + extra) * spec.timeout_factor
                      + spec.timeout_constant for item in selected)
 
     def _plan(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...]
