@@ -267,8 +267,9 @@ class WarmBaseline:
     """Tests whose records came from an earlier baseline instead of a trace."""
     stale: int = 0
     """Tests of that earlier baseline traced again because a file they depend on changed."""
-    traced: bool = True
-    """False when a test replaced the tracer: the records are incomplete."""
+    untraced: tuple[str, ...] = ()
+    """Tests during which the tracer was replaced or switched off: their records
+    are incomplete, so every mutant runs them (``BaselinePart.untraced``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,8 +327,10 @@ class BaselinePart:
     durations: dict[str, float] = field(default_factory=dict)
     passed: tuple[str, ...] = ()
     """Tests whose call phase ran and passed."""
-    traced: bool = True
-    """False when a test replaced the tracer."""
+    untraced: tuple[str, ...] = ()
+    """Tests during which the tracer was replaced (a coverage tool's) or switched
+    off (CPython drops a trace function that raises, as on a RecursionError in a
+    test of deeply nested input); it was started again after each."""
     seconds: float = 0.0
 
     def write(self, path: Path) -> None:
@@ -340,14 +343,14 @@ class BaselinePart:
         data = json.loads(path.read_text(encoding="utf-8"))
         return BaselinePart(tuple(data["failed"]), data["tests_run"],
                             tuple(CodeRun.from_json(r) for r in data["ran"]),
-                            dict(data["durations"]), tuple(data["passed"]), data["traced"],
-                            data["seconds"])
+                            dict(data["durations"]), tuple(data["passed"]),
+                            tuple(data["untraced"]), data["seconds"])
 
     def __add__(self, other: BaselinePart) -> BaselinePart:
         """Two parts as one run of the suite (their seconds added up, as if in order)."""
         return BaselinePart(self.failed + other.failed, self.tests_run + other.tests_run,
                             self.ran + other.ran, {**self.durations, **other.durations},
-                            self.passed + other.passed, self.traced and other.traced,
+                            self.passed + other.passed, self.untraced + other.untraced,
                             self.seconds + other.seconds)
 
 
@@ -395,6 +398,7 @@ def read_warm_line(line: str) -> WarmBaseline | WarmOutcome:
         data["tests"] = tuple(data["tests"])
         data["ran"] = tuple(CodeRun.from_json(r) for r in data["ran"])
         data["passed"] = tuple(data.get("passed", ()))
+        data["untraced"] = tuple(data.get("untraced", ()))
         return WarmBaseline(**data)
     data["error_kind"] = ErrorKind(data["error_kind"])
     if data["selected"] is not None:

@@ -55,7 +55,7 @@ def _child(session: pytest.Session, items: list[pytest.Item], recorder: CallReco
         started = time.monotonic()
         failed: list[str] = []
         tests_run = 0
-        traced = True
+        untraced: list[str] = []
         recorder.start()
         for i, item in enumerate(items):
             watch.first_failed = ""
@@ -63,9 +63,9 @@ def _child(session: pytest.Session, items: list[pytest.Item], recorder: CallReco
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
             tests_run += 1
             if sys.gettrace() is not recorder:
-                # A test replaced the tracer (a coverage tool does): what it ran went
-                # unseen, so no selection can be trusted.
-                traced = False
+                # A test replaced the tracer (a coverage tool does) or CPython dropped
+                # it (a RecursionError inside it): what that test ran after went unseen.
+                untraced.append(item.nodeid)
                 recorder.start()
             if watch.first_failed:
                 failed.append(watch.first_failed)
@@ -73,7 +73,7 @@ def _child(session: pytest.Session, items: list[pytest.Item], recorder: CallReco
                 break
         recorder.stop()
         BaselinePart(tuple(failed), tests_run, recorder.runs(), watch.durations,
-                     tuple(sorted(watch.passed)), traced,
+                     tuple(sorted(watch.passed)), tuple(untraced),
                      time.monotonic() - started).write(result)
     except BaseException:  # shown in the runner's error, which quotes this output
         traceback.print_exc()

@@ -70,8 +70,9 @@ class WarmSession:
         self.watch = Watch()
         self.started = time.monotonic()
         self.pid = os.getpid()
-        self.traced = True
-        """False when a test replaced the tracer in the baseline: no selection holds."""
+        self.untraced: frozenset[str] = frozenset()
+        """Tests during which the baseline's tracer was replaced or switched off:
+        what they ran is partly unseen, so every mutant runs them."""
         self.collected = 0.0
         """Seconds this process took to start, import and collect the tests."""
         self.attempts = 0
@@ -181,7 +182,7 @@ class WarmSession:
         ran = part.ran
         self.watch.durations = dict(part.durations)
         self.watch.passed = set(part.passed)
-        self.traced = part.traced
+        self.untraced = frozenset(part.untraced)
         if reuse is not None:
             collected_ids = set(tests)
             kept = {t: d for t, d in reuse.tests.items() if t in collected_ids}
@@ -193,7 +194,7 @@ class WarmSession:
                             durations=self.watch.durations,
                             passed=tuple(sorted(self.watch.passed)),
                             reused=len(items) - len(todo), stale=reuse.stale if reuse else 0,
-                            traced=self.traced)
+                            untraced=tuple(sorted(self.untraced)))
 
     def _wiring(self, items: list[pytest.Item]) -> str:
         """One child whose fastest passing test is forced to fail must report it."""
@@ -212,21 +213,19 @@ class WarmSession:
 
     def _select(self, items: list[pytest.Item], work: WarmMutant
                 ) -> tuple[pytest.Item, ...] | None:
-        """The tests that run the mutant's lines, fastest first (``()`` when its
-        function runs but those lines do not); None when its function never runs."""
-        if not self.traced:
-            self.whole_suite.add(work.index)
-            return tuple(items)
+        """The tests that run the mutant's lines, and those the tracer did not see
+        through, fastest first (``()`` when its function runs but those lines do
+        not); None when its function never runs."""
         selection = self.coverage.select(work.mutant())
-        if not selection.reached:
-            return None
-        if selection.tests is None:
+        if selection.tests is None and selection.reached:
             # Module or class body, or code that ran only at import: every test may see it.
             self.whole_suite.add(work.index)
             chosen = list(items)
         else:
-            wanted = set(selection.tests)
+            wanted = set(selection.tests or ()) | self.untraced
             chosen = [item for item in items if item.nodeid in wanted]
+            if not chosen and not selection.reached:
+                return None
         position = {item.nodeid: i for i, item in enumerate(items)}
         durations = self.watch.durations
         chosen.sort(key=lambda item: (speed_class(durations.get(item.nodeid, 0.0)),

@@ -32,7 +32,7 @@ from metaeval.mutation.run.options import (
     VoidRun,
     scratch_writes,
 )
-from metaeval.mutation.run.outcome import ChildVerdict, classify
+from metaeval.mutation.run.outcome import ChildVerdict, classify, unreached
 from metaeval.mutation.run.ran import ForkStats, Ran, Record
 from metaeval.mutation.wire import (
     WarmBaseline,
@@ -199,7 +199,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                         resident = max(resident, value.times.resident)
                         mutant = by_index[value.index]
                         verdict = ChildVerdict.of_fork(value, coverage.tests_for(mutant) or ())
-                        record(value.index, classify(mutant, verdict, value.times.limit or timeout))
+                        result = classify(mutant, verdict, value.times.limit or timeout)
+                        record(value.index, unreached(result, coverage.select(mutant)))
                         longest = max(longest, value.times.limit)
                 if exited:
                     break
@@ -218,8 +219,12 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     for index in sorted(pending):
         record(index, MutantResult(by_index[index], Status.RUNTIME_ERROR,
                                    detail=f"the warm runner ended before this mutant\n{tail}"))
+    # A test the tracer did not see through is left out of the map: the next run
+    # traces it again (and runs it for every mutant again).
+    untraced = set(baseline.untraced)
     coverage_map = CoverageMap(warm.spec.packages, options.pytest_args, baseline.ran,
-                               baseline.durations, baseline.passed) if baseline.traced else None
+                               baseline.durations,
+                               tuple(t for t in baseline.passed if t not in untraced))
     return Ran(baseline.duration, longest or timeout, coverage, ForkStats(
         len(deferred), reloaded, deferred_elsewhere, forking, placing, resident,
         baseline.tests_run, baseline.reused, coverage_map))

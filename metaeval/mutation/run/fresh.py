@@ -7,7 +7,6 @@ own, killed whole when it ends or runs past its limit.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import time
@@ -20,12 +19,11 @@ from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
 from metaeval.mutation.run.options import OUTPUT_TAIL, RunOptions, VoidRun, scratch_writes
 from metaeval.mutation.run.outcome import (
-    NOT_RUN_DETAIL,
     PYTEST_FAILED,
     ChildOutcome,
     ChildVerdict,
-    NotRun,
     classify,
+    unreached,
 )
 from metaeval.mutation.run.ran import Ran, Record
 from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, Mode
@@ -144,11 +142,7 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
     # Run even a mutant the baseline saw no test reach: its tracer can miss code
     # (a thread started before it, a test that installs its own trace function,
     # as coverage tools do), and a kill must never be reported as no coverage.
-    # Only a survivor the baseline saw no test reach is NoCoverage.
-    if result.status is Status.SURVIVED and (not selection.reached or selection.unseen):
-        why = NotRun.NO_TEST_REACHES if not selection.reached else NotRun.NO_TEST_RUNS_LINES
-        return dataclasses.replace(result, status=Status.NO_COVERAGE, detail=NOT_RUN_DETAIL[why])
-    return result
+    return unreached(result, selection)
 
 
 def settle(mutant: Mutant) -> MutantResult | None:

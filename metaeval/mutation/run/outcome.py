@@ -8,15 +8,17 @@ into one ``ChildVerdict``; ``classify`` turns that into a ``MutantResult``, so
 the same thing done in either isolation gets the same status.
 
 This module only interprets: it never starts, waits for or kills a process,
-and never reads a file. Whether a survivor is really NoCoverage (the baseline
-saw no test reach it) is the runner's call, not this module's.
+and never reads a file. ``unreached`` makes a survivor that no traced test
+reaches NoCoverage, given the selection the runner made for it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import Enum
 
+from metaeval.mutation.coverage import Selection
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.wire import ChildResult, ErrorKind, WarmOutcome
 
@@ -143,3 +145,13 @@ def classify(mutant: Mutant, verdict: ChildVerdict, timeout: float) -> MutantRes
                             detail=verdict.error)
     return MutantResult(mutant, Status.SURVIVED, covered_by=covered_by, duration=took,
                         in_tests=verdict.in_tests)
+
+
+def unreached(result: MutantResult, selection: Selection) -> MutantResult:
+    """A survivor that no test the baseline traced reaches is NoCoverage: the tests
+    it ran anyway (a tracer can miss code, and tests the tracer did not see
+    through run for every mutant) could not have told. A kill stays a kill."""
+    if result.status is not Status.SURVIVED or (selection.reached and not selection.unseen):
+        return result
+    why = NotRun.NO_TEST_REACHES if not selection.reached else NotRun.NO_TEST_RUNS_LINES
+    return dataclasses.replace(result, status=Status.NO_COVERAGE, detail=NOT_RUN_DETAIL[why])

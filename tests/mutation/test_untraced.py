@@ -1,0 +1,84 @@
+"""A test during which the baseline's tracer is switched off (CPython drops a
+trace function that raises, as on a RecursionError) runs for every mutant; the
+other tests keep their selection instead of every mutant running the whole suite."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+METAEVAL = str(Path(sys.executable).parent / "metaeval")
+
+
+def test_a_test_the_tracer_lost_runs_for_every_mutant_and_the_rest_stay_selected(
+        tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(dedent("""\
+        [tool.pytest.ini_options]
+        pythonpath = ['.']
+
+        [tool.metaeval.mutate]
+        targets = ["lib.py"]
+        operators = ["flip_comparison", "shift_constant"]
+        """), encoding="utf-8")
+    (tmp_path / "lib.py").write_text(dedent("""\
+        def deep(n):
+            return deep(n + 1)
+
+
+        def guard(amount):
+            if amount > 100:
+                return "refuse"
+            return "ok"
+
+
+        def weak(x):
+            return x + 1
+
+
+        def unused(x):
+            return x * 2
+        """), encoding="utf-8")
+    (tmp_path / "test_lib.py").write_text(dedent("""\
+        import time
+
+        from lib import deep, guard, weak
+
+
+        def test_guard_after_deep_recursion():
+            try:
+                deep(0)
+            except RecursionError:
+                pass
+            # The tracer died in the recursion: it never sees guard run here.
+            assert guard(101) == "refuse"
+            assert guard(100) == "ok"
+
+
+        def test_weak():
+            assert weak(1) > 0
+
+
+        def test_unrelated():
+            time.sleep(0.2)
+            with open("runs.log", "a") as log:
+                log.write("ran\\n")
+        """), encoding="utf-8")
+    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
+                           "--report", str(tmp_path / "r.json")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    output = json.loads(done.stdout)
+    by_function: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
+    for m in output["mutants"]:
+        by_function.setdefault(m["id"].split("::")[1], set()).add(
+            (m["status"], tuple(m["killed_by"])))
+    # guard runs only where the tracer was gone: that test still kills its mutants.
+    assert by_function["guard"] == {
+        ("Killed", ("test_lib.py::test_guard_after_deep_recursion",))}, done.stdout
+    assert {s for s, _ in by_function["weak"]} == {"Survived"}
+    # unused ran the untraced test too, and survived it: no traced test reaches it.
+    assert {s for s, _ in by_function["unused"]} == {"NoCoverage"}
+    # weak's survivors ran their own test and the untraced one, never the whole suite.
+    assert (tmp_path / "runs.log").read_text(encoding="utf-8") == "ran\n"
