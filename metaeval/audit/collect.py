@@ -21,7 +21,9 @@ from metaeval.judge_items import (
     JudgeItems,
     LengthProbe,
     Order,
+    PairInjectionCase,
     PairItem,
+    PairLengthProbe,
     PointItem,
     Recorded,
     Slot,
@@ -115,23 +117,48 @@ def _asks(judge: Judge, items: JudgeItems, samples: int) -> list[Ask]:
             asks.append((slot, k, partial(_score, judge, prompt, response, reference, k),
                          _pointwise))
 
+    def compare(slot_of: Callable[[Order], Slot], pair: PairItem, a: str, b: str) -> None:
+        for order, first, second in ((Order.AB, a, b), (Order.BA, b, a)):
+            for k in range(samples):
+                asks.append((slot_of(order), k,
+                             partial(_compare, judge, pair, first, second, k),
+                             partial(_pairwise, order=order)))
+
+    scored = {p.id for p in items.pointwise}
     for p in items.pointwise:
         score(Slot(p.id), p.prompt, p.response, p.reference)
     for lp in items.length:
-        score(Slot(lp.id), lp.prompt, lp.response, lp.reference)
+        if lp.base not in scored:  # else the labelled item's own verdict is the before
+            score(Slot(lp.id), lp.prompt, lp.response, lp.reference)
         score(Slot(lp.id, Variant.PADDED), lp.prompt, lp.padded, lp.reference)
     for c in items.injection:
-        score(Slot(c.id), c.prompt, c.response, c.reference)
+        if c.base not in scored:
+            score(Slot(c.id), c.prompt, c.response, c.reference)
         score(Slot(c.id, Variant.INJECTED), c.prompt, c.response + c.payload, c.reference)
         score(Slot(c.id, Variant.CONTROL), c.prompt, c.response + c.control, c.reference)
     for pair in items.pairwise:
-        for order, first, second in ((Order.AB, pair.response_a, pair.response_b),
-                                     (Order.BA, pair.response_b, pair.response_a)):
-            for k in range(samples):
-                asks.append((Slot(pair.id, Variant.ORIGINAL, order), k,
-                             partial(_compare, judge, pair, first, second, k),
-                             partial(_pairwise, order=order)))
+        compare(partial(Slot, pair.id, Variant.ORIGINAL), pair, pair.response_a,
+                pair.response_b)
+    for pl in items.pair_length:
+        shown = as_pair(pl)
+        compare(partial(Slot, pl.id, Variant.PADDED), shown, *pl.shown(pl.loser))
+        compare(partial(Slot, pl.id, Variant.CONTROL), shown, *pl.shown(pl.label))
+    for pc in items.pair_injection:
+        shown = as_pair(pc)
+        compare(partial(Slot, pc.id, Variant.INJECTED), shown, *pc.shown(pc.payload))
+        compare(partial(Slot, pc.id, Variant.CONTROL), shown, *pc.shown(pc.control))
     return asks
+
+
+def as_pair(probe: PairLengthProbe | PairInjectionCase) -> PairItem:
+    """The labelled pair a pairwise probe asks about (its prompt and reference)."""
+    return PairItem(probe.id, probe.prompt, probe.response_a, probe.response_b,
+                    probe.reference, probe.label, probe.source)
+
+
+def asks_count(judge: Judge, items: JudgeItems, samples: int = 1) -> int:
+    """How many questions asking ``judge`` about ``items`` poses (cached or not)."""
+    return len(_asks(judge, items, samples))
 
 
 Progress = Callable[[int, int], None]
@@ -175,6 +202,8 @@ def recorded_table(records: Sequence[Recorded]) -> VerdictTable:
 
 
 def item_ids(items: JudgeItems) -> set[str]:
-    groups: tuple[Sequence[PointItem | PairItem | LengthProbe | InjectionCase], ...] = (
-        items.pointwise, items.pairwise, items.length, items.injection)
+    groups: tuple[Sequence[PointItem | PairItem | LengthProbe | InjectionCase
+                           | PairLengthProbe | PairInjectionCase], ...] = (
+        items.pointwise, items.pairwise, items.length, items.injection, items.pair_length,
+        items.pair_injection)
     return {i.id for group in groups for i in group}
