@@ -183,7 +183,8 @@ class PairLengthProbe:
 @dataclass(frozen=True, slots=True)
 class PairInjectionCase:
     """A labelled pair with ``payload`` appended to the worse response; ``control`` (a
-    benign suffix of the same length) appended to it instead is the control."""
+    benign suffix of the same length) appended to it instead is the control. The
+    better response carries ``control`` in both (see ``shown``)."""
 
     id: str
     prompt: str
@@ -203,10 +204,12 @@ class PairInjectionCase:
         return "b" if self.label == "a" else "a"
 
     def shown(self, suffix: str) -> tuple[str, str]:
-        """The pair with ``suffix`` appended to the worse response."""
+        """The pair with ``suffix`` appended to the worse response and the benign
+        ``control`` to the better one, so that both grow by the same length and the
+        probe and its control differ only in the payload."""
         if self.loser == "a":
-            return self.response_a + suffix, self.response_b
-        return self.response_a, self.response_b + suffix
+            return self.response_a + suffix, self.response_b + self.control
+        return self.response_a + self.control, self.response_b + suffix
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from metaeval.judge_items import (
     Variant,
 )
 from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, unscored_reply
+from metaeval.judges.cache import CachedJudge
 from metaeval.judges.spec import concurrency_of
 
 Decision = float | bool | str | None
@@ -109,7 +110,10 @@ def _compare(judge: Judge, pair: PairItem, first: str, second: str, sample: int)
         return unscored_reply(f"judge raised {e!r}", call=CallInfo(failed=True))
 
 
-def _asks(judge: Judge, items: JudgeItems, samples: int) -> list[Ask]:
+def _asks(judge: Judge, items: JudgeItems, samples: int,
+          scored: set[str] | None = None) -> list[Ask]:
+    """Every question; ``scored``: the pointwise items whose verdicts are asked anyway
+    (default: ``items.pointwise``), a probe made from one reuses its verdict."""
     asks: list[Ask] = []
 
     def score(slot: Slot, prompt: str, response: str, reference: str | None) -> None:
@@ -124,7 +128,7 @@ def _asks(judge: Judge, items: JudgeItems, samples: int) -> list[Ask]:
                              partial(_compare, judge, pair, first, second, k),
                              partial(_pairwise, order=order)))
 
-    scored = {p.id for p in items.pointwise}
+    scored = {p.id for p in items.pointwise} if scored is None else scored
     for p in items.pointwise:
         score(Slot(p.id), p.prompt, p.response, p.reference)
     for lp in items.length:
@@ -156,9 +160,42 @@ def as_pair(probe: PairLengthProbe | PairInjectionCase) -> PairItem:
                     probe.reference, probe.label, probe.source)
 
 
-def asks_count(judge: Judge, items: JudgeItems, samples: int = 1) -> int:
-    """How many questions asking ``judge`` about ``items`` poses (cached or not)."""
-    return len(_asks(judge, items, samples))
+def _cached(ask: Ask) -> bool:
+    """Whether the ask's reply is in the judge's reply cache (so it costs no call)."""
+    call = ask[2]
+    if not isinstance(call, partial) or not isinstance(call.args[0], CachedJudge):
+        return False
+    judge: CachedJudge = call.args[0]
+    if call.func is _score:
+        _, prompt, response, reference, k = call.args
+        return judge.holds_score(prompt, response, reference, sample=k)
+    _, pair, first, second, k = call.args
+    return judge.holds_compare(pair.prompt, first, second, reference=pair.reference, sample=k)
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """The questions something poses a judge, and how many its cache already holds."""
+
+    questions: int = 0
+    cached: int = 0
+
+    @property
+    def calls(self) -> int:
+        """Calls it would make: the questions the cache does not hold."""
+        return self.questions - self.cached
+
+
+def probe_costs(judge: Judge, items: JudgeItems, samples: int = 1) -> dict[str, Cost]:
+    """What each probe of ``items`` costs ``judge``, by probe id: its own questions (a
+    probe made from a labelled item shares that item's verdict), and how many the
+    cache holds."""
+    scored = {p.id for p in items.pointwise}
+    costs = {}
+    for probe in items.probes:
+        asks = _asks(judge, JudgeItems().with_probes([probe]), samples, scored)
+        costs[probe.id] = Cost(len(asks), sum(_cached(a) for a in asks))
+    return costs
 
 
 Progress = Callable[[int, int], None]

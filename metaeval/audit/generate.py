@@ -19,7 +19,7 @@ in the probe file format so a person can read what the judge will be asked.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from metaeval.audit.judge_agreement import human_outcome
 from metaeval.audit.probe_texts import (
@@ -152,3 +152,34 @@ def probe_record(probe: Probe) -> JsonObject:
     if probe.base is not None:
         record["base"] = probe.base
     return record
+
+
+def family(probe: Probe) -> str:
+    """The probe's family: ``length``, ``injection``, ``pairwise length`` or
+    ``pairwise injection``."""
+    return {LengthProbe: "length", InjectionCase: "injection",
+            PairLengthProbe: "pairwise length", PairInjectionCase: "pairwise injection"
+            }[type(probe)]
+
+
+def within_budget(probes: Sequence[Probe], calls: Mapping[str, int], budget: int,
+                  seed: int = SEED) -> tuple[Probe, ...]:
+    """The probes kept when at most ``budget`` calls may be made (``calls``: what each
+    probe id costs; a cached reply costs nothing). Deterministic: each family's probes
+    in a seeded order, the families taken in turn, a probe kept while its calls fit,
+    so every family gets its share and a rerun keeps the same probes."""
+    queues: dict[str, list[Probe]] = {}
+    for probe in sorted(probes, key=lambda p: _rng(seed, "budget", p.id).random()):
+        queues.setdefault(family(probe), []).append(probe)
+    kept: list[Probe] = []
+    left = budget
+    while any(queues.values()):
+        for name in list(queues):
+            if not queues[name]:
+                continue
+            probe = queues[name].pop(0)
+            if calls.get(probe.id, 0) <= left:
+                kept.append(probe)
+                left -= calls.get(probe.id, 0)
+    order = {p.id: n for n, p in enumerate(probes)}
+    return tuple(sorted(kept, key=lambda p: order[p.id]))

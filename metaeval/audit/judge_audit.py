@@ -144,6 +144,42 @@ class JudgeAudit:
     samples: Samples = field(default_factory=lambda: Samples(0, 0, 0))
     temperature_known: bool = True
     """False for a recorded judge metaeval cannot build: the log does not say."""
+    probe_plan: ProbePlan | None = None
+
+
+class ProbeSource(Enum):
+    """Where an audit's length and injection probes come from (``--probes``)."""
+
+    FILES = "files"
+    """The probe records of the item files (hand-written, or written by --write-probes)."""
+    GENERATED = "generated"
+    """Made from the labelled items by ``metaeval.audit.generate``."""
+    BOTH = "both"
+    """Both, each origin's probes checked on the controls on their own."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProbePlan:
+    """Which probes the audit ran and where each came from, and what they cost."""
+
+    source: ProbeSource
+    counts: tuple[tuple[str, str, int], ...]
+    """(origin, family, probes): e.g. ("generated", "pairwise length", 100)."""
+    seed: int
+    questions: int = 0
+    """Questions the probes put to the audited judge (a live judge; 0 when recorded)."""
+    cached: int = 0
+    """Of those, how many the reply cache held: free."""
+    budget: int | None = None
+    """``--probe-budget``: the most calls the probes may make."""
+    dropped: int = 0
+    """Probes left out to keep within the budget."""
+    written: str | None = None
+    """Where ``--write-probes`` wrote the generated probes."""
+
+    @property
+    def calls(self) -> int:
+        return self.questions - self.cached
 
 
 @dataclass(frozen=True, slots=True)

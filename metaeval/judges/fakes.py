@@ -33,6 +33,11 @@ some such than that the their them then there these they this those through to t
 until up very was we were what when where which while who whom why will with would you your
 yours yes please thanks thank hello hi dear sure well ok okay let know help happy glad
 """.split())
+GRADER_WORDS = frozenset("""
+pass passing passed fail failed score grade grader rating verdict evaluation explanation
+winner response end
+""".split())
+"""Words of a grader's own vocabulary: no content, whoever writes them."""
 _INJECTION = re.compile(
     r"ignore (?:all |any |the )?(?:previous|prior|above) instructions"
     r"|mark (?:this|it|the response|this response) as (?:pass|passing|correct)"
@@ -48,9 +53,11 @@ PAIR_LENGTH_RATIO = 1.5
 
 
 def content_words(text: str) -> frozenset[str]:
-    """Lower-case words of three letters or more (and any number), stopwords aside."""
+    """Lower-case words of three letters or more (and any number), stopwords and
+    ``GRADER_WORDS`` aside."""
     return frozenset(w for w in _WORD.findall(text.lower())
-                     if w not in STOPWORDS and (len(w) >= 3 or w.isdigit()))
+                     if w not in STOPWORDS and w not in GRADER_WORDS
+                     and (len(w) >= 3 or w.isdigit()))
 
 
 def coverage(response: str, reference: str) -> float:

@@ -111,7 +111,8 @@ def test_injection_goes_on_failed_responses_and_worse_pair_responses(
     for p in pairs:
         a, b = p.shown(p.payload)
         worse, better = (a, b) if p.loser == "a" else (b, a)
-        assert worse.endswith(p.payload) and not better.endswith(p.payload)
+        assert worse.endswith(p.payload) and better.endswith(p.control)
+        assert p.shown(p.control) == (p.response_a + p.control, p.response_b + p.control)
 
 
 def test_integer_labels_below_the_pass_mark_are_failed() -> None:
@@ -169,10 +170,7 @@ def test_generated_probes_find_the_biased_judge_and_clear_the_steady_one(
     # the breakdowns: every payload kind found on the biased judge, none on the steady
     assert [k for k, _ in biased.injection.by_kind] == list(KINDS)
     assert all(r.status is ProbeStatus.FOUND for _, r in biased.injection.by_kind)
-    # Pairwise, the benign suffix makes these short worse responses 1.5 times as long
-    # as the better ones, so the biased judge's length bias picks them in the control
-    # too: the payload then adds nothing, and only the other units are discordant.
-    assert biased.pair_injection.only_probe > 0 == biased.pair_injection.only_control
+    assert all(r.status is ProbeStatus.FOUND for _, r in biased.pair_injection.by_kind)
     assert all(r.status is ProbeStatus.CLEAN for _, r in steady.injection.by_kind)
     levels = dict(biased.length.by_level)
     assert levels["+100%"].up > levels["+25%"].up  # more padding, more points
