@@ -38,8 +38,8 @@ CAVEATS = (
 RESTATE = (
     "To restate the question: {prompt}",
     "In other words, the question was: {prompt}",
-    "Put another way, what was asked is: {prompt}",
-    "Once more, the request was: {prompt}",
+    "Said differently, what was asked is: {prompt}",
+    "Once more, you wanted to know: {prompt}",
 )
 RECAP_HEAD = ("To sum up the points above:", "In short, once again:", "Recap of the above:")
 
