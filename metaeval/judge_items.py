@@ -1,11 +1,14 @@
 """Read judge items, bias probes and recorded verdicts: JSON objects, one a line.
 
-A record's fields say what it is: ``response_a``/``response_b`` a pairwise item,
-``padded`` a length probe, ``payload`` an injection case, otherwise a pointwise
-item. Files are ``*.ndjson`` (under ``meta_sets/judge/``) so ``validate``'s
-meta-set loader, which reads ``*.jsonl``, never takes them for runs. Every
-problem is a ``LoadError`` with file:line and field; a bad line is reported and
-left out, never counted.
+A record's fields say what it is: ``response_a``/``response_b`` a pairwise item
+(with ``padded_a``/``padded_b`` a pairwise length probe, with ``payload`` a
+pairwise injection case), ``padded`` a length probe, ``payload`` an injection
+case, otherwise a pointwise item. Probe records may carry ``probe_format``
+(``PROBE_FORMAT``), ``base``, ``style``, ``level`` and ``kind``. Files are
+``*.ndjson`` (under ``meta_sets/judge/``) so ``validate``'s meta-set loader,
+which reads ``*.jsonl``, never takes them for runs. Every problem is a
+``LoadError`` with file:line and field; a bad line is reported and left out,
+never counted.
 """
 
 from __future__ import annotations

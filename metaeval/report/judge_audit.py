@@ -260,9 +260,15 @@ def audit_text(a: JudgeAudit) -> str:
     out.extend(_injection_kinds(inj))
     for name, r in (("pairwise length", a.probes.pair_length),
                     ("pairwise injection", a.probes.pair_injection)):
-        if r.status is ProbeStatus.NOT_RUN and a.probe_plan is None:
+        if r.status is ProbeStatus.NOT_RUN and (a.probe_plan is None or a.pairwise is None):
             continue
-        out.append(f"{name}: {NOT_RUN}" if r.status is ProbeStatus.NOT_RUN else
+        hint = NOT_RUN
+        if a.probe_plan is not None and a.probe_plan.source.value == "files" and not r.pairs:
+            hint = (f"not run (no {name} probe in the item files; " + (
+                "--probes generated or both makes them from the labelled pairs)"
+                if a.source is AuditSource.LIVE else "write them with --write-probes and "
+                "record the judge's verdicts on them)"))
+        out.append(f"{name}: {hint}" if r.status is ProbeStatus.NOT_RUN else
                    f"{name}: {r.headline()} (discordant {r.only_probe} vs {r.only_control}, "
                    f"unscored {r.unscored}; McNemar p={r.p_value:.3g}, alpha {r.alpha:g})")
         out.extend(_pair_kinds(r))
