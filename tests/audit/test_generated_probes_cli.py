@@ -172,3 +172,28 @@ def test_an_unbudgeted_run_announces_every_call(tmp_path: Path) -> None:
     assert result.probe_plan.questions == n * 2 * 2 + n * 8 * 2 * 2
     assert notes == [f"probes: {result.probe_plan.questions} question(s) to the judge, 0 "
                      f"cached, {result.probe_plan.questions} call(s) to make"]
+
+
+def test_recorded_verdicts_on_written_probes_are_audited_like_live_ones(tmp_path: Path) -> None:
+    """Write the probes, record the biased judge's verdicts on them (as a team would
+    log its own judge's), and audit from the log with no call."""
+    from metaeval.audit.collect import ask_judge
+    from metaeval.judges.fakes import BiasedJudge
+
+    written = tmp_path / "probes.ndjson"
+    _audit("--judge", "steady", "--items", str(SETS / "position.ndjson"), "--probes",
+           "generated", "--write-probes", str(written))
+    items = load_judge_items([SETS / "position.ndjson", written])
+    table = ask_judge(BiasedJudge(), items)
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(
+        json.dumps({"id": slot.item, "order": slot.order.value, "variant": slot.variant.value,
+                    "verdict": verdicts[0]}) + "\n"
+        for slot, verdicts in table.decisions.items()))
+    result = _audit("--judge", "my-judge", "--items", str(SETS / "position.ndjson"),
+                    "--items", str(written), "--recorded", str(log), "--format", "json")
+    document = json.loads(result.stdout)
+    assert document["errors"] == []
+    assert document["pairwise_length"]["status"] == "FOUND"
+    assert document["pairwise_injection"]["status"] == "FOUND"
+    assert document["probes"]["source"] == "files"
