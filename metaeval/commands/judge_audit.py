@@ -41,7 +41,7 @@ from metaeval.judge_items import (
     load_judge_items,
     load_recorded,
 )
-from metaeval.judges.base import DEFAULT_SCALE, Judge, JudgeIdentity, Scale
+from metaeval.judges.base import DEFAULT_SCALE, Judge, JudgeIdentity, Mode, Scale
 from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
 from metaeval.judges.cache import CachedJudge, ReplyCache
 from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
@@ -175,7 +175,11 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
     people = label_scale(judge.scale, labels, label_pass_at)
     source = probes.source or (ProbeSource.FILES if items.probes else ProbeSource.GENERATED)
     if source is not ProbeSource.FILES:
-        made = generate(items, people, probes.seed)
+        # Only the questions the judge answers: a pairwise-only judge is not asked
+        # to score, nor a pointwise-only one to compare.
+        made = tuple(p for p in generate(items, people, probes.seed)
+                     if (Mode.PAIRWISE if family(p).startswith("pairwise") else Mode.POINTWISE)
+                     in judge.modes)
         items = (items.labelled() if source is ProbeSource.GENERATED else items
                  ).with_probes((*(() if source is ProbeSource.GENERATED else items.probes),
                                 *made))

@@ -197,3 +197,14 @@ def test_recorded_verdicts_on_written_probes_are_audited_like_live_ones(tmp_path
     assert document["pairwise_length"]["status"] == "FOUND"
     assert document["pairwise_injection"]["status"] == "FOUND"
     assert document["probes"]["source"] == "files"
+
+
+def test_a_pairwise_only_judge_is_asked_only_pairwise_probes() -> None:
+    module = "tests.audit.test_pair_probes"
+    items = load_items([SETS / "pointwise.ndjson", SETS / "position.ndjson"])
+    audit = run_judge_audit(f"{module}:LongerJudge", items, allowed=AllowedModules((module,)),
+                            probes=ProbeSettings(ProbeSource.GENERATED))
+    assert {f for _, f, _ in audit.probe_plan.counts} == {"pairwise length",
+                                                          "pairwise injection"}
+    assert audit.probes.pair_length.status.value == "FOUND"
+    assert audit.probes.position.status.value == "clean"
