@@ -204,6 +204,7 @@ def test_a_pairwise_only_judge_is_asked_only_pairwise_probes() -> None:
     items = load_items([SETS / "pointwise.ndjson", SETS / "position.ndjson"])
     audit = run_judge_audit(f"{module}:LongerJudge", items, allowed=AllowedModules((module,)),
                             probes=ProbeSettings(ProbeSource.GENERATED))
+    assert audit.probe_plan is not None
     assert {f for _, f, _ in audit.probe_plan.counts} == {"pairwise length",
                                                           "pairwise injection"}
     assert audit.probes.pair_length.status.value == "FOUND"
