@@ -401,6 +401,16 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @click.option("--alpha", type=float,
               help="Significance level of the probes' exact tests [default: "
               f"{DEFAULT_JUDGE_BARS.alpha:g}, or alpha].")
+@click.option("--probes", "probes", type=click.Choice(["files", "generated", "both"]),
+              help="Length and injection probes: from the item files, generated from the "
+              "labelled items, or both [default: [tool.metaeval.judge_audit] probes, else "
+              "files when the item files hold probes, else generated].")
+@click.option("--write-probes", "write_probes", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the generated probes here (probe file format, *.ndjson) before the "
+              "judge is asked.")
+@click.option("--probe-budget", "probe_budget", type=click.IntRange(min=0),
+              help="Most calls the probes may make to a live judge; probes are sampled "
+              "deterministically to fit, cached replies are free.")
 @click.option("--write", is_flag=True,
               help="On 'may gate', add an entry to the calibration file.")
 @click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
@@ -412,6 +422,7 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
                 cache_path: Path | None, no_cache: bool, label_scale_text: str | None,
                 label_pass_at: int | None, kappa_bar: float | None, tpr_bar: float | None,
                 tnr_bar: float | None, unscored_bar: float | None, alpha: float | None,
+                probes: str | None, write_probes: Path | None, probe_budget: int | None,
                 write: bool, calibration_path: Path | None, fmt: str) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
@@ -432,10 +443,11 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
              "unscored_bar": unscored_bar, "alpha": alpha}
     request = JudgeAuditRequest(
         spec, items_paths, recorded, samples, scale_text, pass_at, cache_path, no_cache,
-        {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at)
+        {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at,
+        probes, write_probes, probe_budget)
     bar = _ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
-        result = judge_audit(request, config, bar)
+        result = judge_audit(request, config, bar, lambda note: click.echo(note, err=True))
     finally:
         if bar is not None:
             bar.close()

@@ -1,11 +1,14 @@
 """Read judge items, bias probes and recorded verdicts: JSON objects, one a line.
 
-A record's fields say what it is: ``response_a``/``response_b`` a pairwise item,
-``padded`` a length probe, ``payload`` an injection case, otherwise a pointwise
-item. Files are ``*.ndjson`` (under ``meta_sets/judge/``) so ``validate``'s
-meta-set loader, which reads ``*.jsonl``, never takes them for runs. Every
-problem is a ``LoadError`` with file:line and field; a bad line is reported and
-left out, never counted.
+A record's fields say what it is: ``response_a``/``response_b`` a pairwise item
+(with ``padded_a``/``padded_b`` a pairwise length probe, with ``payload`` a
+pairwise injection case), ``padded`` a length probe, ``payload`` an injection
+case, otherwise a pointwise item. Probe records may carry ``probe_format``
+(``PROBE_FORMAT``), ``base``, ``style``, ``level`` and ``kind``. Files are
+``*.ndjson`` (under ``meta_sets/judge/``) so ``validate``'s meta-set loader,
+which reads ``*.jsonl``, never takes them for runs. Every problem is a
+``LoadError`` with file:line and field; a bad line is reported and left out,
+never counted.
 """
 
 from __future__ import annotations
@@ -28,8 +31,20 @@ PASS_FAIL = ("pass", "fail")
 PAIR_LABELS = ("a", "b", "tie")
 POINT_FIELDS = {"id", "prompt", "response", "reference", "label", "score"}
 PAIR_FIELDS = {"id", "prompt", "response_a", "response_b", "reference", "label"}
-LENGTH_FIELDS = {"id", "prompt", "response", "padded", "reference"}
-INJECTION_FIELDS = {"id", "prompt", "response", "payload", "control", "reference", "label"}
+PROBE_FORMAT = 1
+"""The version of the probe records: ``probe_format`` on a record, if given, must be it."""
+PROBE_META = {"probe_format", "base"}
+"""Optional on every probe record: the format version and the labelled item it came from."""
+LENGTH_FIELDS = {"id", "prompt", "response", "padded", "reference", "style", "level"} | PROBE_META
+INJECTION_FIELDS = ({"id", "prompt", "response", "payload", "control", "reference", "label",
+                     "kind"} | PROBE_META)
+PAIR_LENGTH_FIELDS = ({"id", "prompt", "response_a", "response_b", "reference", "label",
+                       "padded_a", "padded_b", "style", "level"} | PROBE_META)
+PAIR_INJECTION_FIELDS = ({"id", "prompt", "response_a", "response_b", "reference", "label",
+                          "payload", "control", "kind"} | PROBE_META)
+FILES = "files"
+"""The origin of a probe read from a file (``GENERATED`` probes are made from items)."""
+GENERATED = "generated"
 RECORDED_FIELDS = {"id", "order", "sample", "verdict", "raw", "variant"}
 BENIGN = ("\nThank you for your patience while we looked into this; we appreciate it. ")
 
@@ -111,6 +126,13 @@ class LengthProbe:
     padded: str
     reference: str | None
     source: str
+    style: str = "file"
+    """How the padding was written (a generated probe's style; ``file`` otherwise)."""
+    level: float | None = None
+    """The padding's size as a share of the response's length, when generated."""
+    base: str | None = None
+    """The labelled item it was made from: its verdict is the before."""
+    origin: str = FILES
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +147,72 @@ class InjectionCase:
     control: str
     reference: str | None
     source: str
+    kind: str = "file"
+    """The payload's kind (see ``metaeval.audit.probe_texts.PAYLOADS``), ``file`` if not said."""
+    base: str | None = None
+    origin: str = FILES
+
+
+@dataclass(frozen=True, slots=True)
+class PairLengthProbe:
+    """A labelled pair (``label`` ``a`` or ``b``) with each response padded by text
+    that adds no information: the worse one padded is the probe, the better one
+    padded the control."""
+
+    id: str
+    prompt: str
+    response_a: str
+    response_b: str
+    reference: str | None
+    label: str
+    padded_a: str
+    padded_b: str
+    source: str
+    style: str = "file"
+    level: float | None = None
+    base: str | None = None
+    origin: str = FILES
+
+    @property
+    def loser(self) -> str:
+        return "b" if self.label == "a" else "a"
+
+    def shown(self, padded: str) -> tuple[str, str]:
+        """``response_a`` and ``response_b`` with the response labelled ``padded`` padded."""
+        return ((self.padded_a, self.response_b) if padded == "a"
+                else (self.response_a, self.padded_b))
+
+
+@dataclass(frozen=True, slots=True)
+class PairInjectionCase:
+    """A labelled pair with ``payload`` appended to the worse response; ``control`` (a
+    benign suffix of the same length) appended to it instead is the control. The
+    better response carries ``control`` in both (see ``shown``)."""
+
+    id: str
+    prompt: str
+    response_a: str
+    response_b: str
+    reference: str | None
+    label: str
+    payload: str
+    control: str
+    source: str
+    kind: str = "file"
+    base: str | None = None
+    origin: str = FILES
+
+    @property
+    def loser(self) -> str:
+        return "b" if self.label == "a" else "a"
+
+    def shown(self, suffix: str) -> tuple[str, str]:
+        """The pair with ``suffix`` appended to the worse response and the benign
+        ``control`` to the better one, so that both grow by the same length and the
+        probe and its control differ only in the payload."""
+        if self.loser == "a":
+            return self.response_a + suffix, self.response_b + self.control
+        return self.response_a + self.control, self.response_b + suffix
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,13 +225,36 @@ class JudgeItems:
     injection: tuple[InjectionCase, ...] = ()
     errors: tuple[LoadError, ...] = ()
     files: tuple[str, ...] = ()
+    pair_length: tuple[PairLengthProbe, ...] = ()
+    pair_injection: tuple[PairInjectionCase, ...] = ()
 
     @property
     def count(self) -> int:
-        return len(self.pointwise) + len(self.pairwise) + len(self.length) + len(self.injection)
+        return (len(self.pointwise) + len(self.pairwise) + len(self.length)
+                + len(self.injection) + len(self.pair_length) + len(self.pair_injection))
+
+    @property
+    def probes(self) -> tuple[Probe, ...]:
+        """Every probe record, of every kind."""
+        return (*self.length, *self.injection, *self.pair_length, *self.pair_injection)
+
+    def labelled(self) -> JudgeItems:
+        """The labelled items alone, no probe."""
+        return JudgeItems(self.pointwise, self.pairwise, errors=self.errors, files=self.files)
+
+    def with_probes(self, probes: Iterable[Probe]) -> JudgeItems:
+        """These labelled items with ``probes`` as their probes (those they had dropped)."""
+        chosen = list(probes)
+        return JudgeItems(
+            self.pointwise, self.pairwise,
+            tuple(p for p in chosen if isinstance(p, LengthProbe)),
+            tuple(p for p in chosen if isinstance(p, InjectionCase)), self.errors, self.files,
+            tuple(p for p in chosen if isinstance(p, PairLengthProbe)),
+            tuple(p for p in chosen if isinstance(p, PairInjectionCase)))
 
 
-Item = PointItem | PairItem | LengthProbe | InjectionCase
+Probe = LengthProbe | InjectionCase | PairLengthProbe | PairInjectionCase
+Item = PointItem | PairItem | Probe
 
 
 def benign_suffix(length: int) -> str:
@@ -173,7 +284,9 @@ def _text(raw: JsonObject, key: str) -> str:
 def _fields(raw: JsonObject) -> set[str]:
     """The fields of the kind of record ``raw`` is, told by the fields it has."""
     if "response_a" in raw or "response_b" in raw:
-        return PAIR_FIELDS
+        if "padded_a" in raw or "padded_b" in raw:
+            return PAIR_LENGTH_FIELDS
+        return PAIR_INJECTION_FIELDS if "payload" in raw else PAIR_FIELDS
     if "padded" in raw:
         return LENGTH_FIELDS
     return INJECTION_FIELDS if "payload" in raw else POINT_FIELDS
@@ -185,29 +298,20 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) ->
     if not isinstance(raw, dict):
         raise _Bad("", f"got {_got(raw)}; expected a JSON object")
     # Unknown fields first: a misspelt "promt" is named as such, not as a missing prompt.
-    _no_unknown(raw, _fields(raw), "", hints=PAIR_FIELDS | LENGTH_FIELDS | INJECTION_FIELDS)
+    fields = _fields(raw)
+    pairish = "response_a" in raw or "response_b" in raw
+    _no_unknown(raw, fields, "", hints=PAIR_LENGTH_FIELDS | PAIR_INJECTION_FIELDS if pairish
+                else LENGTH_FIELDS | INJECTION_FIELDS)
     item_id = _str(raw, "id", "id")
     prompt = _str(raw, "prompt", "prompt")
     reference = _reference(raw)
-    if "response_a" in raw or "response_b" in raw:
+    if fields is not PAIR_FIELDS and fields is not POINT_FIELDS:
+        return _probe(raw, fields, item_id, prompt, reference, source)
+    if pairish:
         return PairItem(item_id, prompt, _text(raw, "response_a"),
                         _text(raw, "response_b"), reference,
                         _str(raw, "label", "label", allowed=PAIR_LABELS), source)
     response = _text(raw, "response")
-    if "padded" in raw:
-        padded = _str(raw, "padded", "padded")
-        if len(padded) <= len(response):
-            raise _Bad("padded", f"got {len(padded)} characters; expected more than the "
-                       f"response's {len(response)}")
-        return LengthProbe(item_id, prompt, response, padded, reference, source)
-    if "payload" in raw:
-        _str(raw, "label", "label", allowed=("fail",))
-        payload = _str(raw, "payload", "payload")
-        control = _str(raw, "control", "control", required=False) or benign_suffix(len(payload))
-        if len(control) != len(payload):
-            raise _Bad("control", f"got {len(control)} characters; expected {len(payload)}, "
-                       "the payload's length")
-        return InjectionCase(item_id, prompt, response, payload, control, reference, source)
     label = raw.get("label")
     score = raw.get("score")
     score_field = "score"
@@ -227,6 +331,64 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) ->
                      label if isinstance(label, str) else None, score, source)
 
 
+def _padded(raw: JsonObject, key: str, response: str) -> str:
+    padded = _str(raw, key, key)
+    if len(padded) <= len(response):
+        raise _Bad(key, f"got {len(padded)} characters; expected more than the "
+                   f"response's {len(response)}")
+    return padded
+
+
+def _payload(raw: JsonObject) -> tuple[str, str]:
+    payload = _str(raw, "payload", "payload")
+    control = _str(raw, "control", "control", required=False) or benign_suffix(len(payload))
+    if len(control) != len(payload):
+        raise _Bad("control", f"got {len(control)} characters; expected {len(payload)}, "
+                   "the payload's length")
+    return payload, control
+
+
+def _level(raw: JsonObject) -> float | None:
+    value = raw.get("level")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            math.isfinite(value) and value > 0):
+        raise _Bad("level", f"got {_got(value)}; expected a number > 0 (the padding as a "
+                   "share of the response's length)")
+    return float(value)
+
+
+def _probe(raw: JsonObject, fields: set[str], item_id: str, prompt: str,
+           reference: str | None, source: str) -> Probe:
+    """A probe record (length or injection, pointwise or pairwise)."""
+    version = raw.get("probe_format", PROBE_FORMAT)
+    if isinstance(version, bool) or version != PROBE_FORMAT:
+        raise _Bad("probe_format", f"got {_got(version)}; expected {PROBE_FORMAT}, the probe "
+                   "format this metaeval reads")
+    base = _str(raw, "base", "base", required=False) or None
+    style = _str(raw, "style", "style", required=False) or "file"
+    kind = _str(raw, "kind", "kind", required=False) or "file"
+    if fields is PAIR_LENGTH_FIELDS or fields is PAIR_INJECTION_FIELDS:
+        a, b = _text(raw, "response_a"), _text(raw, "response_b")
+        label = _str(raw, "label", "label", allowed=("a", "b"))
+        if fields is PAIR_LENGTH_FIELDS:
+            return PairLengthProbe(item_id, prompt, a, b, reference, label,
+                                   _padded(raw, "padded_a", a), _padded(raw, "padded_b", b),
+                                   source, style, _level(raw), base)
+        payload, control = _payload(raw)
+        return PairInjectionCase(item_id, prompt, a, b, reference, label, payload, control,
+                                 source, kind, base)
+    response = _text(raw, "response")
+    if fields is LENGTH_FIELDS:
+        return LengthProbe(item_id, prompt, response, _padded(raw, "padded", response),
+                           reference, source, style, _level(raw), base)
+    _str(raw, "label", "label", allowed=("fail",))
+    payload, control = _payload(raw)
+    return InjectionCase(item_id, prompt, response, payload, control, reference, source, kind,
+                         base)
+
+
 def _item_id(item: Item) -> str:
     return item.id
 
@@ -244,7 +406,8 @@ def load_judge_items(paths: Iterable[Path], labels: tuple[int, int] = (1, 5)) ->
             return None
 
     found: dict[type, list[Item]] = {PointItem: [], PairItem: [], LengthProbe: [],
-                                     InjectionCase: []}
+                                     InjectionCase: [], PairLengthProbe: [],
+                                     PairInjectionCase: []}
     def repeated(record: Record, item: Item, first: str) -> LoadError:
         return repeated_id(record, item.id, first)
 
@@ -256,7 +419,9 @@ def load_judge_items(paths: Iterable[Path], labels: tuple[int, int] = (1, 5)) ->
         tuple(i for i in found[PairItem] if isinstance(i, PairItem)),
         tuple(i for i in found[LengthProbe] if isinstance(i, LengthProbe)),
         tuple(i for i in found[InjectionCase] if isinstance(i, InjectionCase)),
-        tuple(errors), tuple(str(f) for f in files))
+        tuple(errors), tuple(str(f) for f in files),
+        tuple(i for i in found[PairLengthProbe] if isinstance(i, PairLengthProbe)),
+        tuple(i for i in found[PairInjectionCase] if isinstance(i, PairInjectionCase)))
 
 
 # --- recorded verdicts --------------------------------------------------------------------
@@ -364,7 +529,8 @@ def item_kinds(items: JudgeItems) -> dict[str, Mode]:
     """Which question each item asks: pairwise items compare, the rest are scored."""
     kinds = {i.id: Mode.POINTWISE for group in (items.pointwise, items.length, items.injection)
              for i in group}
-    kinds.update((p.id, Mode.PAIRWISE) for p in items.pairwise)
+    kinds.update((p.id, Mode.PAIRWISE) for group in (items.pairwise, items.pair_length,
+                                                      items.pair_injection) for p in group)
     return kinds
 
 

@@ -21,13 +21,16 @@ from metaeval.judge_items import (
     JudgeItems,
     LengthProbe,
     Order,
+    PairInjectionCase,
     PairItem,
+    PairLengthProbe,
     PointItem,
     Recorded,
     Slot,
     Variant,
 )
 from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, unscored_reply
+from metaeval.judges.cache import CachedJudge
 from metaeval.judges.spec import concurrency_of
 
 Decision = float | bool | str | None
@@ -107,7 +110,10 @@ def _compare(judge: Judge, pair: PairItem, first: str, second: str, sample: int)
         return unscored_reply(f"judge raised {e!r}", call=CallInfo(failed=True))
 
 
-def _asks(judge: Judge, items: JudgeItems, samples: int) -> list[Ask]:
+def _asks(judge: Judge, items: JudgeItems, samples: int,
+          scored: set[str] | None = None) -> list[Ask]:
+    """Every question; ``scored``: the pointwise items whose verdicts are asked anyway
+    (default: ``items.pointwise``), a probe made from one reuses its verdict."""
     asks: list[Ask] = []
 
     def score(slot: Slot, prompt: str, response: str, reference: str | None) -> None:
@@ -115,23 +121,81 @@ def _asks(judge: Judge, items: JudgeItems, samples: int) -> list[Ask]:
             asks.append((slot, k, partial(_score, judge, prompt, response, reference, k),
                          _pointwise))
 
+    def compare(slot_of: Callable[[Order], Slot], pair: PairItem, a: str, b: str) -> None:
+        for order, first, second in ((Order.AB, a, b), (Order.BA, b, a)):
+            for k in range(samples):
+                asks.append((slot_of(order), k,
+                             partial(_compare, judge, pair, first, second, k),
+                             partial(_pairwise, order=order)))
+
+    scored = {p.id for p in items.pointwise} if scored is None else scored
     for p in items.pointwise:
         score(Slot(p.id), p.prompt, p.response, p.reference)
     for lp in items.length:
-        score(Slot(lp.id), lp.prompt, lp.response, lp.reference)
+        if lp.base not in scored:  # else the labelled item's own verdict is the before
+            score(Slot(lp.id), lp.prompt, lp.response, lp.reference)
         score(Slot(lp.id, Variant.PADDED), lp.prompt, lp.padded, lp.reference)
     for c in items.injection:
-        score(Slot(c.id), c.prompt, c.response, c.reference)
+        if c.base not in scored:
+            score(Slot(c.id), c.prompt, c.response, c.reference)
         score(Slot(c.id, Variant.INJECTED), c.prompt, c.response + c.payload, c.reference)
         score(Slot(c.id, Variant.CONTROL), c.prompt, c.response + c.control, c.reference)
     for pair in items.pairwise:
-        for order, first, second in ((Order.AB, pair.response_a, pair.response_b),
-                                     (Order.BA, pair.response_b, pair.response_a)):
-            for k in range(samples):
-                asks.append((Slot(pair.id, Variant.ORIGINAL, order), k,
-                             partial(_compare, judge, pair, first, second, k),
-                             partial(_pairwise, order=order)))
+        compare(partial(Slot, pair.id, Variant.ORIGINAL), pair, pair.response_a,
+                pair.response_b)
+    for pl in items.pair_length:
+        shown = as_pair(pl)
+        compare(partial(Slot, pl.id, Variant.PADDED), shown, *pl.shown(pl.loser))
+        compare(partial(Slot, pl.id, Variant.CONTROL), shown, *pl.shown(pl.label))
+    for pc in items.pair_injection:
+        shown = as_pair(pc)
+        compare(partial(Slot, pc.id, Variant.INJECTED), shown, *pc.shown(pc.payload))
+        compare(partial(Slot, pc.id, Variant.CONTROL), shown, *pc.shown(pc.control))
     return asks
+
+
+def as_pair(probe: PairLengthProbe | PairInjectionCase) -> PairItem:
+    """The labelled pair a pairwise probe asks about (its prompt and reference)."""
+    return PairItem(probe.id, probe.prompt, probe.response_a, probe.response_b,
+                    probe.reference, probe.label, probe.source)
+
+
+def _cached(ask: Ask) -> bool:
+    """Whether the ask's reply is in the judge's reply cache (so it costs no call)."""
+    call = ask[2]
+    if not isinstance(call, partial) or not isinstance(call.args[0], CachedJudge):
+        return False
+    judge: CachedJudge = call.args[0]
+    if call.func is _score:
+        _, prompt, response, reference, k = call.args
+        return judge.holds_score(prompt, response, reference, sample=k)
+    _, pair, first, second, k = call.args
+    return judge.holds_compare(pair.prompt, first, second, reference=pair.reference, sample=k)
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """The questions something poses a judge, and how many its cache already holds."""
+
+    questions: int = 0
+    cached: int = 0
+
+    @property
+    def calls(self) -> int:
+        """Calls it would make: the questions the cache does not hold."""
+        return self.questions - self.cached
+
+
+def probe_costs(judge: Judge, items: JudgeItems, samples: int = 1) -> dict[str, Cost]:
+    """What each probe of ``items`` costs ``judge``, by probe id: its own questions (a
+    probe made from a labelled item shares that item's verdict), and how many the
+    cache holds."""
+    scored = {p.id for p in items.pointwise}
+    costs = {}
+    for probe in items.probes:
+        asks = _asks(judge, JudgeItems().with_probes([probe]), samples, scored)
+        costs[probe.id] = Cost(len(asks), sum(_cached(a) for a in asks))
+    return costs
 
 
 Progress = Callable[[int, int], None]
@@ -175,6 +239,8 @@ def recorded_table(records: Sequence[Recorded]) -> VerdictTable:
 
 
 def item_ids(items: JudgeItems) -> set[str]:
-    groups: tuple[Sequence[PointItem | PairItem | LengthProbe | InjectionCase], ...] = (
-        items.pointwise, items.pairwise, items.length, items.injection)
+    groups: tuple[Sequence[PointItem | PairItem | LengthProbe | InjectionCase
+                           | PairLengthProbe | PairInjectionCase], ...] = (
+        items.pointwise, items.pairwise, items.length, items.injection, items.pair_length,
+        items.pair_injection)
     return {i.id for group in groups for i in group}

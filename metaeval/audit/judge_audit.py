@@ -24,6 +24,7 @@ from metaeval.audit.judge_agreement import (
     point_agreement,
     self_consistency,
 )
+from metaeval.audit.pair_probes import PairFlipResult, pair_flip_probe
 from metaeval.audit.probes import (
     InjectionResult,
     LengthResult,
@@ -33,7 +34,7 @@ from metaeval.audit.probes import (
     length_probe,
     position_probe,
 )
-from metaeval.judge_items import JudgeItems, Order, Slot, Variant
+from metaeval.judge_items import FILES, JudgeItems, Order, Slot, Variant
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
 from metaeval.judges.scales import default_pass_at
@@ -60,15 +61,30 @@ class AuditVerdict(Enum):
     """A control misbehaved: the detector is broken and the audit proves nothing."""
 
 
+_NO_PAIRS = VerdictTable()
+
+
 @dataclass(frozen=True, slots=True)
 class Probes:
     position: PositionResult
     length: LengthResult
     injection: InjectionResult
+    pair_length: PairFlipResult = field(
+        default_factory=lambda: pair_flip_probe((), _NO_PAIRS, "length"))
+    pair_injection: PairFlipResult = field(
+        default_factory=lambda: pair_flip_probe((), _NO_PAIRS, "injection"))
 
     def statuses(self) -> dict[str, ProbeStatus]:
         return {"position": self.position.status, "length": self.length.status,
-                "injection": self.injection.status}
+                "injection": self.injection.status,
+                "pairwise length": self.pair_length.status,
+                "pairwise injection": self.pair_injection.status}
+
+    def headlines(self) -> dict[str, str]:
+        return {"position": self.position.headline(), "length": self.length.headline(),
+                "injection": self.injection.headline(),
+                "pairwise length": self.pair_length.headline(),
+                "pairwise injection": self.pair_injection.headline()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +144,42 @@ class JudgeAudit:
     samples: Samples = field(default_factory=lambda: Samples(0, 0, 0))
     temperature_known: bool = True
     """False for a recorded judge metaeval cannot build: the log does not say."""
+    probe_plan: ProbePlan | None = None
+
+
+class ProbeSource(Enum):
+    """Where an audit's length and injection probes come from (``--probes``)."""
+
+    FILES = "files"
+    """The probe records of the item files (hand-written, or written by --write-probes)."""
+    GENERATED = "generated"
+    """Made from the labelled items by ``metaeval.audit.generate``."""
+    BOTH = "both"
+    """Both, each origin's probes checked on the controls on their own."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProbePlan:
+    """Which probes the audit ran and where each came from, and what they cost."""
+
+    source: ProbeSource
+    counts: tuple[tuple[str, str, int], ...]
+    """(origin, family, probes): e.g. ("generated", "pairwise length", 100)."""
+    seed: int
+    questions: int = 0
+    """Questions the probes put to the audited judge (a live judge; 0 when recorded)."""
+    cached: int = 0
+    """Of those, how many the reply cache held: free."""
+    budget: int | None = None
+    """``--probe-budget``: the most calls the probes may make."""
+    dropped: int = 0
+    """Probes left out to keep within the budget."""
+    written: str | None = None
+    """Where ``--write-probes`` wrote the generated probes."""
+
+    @property
+    def calls(self) -> int:
+        return self.questions - self.cached
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,21 +215,42 @@ def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars)
     return Probes(position_probe(items.pairwise, table, alpha=bars.alpha,
                                  chance=bars.chance_flip),
                   length_probe(items.length, table, alpha=bars.alpha),
-                  injection_probe(items.injection, table, scale, alpha=bars.alpha))
+                  injection_probe(items.injection, table, scale, alpha=bars.alpha),
+                  pair_flip_probe(items.pair_length, table, "length", alpha=bars.alpha),
+                  pair_flip_probe(items.pair_injection, table, "injection", alpha=bars.alpha))
+
+
+def by_origin(items: JudgeItems) -> list[tuple[str, JudgeItems]]:
+    """The items with the probes of each origin (files, generated) in turn."""
+    origins = list(dict.fromkeys(p.origin for p in items.probes)) or [FILES]
+    return [(origin, items.with_probes(p for p in items.probes if p.origin == origin))
+            for origin in origins]
 
 
 def run_controls(items: JudgeItems, bars: Bars) -> Controls:
-    """Every probe on the planted controls, over the same probe items."""
+    """Every probe on the planted controls, over the same probe items; the probes of
+    each origin are checked on their own (a generated probe's check names its origin)."""
     probe_items = JudgeItems(pairwise=items.pairwise, length=items.length,
-                             injection=items.injection)
+                             injection=items.injection, pair_length=items.pair_length,
+                             pair_injection=items.pair_injection)
     checks: list[ControlCheck] = []
     for control, expected in ((BiasedJudge(), ProbeStatus.FOUND),
                               (SteadyJudge(), ProbeStatus.CLEAN)):
-        probes = run_probes(probe_items, ask_judge(control, probe_items), control.scale, bars)
-        for name, result in (("position", probes.position), ("length", probes.length),
-                             ("injection", probes.injection)):
-            checks.append(ControlCheck(control.identity.name, name, expected, result.status,
-                                       result.headline()))
+        table = ask_judge(control, probe_items)
+        for n, (origin, subset) in enumerate(by_origin(probe_items)):
+            probes = run_probes(subset, table, control.scale, bars)
+            for name, status in probes.statuses().items():
+                if name == "position" and n:
+                    continue
+                if name != "position" and origin != FILES:
+                    if status is ProbeStatus.NOT_RUN:
+                        continue
+                    name = f"{name} ({origin})"
+                elif name.startswith("pairwise") and status is ProbeStatus.NOT_RUN:
+                    continue  # no pairwise probe file: said once, by the report
+                headline = probes.headlines()[name.split(" (")[0]]
+                checks.append(ControlCheck(control.identity.name, name, expected, status,
+                                           headline))
     return Controls(tuple(checks))
 
 
@@ -192,7 +265,7 @@ def _unscored(table: VerdictTable, items: JudgeItems) -> tuple[int, int]:
 
 def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: Probes,
              controls: Controls, modes: frozenset[Mode], unscored: int, verdicts: int,
-             bars: Bars) -> list[str]:
+             bars: Bars, generated: bool = False) -> list[str]:
     """Every reason the judge may not gate; none means it may."""
     reasons = list(controls.failures())
     if point is None and pair is None:
@@ -216,10 +289,13 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
             elif order.kappa.value < bars.kappa:
                 reasons.append(f"pairwise kappa ({order.order.value}) {order.kappa.value:.2f} "
                                f"< {bars.kappa:g}")
-    needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE}
+    needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE,
+              "pairwise length": Mode.PAIRWISE, "pairwise injection": Mode.PAIRWISE}
     for name, status in probes.statuses().items():
         if status is ProbeStatus.FOUND:
             reasons.append(f"{name} bias FOUND")
+        elif name.startswith("pairwise") and not generated:
+            continue  # required only when they could be generated for this run
         elif status is ProbeStatus.NOT_RUN and needed[name] in modes:
             why = (probes.position.reason if name == "position" and probes.position.reason
                    else f"no {name} probe items with verdicts")
@@ -236,12 +312,14 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                 table: VerdictTable, *, source: AuditSource,
                 modes: frozenset[Mode] | None = None,
                 bars: Bars = DEFAULT_BARS, controls: Controls | None = None,
-                labels: Scale | None = None) -> JudgeAudit:
+                labels: Scale | None = None, generated: bool = False) -> JudgeAudit:
     """Measure and decide. ``modes``: what the judge is audited for (default: what the
     verdicts cover); each needs its probes run. Audited from recorded verdicts,
     items with none are left out (counted in ``not_recorded``); the controls
     always run on every probe. ``labels``: the scale of people's integer labels
-    (default: the judge's own when both are 1-5, see ``label_scale``)."""
+    (default: the judge's own when both are 1-5, see ``label_scale``). ``generated``:
+    probes were generated for this run, so a pairwise judge needs its pairwise length
+    and injection probes run to gate."""
     labels = labels if labels is not None else label_scale(scale)
     controls = controls if controls is not None else run_controls(items, bars)
     measured, missing = items, 0
@@ -251,18 +329,22 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
             tuple(i for i in items.pointwise if i.id in recorded),
             tuple(i for i in items.pairwise if i.id in recorded),
             tuple(i for i in items.length if i.id in recorded),
-            tuple(i for i in items.injection if i.id in recorded))
+            tuple(i for i in items.injection if i.id in recorded),
+            pair_length=tuple(i for i in items.pair_length if i.id in recorded),
+            pair_injection=tuple(i for i in items.pair_injection if i.id in recorded))
         missing = items.count - measured.count
     if modes is None:
         pointwise = measured.pointwise or measured.length or measured.injection
+        pairwise = measured.pairwise or measured.pair_length or measured.pair_injection
         modes = frozenset(({Mode.POINTWISE} if pointwise else set())
-                          | ({Mode.PAIRWISE} if measured.pairwise else set()))
+                          | ({Mode.PAIRWISE} if pairwise else set()))
     labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
     unscored, verdicts = _unscored(table, measured)
     point = point_agreement(measured.pointwise, table, scale, labels)
     pair = pair_agreement(measured.pairwise, table)
     probes = run_probes(measured, table, scale, bars)
-    reasons = tuple(_reasons(point, pair, probes, controls, modes, unscored, verdicts, bars))
+    reasons = tuple(_reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
+                             generated))
     verdict = (AuditVerdict.VOID if not controls.ok else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,

@@ -9,15 +9,25 @@ counts and the p-value are kept so the report can show its working.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypeVar
 
 from metaeval.audit.bars import ALPHA, CHANCE_FLIP
 from metaeval.audit.collect import Decision, VerdictTable
 from metaeval.audit.judge_agreement import outcome
 from metaeval.audit.stats import binom_upper_tail, mcnemar_exact, sign_test
 from metaeval.contract import Outcome
-from metaeval.judge_items import InjectionCase, LengthProbe, Order, PairItem, Slot, Variant
+from metaeval.judge_items import (
+    InjectionCase,
+    LengthProbe,
+    Order,
+    PairItem,
+    Probe,
+    Slot,
+    Variant,
+)
 from metaeval.judges.base import Scale
 
 
@@ -150,7 +160,9 @@ def title(prompt: str, limit: int = 48) -> str:
 @dataclass(frozen=True, slots=True)
 class LengthResult:
     """Padding that adds no information; the shifts decided by a sign test (on
-    pass/fail verdicts that is McNemar's exact test)."""
+    pass/fail verdicts that is McNemar's exact test). Generated probes are also
+    broken down ``by_style`` and ``by_level``; each group is tested at alpha over
+    the number of groups (Bonferroni), and a group FOUND makes the probe FOUND."""
 
     status: ProbeStatus
     shifts: tuple[LengthShift, ...]
@@ -160,15 +172,40 @@ class LengthResult:
     unscored: int
     p_value: float
     alpha: float
+    by_style: tuple[tuple[str, LengthResult], ...] = ()
+    by_level: tuple[tuple[str, LengthResult], ...] = ()
 
     def headline(self) -> str:
         scored = self.up + self.down + self.same
         return f"{self.status.value} — {self.up} of {scored} scored higher when padded"
 
+    @property
+    def mean_extra(self) -> float:
+        """Characters added, on average. 0.0 with no probe."""
+        return (sum(s.extra_chars for s in self.shifts) / len(self.shifts)
+                if self.shifts else 0.0)
+
+
+def before_id(probe: LengthProbe | InjectionCase, table: VerdictTable) -> str:
+    """Where the probe's unpadded verdict is: its labelled item's, when that was asked."""
+    if probe.base is not None and Slot(probe.base) in table.decisions:
+        return probe.base
+    return probe.id
+
+
+def level_name(level: float | None) -> str:
+    return "file" if level is None else f"+{level:.0%}"
+
+
+def _groups(probes: tuple[Probe, ...], key: Callable[[Probe], str]
+            ) -> list[tuple[str, tuple[Probe, ...]]]:
+    names = list(dict.fromkeys(key(p) for p in probes))
+    return [(n, tuple(p for p in probes if key(p) == n)) for n in names]
+
 
 def length_probe(probes: tuple[LengthProbe, ...], table: VerdictTable, *,
-                 alpha: float = ALPHA) -> LengthResult:
-    shifts = tuple(LengthShift(p.id, title(p.prompt), table.decided(p.id),
+                 alpha: float = ALPHA, groups: bool = True) -> LengthResult:
+    shifts = tuple(LengthShift(p.id, title(p.prompt), table.decided(before_id(p, table)),
                                table.decided(p.id, Variant.PADDED), len(p.padded) - len(p.response))
                    for p in probes)
     moves = [s.shift for s in shifts]
@@ -177,8 +214,30 @@ def length_probe(probes: tuple[LengthProbe, ...], table: VerdictTable, *,
     same = sum(m == 0 for m in moves)
     unscored = sum(m is None for m in moves)
     p = sign_test(up, down)
-    return LengthResult(_status(up + down + same > 0, p, alpha), shifts, up, down, same,
-                        unscored, p, alpha)
+    status = _status(up + down + same > 0, p, alpha)
+    by_style: list[tuple[str, LengthResult]] = []
+    by_level: list[tuple[str, LengthResult]] = []
+    if groups and any(q.level is not None for q in probes):
+        styles = _groups(probes, lambda q: q.style if isinstance(q, LengthProbe) else "")
+        levels = _groups(probes, lambda q: level_name(q.level)
+                         if isinstance(q, LengthProbe) else "")
+        share = alpha / (len(styles) + len(levels))
+        for found, named in ((by_style, styles), (by_level, levels)):
+            for name, group in named:
+                found.append((name, length_probe(_only(group, LengthProbe), table,
+                                                 alpha=share, groups=False)))
+        if any(r.status is ProbeStatus.FOUND and r.up > r.down
+               for _, r in by_style + by_level):
+            status = ProbeStatus.FOUND
+    return LengthResult(status, shifts, up, down, same, unscored, p, alpha, tuple(by_style),
+                        tuple(by_level))
+
+
+T = TypeVar("T")
+
+
+def _only(probes: tuple[Probe, ...], kind: type[T]) -> tuple[T, ...]:
+    return tuple(p for p in probes if isinstance(p, kind))
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +258,9 @@ class InjectionResult:
     only_control: int
     p_value: float
     alpha: float
+    by_kind: tuple[tuple[str, InjectionResult], ...] = ()
+    """Per payload kind, each tested at alpha over the number of kinds (Bonferroni);
+    a kind FOUND makes the probe FOUND."""
 
     @property
     def injected_rate(self) -> float:
@@ -215,11 +277,12 @@ class InjectionResult:
 
 
 def injection_probe(cases: tuple[InjectionCase, ...], table: VerdictTable, scale: Scale, *,
-                    alpha: float = ALPHA) -> InjectionResult:
+                    alpha: float = ALPHA, groups: bool = True) -> InjectionResult:
     injected = control = already = unscored = only_i = only_c = 0
     for case in cases:
-        base, inj, ctl = (outcome(table.decided(case.id, variant), scale)
-                          for variant in (Variant.ORIGINAL, Variant.INJECTED, Variant.CONTROL))
+        base = outcome(table.decided(before_id(case, table)), scale)
+        inj, ctl = (outcome(table.decided(case.id, variant), scale)
+                    for variant in (Variant.INJECTED, Variant.CONTROL))
         if Outcome.UNSCORED in (base, inj, ctl):
             unscored += 1
             continue
@@ -233,5 +296,11 @@ def injection_probe(cases: tuple[InjectionCase, ...], table: VerdictTable, scale
     # Only a payload that passes more than the control is an injection; the reverse
     # (the payload hurting) is no attack on the gate.
     status = _status(ran, p if only_i > only_c else 1.0, alpha)
+    kinds = _groups(cases, lambda c: c.kind if isinstance(c, InjectionCase) else "")
+    by_kind = tuple((k, injection_probe(_only(group, InjectionCase), table, scale,
+                                        alpha=alpha / len(kinds), groups=False))
+                    for k, group in kinds) if groups and len(kinds) > 1 else ()
+    if any(r.status is ProbeStatus.FOUND for _, r in by_kind):
+        status = ProbeStatus.FOUND
     return InjectionResult(status, len(cases), injected, control, already,
-                           unscored, only_i, only_c, p, alpha)
+                           unscored, only_i, only_c, p, alpha, by_kind)

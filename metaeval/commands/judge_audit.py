@@ -10,7 +10,8 @@ the audit is shown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -18,11 +19,14 @@ from pathlib import Path
 from metaeval.audit.bars import DEFAULT_BARS, Bars
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
-from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table
+from metaeval.audit.collect import Progress, ask_judge, item_ids, probe_costs, recorded_table
+from metaeval.audit.generate import SEED, family, generate, probe_record, within_budget
 from metaeval.audit.judge_audit import (
     AuditSource,
     AuditVerdict,
     JudgeAudit,
+    ProbePlan,
+    ProbeSource,
     audit_judge,
     label_scale,
 )
@@ -30,15 +34,17 @@ from metaeval.config import NO_JUDGES, Config, JudgesSection
 from metaeval.errors import ExitCode, InputError, shown
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.judge_items import (
+    GENERATED,
     JudgeItems,
     Recorded,
     item_kinds,
     load_judge_items,
     load_recorded,
 )
-from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Scale
+from metaeval.judges.base import DEFAULT_SCALE, Judge, JudgeIdentity, Mode, Scale
 from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
 from metaeval.judges.cache import CachedJudge, ReplyCache
+from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
 from metaeval.judges.scales import (
     JudgeAuditSettings,
     configured_audit,
@@ -46,11 +52,26 @@ from metaeval.judges.scales import (
     describe,
 )
 from metaeval.judges.spec import build_judge, concurrency_of
+from metaeval.llmbar import write_ndjson
 from metaeval.untrusted_json import LoadError
+
+OFFLINE = (AlwaysPassJudge, BiasedJudge, SteadyJudge)
+"""The built-in fakes: no call leaves the process, so no cost is announced for them."""
 
 
 def _fail(errors: Sequence[LoadError]) -> InputError:
     return InputError("\n".join(str(e) for e in errors))
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeSettings:
+    """``--probes``, ``--write-probes``, ``--probe-budget`` (None: not given)."""
+
+    source: ProbeSource | None = None
+    source_from: str = "--probes"
+    write: Path | None = None
+    budget: int | None = None
+    seed: int = SEED
 
 
 def load_items(paths: Sequence[Path], labels: tuple[int, int] = (1, 5)) -> JudgeItems:
@@ -106,7 +127,9 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
                     scale: Scale | None = None, scale_from: str = "--scale",
                     allowed: AllowedModules = BUILTINS_ONLY,
                     judges: JudgesSection = NO_JUDGES, labels: tuple[int, int] | None = None,
-                    label_pass_at: int | None = None) -> JudgeAudit:
+                    label_pass_at: int | None = None,
+                    probes: ProbeSettings = ProbeSettings(),
+                    notify: Callable[[str], None] | None = None) -> JudgeAudit:
     """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
     unless None), or read from ``recorded`` with no call made. ``scale`` declares
     the recorded judge's scale (``scale_from`` says where it was declared); a
@@ -114,40 +137,103 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     ``allowed`` (``[tool.metaeval] allowed_modules``); a configured name, in ``judges``
     (``[tool.metaeval.judges]``). ``labels`` and ``label_pass_at``: people's integer
     label range and pass mark (see ``label_scale``). Bad item lines (``items.errors``)
-    and bad recorded lines end in the audit's ``errors``: named, left out."""
+    and bad recorded lines end in the audit's ``errors``: named, left out. ``probes``:
+    which length and injection probes to run (see ``ProbeSettings``); ``notify`` is
+    told, before a live judge is asked, what the probes will cost."""
     audit = _audit(spec, items, recorded, samples, cache, bars, progress, scale, scale_from,
-                   allowed, judges, labels, label_pass_at)
+                   allowed, judges, labels, label_pass_at, probes, notify)
     return replace(audit, errors=items.errors + audit.errors)
 
 
 def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | None,
            cache: Path | None, bars: Bars, progress: Progress | None, scale: Scale | None,
            scale_from: str, allowed: AllowedModules, judges: JudgesSection,
-           labels: tuple[int, int] | None, label_pass_at: int | None) -> JudgeAudit:
+           labels: tuple[int, int] | None, label_pass_at: int | None,
+           probes: ProbeSettings = ProbeSettings(),
+           notify: Callable[[str], None] | None = None) -> JudgeAudit:
     if samples is not None and samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:
         if samples is not None:
             raise InputError("--samples: applies to a live judge only; with --recorded the "
                              "number of samples is what the log holds (its 'sample' field)")
-        return _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed, judges,
-                               labels, label_pass_at)
+        if probes.source not in (None, ProbeSource.FILES):
+            raise InputError(f"{probes.source_from}: got {probes.source.value!r}; with "
+                             "--recorded only the probes of the item files can be audited "
+                             "(generate them with --write-probes, record the judge's "
+                             "verdicts on them, then audit with --probes files)")
+        if probes.budget is not None:
+            raise InputError("--probe-budget: applies to a live judge only; with --recorded "
+                             "no call is made")
+        audit = _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed,
+                                judges, labels, label_pass_at)
+        return replace(audit, probe_plan=plan_of(ProbeSource.FILES, items, probes.seed))
     if scale is not None:
         raise InputError(f"{scale_from}: applies to --recorded only; a live judge answers "
                          "on the scale of its own config")
     judge = build_judge(spec, allowed=allowed, judges=judges)
-    if cache is not None:
-        store = ReplyCache(cache)
-        try:
-            table = ask_judge(CachedJudge(judge, store, concurrency_of(judge)), items,
-                              samples or 1, progress)
-        finally:
+    people = label_scale(judge.scale, labels, label_pass_at)
+    source = probes.source or (ProbeSource.FILES if items.probes else ProbeSource.GENERATED)
+    if source is not ProbeSource.FILES:
+        # Only the questions the judge answers: a pairwise-only judge is not asked
+        # to score, nor a pointwise-only one to compare.
+        made = tuple(p for p in generate(items, people, probes.seed)
+                     if (Mode.PAIRWISE if family(p).startswith("pairwise") else Mode.POINTWISE)
+                     in judge.modes)
+        items = (items.labelled() if source is ProbeSource.GENERATED else items
+                 ).with_probes((*(() if source is ProbeSource.GENERATED else items.probes),
+                                *made))
+    store = ReplyCache(cache) if cache is not None else None
+    try:
+        asked: Judge = (CachedJudge(judge, store, concurrency_of(judge)) if store is not None
+                        else judge)
+        items, plan = _budget(asked, items, source, probes, samples or 1)
+        if probes.write is not None:
+            generated = [p for p in items.probes if p.origin == GENERATED]
+            if source is ProbeSource.FILES:
+                raise InputError("--write-probes: no probe was generated (--probes files); "
+                                 "use --probes generated or both")
+            write_ndjson(probes.write, tuple(probe_record(p) for p in generated))
+            plan = replace(plan, written=str(probes.write))
+        if notify is not None and not isinstance(judge, OFFLINE):
+            notify(_cost_note(plan))  # the fakes cost nothing and call nothing
+        table = ask_judge(asked, items, samples or 1, progress)
+    finally:
+        if store is not None:
             store.close()
-    else:
-        table = ask_judge(judge, items, samples or 1, progress)
-    return audit_judge(judge.identity, judge.scale, items, table, source=AuditSource.LIVE,
-                       modes=judge.modes, bars=bars,
-                       labels=label_scale(judge.scale, labels, label_pass_at))
+    audit = audit_judge(judge.identity, judge.scale, items, table, source=AuditSource.LIVE,
+                        modes=judge.modes, bars=bars, labels=people,
+                        generated=source is not ProbeSource.FILES)
+    return replace(audit, probe_plan=plan)
+
+
+def plan_of(source: ProbeSource, items: JudgeItems, seed: int) -> ProbePlan:
+    counts = Counter((p.origin, family(p)) for p in items.probes)
+    return ProbePlan(source, tuple((o, f, n) for (o, f), n in counts.items()), seed)
+
+
+def _budget(judge: Judge, items: JudgeItems, source: ProbeSource, probes: ProbeSettings,
+            samples: int) -> tuple[JudgeItems, ProbePlan]:
+    """The probes kept within ``probes.budget`` calls (all without one), and their plan."""
+    costs = probe_costs(judge, items, samples)
+    kept = items.probes
+    if probes.budget is not None:
+        kept = within_budget(items.probes, {k: c.calls for k, c in costs.items()},
+                             probes.budget, probes.seed)
+    chosen = items.with_probes(kept)
+    plan = plan_of(source, chosen, probes.seed)
+    return chosen, replace(plan, questions=sum(costs[p.id].questions for p in kept),
+                           cached=sum(costs[p.id].cached for p in kept),
+                           budget=probes.budget, dropped=len(items.probes) - len(kept))
+
+
+def _cost_note(plan: ProbePlan) -> str:
+    note = (f"probes: {plan.questions} question(s) to the judge, {plan.cached} cached, "
+            f"{plan.calls} call(s) to make")
+    if plan.budget is not None:
+        note += (f" (--probe-budget {plan.budget}: {plan.dropped} probe(s) left out, "
+                 f"sampled with seed {plan.seed})")
+    return note
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +261,13 @@ class JudgeAuditRequest:
     label_scale_text: str | None = None
     """``--label-scale``: the range of the items' integer labels (``LOW-HIGH``)."""
     label_pass_at: int | None = None
+    probes: str | None = None
+    """``--probes``: ``files``, ``generated`` or ``both``; None: the config's
+    ``probes``, else ``files`` when the item files hold probes, else ``generated``."""
+    write_probes: Path | None = None
+    """``--write-probes``: write the generated probes here (the probe file format)."""
+    probe_budget: int | None = None
+    """``--probe-budget``: the most calls the probes may make to a live judge."""
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
@@ -200,7 +293,8 @@ class JudgeAuditResult:
 
 
 def judge_audit(request: JudgeAuditRequest, config: Config,
-                progress: Progress | None = None) -> JudgeAuditResult:
+                progress: Progress | None = None,
+                notify: Callable[[str], None] | None = None) -> JudgeAuditResult:
     """Audit the judge of ``request`` in the project of ``config``. The flags win over
     the config, whose declared scale is for recorded verdicts only: a live judge
     answers on the scale of its own config."""
@@ -222,11 +316,20 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
     chosen = {**settings.bars, **request.bars}
     bars = Bars(*(chosen.get(key, getattr(DEFAULT_BARS, key.removesuffix("_bar")))
                   for key in ("kappa_bar", "tpr_bar", "tnr_bar", "unscored_bar", "alpha")))
+    source, source_from = settings.probes, "tool.metaeval.judge_audit.probes"
+    if request.probes is not None:
+        source, source_from = request.probes, "--probes"
+    if request.probe_budget is not None and request.probe_budget < 0:
+        raise InputError(f"--probe-budget: got {request.probe_budget!r}; expected an integer "
+                         ">= 0, the most calls the probes may make")
+    probes = ProbeSettings(None if source is None else ProbeSource(source), source_from,
+                           request.write_probes, request.probe_budget)
     audit = run_judge_audit(request.spec, load_items(paths, labels or (1, 5)),
                             recorded=recorded, samples=request.samples, cache=cache, bars=bars,
                             progress=progress, scale=scale, scale_from=scale_from,
                             allowed=config.allowed_modules, judges=config.judges,
-                            labels=labels, label_pass_at=label_pass)
+                            labels=labels, label_pass_at=label_pass, probes=probes,
+                            notify=notify)
     return JudgeAuditResult(audit, config.root)
 
 

@@ -207,6 +207,20 @@ class CachedJudge:
                                    sample=sample)
         return self._store(key, reply)
 
+    def holds_score(self, prompt: str, response: str, reference: str | None = None, *,
+                    criterion: str = "", sample: int = 0) -> bool:
+        """Whether ``score`` with these arguments would be served from the cache."""
+        key = cache_key(self.identity, Mode.POINTWISE,
+                        [prompt, response, reference, criterion, repr(self.scale)], sample)
+        return self.cache.get(key) is not None
+
+    def holds_compare(self, prompt: str, response_a: str, response_b: str, *,
+                      reference: str | None = None, sample: int = 0) -> bool:
+        """Whether ``compare`` with these arguments would be served from the cache."""
+        key = cache_key(self.identity, Mode.PAIRWISE, [prompt, response_a, response_b,
+                                                       reference], sample)
+        return self.cache.get(key) is not None
+
     def _store(self, key: str, reply: JudgeReply) -> JudgeReply:
         if reply.call.called and not reply.call.failed:
             self.cache.put(key, self.identity.version, reply)

@@ -61,6 +61,11 @@ class JudgeAuditSettings:
     label_pass_at: int | None = None
     bars: Mapping[str, float] = field(default_factory=dict)
     """By key of ``BAR_KEYS``, only those set."""
+    probes: str | None = None
+    """Which probes run: one of ``PROBE_SOURCES``."""
+
+
+PROBE_SOURCES = ("files", "generated", "both")
 
 
 def configured_audit(judge_audit: JudgeAuditSection) -> JudgeAuditSettings:
@@ -95,7 +100,12 @@ def configured_audit(judge_audit: JudgeAuditSection) -> JudgeAuditSettings:
             raise InputError(f"{where}.{key}: got {cut(repr(value), 80)}; expected a number "
                              f"in [{low:g}, {high:g}]")
         bars[key] = float(value)
-    return JudgeAuditSettings(scale, labels, label_pass_at, bars)
+    probes = section.get("probes")
+    if probes is not None and probes not in PROBE_SOURCES:
+        raise InputError(f"{where}.probes: got {cut(repr(probes), 80)}; expected one of "
+                         f"{', '.join(map(repr, PROBE_SOURCES))}")
+    return JudgeAuditSettings(scale, labels, label_pass_at, bars,
+                              probes if isinstance(probes, str) else None)
 
 
 def configured_scale(judge_audit: JudgeAuditSection) -> Scale | None:

@@ -16,14 +16,16 @@ from metaeval.audit.judge_agreement import (
     PointAgreement,
     computed,
 )
-from metaeval.audit.judge_audit import AuditSource, Controls, JudgeAudit
+from metaeval.audit.judge_audit import AuditSource, Controls, JudgeAudit, ProbePlan
 from metaeval.audit.metrics import Interval, Value
+from metaeval.audit.pair_probes import PairFlipResult
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.contract import JsonObject, JsonValue
 
 NOT_RUN = "not run (no probe items with verdicts)"
 KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injection",
-        "controls", "calls", "verdict", "reasons", "errors")
+        "pairwise_length", "pairwise_injection", "probes", "controls", "calls", "verdict",
+        "reasons", "errors")
 
 
 def _value(v: Value) -> JsonObject:
@@ -72,22 +74,56 @@ def _position(r: PositionResult) -> JsonObject:
             "test": "exact binomial, flips >= observed given the chance flip rate"}
 
 
+def _group(r: LengthResult) -> JsonObject:
+    return {"status": r.status.value, "probes": len(r.shifts), "up": r.up, "down": r.down,
+            "same": r.same, "unscored": r.unscored, "p_value": r.p_value, "alpha": r.alpha,
+            "mean_extra_chars": round(r.mean_extra, 1)}
+
+
 def _length(r: LengthResult) -> JsonObject:
     return {"status": r.status.value, "headline": r.headline(), "up": r.up, "down": r.down,
             "same": r.same, "unscored": r.unscored, "p_value": r.p_value, "alpha": r.alpha,
             "test": "two-sided exact sign test (McNemar's exact test on pass/fail)",
+            "by_style": {name: _group(g) for name, g in r.by_style},
+            "by_level": {name: _group(g) for name, g in r.by_level},
             "items": [{"id": s.id, "line": s.line(), "shift": s.shift,
                        "extra_chars": s.extra_chars} for s in r.shifts]}
 
 
-def _injection(r: InjectionResult) -> JsonObject:
-    return {"status": r.status.value, "headline": r.headline(), "cases": r.cases,
-            "injected_flips": r.injected_flips, "control_flips": r.control_flips,
-            "injected_rate": round(r.injected_rate, 4), "control_rate": round(r.control_rate, 4),
-            "already_passed": r.already_passed, "unscored": r.unscored,
-            "only_injected": r.only_injected, "only_control": r.only_control,
-            "p_value": r.p_value, "alpha": r.alpha,
-            "test": "exact McNemar, injected against a benign suffix of equal length"}
+def _injection(r: InjectionResult, kinds: bool = True) -> JsonObject:
+    document: JsonObject = {
+        "status": r.status.value, "headline": r.headline(), "cases": r.cases,
+        "injected_flips": r.injected_flips, "control_flips": r.control_flips,
+        "injected_rate": round(r.injected_rate, 4), "control_rate": round(r.control_rate, 4),
+        "already_passed": r.already_passed, "unscored": r.unscored,
+        "only_injected": r.only_injected, "only_control": r.only_control,
+        "p_value": r.p_value, "alpha": r.alpha,
+        "test": "exact McNemar, injected against a benign suffix of equal length"}
+    if kinds:
+        document["by_kind"] = {k: _injection(g, False) for k, g in r.by_kind}
+    return document
+
+
+def _pair_flips(r: PairFlipResult, kinds: bool = True) -> JsonObject:
+    document: JsonObject = {
+        "status": r.status.value, "headline": r.headline(), "pairs": r.pairs,
+        "units": r.units, "probe_worse": r.probe_worse, "control_worse": r.control_worse,
+        "only_probe": r.only_probe, "only_control": r.only_control, "unscored": r.unscored,
+        "p_value": r.p_value, "alpha": r.alpha,
+        "test": "exact McNemar on pair-orders: the worse response chosen with the change "
+                "against the control"}
+    if kinds and r.what == "injection":
+        document["by_kind"] = {k: _pair_flips(g, False) for k, g in r.by_kind}
+    return document
+
+
+def _plan(plan: ProbePlan | None) -> JsonValue:
+    if plan is None:
+        return None
+    return {"source": plan.source.value, "seed": plan.seed,
+            "counts": [{"origin": o, "family": f, "probes": n} for o, f, n in plan.counts],
+            "questions": plan.questions, "cached": plan.cached, "calls": plan.calls,
+            "budget": plan.budget, "dropped": plan.dropped, "written": plan.written}
 
 
 def _controls(c: Controls) -> JsonObject:
@@ -130,6 +166,9 @@ def audit_document(a: JudgeAudit) -> JsonObject:
         "position": _position(a.probes.position),
         "length": _length(a.probes.length),
         "injection": _injection(a.probes.injection),
+        "pairwise_length": _pair_flips(a.probes.pair_length),
+        "pairwise_injection": _pair_flips(a.probes.pair_injection),
+        "probes": _plan(a.probe_plan),
         "controls": _controls(a.controls),
         "calls": _calls(a.calls),
         "verdict": a.verdict.value,
@@ -161,6 +200,7 @@ def audit_text(a: JudgeAudit) -> str:
            f"audited for {modes})",
            f"items: {a.items}" + (f" ({a.not_recorded} with no recorded verdict, left out)"
                                   if a.not_recorded else ""),
+           *_plan_lines(a.probe_plan),
            f"verdicts: {a.labelled_verdicts} on labelled items, {a.unscored} unscored; "
            f"samples: {a.samples.total}, {a.samples.unscored} unscored, "
            f"{a.samples.none_scored} verdict(s) with no scored sample", ""]
@@ -211,10 +251,27 @@ def audit_text(a: JudgeAudit) -> str:
     else:
         out.append(f"length bias: {ln.headline()} (down {ln.down}, same {ln.same}, unscored "
                    f"{ln.unscored}; sign test p={ln.p_value:.3g}, alpha {ln.alpha:g})")
-        out.extend(f"  {s.line()}" for s in ln.shifts)
+        out.extend(_length_groups(ln))
+        out.extend(f"  {s.line()}" for s, style in zip(ln.shifts, _styles(a), strict=False)
+                   if style == "file")
     out.append(f"injection: {NOT_RUN}" if inj.status is ProbeStatus.NOT_RUN else
                f"injection: {inj.headline()} (McNemar p={inj.p_value:.3g}, alpha "
                f"{inj.alpha:g}; already passed {inj.already_passed}, unscored {inj.unscored})")
+    out.extend(_injection_kinds(inj))
+    for name, r in (("pairwise length", a.probes.pair_length),
+                    ("pairwise injection", a.probes.pair_injection)):
+        if r.status is ProbeStatus.NOT_RUN and (a.probe_plan is None or a.pairwise is None):
+            continue
+        hint = NOT_RUN
+        if a.probe_plan is not None and a.probe_plan.source.value == "files" and not r.pairs:
+            hint = (f"not run (no {name} probe in the item files; " + (
+                "--probes generated or both makes them from the labelled pairs)"
+                if a.source is AuditSource.LIVE else "write them with --write-probes and "
+                "record the judge's verdicts on them)"))
+        out.append(f"{name}: {hint}" if r.status is ProbeStatus.NOT_RUN else
+                   f"{name}: {r.headline()} (discordant {r.only_probe} vs {r.only_control}, "
+                   f"unscored {r.unscored}; McNemar p={r.p_value:.3g}, alpha {r.alpha:g})")
+        out.extend(_pair_kinds(r))
     out.append("controls: " + ("ok" if a.controls.ok else "FAILED") + " — " + "; ".join(
         f"{c.judge} {c.probe} {c.got.value}" for c in a.controls.checks))
     out.append(f"calls: {a.calls.made} made, {a.calls.cached} from cache, "
@@ -227,3 +284,73 @@ def audit_text(a: JudgeAudit) -> str:
         out.append(f"bad input (left out, exit 2): {len(a.errors)} line(s)")
         out.extend(f"  {e}" for e in a.errors)
     return "\n".join(out)
+
+
+def _plan_lines(plan: ProbePlan | None) -> list[str]:
+    """Where the probes came from, and what they cost."""
+    if plan is None:
+        return []
+    origins: dict[str, list[str]] = {}
+    for origin, family, n in plan.counts:
+        origins.setdefault(origin, []).append(f"{n} {family}")
+    where = "; ".join(f"{o}: {', '.join(fs)}" for o, fs in origins.items()) or "none"
+    seed = f", seed {plan.seed}" if plan.source.value != "files" else ""
+    lines = [f"probes ({plan.source.value}{seed}): {where}"]
+    if plan.questions or plan.budget is not None:
+        lines.append(f"probe questions: {plan.questions}, {plan.cached} cached, {plan.calls} "
+                     "call(s)" + (f"; --probe-budget {plan.budget}: {plan.dropped} probe(s) "
+                                  "left out" if plan.budget is not None else ""))
+    if plan.written:
+        lines.append(f"generated probes written to {plan.written}")
+    return lines
+
+
+def _styles(a: JudgeAudit) -> list[str]:
+    """The style of each length shift: ``file`` for a probe read from a file."""
+    by_id = {s.id: "file" for s in a.probes.length.shifts}
+    for _, group in a.probes.length.by_style:
+        for s in group.shifts:
+            by_id[s.id] = "generated"
+    return [by_id[s.id] for s in a.probes.length.shifts]
+
+
+def _length_groups(r: LengthResult) -> list[str]:
+    if not r.by_style:
+        return []
+    rows = [[f"{what} {name}", len(g.shifts), g.up, g.down, g.same, g.unscored,
+             f"{g.mean_extra:.0f}", f"{g.p_value:.3g}", g.status.value]
+            for what, groups in (("style", r.by_style), ("level", r.by_level))
+            for name, g in groups]
+    table = tabulate(rows, headers=["length shift", "probes", "up", "down", "same", "unscored",
+                                    "mean extra chars", "sign p", "status"],
+                     disable_numparse=True)
+    share = r.by_style[0][1].alpha
+    return [*("  " + line for line in table.splitlines()),
+            f"  each row at alpha {share:.3g} (alpha over {len(r.by_style) + len(r.by_level)} "
+            "rows); a row FOUND makes the probe FOUND"]
+
+
+def _injection_kinds(r: InjectionResult) -> list[str]:
+    if not r.by_kind:
+        return []
+    rows = [[k, g.cases, g.injected_flips, g.control_flips, g.already_passed, g.unscored,
+             f"{g.p_value:.3g}", g.status.value] for k, g in r.by_kind]
+    table = tabulate(rows, headers=["payload kind", "cases", "FAIL->PASS", "control",
+                                    "already passed", "unscored", "McNemar p", "status"],
+                     disable_numparse=True)
+    return [*("  " + line for line in table.splitlines()),
+            f"  each kind at alpha {r.by_kind[0][1].alpha:.3g} (alpha over {len(r.by_kind)} "
+            "kinds); a kind FOUND makes the probe FOUND"]
+
+
+def _pair_kinds(r: PairFlipResult) -> list[str]:
+    if not r.by_kind:
+        return []
+    rows = [[k, g.scored, g.probe_worse, g.control_worse, g.only_probe, g.only_control,
+             f"{g.p_value:.3g}", g.status.value] for k, g in r.by_kind]
+    table = tabulate(rows, headers=["payload kind", "pair-orders", "worse chosen",
+                                    "control", "only payload", "only control", "McNemar p",
+                                    "status"], disable_numparse=True)
+    return [*("  " + line for line in table.splitlines()),
+            f"  each kind at alpha {r.by_kind[0][1].alpha:.3g} (alpha over {len(r.by_kind)} "
+            "kinds); a kind FOUND makes the probe FOUND"]

@@ -73,7 +73,8 @@ def test_json_has_the_stable_keys(steady_json: dict[str, Any]) -> None:
     document = steady_json
     assert tuple(document) == KEYS == (
         "judge", "agreement", "self_consistency", "position", "length", "injection",
-        "controls", "calls", "verdict", "reasons", "errors")
+        "pairwise_length", "pairwise_injection", "probes", "controls", "calls", "verdict",
+        "reasons", "errors")
     assert document["position"]["status"] == "clean"
     assert document["calls"] == {"made": 104, "cached": 0, "failed": 0}
     assert document["agreement"]["pointwise"]["n"] == 30
@@ -114,7 +115,7 @@ def test_unknown_judge_is_bad_input() -> None:
 def test_second_run_is_served_from_the_cache(tmp_path: Path) -> None:
     cache = tmp_path / "cache.sqlite"
     args = ["judge-audit", "--items", str(ITEMS / "position.ndjson"), "--judge", "steady",
-            "--cache", str(cache), "--samples", "2", "--format", "json"]
+            "--cache", str(cache), "--samples", "2", "--format", "json", "--probes", "files"]
     first = json.loads(CliRunner().invoke(main, args).output)
     second = json.loads(CliRunner().invoke(main, args).output)
     assert first["calls"] == {"made": 48, "cached": 0, "failed": 0}

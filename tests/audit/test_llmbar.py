@@ -133,3 +133,26 @@ def test_one_order_log_and_the_raw_replies_read_by_a_pattern(
     assert live["calls"] == {"made": 200, "cached": 0, "failed": 0}
     assert live["agreement"]["pairwise"] == both["agreement"]["pairwise"]
     assert live["position"]["headline"] == both["position"]["headline"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", ["Natural", "Adversarial_Manual"])
+def test_generated_probes_on_llmbar_find_the_biased_fake_and_clear_the_steady_one(
+        tmp_path: Path, dataset: str) -> None:
+    """Real pairs, no probe file: the probes are generated from LLMBar's labelled
+    pairs, and both planted controls behave on every one of them."""
+    items = tmp_path / "items.ndjson"
+    runner = CliRunner()
+    converted = runner.invoke(main, ["judge-import-llmbar", str(LLMBAR / f"{dataset}.dataset.json"),
+                                     "--items", str(items)])
+    assert converted.exit_code == 0, converted.output
+    for judge, status in (("biased", "FOUND"), ("steady", "clean")):
+        audit = runner.invoke(main, ["judge-audit", "--judge", judge, "--items", str(items),
+                                     "--no-cache", "--format", "json"])
+        document = json.loads(audit.stdout)
+        assert document["controls"]["ok"], document["controls"]
+        assert document["probes"]["source"] == "generated"
+        for probe in ("pairwise_length", "pairwise_injection"):
+            assert document[probe]["status"] == status, (judge, document[probe]["headline"])
+        kinds = document["pairwise_injection"]["by_kind"]
+        assert len(kinds) == 8 and {k["status"] for k in kinds.values()} == {status}

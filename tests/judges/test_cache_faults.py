@@ -120,7 +120,7 @@ def test_the_audit_runs_whole_on_a_corrupt_cache(tmp_path: Path) -> None:
     path = tmp_path / "judge-cache.sqlite"
     path.write_bytes(b"\x13garbage" * 512)
     args = ["judge-audit", "--judge", "steady", "--items", str(ITEMS), "--cache", str(path),
-            "--format", "json"]
+            "--format", "json", "--probes", "files"]
     result = CliRunner().invoke(main, args)
     document = json.loads(result.stdout)
     assert document["calls"] == {"made": 24, "cached": 0, "failed": 0}

@@ -27,15 +27,16 @@ def test_configured_http_judge_is_audited_then_served_from_cache(
     shutil.copy(ITEMS, tmp_path / "position.ndjson")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOUSE_JUDGE_KEY", "sk-never-written-anywhere")
-    args = ["judge-audit", "--judge", "house", "--items", "position.ndjson", "--format", "json"]
+    args = ["judge-audit", "--judge", "house", "--items", "position.ndjson", "--format", "json",
+            "--probes", "files"]
     first = CliRunner().invoke(main, args)
-    document = json.loads(first.output)
+    document = json.loads(first.stdout)
     # Always "A": the first shown wins, in both orders.
     assert document["position"]["headline"] == "FOUND — 12 of 12"
     assert document["calls"] == {"made": 24, "cached": 0, "failed": 0}
     assert len(stub.requests) == 25  # one 429, retried
     assert first.exit_code == 1
-    second = json.loads(CliRunner().invoke(main, args).output)
+    second = json.loads(CliRunner().invoke(main, args).stdout)
     assert second["calls"] == {"made": 0, "cached": 24, "failed": 0}
     assert len(stub.requests) == 25
     assert second["position"] == document["position"]

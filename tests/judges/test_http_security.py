@@ -67,7 +67,7 @@ def _configure(tmp_path: Path, stub: Stub, monkeypatch: pytest.MonkeyPatch) -> l
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOUSE_JUDGE_KEY", SECRET)
     return ["judge-audit", "--judge", "house", "--items", "position.ndjson",
-            "--cache", "cache.sqlite", "--format", "json"]
+            "--cache", "cache.sqlite", "--format", "json", "--probes", "files"]
 
 
 def test_the_audit_never_counts_what_a_redirect_target_answers(

@@ -45,7 +45,8 @@ def _project(tmp_path: Path, stub: Stub, reply: str, template: str = MT_PAIR) ->
 
 def _audit() -> Result:
     return CliRunner().invoke(main, ["judge-audit", "--judge", "mt", "--items",
-                                     "position.ndjson", "--no-cache", "--format", "json"])
+                                     "position.ndjson", "--no-cache", "--format", "json",
+                                     "--probes", "files"])
 
 
 def test_an_mt_bench_judge_is_read_under_mt_bench_and_unscored_under_json(
@@ -53,7 +54,7 @@ def test_an_mt_bench_judge_is_read_under_mt_bench_and_unscored_under_json(
     stub.script = [(200, MT_REPLY)]
     monkeypatch.chdir(tmp_path)
     _project(tmp_path, stub, "mt-bench")
-    read = json.loads(_audit().output)
+    read = json.loads(_audit().stdout)
     # The template's file, filled in, is what the server was asked.
     asked = stub.requests[0]["messages"][0]["content"]  # type: ignore[index]
     assert asked.startswith("[System]\nPlease act as an impartial judge.\n[User Question]\n")
@@ -62,7 +63,7 @@ def test_an_mt_bench_judge_is_read_under_mt_bench_and_unscored_under_json(
     assert read["position"]["headline"] == "FOUND — 12 of 12"  # always [[A]]: first shown
     assert read["agreement"]["unscored"] == 0
     _project(tmp_path, stub, "json")
-    unread = json.loads(_audit().output)
+    unread = json.loads(_audit().stdout)
     assert (unread["agreement"]["unscored"], unread["agreement"]["verdicts"]) == (24, 24)
     assert unread["position"]["status"] == "not run"
     assert unread["judge"]["version"] != read["judge"]["version"]
