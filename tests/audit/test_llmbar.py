@@ -124,9 +124,10 @@ def test_one_order_log_and_the_raw_replies_read_by_a_pattern(
             'model = "gpt-4"\nprompt_template = "pair.txt"\n'
             "reply = 'Output \\((?P<winner>[ab])\\)'\n")
         monkeypatch.chdir(tmp_path)
+        # The replay server knows LLMBar's own pairs only: no generated probes.
         live = json.loads(runner.invoke(main, ["judge-audit", "--judge", "gpt4", "--items",
-                                               str(items), "--no-cache", "--format",
-                                               "json"]).output)
+                                               str(items), "--no-cache", "--probes", "files",
+                                               "--format", "json"]).stdout)
     finally:
         server.shutdown()
         server.server_close()
