@@ -195,15 +195,42 @@ def findings_diff(old: Path, new: Path) -> None:
 
 
 @findings.command("export")
-@click.option("--sarif", "sarif_file", type=click.Path(path_type=Path), required=True,
+@click.option("--sarif", "sarif_file", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the open findings as SARIF 2.1.0 here.")
+@click.option("--html", "html_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write every tracked finding as one HTML page that opens offline (the "
+                   "mutation-testing-elements viewer; accepted ones show as Ignored).")
 @FINDINGS_FILE
 @user_errors
-def findings_export(sarif_file: Path, findings_file: Path | None) -> None:
-    """Export the open findings as SARIF 2.1.0 for code-scanning upload."""
-    tracked = load_findings(_findings_path(findings_file))
-    write_atomic(sarif_file, sarif(tracked, vcs.today()))
-    click.echo(f"wrote {sarif_file}")
+def findings_export(sarif_file: Path | None, html_file: Path | None,
+                    findings_file: Path | None) -> None:
+    """Export the open findings as SARIF 2.1.0 for code-scanning upload, and every
+    tracked finding as an HTML report. At least one of --sarif and --html."""
+    if sarif_file is None and html_file is None:
+        raise InputError("findings export: nothing to write; give --sarif PATH, --html PATH "
+                         "or both")
+    path = _findings_path(findings_file)
+    tracked = load_findings(path)
+    failed: list[OutputError] = []
+    if sarif_file is not None:
+        try:
+            write_atomic(sarif_file, sarif(tracked, vcs.today()))
+            click.echo(f"wrote {sarif_file}")
+        except OutputError as e:
+            failed.append(e)
+    if html_file is not None:
+        from metaeval.report.mutation_html import findings_report, mutation_html
+
+        report = findings_report(tracked, load_config().root, vcs.today())
+        try:
+            write_atomic(html_file, mutation_html(report, "metaeval findings"))
+            click.echo(f"wrote {html_file}")
+        except OutputError as e:
+            failed.append(e)
+    if failed:  # each file that could be written was; say every one that was not
+        for error in failed[:-1]:
+            click.echo(f"error: {error}", err=True)
+        raise failed[-1]
 
 
 # --- mutate ----------------------------------------------------------------------------
@@ -266,6 +293,9 @@ class InRange(_FloatParam):
               help="Write the findings file (--baseline, else config) after the run.")
 @click.option("--sarif", "sarif_path", type=click.Path(path_type=Path), default=None,
               help="Write the open survivors as SARIF 2.1.0 here.")
+@click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Also write the report as one HTML page that opens offline "
+                                 "(the mutation-testing-elements viewer, inlined).")
 @click.option("--message-strings/--no-message-strings", default=None,
               help="Also mutate strings that are only a log, warning or exception message "
                    "(default: [tool.metaeval.mutate] message_strings, else no).")
@@ -275,7 +305,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
            timeout_constant: float | None, mutants_dir: Path | None, report_path: Path | None,
            isolation: str | None, since_ref: str | None, cache_path: Path | None,
            no_cache: bool, baseline_path: Path | None, update_baseline: bool,
-           sarif_path: Path | None, message_strings: bool | None, fmt: str) -> None:
+           sarif_path: Path | None, html_path: Path | None, message_strings: bool | None,
+           fmt: str) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -303,7 +334,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     # before the progress, as the user waits.
     for message in plan.notes:
         click.echo(message.text, err=message.stderr)
-    outcome = finish(run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty())))
+    outcome = finish(run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty())),
+                     html=html_path)
     if outcome.run is not None:
         render = mutation_json if fmt == "json" else mutation_text
         click.echo(render(outcome.run, outcome.root, outcome.report))
