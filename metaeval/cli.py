@@ -326,12 +326,16 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
               help="Seed of the bootstrap (default: config, else 0).")
 @click.option("--resamples", type=click.IntRange(min=1), default=None,
               help="Bootstrap resamples for the kappa and Youden's J intervals (default 1000).")
+@click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Also write the results as one HTML page with figures "
+                                 "(needs the extra metaeval[report], i.e. matplotlib).")
 @SUMMARY
 @FORMAT
 @user_errors
 def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | None,
               min_kappa: float | None, baseline: Path | None, seed: int | None,
-              resamples: int | None, summary_path: Path | None, fmt: str) -> None:
+              resamples: int | None, html_path: Path | None, summary_path: Path | None,
+              fmt: str) -> None:
     """Run every check over the meta-sets (default: the configured ones) and measure
     each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
 
@@ -344,6 +348,10 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     from metaeval.commands.meta_eval import meta_eval as run_meta_eval
     from metaeval.report.meta_eval import meta_eval_json, meta_eval_table
 
+    if html_path is not None:
+        from metaeval.report.figures import require
+
+        require()  # before the work, not after it
     outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
                                             resamples), load_config())
     loaded = outcome.loaded
@@ -358,7 +366,12 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     click.echo(render(result, files=loaded.files, errors=loaded.errors))
     from metaeval.report.summary import append_summary, meta_eval_summary
 
-    outputs_then_exit(outcome.code, [
+    def write_html(path: Path) -> None:
+        from metaeval.report.audit_html import meta_eval_html
+
+        write_atomic(path, meta_eval_html(result, files=loaded.files, errors=loaded.errors))
+
+    outputs_then_exit(outcome.code, [(html_path, write_html),
         (summary_path, lambda p: append_summary(p, meta_eval_summary(
             result, files=len(loaded.files), errors=len(loaded.errors))))])
 
@@ -405,6 +418,9 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
               help="On 'may gate', add an entry to the calibration file.")
 @click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
               help="Calibration file; default meta_sets/judge/calibration.json.")
+@click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Also write the results as one HTML page with figures "
+                                 "(needs the extra metaeval[report], i.e. matplotlib).")
 @SUMMARY
 @FORMAT
 @user_errors
@@ -413,8 +429,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
                 cache_path: Path | None, no_cache: bool, label_scale_text: str | None,
                 label_pass_at: int | None, kappa_bar: float | None, tpr_bar: float | None,
                 tnr_bar: float | None, unscored_bar: float | None, alpha: float | None,
-                write: bool, calibration_path: Path | None, summary_path: Path | None,
-                fmt: str) -> None:
+                write: bool, calibration_path: Path | None, html_path: Path | None,
+                summary_path: Path | None, fmt: str) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
 
@@ -429,6 +445,10 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     )
     from metaeval.report.judge_audit import audit_json, audit_text
 
+    if html_path is not None:
+        from metaeval.report.figures import require
+
+        require()  # before the judge is asked, not after
     config = load_config()
     flags = {"kappa_bar": kappa_bar, "tpr_bar": tpr_bar, "tnr_bar": tnr_bar,
              "unscored_bar": unscored_bar, "alpha": alpha}
@@ -455,7 +475,12 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
         click.echo(f"error: {error}", err=True)
     from metaeval.report.summary import append_summary, judge_audit_summary
 
-    outputs_then_exit(result.code, [
+    def write_html(path: Path) -> None:
+        from metaeval.report.audit_html import judge_audit_html
+
+        write_atomic(path, judge_audit_html(audit))
+
+    outputs_then_exit(result.code, [(html_path, write_html),
         (summary_path, lambda p: append_summary(p, judge_audit_summary(audit)))])
 
 

@@ -1,0 +1,133 @@
+"""The meta-eval and judge-audit pages (``--html``): the same numbers as the JSON, a
+figure per finding, byte-identical reruns whatever the user's matplotlib setup, and
+the errors that must not hide the results."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from metaeval.audit.judge_audit import JudgeAudit
+from metaeval.cli import main
+from metaeval.commands.judge_audit import JudgeAuditRequest, judge_audit
+from metaeval.config import load_config
+from metaeval.errors import ExitCode
+from metaeval.report.audit_html import judge_audit_html, page
+from metaeval.report.judge_audit import audit_document
+
+ROOT = Path(__file__).resolve().parents[1]
+METAEVAL = str(Path(sys.executable).parent / "metaeval")
+
+
+@pytest.fixture(scope="module")
+def audits() -> dict[str, JudgeAudit]:
+    config = load_config(ROOT)
+    return {spec: judge_audit(JudgeAuditRequest(spec, no_cache=True), config).audit
+            for spec in ("biased", "steady")}
+
+
+def figures_in(html: str) -> list[str]:
+    return re.findall(r'data-figure="([^"]+)"', html)
+
+
+def numbers_in(html: str) -> dict[str, float]:
+    return {m: float(v) for m, v in re.findall(
+        r'data-metric="([^"]+)" data-value="([^"]+)"', html)}
+
+
+def test_a_biased_judge_shows_each_probe_found_and_a_steady_one_clean(
+        audits: dict[str, JudgeAudit]) -> None:
+    biased, steady = judge_audit_html(audits["biased"]), judge_audit_html(audits["steady"])
+    for html in (biased, steady):
+        assert {"position", "length", "injection", "judge-confusion", "scores",
+                "reliability", "pairwise"} <= set(figures_in(html))
+    for probe in ("position", "length", "injection"):
+        figure = biased.split(f'data-figure="{probe}"')[1].split("</figure>")[0]
+        assert ">FOUND (p=" in figure, probe  # the status is drawn in the figure
+        figure = steady.split(f'data-figure="{probe}"')[1].split("</figure>")[0]
+        assert ">clean (p=" in figure and "FOUND" not in figure, probe
+    assert 'class="verdict fail"' in biased and "verdict: report only" in biased
+    assert 'class="verdict ok"' in steady and "verdict: may gate" in steady
+
+
+def test_headline_numbers_are_the_json_reports(audits: dict[str, JudgeAudit]) -> None:
+    audit = audits["biased"]
+    shown = numbers_in(judge_audit_html(audit))
+    doc = audit_document(audit)
+    point = doc["agreement"]["pointwise"]  # type: ignore[index, call-overload]
+    pair = doc["agreement"]["pairwise"]["orders"]  # type: ignore[index, call-overload]
+    assert shown == {"pointwise.tpr": point["tpr"]["value"],
+                     "pointwise.tnr": point["tnr"]["value"],
+                     "pointwise.kappa": point["kappa"]["value"],
+                     "pairwise.ab.accuracy": pair["ab"]["accuracy"],
+                     "pairwise.ba.accuracy": pair["ba"]["accuracy"],
+                     "pairwise.ab.kappa": pair["ab"]["kappa"]["value"],
+                     "pairwise.ba.kappa": pair["ba"]["kappa"]["value"]}
+
+
+def test_meta_eval_page_holds_every_check_and_its_figures(tmp_path: Path) -> None:
+    out = tmp_path / "meta-eval.html"
+    done = CliRunner().invoke(main, ["meta-eval", str(ROOT / "meta_sets"), "--resamples",
+                                     "20", "--html", str(out), "--format", "json"])
+    assert done.exit_code == ExitCode.OK, done.output
+    html = out.read_text(encoding="utf-8")
+    assert figures_in(html) == ["forest", "confusion"]
+    result = json.loads(done.stdout)
+    expected = {f"{c['name']}.{k}": c[k] for c in [*result["checks"], result["evaluator"]]
+                for k in ("tpr", "tnr", "kappa")}
+    assert numbers_in(html) == expected
+    assert len(expected) == 33
+
+
+def test_reruns_are_byte_identical_whatever_the_users_matplotlibrc(tmp_path: Path) -> None:
+    rc = tmp_path / "mpl"
+    rc.mkdir()
+    (rc / "matplotlibrc").write_text("font.size: 20\naxes.facecolor: black\nlines.linewidth: 5\n"
+                                     "svg.hashsalt: theirs\n", encoding="utf-8")
+    pages = []
+    for seed, config in (("1", None), ("2", rc)):
+        out = tmp_path / f"run{seed}.html"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        if config is not None:
+            env["MPLCONFIGDIR"] = str(config)
+        subprocess.run([METAEVAL, "meta-eval", str(ROOT / "meta_sets"), "--resamples", "20",
+                        "--html", str(out)], cwd=ROOT, env=env, check=True,
+                       capture_output=True, timeout=120)
+        pages.append(out.read_bytes())
+    assert pages[0] == pages[1]
+    assert b"<svg" in pages[0] and b"Date" not in pages[0]
+
+
+def test_without_matplotlib_html_is_exit_2_before_any_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
+    for command in (["meta-eval", str(ROOT / "meta_sets")], ["judge-audit", "--judge", "steady"]):
+        done = CliRunner().invoke(main, [*command, "--html", str(tmp_path / "x.html")])
+        assert done.exit_code == ExitCode.BAD_INPUT, done.output
+        assert done.stdout == ""  # nothing was run
+        assert done.stderr == ("error: --html: drawing the figures needs matplotlib, the "
+                               "optional extra 'report': pip install 'metaeval[report]'\n")
+
+
+def test_an_unwritable_html_path_does_not_hide_the_results(tmp_path: Path) -> None:
+    (tmp_path / "not-a-dir").write_text("a file\n", encoding="utf-8")
+    target = tmp_path / "not-a-dir" / "audit.html"
+    done = CliRunner().invoke(main, ["judge-audit", "--judge", "steady", "--no-cache",
+                                     "--html", str(target)])
+    assert done.exit_code == ExitCode.BAD_INPUT
+    assert "verdict: may gate" in done.stdout  # the table is there
+    assert done.stderr == (f"error: {target}: cannot write: {tmp_path / 'not-a-dir'} is not "
+                           "a directory (ENOTDIR)\n")
+
+
+def test_user_text_is_escaped() -> None:
+    html = page("<b>title</b>", ["<p>ours</p>"])
+    assert "<title>&lt;b&gt;title&lt;/b&gt;</title>" in html
+    assert "<script" not in html
