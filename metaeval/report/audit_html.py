@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from tabulate import tabulate
-
 from metaeval.audit.judge_agreement import PointAgreement, computed
 from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
 from metaeval.audit.meta_eval import CheckResult, MetaEvalResult
@@ -49,6 +47,7 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 .flag { color: #b71c1c; font-weight: 600; }
 .warn { color: #8d6e00; }
 figure { margin: 12px 0 20px; }
+div.wide { overflow-x: auto; }
 figure svg { width: 100%; height: auto; display: block; }
 figcaption { color: #555; font-size: 13px; margin-top: 4px; max-width: 760px; }
 ul.reasons li { margin: 2px 0; }
@@ -84,7 +83,12 @@ def _ci(i: Interval) -> str:
 
 
 def _html_table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> str:
-    return tabulate(rows, headers=list(headers), tablefmt="html", disable_numparse=True)
+    """Text cells escaped, a line break in one kept as one."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join("<td>" + escape(str(cell)).replace("\n", "<br>") + "</td>"
+                                    for cell in row) + "</tr>" for row in rows)
+    return f'<div class="wide"><table><tr>{head}</tr>{body}</table></div>'
+
 
 
 def _verdict(ok: bool, text: str, *, void: bool = False) -> str:
@@ -185,7 +189,7 @@ def _pointwise(p: PointAgreement, labels: tuple[int, int, int]) -> list[str]:
            f'<td class="n">{_value("pointwise.kappa", p.kappa)}{_ci(p.kappa_interval)}</td>'
            "</tr></table>"]
     out.append(figure("judge-confusion", figures.confusion_grid(
-        [_matrix("the judge", c)], name="judge-confusion"),
+        [_matrix("the judge", c)], name="judge-confusion", who="the judge"),
         "Rows: what people said; columns: what the judge said (unscored in its own column)."))
     scale = (p.scale.low, p.scale.high, p.scale.pass_at)
     pairs = [(s.label, s.score) for s in p.scored if s.label is not None]

@@ -187,8 +187,8 @@ def _rectangle(x: float, y: float, color: str, alpha: float) -> Rectangle:
                      linewidth=2)
 
 
-def confusion_grid(matrices: Sequence[Matrix], *, columns: int = 4, name: str = "confusion"
-                   ) -> str:
+def confusion_grid(matrices: Sequence[Matrix], *, columns: int = 4, name: str = "confusion",
+                   who: str = "the check") -> str:
     """One small confusion matrix per grader: rows what people said, columns what
     the grader said; green where they agree, red where not, grey unscored."""
     columns = max(1, min(columns, len(matrices)))
@@ -201,7 +201,7 @@ def confusion_grid(matrices: Sequence[Matrix], *, columns: int = 4, name: str = 
                 continue
             _matrix(ax, matrices[index], labels=True)
         fig.supylabel("people said", fontsize=8, color="#555555")
-        fig.supxlabel("the grader said", fontsize=8, color="#555555")
+        fig.supxlabel(f"{who} said", fontsize=8, color="#555555")
     return out[0]
 
 
@@ -269,6 +269,15 @@ def reliability(points: Sequence[tuple[float, int, int]], scale: tuple[int, int,
     return out[0]
 
 
+def _label(ax: Axes, x: float, y: float, text: str) -> None:
+    """A bar's value: inside its end in white on a long bar, after it on a short one."""
+    if x > 0.55:
+        ax.text(x - 0.02, y + 0.12, text, ha="right", va="center", fontsize=8.5,
+                color="white", fontweight="bold")
+    else:
+        ax.text(x + 0.02, y + 0.12, text, ha="left", va="center", fontsize=8.5)
+
+
 def order_accuracy(orders: Sequence[tuple[str, float, float, float, int]],
                    consistency: tuple[int, int] | None) -> str:
     """Pairwise: accuracy against people in each order shown, with its interval; and
@@ -280,12 +289,12 @@ def order_accuracy(orders: Sequence[tuple[str, float, float, float, int]],
         for y, (_, acc, lo, hi, _n) in zip(ys, orders, strict=True):
             ax.barh(y, acc, color=NEUTRAL, alpha=0.8, height=0.55)
             ax.plot([lo, hi], [y, y], color=INK, linewidth=1.3)
-            ax.text(min(acc + 0.02, 0.9), y + 0.32, f"{acc:.2f}", fontsize=8)
+            _label(ax, acc, y, f"{acc:.2f}")
         if consistency is not None:
             same, n = consistency
             share = same / n if n else 0.0
             ax.barh(-1, share, color=PASS if share >= 0.5 else FAIL, alpha=0.8, height=0.55)
-            ax.text(min(share + 0.02, 0.9), -1 + 0.32, f"{same} of {n}", fontsize=8)
+            _label(ax, share, -1, f"{same} of {n}")
             names.append("same verdict in both orders")
             ys.append(-1)
         ax.set_yticks(ys, names)
@@ -300,10 +309,13 @@ def order_accuracy(orders: Sequence[tuple[str, float, float, float, int]],
 
 
 def _status_title(ax: Axes, title: str, status: str, detail: str) -> None:
-    ax.set_title(title)
+    """The title from the figure's left edge (long item labels push the axes right),
+    and over the axes the probe's status in its colour."""
+    figure = ax.get_figure()
+    assert figure is not None
+    figure.suptitle(title, x=0.01, ha="left", fontsize=10, fontweight="bold")
     color = FOUND if status == "FOUND" else (CLEAN if status == "clean" else UNSCORED)
-    ax.text(1.0, 1.02, f"{status} ({detail})", transform=ax.transAxes, ha="right",
-            va="bottom", fontsize=8.5, fontweight="bold", color=color)
+    ax.set_title(f"{status} ({detail})", fontsize=9, fontweight="bold", color=color)
 
 
 def position(first: int, second: int, consistent: int, unscored: int, status: str,
@@ -330,6 +342,8 @@ def injection(injected: int, control: int, cases: int, already: int, unscored: i
 
 def _bars(name: str, title: str, bars: Sequence[tuple[str, int, str]], status: str,
           detail: str) -> str:
+    from matplotlib.ticker import MaxNLocator
+
     with _figure(name, 5.2, 0.9 + 0.36 * len(bars)) as (fig, out):
         ax = fig.subplots()
         ys = list(range(len(bars)))[::-1]
@@ -339,6 +353,7 @@ def _bars(name: str, title: str, bars: Sequence[tuple[str, int, str]], status: s
             ax.text(count + top * 0.015, y, str(count), va="center", fontsize=8.5)
         ax.set_yticks(ys, [b[0] for b in bars])
         ax.set_xlim(0, top * 1.12)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("items")
         ax.grid(axis="y", visible=False)
         _status_title(ax, title, status, detail)
