@@ -45,7 +45,7 @@ def run(*args: str, cwd: Path = ROOT) -> None:
 
 
 def shoot(binary: str, page: Path, out: Path, *, fragment: str = "", click: str = "") -> None:
-    with Browser(binary, page.as_uri() + fragment, width=1100, height=1500) as browser:
+    with Browser(binary, page.as_uri() + fragment, width=1240, height=1500) as browser:
         if click:
             browser.wait_for(f"{DEEP_TEXT.strip()}.includes('def clamp_quantity')")
             browser.evaluate(CLICK % json.dumps(click))
@@ -55,7 +55,7 @@ def shoot(binary: str, page: Path, out: Path, *, fragment: str = "", click: str 
 
             out.write_bytes(b64decode(shot["data"]))
         else:
-            browser.screenshot(out, width=1100)
+            browser.screenshot(out, width=1240)
     print(f"wrote {out.relative_to(ROOT)}")
 
 

@@ -87,23 +87,41 @@ def test_meta_eval_page_holds_every_check_and_its_figures(tmp_path: Path) -> Non
     assert len(expected) == 33
 
 
+DRAW = """
+import sys
+from metaeval.report import figures as f
+rate = f.Rate(0.9, 0.7, 0.97, 0.95)
+sys.stdout.write(f.forest([f.ForestRow("refund_issued", rate, rate)])
+                 + f.confusion_grid([f.Matrix("check", 5, 1, 0, 2, 7, 1)])
+                 + f.score_heatmap([(5, 5.0), (1, 2.0), (2, None)], (1, 5), (1, 5, 4))
+                 + f.reliability([(1.0, 0, 3), (5.0, 4, 4)], (1, 5, 4))
+                 + f.order_accuracy([("ab", 0.5, 0.25, 0.75, 12)], (0, 12))
+                 + f.position(12, 0, 0, 0, "FOUND", "p=1e-12")
+                 + f.length([("item", 1.0, 115), ("other", None, 115)], "FOUND", "p=0.002")
+                 + f.injection(10, 0, 10, 0, 0, "FOUND", "p=0.002"))
+"""
+
+
 def test_reruns_are_byte_identical_whatever_the_users_matplotlibrc(tmp_path: Path) -> None:
-    rc = tmp_path / "mpl"
-    rc.mkdir()
-    (rc / "matplotlibrc").write_text("font.size: 20\naxes.facecolor: black\nlines.linewidth: 5\n"
-                                     "svg.hashsalt: theirs\n", encoding="utf-8")
-    pages = []
+    rc = tmp_path / "matplotlibrc"
+    rc.write_text("font.size: 20\naxes.facecolor: black\nlines.linewidth: 5\n"
+                  "svg.hashsalt: theirs\nsvg.fonttype: path\n", encoding="utf-8")
+    drawn = []
     for seed, config in (("1", None), ("2", rc)):
-        out = tmp_path / f"run{seed}.html"
         env = {**os.environ, "PYTHONHASHSEED": seed}
+        env.pop("MATPLOTLIBRC", None)
         if config is not None:
-            env["MPLCONFIGDIR"] = str(config)
-        subprocess.run([METAEVAL, "meta-eval", str(ROOT / "meta_sets"), "--resamples", "20",
-                        "--html", str(out)], cwd=ROOT, env=env, check=True,
-                       capture_output=True, timeout=120)
-        pages.append(out.read_bytes())
-    assert pages[0] == pages[1]
-    assert b"<svg" in pages[0] and b"Date" not in pages[0]
+            env["MATPLOTLIBRC"] = str(config)
+        drawn.append(subprocess.run([sys.executable, "-c", DRAW], cwd=ROOT, env=env,
+                                    check=True, capture_output=True, timeout=120).stdout)
+    assert drawn[0] == drawn[1]
+    assert drawn[0].count(b"<svg") == 8 and b"Date" not in drawn[0]
+    # The mirror: the user's rc file is read by matplotlib, so the sameness is ours.
+    env = {**os.environ, "MATPLOTLIBRC": str(rc)}
+    read = subprocess.run([sys.executable, "-c", "import matplotlib as m; "
+                           "print(m.rcParams['font.size'])"], env=env, check=True,
+                          capture_output=True, text=True, timeout=60).stdout
+    assert read.strip() == "20.0"
 
 
 def test_without_matplotlib_html_is_exit_2_before_any_work(

@@ -143,6 +143,7 @@ def test_the_scaffolded_workflow_installs_and_runs(tmp_path: Path) -> None:
     assert "metaeval meta-eval: " in summary
     page = (repo / "metaeval-reports/mutation.html").read_text()
     assert "customElements.define" in page and "<mutation-test-report-app" in page
+    assert (repo / "metaeval-reports/meta-eval.html").read_text().count("<svg") == 2
     # -I: the current directory would shadow the installs (the repository is "shop").
     installed = subprocess.run([str(python / "bin/python"), "-I", "-c",
                                 "import metaeval, shop; print(metaeval.__file__, shop.__file__)"],

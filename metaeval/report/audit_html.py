@@ -28,7 +28,7 @@ from metaeval.report.meta_eval import _category_rows
 CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
        background: #fafafa; margin: 0; }
-main { max-width: 1040px; margin: 0 auto; padding: 24px 28px 48px; background: white;
+main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 48px; background: white;
        min-height: 100vh; box-shadow: 0 0 0 1px #eee; }
 h1 { font-size: 24px; margin: 0 0 4px; }
 h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 1px solid #eee; padding-bottom: 4px; }
@@ -48,6 +48,8 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 .warn { color: #8d6e00; }
 figure { margin: 12px 0 20px; }
 div.wide { overflow-x: auto; }
+div.wide table { font-size: 12.5px; }
+div.wide td { white-space: nowrap; padding: 3px 8px; }
 figure svg { width: 100%; height: auto; display: block; }
 figcaption { color: #555; font-size: 13px; margin-top: 4px; max-width: 760px; }
 ul.reasons li { margin: 2px 0; }
