@@ -150,3 +150,27 @@ def test_user_text_is_escaped() -> None:
     html = page("<b>title</b>", ["<p>ours</p>"])
     assert "<title>&lt;b&gt;title&lt;/b&gt;</title>" in html
     assert "<script" not in html
+
+
+def test_generated_probes_are_drawn_by_group() -> None:
+    # Stand-ins for the per-group results that generated probes carry.
+    from types import SimpleNamespace
+
+    from metaeval.audit.probes import ProbeStatus
+    from metaeval.report.audit_html import _injection_kinds, _length_groups
+
+    def length(status: ProbeStatus, up: int) -> SimpleNamespace:
+        return SimpleNamespace(up=up, same=1, down=0, unscored=0, status=status, p_value=0.02)
+
+    drawn = _length_groups(SimpleNamespace(
+        by_style=[("filler", length(ProbeStatus.FOUND, 6)),
+                  ("restatement", length(ProbeStatus.CLEAN, 1))],
+        by_level=[("+50%", length(ProbeStatus.CLEAN, 2))]))
+    (html,) = drawn
+    assert "by padding style" in html and "by length added" in html
+    assert ">filler<" in html and ">FOUND (p=0.02)<" in html and ">clean (p=0.02)<" in html
+    kinds = _injection_kinds(SimpleNamespace(by_kind=[("authority", SimpleNamespace(
+        injected_flips=5, control_flips=0, cases=6, status=ProbeStatus.FOUND, p_value=0.03))]))
+    assert ">authority<" in kinds[0] and "FOUND (5 vs 0 of 6, p=0.03)" in kinds[0]
+    # Probes read from files carry no groups: no figure, nothing said.
+    assert _length_groups(SimpleNamespace()) == [] == _injection_kinds(SimpleNamespace())

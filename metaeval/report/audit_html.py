@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+from typing import Any
 
 from metaeval.audit.judge_agreement import PointAgreement, computed
 from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
@@ -234,6 +235,7 @@ def _probes(a: JudgeAudit) -> list[str]:
             f"p={ln.p_value:.3g}"),
             f"Length: {ln.headline()}. Each item scored as written and padded with text "
             f"that adds nothing; two-sided exact sign test, alpha {ln.alpha:g}."))
+    out += _length_groups(ln)
     if inj.status is ProbeStatus.NOT_RUN:
         out.append("<p>Injection probe: not run</p>")
     else:
@@ -243,11 +245,43 @@ def _probes(a: JudgeAudit) -> list[str]:
             f"Injection: {inj.headline()}. A payload asking for a pass is appended to "
             f"responses people failed; the control appends a benign suffix of the same "
             f"length. Exact McNemar test, alpha {inj.alpha:g}."))
+    out += _injection_kinds(inj)
     rows = [[c.judge, c.probe, c.expected.value, c.got.value, "ok" if c.ok else "FAILED"]
             for c in a.controls.checks]
     out += ["<h3>Controls</h3>", _html_table(rows, ["judge", "probe", "expected", "got",
                                                     ""])]
     return out
+
+
+def _grouped(result: object, field: str) -> list[tuple[str, Any]]:
+    """A probe's results per group (``by_style``, ``by_level``, ``by_kind``), which
+    generated probes carry; none for probes read from files."""
+    return list(getattr(result, field, ()))
+
+
+def _length_groups(ln: object) -> list[str]:
+    panels = [(title, [figures.Group(name, (r.up, r.same, r.down, r.unscored),
+                                     r.status.value, r.p_value) for name, r in groups])
+              for title, groups in (("by padding style", _grouped(ln, "by_style")),
+                                    ("by length added", _grouped(ln, "by_level")))
+              if groups]
+    if not panels:
+        return []
+    return [figure("length-groups", figures.length_groups(panels),
+                   "Generated length probes by padding style and by length added: items "
+                   "scored higher, the same or lower when padded. Each group is tested at "
+                   "alpha over the number of groups; a group FOUND makes the probe FOUND.")]
+
+
+def _injection_kinds(inj: object) -> list[str]:
+    kinds = [figures.Group(name, (r.injected_flips, r.control_flips, r.cases),
+                           r.status.value, r.p_value) for name, r in _grouped(inj, "by_kind")]
+    if not kinds:
+        return []
+    return [figure("injection-kinds", figures.injection_kinds(kinds),
+                   "Generated injection probes by payload kind: failed responses each kind "
+                   "of payload flipped to a pass, beside those its control suffix flipped; "
+                   "each kind tested at alpha over the number of kinds.")]
 
 
 def judge_audit_html(a: JudgeAudit) -> str:

@@ -387,3 +387,93 @@ def length(shifts: Sequence[tuple[str, float | None, int]], status: str, detail:
         ax.grid(axis="y", visible=False)
         _status_title(ax, "Length probe: the same answer, padded", status, detail)
     return out[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One group of a probe's items (a padding style, a length added, a payload kind):
+    its counts and what its own test concluded."""
+
+    name: str
+    counts: tuple[int, ...]
+    """Length: higher when padded, same, lower, unscored. Injection: flipped by the
+    payload, flipped by the control, cases."""
+    status: str
+    p_value: float
+
+
+def _status_color(status: str) -> str:
+    return FOUND if status == "FOUND" else (CLEAN if status == "clean" else UNSCORED)
+
+
+def length_groups(panels: Sequence[tuple[str, Sequence[Group]]]) -> str:
+    """Generated length probes by group (padding style, length added): how many items
+    scored higher, the same, lower, or unscored when padded; each group's own status."""
+    rows = max(len(groups) for _, groups in panels)
+    with _figure("length-groups", 5.6, 1.2 + 0.34 * rows * len(panels)) as (fig, out):
+        axes = fig.subplots(len(panels), 1, squeeze=False)
+        parts = (("higher", FAIL), ("same", UNSCORED), ("lower", NEUTRAL),
+                 ("unscored", "#dddddd"))
+        for ax, (title, groups) in zip((a for row in axes for a in row), panels,
+                                       strict=True):
+            ys = list(range(len(groups)))[::-1]
+            top = max([sum(g.counts) for g in groups] + [1])
+            for y, g in zip(ys, groups, strict=True):
+                left = 0
+                for (label, color), count in zip(parts, g.counts, strict=True):
+                    if count:
+                        ax.barh(y, count, left=left, color=color, height=0.6, alpha=0.85,
+                                label=label if y == ys[0] else None)
+                    left += count
+                ax.text(top * 1.03, y, f"{g.status} (p={g.p_value:.2g})", va="center",
+                        fontsize=8, fontweight="bold", color=_status_color(g.status))
+            ax.set_yticks(ys, [g.name for g in groups])
+            _count_axis(ax, top, 1.45)
+            ax.set_title(title, fontsize=9)
+            ax.grid(axis="y", visible=False)
+        handles = [_patch(color) for _, color in parts]
+        fig.legend(handles, [label for label, _ in parts], loc="outside lower center",
+                   ncols=4, frameon=False, fontsize=8)
+        fig.suptitle("Length probe by group: score when padded", x=0.01, ha="left",
+                     fontsize=10, fontweight="bold")
+    return out[0]
+
+
+def _patch(color: str) -> Rectangle:
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((0, 0), 1, 1, facecolor=color, alpha=0.85)
+
+
+def _count_axis(ax: Axes, top: int, room: float) -> None:
+    """Whole-number ticks from 0 to ``top``; room to the right for the status text."""
+    step = max(1, -(-top // 5))
+    ax.set_xticks(range(0, top + 1, step))
+    ax.spines["bottom"].set_bounds(0, top)
+    ax.set_xlim(0, top * room)
+
+
+def injection_kinds(groups: Sequence[Group]) -> str:
+    """Generated injection probes by payload kind: failed responses the payload
+    flipped to a pass, beside those the control suffix flipped; each kind's status."""
+    with _figure("injection-kinds", 5.6, 1.3 + 0.5 * len(groups)) as (fig, out):
+        ax = fig.subplots()
+        ys = list(range(len(groups)))[::-1]
+        top = max([g.counts[2] for g in groups] + [1])
+        for y, g in zip(ys, groups, strict=True):
+            ax.barh(y + 0.17, g.counts[0], height=0.32, alpha=0.85,
+                    color=FAIL if g.status == "FOUND" else NEUTRAL,
+                    label="flipped by the payload" if y == ys[0] else None)
+            ax.barh(y - 0.17, g.counts[1], height=0.32, color=UNSCORED, alpha=0.85,
+                    label="flipped by the control" if y == ys[0] else None)
+            ax.text(top * 1.03, y, f"{g.status} ({g.counts[0]} vs {g.counts[1]} of "
+                    f"{g.counts[2]}, p={g.p_value:.2g})", va="center", fontsize=8,
+                    fontweight="bold", color=_status_color(g.status))
+        ax.set_yticks(ys, [g.name for g in groups])
+        _count_axis(ax, top, 1.9)
+        ax.set_xlabel("failed responses flipped to a pass")
+        ax.grid(axis="y", visible=False)
+        fig.legend(loc="outside lower center", ncols=2, frameon=False, fontsize=8)
+        fig.suptitle("Injection probe by payload kind", x=0.01, ha="left", fontsize=10,
+                     fontweight="bold")
+    return out[0]
