@@ -75,8 +75,9 @@ class Browser:
             # Opened here, not on the command line: then the page asked about is the
             # one loaded, never the blank one before it.
             self.send("Page.navigate", url=url)
-            self.wait_for(f"location.href === {json.dumps(url)} && "
-                          'document.readyState === "complete"')
+            # The viewer may set a #fragment of its own once it runs.
+            self.wait_for(f'location.href.split("#")[0] === {json.dumps(url.split("#")[0])}'
+                          ' && document.readyState === "complete"')
         except BaseException:
             self.close()
             raise

@@ -86,7 +86,8 @@ NOTHING_FETCHED = 'performance.getEntriesByType("resource").length === 0'
 def mutation_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     project = copy_shop(tmp_path_factory.mktemp("shop"))
     page = project.parent / "mutation.html"
-    done = metaeval("mutate", "--jobs", "2", "--no-cache", "--html", str(page), cwd=project)
+    done = metaeval("mutate", "--jobs", "2", "--no-cache", "--html", str(page),
+                    "--baseline", "findings.json", "--update-baseline", cwd=project)
     assert page.is_file(), done.stderr
     return page
 
@@ -103,6 +104,25 @@ def test_the_mutation_report_shows_the_survivor_inline_with_its_diff(
         after = page.text()
         assert "if quantity > limit" in after and "if quantity >= limit" in after
         assert "flip_comparison Survived ( 13 : 8 )" in after  # status, line and column
+        assert page.evaluate(NOTHING_FETCHED) is True
+
+
+def test_the_findings_page_shows_the_tracked_survivor_at_its_line(
+        binary: str, mutation_page: Path) -> None:
+    project = mutation_page.parent / "shop_project"
+    findings = json.loads((project / "findings.json").read_text(encoding="utf-8"))
+    (entry,) = [f for f in findings["findings"] if f["mutant_id"] == SURVIVOR]
+    page_file = mutation_page.parent / "findings.html"
+    done = metaeval("findings", "export", "--html", str(page_file), "--file", "findings.json",
+                    cwd=project)
+    assert done.returncode == 0, done.stderr
+    # Every finding is in shop/, which the viewer strips as the common prefix.
+    with Browser(binary, f"{page_file.as_uri()}#mutant/pricing.py") as page:
+        page.wait_for(_deep_text_has("def clamp_quantity"))
+        assert "if quantity >= limit" not in page.text()
+        assert page.evaluate(CLICK_MUTANT % json.dumps(entry["fingerprint"][:12])) is True
+        page.wait_for(_deep_text_has("if quantity >= limit"))
+        assert "flip_comparison Survived ( 13 : 1 )" in page.text()
         assert page.evaluate(NOTHING_FETCHED) is True
 
 
