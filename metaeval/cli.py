@@ -8,19 +8,23 @@ same clean-up as any other exit: children killed, scratch directories removed.
 
 from __future__ import annotations
 
-import math
 import signal
 import sys
 import threading
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import click
 
 from metaeval import __version__, vcs
 from metaeval.audit.bars import DEFAULT_BARS as DEFAULT_JUDGE_BARS
+from metaeval.cli_parts import (
+    FORMAT,
+    SUMMARY,
+    InRange,
+    ProgressBar,
+    outputs_then_exit,
+    user_errors,
+)
 from metaeval.commands.validate import validate as run_validate
 from metaeval.commands.validate import validate_code
 from metaeval.config import load_config
@@ -30,7 +34,6 @@ from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.mutation.run import limits
-from metaeval.mutation.run.limits import Range
 from metaeval.report.findings import (
     finding_text,
     findings_diff_text,
@@ -39,27 +42,6 @@ from metaeval.report.findings import (
 )
 from metaeval.report.sarif import sarif
 from metaeval.report.validation import validation_json, validation_text
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
-                      show_default=True, help="Table for people, stable JSON for machines.")
-
-
-def user_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """Turn an InputError, or a file that cannot be written, into its message and
-    exit code 2."""
-
-    @wraps(command)
-    def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return command(*args, **kwargs)
-        except (InputError, OutputError) as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(ExitCode.BAD_INPUT)
-
-    return run
 
 
 class Terminated(BaseException):
@@ -195,43 +177,45 @@ def findings_diff(old: Path, new: Path) -> None:
 
 
 @findings.command("export")
-@click.option("--sarif", "sarif_file", type=click.Path(path_type=Path), required=True,
+@click.option("--sarif", "sarif_file", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the open findings as SARIF 2.1.0 here.")
+@click.option("--html", "html_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write every tracked finding as one HTML page that opens offline (the "
+                   "mutation-testing-elements viewer; accepted ones show as Ignored).")
 @FINDINGS_FILE
 @user_errors
-def findings_export(sarif_file: Path, findings_file: Path | None) -> None:
-    """Export the open findings as SARIF 2.1.0 for code-scanning upload."""
-    tracked = load_findings(_findings_path(findings_file))
-    write_atomic(sarif_file, sarif(tracked, vcs.today()))
-    click.echo(f"wrote {sarif_file}")
+def findings_export(sarif_file: Path | None, html_file: Path | None,
+                    findings_file: Path | None) -> None:
+    """Export the open findings as SARIF 2.1.0 for code-scanning upload, and every
+    tracked finding as an HTML report. At least one of --sarif and --html."""
+    if sarif_file is None and html_file is None:
+        raise InputError("findings export: nothing to write; give --sarif PATH, --html PATH "
+                         "or both")
+    path = _findings_path(findings_file)
+    tracked = load_findings(path)
+    failed: list[OutputError] = []
+    if sarif_file is not None:
+        try:
+            write_atomic(sarif_file, sarif(tracked, vcs.today()))
+            click.echo(f"wrote {sarif_file}")
+        except OutputError as e:
+            failed.append(e)
+    if html_file is not None:
+        from metaeval.report.mutation_html import findings_report, mutation_html
+
+        report = findings_report(tracked, load_config().root, vcs.today())
+        try:
+            write_atomic(html_file, mutation_html(report, "metaeval findings"))
+            click.echo(f"wrote {html_file}")
+        except OutputError as e:
+            failed.append(e)
+    if failed:  # each file that could be written was; say every one that was not
+        for error in failed[:-1]:
+            click.echo(f"error: {error}", err=True)
+        raise failed[-1]
 
 
 # --- mutate ----------------------------------------------------------------------------
-
-
-if TYPE_CHECKING:
-    _FloatParam = click.ParamType[float]
-else:  # generic only from click 8.2 on; the project allows 8.1
-    _FloatParam = click.ParamType
-
-
-class InRange(_FloatParam):
-    """A finite number within a ``limits.Range``: click's FloatRange lets nan and inf by."""
-
-    name = "number"
-
-    def __init__(self, limits: Range) -> None:
-        self.limits = limits
-
-    def convert(self, value: object, param: click.Parameter | None,
-                ctx: click.Context | None) -> float:
-        try:
-            number = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            number = math.nan
-        if not self.limits.holds(number):
-            self.fail(f"got {value!r}; expected {self.limits.expected}", param, ctx)
-        return number
 
 
 @main.command()
@@ -266,16 +250,21 @@ class InRange(_FloatParam):
               help="Write the findings file (--baseline, else config) after the run.")
 @click.option("--sarif", "sarif_path", type=click.Path(path_type=Path), default=None,
               help="Write the open survivors as SARIF 2.1.0 here.")
+@click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Also write the report as one HTML page that opens offline "
+                                 "(the mutation-testing-elements viewer, inlined).")
 @click.option("--message-strings/--no-message-strings", default=None,
               help="Also mutate strings that are only a log, warning or exception message "
                    "(default: [tool.metaeval.mutate] message_strings, else no).")
+@SUMMARY
 @FORMAT
 @user_errors
 def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | None,
            timeout_constant: float | None, mutants_dir: Path | None, report_path: Path | None,
            isolation: str | None, since_ref: str | None, cache_path: Path | None,
            no_cache: bool, baseline_path: Path | None, update_baseline: bool,
-           sarif_path: Path | None, message_strings: bool | None, fmt: str) -> None:
+           sarif_path: Path | None, html_path: Path | None, message_strings: bool | None,
+           summary_path: Path | None, fmt: str) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -303,17 +292,22 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     # before the progress, as the user waits.
     for message in plan.notes:
         click.echo(message.text, err=message.stderr)
-    outcome = finish(run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty())))
+    outcome = finish(run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty())),
+                     html=html_path)
     if outcome.run is not None:
         render = mutation_json if fmt == "json" else mutation_text
         click.echo(render(outcome.run, outcome.root, outcome.report))
     for message in outcome.after:  # with --format json, stdout holds the JSON alone
         click.echo(message.text, err=message.stderr or fmt == "json")
-    for error in outcome.write_errors:  # the results above stand; these files do not
-        click.echo(f"error: {error}", err=True)
     if outcome.findings_error is not None:
+        for error in outcome.write_errors:  # the results above stand; these files do not
+            click.echo(f"error: {error}", err=True)
         raise outcome.findings_error
-    sys.exit(outcome.code)
+    from metaeval.report.summary import append_summary, mutate_summary
+
+    outputs_then_exit(outcome.code, [
+        (summary_path, lambda p: append_summary(p, mutate_summary(outcome)))],
+        outcome.write_errors)
 
 
 @main.command("meta-eval")
@@ -332,11 +326,16 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
               help="Seed of the bootstrap (default: config, else 0).")
 @click.option("--resamples", type=click.IntRange(min=1), default=None,
               help="Bootstrap resamples for the kappa and Youden's J intervals (default 1000).")
+@click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Also write the results as one HTML page with figures "
+                                 "(needs the extra metaeval[report], i.e. matplotlib).")
+@SUMMARY
 @FORMAT
 @user_errors
 def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | None,
               min_kappa: float | None, baseline: Path | None, seed: int | None,
-              resamples: int | None, fmt: str) -> None:
+              resamples: int | None, html_path: Path | None, summary_path: Path | None,
+              fmt: str) -> None:
     """Run every check over the meta-sets (default: the configured ones) and measure
     each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
 
@@ -349,6 +348,10 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     from metaeval.commands.meta_eval import meta_eval as run_meta_eval
     from metaeval.report.meta_eval import meta_eval_json, meta_eval_table
 
+    if html_path is not None:
+        from metaeval.report.figures import require
+
+        require()  # before the work, not after it
     outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
                                             resamples), load_config())
     loaded = outcome.loaded
@@ -358,9 +361,19 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
         click.echo("error: no run to measure in " + ", ".join(map(str, outcome.targets)),
                    err=True)
         sys.exit(outcome.code)
+    result = outcome.result
     render = meta_eval_json if fmt == "json" else meta_eval_table
-    click.echo(render(outcome.result, files=loaded.files, errors=loaded.errors))
-    sys.exit(outcome.code)
+    click.echo(render(result, files=loaded.files, errors=loaded.errors))
+    from metaeval.report.summary import append_summary, meta_eval_summary
+
+    def write_html(path: Path) -> None:
+        from metaeval.report.audit_html import meta_eval_html
+
+        write_atomic(path, meta_eval_html(result, files=loaded.files, errors=loaded.errors))
+
+    outputs_then_exit(outcome.code, [(html_path, write_html),
+        (summary_path, lambda p: append_summary(p, meta_eval_summary(
+            result, files=len(loaded.files), errors=len(loaded.errors))))])
 
 
 @main.command("judge-audit")
@@ -415,6 +428,10 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
               help="On 'may gate', add an entry to the calibration file.")
 @click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
               help="Calibration file; default meta_sets/judge/calibration.json.")
+@click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
+              default=None, help="Also write the results as one HTML page with figures "
+                                 "(needs the extra metaeval[report], i.e. matplotlib).")
+@SUMMARY
 @FORMAT
 @user_errors
 def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
@@ -423,7 +440,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
                 label_pass_at: int | None, kappa_bar: float | None, tpr_bar: float | None,
                 tnr_bar: float | None, unscored_bar: float | None, alpha: float | None,
                 probes: str | None, write_probes: Path | None, probe_budget: int | None,
-                write: bool, calibration_path: Path | None, fmt: str) -> None:
+                write: bool, calibration_path: Path | None, html_path: Path | None,
+                summary_path: Path | None, fmt: str) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
 
@@ -438,6 +456,10 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     )
     from metaeval.report.judge_audit import audit_json, audit_text
 
+    if html_path is not None:
+        from metaeval.report.figures import require
+
+        require()  # before the judge is asked, not after
     config = load_config()
     flags = {"kappa_bar": kappa_bar, "tpr_bar": tpr_bar, "tnr_bar": tnr_bar,
              "unscored_bar": unscored_bar, "alpha": alpha}
@@ -445,7 +467,7 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
         spec, items_paths, recorded, samples, scale_text, pass_at, cache_path, no_cache,
         {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at,
         probes, write_probes, probe_budget)
-    bar = _ProgressBar("asking the judge") if sys.stderr.isatty() else None
+    bar = ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
         result = judge_audit(request, config, bar, lambda note: click.echo(note, err=True))
     finally:
@@ -463,7 +485,15 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
             click.echo(f"calibration: nothing written ({why})", err=True)
     for error in audit.errors:  # shown in the report too; the input still needs fixing
         click.echo(f"error: {error}", err=True)
-    sys.exit(result.code)
+    from metaeval.report.summary import append_summary, judge_audit_summary
+
+    def write_html(path: Path) -> None:
+        from metaeval.report.audit_html import judge_audit_html
+
+        write_atomic(path, judge_audit_html(audit))
+
+    outputs_then_exit(result.code, [(html_path, write_html),
+        (summary_path, lambda p: append_summary(p, judge_audit_summary(audit)))])
 
 
 @main.command("judge-import-llmbar")
@@ -491,26 +521,6 @@ def judge_import_llmbar(dataset: Path, result: Path | None, items_out: Path,
         click.echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")
 
 
-class _ProgressBar:
-    """A click progress bar on stderr, fed (done, total) by the library."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.bar: click._termui_impl.ProgressBar[int] | None = None
-        self.done = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.bar is None:
-            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
-            self.bar.__enter__()
-        self.bar.update(done - self.done)
-        self.done = done
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-
-
 # --- gate ------------------------------------------------------------------------------
 
 
@@ -518,9 +528,11 @@ class _ProgressBar:
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
               help="Calibration file; default meta_sets/judge/calibration.json.")
+@SUMMARY
 @FORMAT
 @user_errors
-def gate(results: tuple[Path, ...], calibration_path: Path | None, fmt: str) -> None:
+def gate(results: tuple[Path, ...], calibration_path: Path | None,
+         summary_path: Path | None, fmt: str) -> None:
     """Hold result files (meta-eval, judge-audit, mutate; --format json) to the bars in
     [tool.metaeval.gate]. A missing metric fails; a judge metric is enforced only for a
     judge whose identity has a calibration entry. Exit 1 on any failure."""
@@ -530,7 +542,10 @@ def gate(results: tuple[Path, ...], calibration_path: Path | None, fmt: str) -> 
 
     decided = run_gate(results, calibration_path, load_config())
     click.echo(gate_json(decided) if fmt == "json" else gate_table(decided))
-    sys.exit(gate_code(decided))
+    from metaeval.report.summary import append_summary, gate_summary
+
+    outputs_then_exit(gate_code(decided), [
+        (summary_path, lambda p: append_summary(p, gate_summary(decided)))])
 
 
 # --- init ------------------------------------------------------------------------------

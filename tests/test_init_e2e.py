@@ -125,7 +125,7 @@ def test_the_scaffolded_workflow_installs_and_runs(tmp_path: Path) -> None:
     env = {**os.environ, **{k: str(v) for k, v in env_vars.items()},
            "METAEVAL_SPEC": f"metaeval @ {source.as_uri()}",
            "PATH": f"{python / 'bin'}{os.pathsep}{os.environ['PATH']}",
-           "VIRTUAL_ENV": str(python)}
+           "VIRTUAL_ENV": str(python), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
     env.pop("PYTHONPATH", None)
     done = run_steps(workflow, repo, env)
     said = {name: proc.stdout + proc.stderr for name, proc in done}
@@ -136,6 +136,14 @@ def test_the_scaffolded_workflow_installs_and_runs(tmp_path: Path) -> None:
     assert "--since origin/main: " in mutate and "Killed  " in mutate
     assert "Killed          0" not in mutate
     assert json.loads((repo / "metaeval.sarif").read_text())["runs"][0]["results"] == []
+    # The checks page's summary, one per step; the report page, its viewer carried by a
+    # non-editable install as package data.
+    summary = (tmp_path / "summary.md").read_text()
+    assert "### ✅ metaeval mutate: no new survivor" in summary
+    assert "metaeval meta-eval: " in summary
+    page = (repo / "metaeval-reports/mutation.html").read_text()
+    assert "customElements.define" in page and "<mutation-test-report-app" in page
+    assert (repo / "metaeval-reports/meta-eval.html").read_text().count("<svg") == 2
     # -I: the current directory would shadow the installs (the repository is "shop").
     installed = subprocess.run([str(python / "bin/python"), "-I", "-c",
                                 "import metaeval, shop; print(metaeval.__file__, shop.__file__)"],

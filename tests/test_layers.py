@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                   "metaeval.testing")),
     ("commands", ("metaeval.commands",)),
     ("report", ("metaeval.report",)),
-    ("cli", ("metaeval.cli",)),
+    ("cli", ("metaeval.cli", "metaeval.cli_parts")),
 )
 """Each layer and the modules (or packages) in it, lowest first."""
 

@@ -35,6 +35,19 @@ from metaeval.judges.base import DEFAULT_SCALE, Scale
 
 
 @dataclass(frozen=True, slots=True)
+class ScoredItem:
+    """One labelled item as people and the judge saw it, for the report's figures."""
+
+    id: str
+    human: Outcome
+    label: int | None
+    """People's integer label on the label scale; None when they gave pass/fail only."""
+    judged: Outcome
+    score: float | None
+    """The judge's numeric score on its own scale; None when unscored or pass/fail."""
+
+
+@dataclass(frozen=True, slots=True)
 class PointAgreement:
     """Pass/fail agreement on ``confusion.n`` items; ordinal on ``ordinal_n`` items."""
 
@@ -49,6 +62,10 @@ class PointAgreement:
     ordinal_unscored: int
     weighted_linear: Value
     weighted_quadratic: Value
+    scale: Scale = DEFAULT_SCALE
+    """The judge's scale, the one ``ScoredItem.score`` is on."""
+    scored: tuple[ScoredItem, ...] = ()
+    """Every item, in order: what people and the judge said (the figures' data)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,12 +168,20 @@ def point_agreement(items: tuple[PointItem, ...], table: VerdictTable,
     hs = [h for h, _ in scored if h is not None]
     gs = [g for _, g in scored]
     points = list(range(labels.low, labels.high + 1))
+    each = tuple(ScoredItem(i.id, h, i.score, g, _number(table.decided(i.id)))
+                 for i, h, g in zip(items, human, judged, strict=True))
     return PointAgreement(
         c, tpr(c), wilson_interval(c.tp, c.positives), tnr(c), wilson_interval(c.tn, c.negatives),
         kappa(human, judged), kappa_interval(human, judged),
         len(scored), sum(g is None for g in gs),
         scored_weighted_kappa(hs, gs, "linear", points),
-        scored_weighted_kappa(hs, gs, "quadratic", points))
+        scored_weighted_kappa(hs, gs, "quadratic", points), scale, each)
+
+
+def _number(decision: Decision) -> float | None:
+    if decision is None or isinstance(decision, bool | str):
+        return None
+    return float(decision)
 
 
 def _pair_label(decision: Decision) -> str | None:

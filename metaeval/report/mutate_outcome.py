@@ -29,6 +29,7 @@ from metaeval.findings import Comparison
 from metaeval.mutation.run.runner import MutationRun, Progress
 from metaeval.report.findings import comparison_text
 from metaeval.report.mutation import mutation_report
+from metaeval.report.mutation_html import mutation_html
 from metaeval.report.sarif import sarif
 
 
@@ -60,23 +61,30 @@ class MutateOutcome:
     shown after the table, which they never hold back."""
 
 
-def finish(result: MutateResult) -> MutateOutcome:
-    """Write the report and SARIF files of ``result`` and say what it found."""
+def finish(result: MutateResult, *, html: Path | None = None) -> MutateOutcome:
+    """Write the report and SARIF files of ``result`` and say what it found; ``html``:
+    the report as a page too, the standard viewer inlined (``--html``)."""
     if result.run is None:
         return MutateOutcome(result.code, result.root, result.before, after=result.after)
     failed: list[OutputError] = []
     report = result.report_file
+    document = mutation_report(result.run, result.root)
     if report is not None:
         try:
-            write_atomic(report, json.dumps(mutation_report(result.run, result.root),
-                                            indent=2) + "\n")
+            write_atomic(report, json.dumps(document, indent=2) + "\n")
         except OutputError as e:
             failed.append(e)
             report = None
+    after = list(result.after)
+    if html is not None:
+        try:
+            write_atomic(html, mutation_html(document))
+            after.append(Message(f"report: HTML in {html}"))
+        except OutputError as e:
+            failed.append(e)
     if report is not None and report.is_relative_to(Path.cwd()):
         report = report.relative_to(Path.cwd())
     failed += result.write_errors
-    after = list(result.after)
     tracked = result.tracked
     if tracked is not None:
         after.append(Message(comparison_text(tracked.comparison, tracked.findings_file,
@@ -98,7 +106,8 @@ def finish(result: MutateResult) -> MutateOutcome:
                          result.findings_error, tuple(failed))
 
 
-def plan_and_run(request: MutateRequest, progress: Progress | None = None) -> MutateOutcome:
+def plan_and_run(request: MutateRequest, progress: Progress | None = None, *,
+                 html: Path | None = None) -> MutateOutcome:
     """``finish(run_plan(plan_mutate(request)))``: the whole of ``metaeval mutate`` but
     the printing."""
-    return finish(run_plan(plan_mutate(request), progress))
+    return finish(run_plan(plan_mutate(request), progress), html=html)

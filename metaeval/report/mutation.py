@@ -191,7 +191,21 @@ def mutation_report(run: MutationRun, root: Path) -> JsonObject:
         assert isinstance(mutants, list)
         mutants.append(_schema_mutant(result))
     return {"schemaVersion": SCHEMA_VERSION, "thresholds": dict(THRESHOLDS),
-            "projectRoot": str(root), "files": files}
+            "projectRoot": str(root), "files": files, "testFiles": _test_files(run)}
+
+
+def _test_files(run: MutationRun) -> JsonObject:
+    """The tests named by ``killedBy`` and ``coveredBy``, by file: the viewer lists a
+    mutant's killing and covering tests by these ids (pytest node ids)."""
+    by_file: dict[str, list[str]] = {}
+    for result in run.results:
+        for node in (*result.killed_by, *result.covered_by):
+            tests = by_file.setdefault(node.partition("::")[0], [])
+            if node not in tests:
+                tests.append(node)
+    return {path: {"tests": [{"id": node, "name": node.partition("::")[2] or node}
+                             for node in sorted(tests)]}
+            for path, tests in sorted(by_file.items())}
 
 
 def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str:

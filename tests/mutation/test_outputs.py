@@ -81,6 +81,27 @@ def test_unwritable_findings_and_sarif_files_are_each_named(
     assert (shop_here / ".metaeval" / "mutation-report.json").is_file()
 
 
+def test_an_unwritable_html_page_is_one_line_and_the_json_report_stands(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    page = blocked(shop_here) / "report.html"
+    result = mutate("--html", str(page))
+    assert_shown_then_failed(result, page)
+    assert (shop_here / ".metaeval" / "mutation-report.json").is_file()
+
+
+def test_a_writable_html_page_holds_the_run(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The mirror: the same run, the page written, the survivor's exit code kept.
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    result = mutate("--html", "out/report.html")
+    assert result.exit_code == ExitCode.FINDINGS, result.output
+    assert "report: HTML in out/report.html" in result.stdout
+    page = (shop_here / "out" / "report.html").read_text(encoding="utf-8")
+    assert "<mutation-test-report-app" in page
+    assert f'"id": "{SURVIVOR}"' in page and '"status": "Survived"' in page
+
+
 @pytest.mark.skipif(not SYSFS.is_dir(), reason="no sysfs")
 def test_a_cache_that_cannot_be_written_is_a_warning_and_keeps_the_exit_code(
         shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,112 @@
+"""Parts shared by the commands of the command line: common options, the
+handling of a user's mistake, a checked number type, the progress bar, and the
+files written after the results are shown. Knows about click; nothing else does
+but ``metaeval.cli``."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Sequence
+from functools import wraps
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
+
+import click
+
+from metaeval.errors import ExitCode, InputError, OutputError
+from metaeval.mutation.run.limits import Range
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+                      show_default=True, help="Table for people, stable JSON for machines.")
+
+
+SUMMARY = click.option("--summary", "summary_path", default=None,
+                       type=click.Path(path_type=Path, dir_okay=False),
+                       help="Append a short Markdown summary here, e.g. "
+                            "\"$GITHUB_STEP_SUMMARY\" for the checks page.")
+
+
+Write = tuple[Path | None, Callable[[Path], None]]
+
+
+def outputs_then_exit(code: ExitCode, writes: Sequence[Write],
+                      earlier: Sequence[OutputError] = ()) -> NoReturn:
+    """Write each requested file (its path set) after the results were shown; one line
+    per file that cannot be written, and exit 2 then (a void run keeps its 3)."""
+    failed = list(earlier)
+    for path, write in writes:
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OutputError as e:
+            failed.append(e)
+    for error in failed:
+        click.echo(f"error: {error}", err=True)
+    if failed and code is not ExitCode.VOID:
+        code = ExitCode.BAD_INPUT
+    sys.exit(code)
+
+
+def user_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn an InputError, or a file that cannot be written, into its message and
+    exit code 2."""
+
+    @wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except (InputError, OutputError) as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(ExitCode.BAD_INPUT)
+
+    return run
+
+
+if TYPE_CHECKING:
+    _FloatParam = click.ParamType[float]
+else:  # generic only from click 8.2 on; the project allows 8.1
+    _FloatParam = click.ParamType
+
+
+class InRange(_FloatParam):
+    """A finite number within a ``limits.Range``: click's FloatRange lets nan and inf by."""
+
+    name = "number"
+
+    def __init__(self, limits: Range) -> None:
+        self.limits = limits
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            number = math.nan
+        if not self.limits.holds(number):
+            self.fail(f"got {value!r}; expected {self.limits.expected}", param, ctx)
+        return number
+
+
+class ProgressBar:
+    """A click progress bar on stderr, fed (done, total) by the library."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar: click._termui_impl.ProgressBar[int] | None = None
+        self.done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
