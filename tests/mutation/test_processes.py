@@ -127,7 +127,7 @@ def test_a_stopped_run_exits_in_order(
     proc = subprocess.Popen([METAEVAL, "mutate", "calc.py", "--no-cache", "--jobs", "2",
                              "--isolation", isolation], cwd=root, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "METAEVAL_TEST_PAUSE": "2"})
+                            env={**os.environ, "METAEVAL_TEST_PAUSE": "4"})
     # Stopped while mutants run: past the baseline's one test, and the check's in
     # subprocess isolation.
     deadline = time.monotonic() + 60
