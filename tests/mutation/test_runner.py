@@ -415,6 +415,49 @@ def test_a_mutant_looping_in_a_quick_test_is_stopped_at_that_tests_own_limit(
         assert took[mutant["id"]] < 4000, mutant  # milliseconds: not the mutant's 7 s
 
 
+def test_a_test_past_its_own_limit_without_using_the_cpu_is_not_a_timeout(
+        tmp_path: Path) -> None:
+    # The mirror of the looping case: a mutant that makes a test wait 2.4 s, past
+    # its own limit (0.4 s x 3 + 1 s) but not the mutant's (about 8 s), using no
+    # CPU, as a test starved of CPU on a loaded machine does. It survives.
+    (tmp_path / "pyproject.toml").write_text(dedent("""\
+        [tool.pytest.ini_options]
+        pythonpath = ['.']
+
+        [tool.metaeval.mutate]
+        targets = ["lib.py"]
+        operators = ["shift_constant"]
+        """), encoding="utf-8")
+    (tmp_path / "lib.py").write_text(dedent("""\
+        import time
+
+
+        def pause(n):
+            time.sleep(0.2 * n)
+            return n
+        """), encoding="utf-8")
+    (tmp_path / "test_lib.py").write_text(dedent("""\
+        import time
+
+        from lib import pause
+
+
+        def test_pause():
+            assert pause(2) == 2
+
+
+        def test_slow():
+            time.sleep(2)
+            assert pause(0) == 0
+        """), encoding="utf-8")
+    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
+                           "--timeout-constant", "1", "--report", str(tmp_path / "r.json")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    output = json.loads(done.stdout)
+    statuses = {m["id"]: m["status"] for m in output["mutants"]}
+    assert statuses["lib.py::pause::shift_constant::0"] == "Survived", done.stdout  # 0.2 -> 1.2
+
+
 def test_a_looping_mutant_is_stopped_at_its_own_tests_limit(tmp_path: Path) -> None:
     # The slow test never reaches countdown: the loop's limit comes from the fast
     # test that does (about the constant), not from the whole suite's 1.5 s x 3.

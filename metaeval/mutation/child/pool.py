@@ -11,6 +11,9 @@ its deadline (or once it has answered: whatever its tests started goes with it),
 and turns each into a ``WarmOutcome``. A child's deadline is its job's limit
 and, once its tests run, the running test's own limit (PIT's way): a mutant that
 loops in a quick test is stopped seconds in, not after what all its tests took.
+At a test's own limit the child is stopped only if it has also used more CPU
+than its tests so far may: on a loaded machine a test starved of CPU runs past
+its limit without looping, and must not turn a survivor into a Timeout.
 It knows nothing of pytest beyond the items it hands on.
 """
 
@@ -28,6 +31,7 @@ import pytest
 from metaeval.mutation.child.planner import How
 from metaeval.mutation.child.processes import (
     cap_address_space,
+    cpu_seconds,
     die_with_parent,
     kill_group,
     look_up_prctl,
@@ -57,6 +61,9 @@ class Job:
     """The forced-fail check: the child makes its test fail instead of applying a mutant."""
     test_limits: tuple[float, ...] = ()
     """Seconds each selected test may take, from its start; () when only ``limit`` holds."""
+    cpu_allowances: tuple[float, ...] = ()
+    """CPU seconds the child may have used by the end of each selected test (its own
+    and the earlier tests' baseline times x the factor, plus the constant)."""
     nodeids: tuple[str, ...] = field(init=False)
     """The selected tests' ids, read here and not between forks (for the same reason)."""
 
@@ -92,6 +99,23 @@ class Running:
         """The test it was running (empty before the first)."""
         return self.job.nodeids[self.ticks - 1] if 0 < self.ticks <= len(self.job.nodeids) \
             else ""
+
+    def starved(self, now: float) -> bool:
+        """At its running test's own limit, whether the child has used less CPU than
+        its tests so far may (then the limit moves on by what it has left, and the
+        job's limit still holds); at the job's limit, never."""
+        if now >= self.started + self.job.limit or not 0 < self.ticks <= len(
+                self.job.cpu_allowances):
+            return False
+        used = cpu_seconds(self.pid)
+        if used is None:  # no /proc: the job's limit alone decides
+            self.test_deadline = float("inf")
+            return True
+        allowed = self.job.cpu_allowances[self.ticks - 1]
+        if used >= allowed:
+            return False
+        self.test_deadline = now + max(0.1, allowed - used)
+        return True
 
     def read(self, chunk: bytes, now: float) -> None:
         """Take what the child wrote: ticks start its tests' clocks, the rest is its report."""
@@ -167,7 +191,7 @@ class Pool:
                 # copy of this process) need not hold up the next fork.
                 if child.eof or child.data.endswith(b"\n"):
                     outcome = self._reap(child, timed_out=False)
-                elif now >= child.deadline:
+                elif now >= child.deadline and not child.starved(now):
                     outcome = self._reap(child, timed_out=True)
                 else:
                     continue

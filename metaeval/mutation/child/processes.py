@@ -61,6 +61,16 @@ def process_size(field: int) -> int:
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds process ``pid`` has used (user and system, its own since its
+    fork; not its children's), from ``/proc``; None when it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def cap_address_space(cap: int) -> None:
     """Limit this process's address space to ``cap`` bytes (0: no limit), so that a
     mutant that allocates without bound gets a MemoryError, not the machine's memory."""

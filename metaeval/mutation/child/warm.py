@@ -269,7 +269,8 @@ class WarmSession:
                 reloads = isinstance(how, ReloadPlan)
                 jobs.append(Job(mutant, selected, how, time.monotonic() - started,
                                 self._limit(selected, reloads),
-                                test_limits=self._test_limits(selected, reloads)))
+                                test_limits=self._test_limits(selected, reloads),
+                                cpu_allowances=self._cpu_allowances(selected, reloads)))
         self.pool.run(jobs, lambda outcome: self._emit(warm_line("mutant", outcome)))
 
     def _limit(self, selected: tuple[pytest.Item, ...], reloads: bool) -> float:
@@ -290,6 +291,19 @@ class WarmSession:
         extra = self.collected if reloads else 0.0
         return tuple((durations.get(item.nodeid, 0.0) + extra) * spec.timeout_factor
                      + spec.timeout_constant for item in selected)
+
+    def _cpu_allowances(self, selected: tuple[pytest.Item, ...], reloads: bool
+                        ) -> tuple[float, ...]:
+        """CPU seconds a child may have used by the end of each test: what its tests
+        so far took in the baseline (and the collection, once, when it executes
+        modules again) times the factor, plus the constant."""
+        durations, spec = self.watch.durations, self.spec
+        seconds = self.collected if reloads else 0.0
+        allowances = []
+        for item in selected:
+            seconds += durations.get(item.nodeid, 0.0)
+            allowances.append(seconds * spec.timeout_factor + spec.timeout_constant)
+        return tuple(allowances)
 
     def _plan(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...]
               ) -> tuple[How, WarmOutcome | None]:
