@@ -214,6 +214,9 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
         coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME))
     messages = (settings.message_strings if request.message_strings is None
                 else request.message_strings)
+    # Read before the warm runner starts: a bad timings file stops here, with nothing to stop.
+    timings = (None if request.timings_path is None
+               else read_timings(Path.cwd() / request.timings_path))
     warm = _start_early(targets, root, operators, scan, patches, options, messages)
     try:
         mutants = (find_mutants(targets, root, operators, scan, messages)
@@ -249,7 +252,7 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
     shard = None
     if request.shard is not None and found:
         shard, mutants = _take_share(request, mutants, options, cache_file, notes,
-                                     digest, report_file.parent)
+                                     digest, report_file.parent, timings)
         if not mutants and stop is None:
             notes.append(Message(f"nothing to run: shard {shard.k}/{shard.n} has no mutant "
                                  f"of the {shard.planned}"))
@@ -261,14 +264,15 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
 
 def _take_share(request: MutateRequest, mutants: list[Mutant], options: RunOptions,
                 cache_file: Path, notes: list[Message], digest: str,
-                report_dir: Path) -> tuple[ShardPlan, list[Mutant]]:
+                report_dir: Path, timings: dict[str, float] | None
+                ) -> tuple[ShardPlan, list[Mutant]]:
     """This shard's place and share of ``mutants``, balanced by the cost of each: the
     ``--timings`` file, else the durations the result cache measured, else a stable
     hash of the ids (said in ``notes``)."""
     assert request.shard is not None
     k, n = request.shard
-    if request.timings_path is not None:
-        known = read_timings(Path.cwd() / request.timings_path)
+    if timings is not None:
+        known = timings
         source = f"the timings in {request.timings_path}"
     else:
         known = {} if request.no_cache else ResultCache(
