@@ -23,7 +23,7 @@ from metaeval.commands.mutate import (
     conclude,
     plan_mutate,
 )
-from metaeval.errors import ExitCode
+from metaeval.errors import ExitCode, OutputError
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.options import Isolation
 from metaeval.mutation.run.runner import MutationRun
@@ -32,6 +32,7 @@ from metaeval.mutation.run.shard_manifest import (
     check_shards,
     find_manifests,
     read_manifest,
+    write_timings,
 )
 
 
@@ -57,12 +58,12 @@ def merge_shards(request: MutateRequest, dirs: Sequence[Path]) -> MutateResult:
     planning = dataclasses.replace(request, shard=(1, 1), timings_path=None, no_cache=True,
                                    isolation=Isolation.SUBPROCESS)
     plan = plan_mutate(planning)
+    if plan.stop is ExitCode.VOID:  # no mutant found at all: as a run says it
+        return MutateResult(plan.stop, plan.root, plan.notes)
     # The share of shard 1/1 is every mutant: the plan's own mutants.
     manifests: list[Manifest] = [read_manifest(p) for p in find_manifests(dirs)]
     ids = [m.id for m in plan.mutants]
     problems = check_shards(manifests, plan.plan_hash, ids)
-    if plan.stop is ExitCode.VOID:
-        return MutateResult(plan.stop, plan.root, plan.notes)
     if problems:
         lines = tuple(Message(f"error: --merge: {p}", stderr=True) for p in problems)
         return MutateResult(ExitCode.VOID, plan.root, (), after=lines)
@@ -76,4 +77,12 @@ def merge_shards(request: MutateRequest, dirs: Sequence[Path]) -> MutateResult:
                                notes=notes, shard=None)
     if not ids:
         return MutateResult(ExitCode.OK, plan.root, notes)
-    return conclude(plan, run)
+    result = conclude(plan, run)
+    if request.write_timings is not None:  # the next pipeline's --timings
+        try:
+            write_timings(Path.cwd() / request.write_timings, results)
+        except OutputError as e:
+            code = result.code if result.code is ExitCode.VOID else ExitCode.BAD_INPUT
+            return dataclasses.replace(result, code=code,
+                                       write_errors=(*result.write_errors, e))
+    return result

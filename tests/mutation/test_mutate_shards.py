@@ -58,7 +58,8 @@ def test_three_merged_shards_equal_one_run(sharded: tuple[Path, Path, Path],
     project, single, out = sharded
     merged = _mutate(project, "--merge", str(out), "--format", "json",
                      "--report", str(tmp_path / "merged.json"),
-                     "--sarif", str(tmp_path / "merged.sarif"))
+                     "--sarif", str(tmp_path / "merged.sarif"),
+                     "--write-timings", str(tmp_path / "timings.json"))
     assert merged.returncode == 1, merged.stderr  # as the single run: survivors
     assert "--merge: 3 shards, 16 mutants" in merged.stderr
     want = _statuses(json.loads(single.read_text()))
@@ -66,6 +67,8 @@ def test_three_merged_shards_equal_one_run(sharded: tuple[Path, Path, Path],
     assert _statuses(json.loads(merged.stdout)) == want
     assert _statuses(json.loads((tmp_path / "merged.json").read_text())) == want
     assert json.loads((tmp_path / "merged.sarif").read_text())["runs"][0]["results"]
+    timings = json.loads((tmp_path / "timings.json").read_text())
+    assert set(timings) == {i for i, s in want.items() if s not in ("Ignored", "NoCoverage")}
     shares = [json.loads(p.read_text())["assigned"] for p in sorted(out.rglob("*.json"))]
     assert sorted(i for s in shares for i in s) == sorted(want)
     assert all(shares)
