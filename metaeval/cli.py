@@ -23,6 +23,7 @@ from metaeval.cli_parts import (
     InRange,
     ProgressBar,
     outputs_then_exit,
+    shard_options,
     user_errors,
 )
 from metaeval.commands.validate import validate as run_validate
@@ -256,6 +257,7 @@ def findings_export(sarif_file: Path | None, html_file: Path | None,
 @click.option("--message-strings/--no-message-strings", default=None,
               help="Also mutate strings that are only a log, warning or exception message "
                    "(default: [tool.metaeval.mutate] message_strings, else no).")
+@shard_options
 @SUMMARY
 @FORMAT
 @user_errors
@@ -264,7 +266,9 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
            isolation: str | None, since_ref: str | None, cache_path: Path | None,
            no_cache: bool, baseline_path: Path | None, update_baseline: bool,
            sarif_path: Path | None, html_path: Path | None, message_strings: bool | None,
-           summary_path: Path | None, fmt: str) -> None:
+           summary_path: Path | None, fmt: str, shard: tuple[int, int] | None,
+           shard_out: Path | None, timings_path: Path | None, write_timings: Path | None,
+           merge_dirs: tuple[Path, ...]) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -281,19 +285,28 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     from metaeval.report.mutation import mutation_json, mutation_text
     from metaeval.report.progress import MutateProgress
 
-    plan = plan_mutate(MutateRequest(
+    request = MutateRequest(
         paths=paths, jobs=jobs, timeout_factor=timeout_factor,
         timeout_constant=timeout_constant, mutants_dir=mutants_dir, report_path=report_path,
         isolation=None if isolation is None else Isolation(isolation), since_ref=since_ref,
         cache_path=cache_path, no_cache=no_cache, baseline_path=baseline_path,
         update_baseline=update_baseline, sarif_path=sarif_path,
-        message_strings=message_strings))
-    # Shown before the run starts, not with its outcome: the --since count comes
-    # before the progress, as the user waits.
-    for message in plan.notes:
-        click.echo(message.text, err=message.stderr)
-    outcome = finish(run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty())),
-                     html=html_path)
+        message_strings=message_strings, shard=shard, shard_out=shard_out,
+        timings_path=timings_path, write_timings=write_timings)
+    if merge_dirs:
+        from metaeval.commands.mutate_merge import merge_shards
+
+        result = merge_shards(request, merge_dirs)
+        for message in result.before:
+            click.echo(message.text, err=message.stderr)
+    else:
+        plan = plan_mutate(request)
+        # Shown before the run starts, not with its outcome: the --since count comes
+        # before the progress, as the user waits.
+        for message in plan.notes:
+            click.echo(message.text, err=message.stderr)
+        result = run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty()))
+    outcome = finish(result, html=html_path)
     if outcome.run is not None:
         render = mutation_json if fmt == "json" else mutation_text
         click.echo(render(outcome.run, outcome.root, outcome.report))

@@ -110,3 +110,42 @@ class ProgressBar:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
+
+
+def _shard(ctx: click.Context, param: click.Parameter, value: str | None
+           ) -> tuple[int, int] | None:
+    from metaeval.mutation.run.shards import parse_shard
+
+    if value is None:
+        return None
+    try:
+        return parse_shard(value)
+    except InputError as e:
+        raise click.BadParameter(str(e).removeprefix("--shard: "), ctx, param) from None
+
+
+def shard_options(command: Callable[P, R]) -> Callable[P, R]:
+    """``metaeval mutate``'s options for shards: ``--shard``, ``--shard-out``,
+    ``--timings``, ``--write-timings`` and ``--merge``."""
+    file = click.Path(path_type=Path, dir_okay=False)
+    for option in reversed([
+        click.option("--shard", "shard", metavar="K/N", default=None, callback=_shard,
+                     help="Run only the K-th of N shares of the mutants, balanced by "
+                          "time; every shard plans the same mutants."),
+        click.option("--shard-out", "shard_out", type=click.Path(path_type=Path,
+                                                                 file_okay=False),
+                     default=None, help="Directory for the shard's manifest, "
+                                        "shard-K-of-N.json (default: the report's)."),
+        click.option("--timings", "timings_path", type=file, default=None,
+                     help="JSON of mutant id to seconds that --shard balances by "
+                          "(default: the result cache's durations)."),
+        click.option("--write-timings", "write_timings", type=file, default=None,
+                     help="After a finished run, write each mutant's seconds here "
+                          "(for --timings)."),
+        click.option("--merge", "merge_dirs", multiple=True, default=(),
+                     type=click.Path(path_type=Path),
+                     help="Merge the shard manifests under DIR (repeatable) into one "
+                          "run's outputs and exit code; runs no mutant."),
+    ]):
+        command = option(command)
+    return command

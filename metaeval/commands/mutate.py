@@ -17,6 +17,7 @@ data a finished run leaves: the caches and (when asked) the findings file.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,14 @@ from metaeval.mutation.run.options import (
 from metaeval.mutation.run.result_cache import CACHE_FILE, ResultCache
 from metaeval.mutation.run.runner import MutationRun, Progress, exit_code, run_mutants
 from metaeval.mutation.run.settings import mutate_settings
+from metaeval.mutation.run.shard_manifest import (
+    ShardPlan,
+    plan_hash,
+    read_timings,
+    write_manifest,
+    write_timings,
+)
+from metaeval.mutation.run.shards import fill_costs, share
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +87,14 @@ class MutateRequest:
     sarif_path: Path | None = None
     message_strings: bool | None = None
     """Keep the mutants that change only a log, warning or exception message."""
+    shard: tuple[int, int] | None = None
+    """``(k, n)``: run only the k-th of n time-balanced shares of the plan."""
+    shard_out: Path | None = None
+    """Where a shard writes its manifest (default: next to the report)."""
+    timings_path: Path | None = None
+    """Seconds per mutant id, the cost each share is balanced by (``--timings``)."""
+    write_timings: Path | None = None
+    """Write each result's seconds here after a finished run (``--write-timings``)."""
 
     @property
     def tracks_survivors(self) -> bool:
@@ -121,6 +138,10 @@ class MutatePlan:
     """Fork isolation: the warm runner, started before the targets were parsed so
     that it collects and traces the baseline meanwhile; ``run_plan`` hands it the
     mutants, or stops it."""
+    shard: ShardPlan | None = None
+    """``--shard``: this shard's place and share; ``mutants`` is the share then."""
+    plan_hash: str = ""
+    """``shard_manifest.plan_hash`` of every planned mutant; set for ``--shard``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +214,9 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
         coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME))
     messages = (settings.message_strings if request.message_strings is None
                 else request.message_strings)
+    # Read before the warm runner starts: a bad timings file stops here, with nothing to stop.
+    timings = (None if request.timings_path is None
+               else read_timings(Path.cwd() / request.timings_path))
     warm = _start_early(targets, root, operators, scan, patches, options, messages)
     try:
         mutants = (find_mutants(targets, root, operators, scan, messages)
@@ -201,6 +225,12 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
         found = len(mutants)
         if mutants and request.since_ref is not None:
             mutants = since(mutants, root, request.since_ref)
+        digest = ""
+        if request.shard is not None:
+            section = {"targets": list(config.mutate.targets),
+                       "operators": list(config.mutate.operators),
+                       "runner": dict(config.mutate.runner), "message_strings": messages}
+            digest = plan_hash(mutants, section, operators, request.since_ref, root)
     except BaseException:  # a bad target or git ref: nothing will run
         if warm is not None:
             warm.stop()
@@ -218,9 +248,57 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
             notes.append(Message(f"nothing to mutate: no mutant on a line changed against "
                                  f"{request.since_ref}"))
             stop = ExitCode.OK
+    report_file = root / (request.report_path or Path(settings.report))
+    shard = None
+    if request.shard is not None and found:
+        shard, mutants = _take_share(request, mutants, options, cache_file, notes,
+                                     digest, report_file.parent, timings)
+        if not mutants and stop is None:
+            notes.append(Message(f"nothing to run: shard {shard.k}/{shard.n} has no mutant "
+                                 f"of the {shard.planned}"))
+            stop = ExitCode.OK
     return MutatePlan(request, root, tuple(mutants), options, tuple(notes), stop, cache_file,
-                      scan, root / (request.report_path or Path(settings.report)),
-                      request.baseline_path or config.root / config.findings, warm)
+                      scan, report_file, request.baseline_path or config.root / config.findings,
+                      warm, shard, digest)
+
+
+def _take_share(request: MutateRequest, mutants: list[Mutant], options: RunOptions,
+                cache_file: Path, notes: list[Message], digest: str,
+                report_dir: Path, timings: dict[str, float] | None
+                ) -> tuple[ShardPlan, list[Mutant]]:
+    """This shard's place and share of ``mutants``, balanced by the cost of each: the
+    ``--timings`` file, else the durations the result cache measured, else a stable
+    hash of the ids (said in ``notes``)."""
+    assert request.shard is not None
+    k, n = request.shard
+    if timings is not None:
+        known = timings
+        source = f"the timings in {request.timings_path}"
+    else:
+        known = {} if request.no_cache else ResultCache(
+            options.root, _cache_settings(options), cache_file).durations(mutants)
+        source = "the durations the result cache measured"
+    known = {m.id: known[m.id] for m in mutants if m.id in known}
+    if not known:
+        source = ("a stable hash of each mutant id: no timings (--timings FILE, written by "
+                  "--write-timings) and no measured durations in the result cache")
+    costs = fill_costs([m.id for m in mutants], known)
+    for m in mutants:
+        if m.ignored_reason:  # settled without running
+            costs[m.id] = 0.0
+    mine = set(share(costs, k, n))
+    kept = [m for m in mutants if m.id in mine]
+    notes.append(Message(f"--shard {k}/{n}: {len(kept)} of {len(mutants)} mutants "
+                         f"(~{sum(costs[i] for i in mine):.1f} of "
+                         f"{sum(costs.values()):.1f} cost units), balanced by {source}",
+                         stderr=True))
+    out = Path.cwd() / request.shard_out if request.shard_out is not None else report_dir
+    return ShardPlan(k, n, digest, len(mutants), tuple(sorted(mine)), out), kept
+
+
+def _cache_settings(options: RunOptions) -> tuple[str, ...]:
+    """What a result cache entry was run with, besides the mutant and its files."""
+    return (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant))
 
 
 def _start_early(targets: Sequence[str], root: Path, operators: Sequence[str],
@@ -258,11 +336,17 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateResult
     if plan.stop is not None:
         if plan.warm is not None:
             plan.warm.stop()
-        return MutateResult(plan.stop, root, plan.notes)
+        failed = _write_shard(plan, (), finished=plan.stop is ExitCode.OK)
+        return MutateResult(ExitCode.BAD_INPUT if failed else plan.stop, root, plan.notes,
+                            write_errors=failed)
     options = plan.options
-    cache = None if request.no_cache else ResultCache(
-        root, (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant)),
-        plan.cache_file)
+    cache = None if request.no_cache else ResultCache(root, _cache_settings(options),
+                                                      plan.cache_file)
+    early = _write_shard(plan, (), finished=False)
+    if early:  # a shard that cannot leave its manifest would run for nothing
+        if plan.warm is not None:
+            plan.warm.stop()
+        return MutateResult(ExitCode.BAD_INPUT, root, plan.notes, write_errors=early)
     try:
         run = run_mutants(plan.mutants, options, progress, cache, plan.warm)
     except VoidRun as e:
@@ -277,6 +361,40 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateResult
                 and (kept := plan.options.coverage_cache)
                 else None]
     after = tuple(w for w in warnings if w is not None)
+    written = _write_shard(plan, run.results, finished=True, baseline=run.baseline_duration,
+                           timeout=run.timeout)
+    if request.write_timings is not None:
+        try:
+            write_timings(Path.cwd() / request.write_timings, run.results)
+        except OutputError as e:
+            written += (e,)
+    result = conclude(plan, run, after)
+    if written:
+        code = result.code if result.code is ExitCode.VOID else ExitCode.BAD_INPUT
+        return dataclasses.replace(result, code=code,
+                                   write_errors=(*result.write_errors, *written))
+    return result
+
+
+def _write_shard(plan: MutatePlan, results: Sequence[MutantResult], *, finished: bool,
+                 baseline: float = 0.0, timeout: float = 0.0) -> tuple[OutputError, ...]:
+    """Write a shard's manifest (nothing without ``--shard``); the error when it
+    cannot be written."""
+    if plan.shard is None:
+        return ()
+    try:
+        write_manifest(plan.shard, results, finished=finished, baseline=baseline,
+                       timeout=timeout)
+    except OutputError as e:
+        return (e,)
+    return ()
+
+
+def conclude(plan: MutatePlan, run: MutationRun, after: tuple[Message, ...] = ()
+             ) -> MutateResult:
+    """A finished run's exit code and its survivors against the findings file, as
+    ``run_plan`` gives them; ``--merge`` concludes the shards' merged run the same way."""
+    request, root = plan.request, plan.root
     code = exit_code(run)
     if code is ExitCode.VOID:
         why = Message(f"error: no mutant ran ({len(plan.mutants)} found); nothing was tested",

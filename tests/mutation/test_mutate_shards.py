@@ -1,0 +1,108 @@
+"""End to end: the fixture shop as one run, and as 3 shards merged, status for status.
+
+Four runs of the shop in all (each a few seconds); the merge runs no mutant.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.mutation.conftest import copy_shop, tree_digest
+
+METAEVAL = str(Path(sys.executable).parent / "metaeval")
+
+
+def _mutate(project: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([METAEVAL, "mutate", "--jobs", "2", "--no-cache", *flags],
+                          cwd=project, capture_output=True, text=True, timeout=180)
+
+
+def _statuses(document: dict[str, object]) -> dict[str, str]:
+    """Status by mutant id, from ``--format json`` or from the schema report."""
+    if "mutants" in document:
+        mutants = document["mutants"]
+        assert isinstance(mutants, list)
+        return {m["id"]: m["status"] for m in mutants}
+    files = document["files"]
+    assert isinstance(files, dict)
+    return {m["id"]: m["status"] for f in files.values() for m in f["mutants"]}
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """The shop, its single run's report, and the directory of its 3 shards' manifests."""
+    scratch = tmp_path_factory.mktemp("shards")
+    project = copy_shop(scratch)
+    single = _mutate(project, "--report", str(scratch / "single.json"),
+                     "--write-timings", str(scratch / "timings.json"))
+    assert single.returncode == 1, single.stderr
+    before = tree_digest(project)
+    for k in (1, 2, 3):
+        done = _mutate(project, "--shard", f"{k}/3", "--shard-out", str(scratch / f"out/s{k}"),
+                       "--report", str(scratch / f"r{k}.json"),
+                       "--timings", str(scratch / "timings.json"))
+        assert done.returncode in (0, 1), done.stderr
+        assert f"--shard {k}/3:" in done.stderr and "balanced by the timings in" in done.stderr
+    assert tree_digest(project) == before
+    return project, scratch / "single.json", scratch / "out"
+
+
+def test_three_merged_shards_equal_one_run(sharded: tuple[Path, Path, Path],
+                                           tmp_path: Path) -> None:
+    project, single, out = sharded
+    merged = _mutate(project, "--merge", str(out), "--format", "json",
+                     "--report", str(tmp_path / "merged.json"),
+                     "--sarif", str(tmp_path / "merged.sarif"),
+                     "--write-timings", str(tmp_path / "timings.json"))
+    assert merged.returncode == 1, merged.stderr  # as the single run: survivors
+    assert "--merge: 3 shards, 16 mutants" in merged.stderr
+    want = _statuses(json.loads(single.read_text()))
+    assert len(want) == 16
+    assert _statuses(json.loads(merged.stdout)) == want
+    assert _statuses(json.loads((tmp_path / "merged.json").read_text())) == want
+    assert json.loads((tmp_path / "merged.sarif").read_text())["runs"][0]["results"]
+    timings = json.loads((tmp_path / "timings.json").read_text())
+    assert set(timings) == {i for i, s in want.items() if s not in ("Ignored", "NoCoverage")}
+    shares = [json.loads(p.read_text())["assigned"] for p in sorted(out.rglob("*.json"))]
+    assert sorted(i for s in shares for i in s) == sorted(want)
+    assert all(shares)
+
+
+def test_a_missing_or_doubled_shard_fails_the_merge_naming_it(
+        sharded: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    project, _, out = sharded
+    partial = tmp_path / "partial"
+    shutil.copytree(out, partial)
+    shutil.rmtree(partial / "s2")
+    done = _mutate(project, "--merge", str(partial))
+    assert done.returncode == 3
+    assert "error: --merge: shard 2/3 is missing (no shard-2-of-3.json)" in done.stderr
+    assert "Killed" not in done.stdout
+    shutil.copytree(out / "s1", partial / "s2")
+    done = _mutate(project, "--merge", str(partial))
+    assert done.returncode == 3 and "shard 1/3 is there 2 times" in done.stderr
+
+
+def test_a_merge_in_a_changed_checkout_is_from_another_plan(
+        sharded: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    project, _, out = sharded
+    changed = tmp_path / "changed"
+    shutil.copytree(project, changed)
+    test_file = next(changed.rglob("test_*.py"))
+    test_file.write_text(test_file.read_text() + "\n# edited\n")
+    done = _mutate(changed, "--merge", str(out))
+    assert done.returncode == 3
+    assert done.stderr.count("is from another plan") == 3
+
+
+@pytest.mark.parametrize("value", ["0/3", "4/3", "two/3"])
+def test_a_bad_shard_exits_2_naming_it(value: str, tmp_path: Path) -> None:
+    done = _mutate(tmp_path, "--shard", value)
+    assert done.returncode == 2
+    assert f"got '{value}'; expected k/n" in done.stderr

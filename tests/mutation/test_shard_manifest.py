@@ -1,0 +1,140 @@
+"""Shard manifests: written, read back, and refused when a set is not one whole run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from metaeval.errors import InputError
+from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from metaeval.mutation.run.shard_manifest import (
+    Manifest,
+    ShardPlan,
+    check_shards,
+    find_manifests,
+    plan_hash,
+    read_manifest,
+    read_timings,
+    write_manifest,
+    write_timings,
+)
+
+
+def _mutant(i: str, source: str = "x = 1\n") -> Mutant:
+    return Mutant(i, MutantKind.REWRITE, "flip_comparison", "p.py", "p", "f",
+                  Span(1, 0, 1, 5), "<", ">=", mutated_source=source)
+
+
+IDS = ["a", "b", "c", "d"]
+PLAN = "h" * 64
+
+
+def _write(out: Path, k: int, n: int, ids: list[str], *, finished: bool = True,
+           plan: str = PLAN, results: list[str] | None = None) -> Path:
+    shard = ShardPlan(k, n, plan, len(IDS), tuple(ids), out)
+    done = ids if results is None else results
+    write_manifest(shard, [MutantResult(_mutant(i), Status.KILLED, killed_by=("t",),
+                                        duration=0.5) for i in done], finished=finished)
+    return shard.path
+
+
+def _all(out: Path) -> list[Manifest]:
+    return [read_manifest(p) for p in find_manifests([out])]
+
+
+def test_a_whole_set_passes(tmp_path: Path) -> None:
+    _write(tmp_path / "one", 1, 2, ["a", "c"])
+    _write(tmp_path / "two", 2, 2, ["b", "d"])
+    manifests = _all(tmp_path)
+    assert check_shards(manifests, PLAN, IDS) == []
+    assert manifests[0].results["a"]["status"] == "Killed"
+
+
+def test_a_missing_shard_is_named(tmp_path: Path) -> None:
+    _write(tmp_path, 1, 3, ["a", "c"])
+    _write(tmp_path, 3, 3, ["b"])
+    assert check_shards(_all(tmp_path), PLAN, IDS) == [
+        "shard 2/3 is missing (no shard-2-of-3.json)"]
+
+
+def test_a_duplicated_shard_is_named(tmp_path: Path) -> None:
+    _write(tmp_path / "x", 1, 2, ["a", "c"])
+    _write(tmp_path / "y", 1, 2, ["a", "c"])
+    _write(tmp_path / "z", 2, 2, ["b", "d"])
+    problems = check_shards(_all(tmp_path), PLAN, IDS)
+    assert len(problems) == 1 and problems[0].startswith("shard 1/2 is there 2 times")
+
+
+def test_a_shard_of_another_plan_is_named(tmp_path: Path) -> None:
+    _write(tmp_path / "x", 1, 2, ["a", "c"])
+    other = _write(tmp_path / "y", 2, 2, ["b", "d"], plan="o" * 64)
+    problems = check_shards(_all(tmp_path), PLAN, IDS)
+    assert len(problems) == 1 and problems[0].startswith(f"{other}: shard 2/2 is from another")
+
+
+def test_an_unfinished_shard_is_named(tmp_path: Path) -> None:
+    _write(tmp_path / "x", 1, 2, ["a", "c"])
+    started = _write(tmp_path / "y", 2, 2, ["b", "d"], finished=False, results=[])
+    assert check_shards(_all(tmp_path), PLAN, IDS) == [
+        f"{started}: shard 2/2 did not finish (0 of 2 results)"]
+    short = _write(tmp_path / "y", 2, 2, ["b", "d"], results=["b"])
+    assert check_shards(_all(tmp_path), PLAN, IDS) == [
+        f"{short}: shard 2/2 did not finish (1 of 2 results)"]
+
+
+def test_shares_that_are_not_the_plan_are_refused(tmp_path: Path) -> None:
+    _write(tmp_path / "x", 1, 2, ["a"])
+    _write(tmp_path / "y", 2, 2, ["b", "d"])
+    assert check_shards(_all(tmp_path), PLAN, IDS) == [
+        "the shards' shares are not the plan: 1 planned mutants in no share, 0 not "
+        "planned, 0 in two shares"]
+
+
+def test_no_manifest_at_all_is_refused(tmp_path: Path) -> None:
+    assert check_shards(_all(tmp_path), PLAN, IDS)[0].startswith("no shard manifest found")
+
+
+def test_a_manifest_that_is_not_one_names_the_file_and_field(tmp_path: Path) -> None:
+    path = _write(tmp_path, 1, 1, IDS)
+    data = json.loads(path.read_text())
+    data["results"]["a"]["status"] = "Dead"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"results: a: status: got 'Dead'; expected one of"):
+        read_manifest(path)
+    path.write_text("[1]")
+    with pytest.raises(InputError, match="not a shard manifest"):
+        read_manifest(path)
+    with pytest.raises(InputError, match="no such file or directory"):
+        find_manifests([tmp_path / "nowhere"])
+
+
+def test_the_plan_hash_sees_code_config_operators_since_and_tests(tmp_path: Path) -> None:
+    (tmp_path / "test_x.py").write_text("def test(): pass\n")
+    base = plan_hash([_mutant("a")], {"targets": ["p"]}, ["flip_comparison"], None, tmp_path)
+    assert base == plan_hash([_mutant("a")], {"targets": ["p"]}, ["flip_comparison"], None,
+                             tmp_path)
+    assert base != plan_hash([_mutant("a", "x = 2\n")], {"targets": ["p"]},
+                             ["flip_comparison"], None, tmp_path)
+    assert base != plan_hash([_mutant("a")], {"targets": ["q"]}, ["flip_comparison"], None,
+                             tmp_path)
+    assert base != plan_hash([_mutant("a")], {"targets": ["p"]}, [], None, tmp_path)
+    assert base != plan_hash([_mutant("a")], {"targets": ["p"]}, ["flip_comparison"], "HEAD",
+                             tmp_path)
+    (tmp_path / "test_x.py").write_text("def test(): assert 1\n")
+    assert base != plan_hash([_mutant("a")], {"targets": ["p"]}, ["flip_comparison"], None,
+                             tmp_path)
+
+
+def test_timings_round_trip_and_bad_ones_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    write_timings(path, [MutantResult(_mutant("a"), Status.KILLED, duration=1.25),
+                         MutantResult(_mutant("b"), Status.IGNORED)])
+    assert read_timings(path) == {"a": 1.25}
+    path.write_text('{"a": "slow"}')
+    with pytest.raises(InputError, match=r"a: got 'slow'; expected a number of seconds"):
+        read_timings(path)
+    path.write_text('{"a": NaN}')
+    with pytest.raises(InputError, match="expected a number of seconds"):
+        read_timings(path)
