@@ -200,7 +200,9 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                         mutant = by_index[value.index]
                         verdict = ChildVerdict.of_fork(value, coverage.tests_for(mutant) or ())
                         result = classify(mutant, verdict, value.times.limit or timeout)
-                        record(value.index, unreached(result, coverage.select(mutant)))
+                        if result.status is Status.SURVIVED:  # select only where it can matter
+                            result = unreached(result, coverage.select(mutant))
+                        record(value.index, result)
                         longest = max(longest, value.times.limit)
                 if exited:
                     break
