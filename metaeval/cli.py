@@ -377,7 +377,8 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     result = outcome.result
     render = meta_eval_json if fmt == "json" else meta_eval_table
     click.echo(render(result, files=loaded.files, errors=loaded.errors))
-    from metaeval.report.summary import append_summary, meta_eval_summary
+    from metaeval.report.audit_summary import meta_eval_summary
+    from metaeval.report.summary import append_summary
 
     def write_html(path: Path) -> None:
         from metaeval.report.audit_html import meta_eval_html
@@ -498,7 +499,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
             click.echo(f"calibration: nothing written ({why})", err=True)
     for error in audit.errors:  # shown in the report too; the input still needs fixing
         click.echo(f"error: {error}", err=True)
-    from metaeval.report.summary import append_summary, judge_audit_summary
+    from metaeval.report.audit_summary import judge_audit_summary
+    from metaeval.report.summary import append_summary
 
     def write_html(path: Path) -> None:
         from metaeval.report.audit_html import judge_audit_html

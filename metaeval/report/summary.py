@@ -9,6 +9,9 @@ the file, so several commands of one step can share it.
 Rendering only: every number was measured before it got here. Text that comes
 from the user's code or data (a diff, a check name, a reason) goes into code
 spans or is escaped, so it cannot open a link, an image or a table of its own.
+
+The meta-eval and judge-audit summaries live in ``audit_summary``: their types
+come with scikit-learn, which a mutate or gate run must not pay to import.
 """
 
 from __future__ import annotations
@@ -17,9 +20,6 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
-from metaeval.audit.meta_eval import CheckResult, MetaEvalResult
-from metaeval.audit.probes import ProbeStatus
 from metaeval.errors import OutputError
 from metaeval.files import write_atomic
 from metaeval.findings import FindingEntry
@@ -60,7 +60,7 @@ def code(text: str) -> str:
     return f"{fence}{pad}{line}{pad}{fence}"
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """User text outside a code span: Markdown's active characters escaped."""
     return re.sub(r"([\\`*_\[\]<>|#!~])", r"\\\1", " ".join(text.split()))
 
@@ -77,12 +77,12 @@ def one_line_diff(diff: str) -> str:
            f"{code(added.strip()) if added.strip() else '(removed)'}"
 
 
-def _listed(lines: list[str], what: str) -> list[str]:
+def listed(lines: list[str], what: str) -> list[str]:
     more = len(lines) - LISTED
     return lines[:LISTED] + ([f"- … and {more} more {what}"] if more > 0 else [])
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return ["| " + " | ".join(headers) + " |", "|" + " --- |" * len(headers),
             *("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
               for row in rows)]
@@ -95,7 +95,7 @@ def _survivor_line(path: str, line: int, rule: str, diff: str, breaks: str,
                    status: str) -> str:
     what = f" ({status})" if status != Status.SURVIVED.value else ""
     text = f"- `{path}:{line}` {code(rule)}{what}: {one_line_diff(diff)}"
-    return text + (f" — breaks: {_plain(breaks)}" if breaks else "")
+    return text + (f" — breaks: {plain(breaks)}" if breaks else "")
 
 
 def _entry_line(e: FindingEntry) -> str:
@@ -115,7 +115,7 @@ def mutate_summary(outcome: MutateOutcome) -> str:
     if run is None:
         why = " ".join(m.text for m in (*outcome.before, *outcome.after)) or "nothing ran"
         mark = "✅" if outcome.code == 0 else "❌"
-        return f"### {mark} metaeval mutate: no mutant ran\n\n{_plain(why)}\n"
+        return f"### {mark} metaeval mutate: no mutant ran\n\n{plain(why)}\n"
     results = run.results
     counts = status_counts(results)
     score = mutation_score(results)
@@ -133,97 +133,23 @@ def mutate_summary(outcome: MutateOutcome) -> str:
     score_text = "n/a" if score is None else f"{score:.1%}"
     out = [f"### {mark} metaeval mutate: {head}", "",
            f"Mutation score **{score_text}** over {len(results)} mutants.", "",
-           *_table([s.value for s in Status], [[str(counts[s]) for s in Status]]), ""]
+           *table([s.value for s in Status], [[str(counts[s]) for s in Status]]), ""]
     if c is not None:
         out.append(f"Against the findings file: {len(c.new)} new, {len(c.expired)} expired, "
                    f"{len(c.known)} known open, {len(c.accepted)} accepted, "
                    f"{len(c.fixed)} fixed.")
         if c.new:
             out += ["", "**New survivors** (add a test that kills each, or accept it with "
-                    "a reason):", *_listed([_entry_line(e) for e in c.new], "survivors")]
+                    "a reason):", *listed([_entry_line(e) for e in c.new], "survivors")]
         if c.expired:
             out += ["", "**Accepted findings past their expiry:**",
-                    *_listed([_entry_line(e) for e in c.expired], "findings")]
+                    *listed([_entry_line(e) for e in c.expired], "findings")]
     elif undetected:
         out += ["**Survivors:**",
-                *_listed([_result_line(r, outcome.root) for r in undetected], "survivors")]
+                *listed([_result_line(r, outcome.root) for r in undetected], "survivors")]
     if outcome.write_errors:
         out += ["", "Files that could not be written: "
                 + ", ".join(code(str(e.path)) for e in outcome.write_errors)]
-    return "\n".join(out).rstrip() + "\n"
-
-
-# --- meta-eval -----------------------------------------------------------------------
-
-
-def _rates(c: CheckResult) -> list[str]:
-    m = c.measured
-    return [code(c.name), str(m.n), str(m.confusion.unscored), f"{m.tpr.value:.2f}",
-            f"{m.tnr.value:.2f}", f"{m.kappa.value:.2f}",
-            " ".join(f.value for f in c.flags) or "—"]
-
-
-def meta_eval_summary(result: MetaEvalResult, *, files: int = 0, errors: int = 0) -> str:
-    """Every check's rates, then each failing flag with its reason (the bar missed,
-    the drop since the baseline, why it is a tautology)."""
-    checks = (*result.checks, result.evaluator)
-    failing = [c for c in checks if any(f.fails for f in c.flags)]
-    mark = "❌" if result.failed or errors else "✅"
-    head = (f"{len(failing)} of {len(checks)} checks fail" if failing else
-            f"all {len(checks)} checks meet their bars")
-    out = [f"### {mark} metaeval meta-eval: {head}", "",
-           f"{result.evaluator.measured.n} human-labelled runs from {files} file(s); "
-           "positive = human pass; unscored counts in every denominator."
-           + (f" {errors} bad input line(s) left out." if errors else ""), "",
-           *_table(["check", "n", "unscored", "TPR", "TNR", "kappa", "flags"],
-                   [_rates(c) for c in checks])]
-    if failing:
-        lines = []
-        for c in failing:
-            flags = ", ".join(f.value for f in c.flags if f.fails)
-            notes = "; ".join(c.notes)
-            lines.append(f"- {code(c.name)}: {flags}" + (f" — {_plain(notes)}" if notes else ""))
-        out += ["", "**Bars missed and flags:**", *_listed(lines, "checks")]
-    return "\n".join(out).rstrip() + "\n"
-
-
-# --- judge-audit ---------------------------------------------------------------------
-
-
-def _probe(name: str, status: ProbeStatus, headline: str) -> str:
-    if status is ProbeStatus.NOT_RUN:
-        return f"- {name}: not run"
-    mark = "⚠️ " if status is ProbeStatus.FOUND else ""
-    return f"- {mark}{name}: {_plain(headline)}"
-
-
-def judge_audit_summary(a: JudgeAudit) -> str:
-    """The verdict and why, the agreement with people, each probe's finding."""
-    mark = {AuditVerdict.MAY_GATE: "✅", AuditVerdict.REPORT_ONLY: "❌",
-            AuditVerdict.VOID: "⛔"}[a.verdict]
-    out = [f"### {mark} metaeval judge-audit: {code(a.judge.name)} {a.verdict.value}", "",
-           f"{a.items} items, {a.labelled_verdicts} verdicts on labelled items, "
-           f"{a.unscored} unscored.", ""]
-    rows = []
-    if a.pointwise is not None:
-        p = a.pointwise
-        rows.append(["pointwise", str(p.confusion.n), f"{p.tpr.value:.2f}",
-                     f"{p.tnr.value:.2f}", "—", f"{p.kappa.value:.2f}"])
-    if a.pairwise is not None:
-        for o in a.pairwise.orders:
-            rows.append([f"pairwise, order {o.order.value}", str(o.n), "—", "—",
-                         f"{o.accuracy:.2f}", f"{o.kappa.value:.2f}"])
-    if rows:
-        out += [*_table(["agreement", "n", "TPR", "TNR", "accuracy", "kappa"], rows), ""]
-    pr = a.probes
-    out += ["**Probes:**", _probe("position", pr.position.status, pr.position.headline()),
-            _probe("length", pr.length.status, pr.length.headline()),
-            _probe("injection", pr.injection.status, pr.injection.headline()),
-            f"- controls: {'ok' if a.controls.ok else 'FAILED (the audit is void)'}"]
-    if a.reasons:
-        out += ["", "**Why:**", *_listed([f"- {_plain(r)}" for r in a.reasons], "reasons")]
-    if a.errors:
-        out += ["", f"{len(a.errors)} bad input line(s) left out."]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -242,11 +168,11 @@ def gate_summary(decided: Sequence[BarResult]) -> str:
             else f"all {len(decided)} bars met")
     out = [f"### {mark} metaeval gate: {head}", ""]
     if failing:
-        out += ["**Bars missed:**", *_listed([
+        out += ["**Bars missed:**", *listed([
             f"- {code(r.bar.metric)}: {_value(r)}, bar {code(r.bar.describe())}"
             + (" (missing)" if r.status is BarStatus.MISSING else "")
-            + (f" — {_plain(r.detail)}" if r.detail else "") for r in failing], "bars"), ""]
+            + (f" — {plain(r.detail)}" if r.detail else "") for r in failing], "bars"), ""]
     rows = [[code(r.bar.metric), _value(r), code(r.bar.describe()), r.status.value]
             for r in decided]
-    out += _table(["metric", "value", "bar", "status"], rows)
+    out += table(["metric", "value", "bar", "status"], rows)
     return "\n".join(out).rstrip() + "\n"

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import metaeval.mutation.child
+from tests.mutation.conftest import copy_shop
 
 CHILD = Path(metaeval.mutation.child.__file__).parent
 
@@ -40,3 +41,25 @@ def test_the_plugin_imports_no_mutation_machinery_until_asked() -> None:
     loaded = loaded_after("import metaeval.mutation.child.plugin")
     assert not {m for m in loaded if m.startswith("metaeval.mutation.")
                 and m not in ("metaeval.mutation.child", "metaeval.mutation.child.plugin")}
+
+
+HEAVY = ("sklearn", "scipy", "numpy", "matplotlib")
+"""The measuring side's libraries: 0.8 s and 80 MiB to import, of no use to mutate."""
+
+
+def test_a_whole_mutate_run_loads_none_of_the_measuring_libraries(tmp_path: Path) -> None:
+    # A whole run, not an import list: the summary's import once came after the run.
+    project = copy_shop(tmp_path)
+    loaded = loaded_after(
+        "import os, contextlib\n"
+        f"os.chdir({str(project)!r})\n"
+        "from metaeval.cli import main\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(None):\n"
+        "    main(['mutate', 'shop/pricing.py', '--no-cache', '--jobs', '1'])")
+    assert "metaeval.mutation.run.forked" in loaded  # it did run
+    assert not {m for m in loaded if m.partition(".")[0] in HEAVY}
+
+
+def test_the_check_sees_the_measuring_libraries_when_they_are_loaded() -> None:
+    loaded = loaded_after("import metaeval.report.audit_summary")
+    assert "sklearn" in loaded

@@ -1,0 +1,82 @@
+"""The meta-eval and judge-audit summaries (``--summary PATH``); the shared
+Markdown helpers and the mutate and gate summaries are in ``summary``."""
+
+from __future__ import annotations
+
+from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
+from metaeval.audit.meta_eval import CheckResult, MetaEvalResult
+from metaeval.audit.probes import ProbeStatus
+from metaeval.report.summary import code, listed, plain, table
+
+# --- meta-eval -----------------------------------------------------------------------
+
+
+def _rates(c: CheckResult) -> list[str]:
+    m = c.measured
+    return [code(c.name), str(m.n), str(m.confusion.unscored), f"{m.tpr.value:.2f}",
+            f"{m.tnr.value:.2f}", f"{m.kappa.value:.2f}",
+            " ".join(f.value for f in c.flags) or "—"]
+
+
+def meta_eval_summary(result: MetaEvalResult, *, files: int = 0, errors: int = 0) -> str:
+    """Every check's rates, then each failing flag with its reason (the bar missed,
+    the drop since the baseline, why it is a tautology)."""
+    checks = (*result.checks, result.evaluator)
+    failing = [c for c in checks if any(f.fails for f in c.flags)]
+    mark = "❌" if result.failed or errors else "✅"
+    head = (f"{len(failing)} of {len(checks)} checks fail" if failing else
+            f"all {len(checks)} checks meet their bars")
+    out = [f"### {mark} metaeval meta-eval: {head}", "",
+           f"{result.evaluator.measured.n} human-labelled runs from {files} file(s); "
+           "positive = human pass; unscored counts in every denominator."
+           + (f" {errors} bad input line(s) left out." if errors else ""), "",
+           *table(["check", "n", "unscored", "TPR", "TNR", "kappa", "flags"],
+                   [_rates(c) for c in checks])]
+    if failing:
+        lines = []
+        for c in failing:
+            flags = ", ".join(f.value for f in c.flags if f.fails)
+            notes = "; ".join(c.notes)
+            lines.append(f"- {code(c.name)}: {flags}" + (f" — {plain(notes)}" if notes else ""))
+        out += ["", "**Bars missed and flags:**", *listed(lines, "checks")]
+    return "\n".join(out).rstrip() + "\n"
+
+
+# --- judge-audit ---------------------------------------------------------------------
+
+
+def _probe(name: str, status: ProbeStatus, headline: str) -> str:
+    if status is ProbeStatus.NOT_RUN:
+        return f"- {name}: not run"
+    mark = "⚠️ " if status is ProbeStatus.FOUND else ""
+    return f"- {mark}{name}: {plain(headline)}"
+
+
+def judge_audit_summary(a: JudgeAudit) -> str:
+    """The verdict and why, the agreement with people, each probe's finding."""
+    mark = {AuditVerdict.MAY_GATE: "✅", AuditVerdict.REPORT_ONLY: "❌",
+            AuditVerdict.VOID: "⛔"}[a.verdict]
+    out = [f"### {mark} metaeval judge-audit: {code(a.judge.name)} {a.verdict.value}", "",
+           f"{a.items} items, {a.labelled_verdicts} verdicts on labelled items, "
+           f"{a.unscored} unscored.", ""]
+    rows = []
+    if a.pointwise is not None:
+        p = a.pointwise
+        rows.append(["pointwise", str(p.confusion.n), f"{p.tpr.value:.2f}",
+                     f"{p.tnr.value:.2f}", "—", f"{p.kappa.value:.2f}"])
+    if a.pairwise is not None:
+        for o in a.pairwise.orders:
+            rows.append([f"pairwise, order {o.order.value}", str(o.n), "—", "—",
+                         f"{o.accuracy:.2f}", f"{o.kappa.value:.2f}"])
+    if rows:
+        out += [*table(["agreement", "n", "TPR", "TNR", "accuracy", "kappa"], rows), ""]
+    pr = a.probes
+    out += ["**Probes:**", _probe("position", pr.position.status, pr.position.headline()),
+            _probe("length", pr.length.status, pr.length.headline()),
+            _probe("injection", pr.injection.status, pr.injection.headline()),
+            f"- controls: {'ok' if a.controls.ok else 'FAILED (the audit is void)'}"]
+    if a.reasons:
+        out += ["", "**Why:**", *listed([f"- {plain(r)}" for r in a.reasons], "reasons")]
+    if a.errors:
+        out += ["", f"{len(a.errors)} bad input line(s) left out."]
+    return "\n".join(out).rstrip() + "\n"
