@@ -140,7 +140,8 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
     if not kept:
         return None, ""
     return Reuse(kept, tuple(_without(r, stale) for r in moved if set(r.tests) - stale),
-                 len(stale & tests.keys())), ""
+                 len(stale & tests.keys()),
+                 {t: d for t, d in tests.items() if t in stale}), ""
 
 
 def _moved(run: CodeRun, where: LineMap) -> CodeRun:

@@ -229,7 +229,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                                tuple(t for t in baseline.passed if t not in untraced))
     return Ran(baseline.duration, longest or timeout, coverage, ForkStats(
         len(deferred), reloaded, deferred_elsewhere, forking, placing, resident,
-        baseline.tests_run, baseline.reused, coverage_map))
+        baseline.tests_run, baseline.reused, coverage_map=coverage_map,
+        traced_beside=baseline.beside))
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:

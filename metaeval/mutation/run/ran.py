@@ -34,6 +34,8 @@ class ForkStats:
     """Tests the baseline traced in this run."""
     reused_tests: int = 0
     """Tests whose records came from the last run's coverage map."""
+    traced_beside: bool = False
+    """The traced tests ran beside the mutants (a few stale tests), not before them."""
     coverage_map: CoverageMap | None = None
     """The whole baseline's map (traced and reused), for the next run."""
 
