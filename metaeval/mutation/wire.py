@@ -130,8 +130,8 @@ class Reuse:
     stale: int = 0
     """Tests of the earlier map that changed: traced again."""
     old: dict[str, float] = field(default_factory=dict)
-    """The durations of those stale tests in the earlier baseline: the limits of
-    mutants that run before they are traced again (``warm``'s overlap)."""
+    """The earlier baseline's times of the tests not reused (stale, skipped, untraced):
+    the limits of mutants that run before those are traced again (``warm``'s overlap)."""
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps({"tests": self.tests, "ran": [asdict(r) for r in self.ran],
