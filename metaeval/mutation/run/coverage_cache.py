@@ -34,7 +34,9 @@ from metaeval.mutation.wire import CodeRun, Reuse
 
 COVERAGE_FILE_NAME = "mutate-coverage.json"
 """Kept next to the result cache."""
-FORMAT = 2
+FORMAT = 3
+"""3: files under the project by their path in it (2 kept absolute paths, which a
+moved checkout would compare in the old place)."""
 
 
 def _salt(packages: Sequence[str], pytest_args: Sequence[str]) -> str:
