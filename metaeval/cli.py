@@ -268,7 +268,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
            sarif_path: Path | None, html_path: Path | None, message_strings: bool | None,
            summary_path: Path | None, fmt: str, shard: tuple[int, int] | None,
            shard_out: Path | None, timings_path: Path | None, write_timings: Path | None,
-           merge_dirs: tuple[Path, ...]) -> None:
+           merge_dirs: tuple[Path, ...], trace_only: bool, write_coverage: Path | None,
+           coverage_path: Path | None) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -292,7 +293,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         cache_path=cache_path, no_cache=no_cache, baseline_path=baseline_path,
         update_baseline=update_baseline, sarif_path=sarif_path,
         message_strings=message_strings, shard=shard, shard_out=shard_out,
-        timings_path=timings_path, write_timings=write_timings)
+        timings_path=timings_path, write_timings=write_timings, trace_only=trace_only,
+        write_coverage=write_coverage, coverage_path=coverage_path)
     if merge_dirs:
         from metaeval.commands.mutate_merge import merge_shards
 

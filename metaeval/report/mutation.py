@@ -143,7 +143,7 @@ def overhead_text(run: MutationRun) -> str:
             text += f"; {own} spent {fork.deferred_elsewhere:.1f}s of it"
     if fork.reused_tests:
         text += (f"; baseline: {fork.traced_tests} tests traced, {fork.reused_tests} reused "
-                 "from the last run's coverage map")
+                 "from a coverage map (the last run's, or --coverage)")
     elif fork.traced_tests:
         text += f"; baseline: {fork.traced_tests} tests traced"
     return text
