@@ -22,6 +22,7 @@ from metaeval.cli_parts import (
     SUMMARY,
     InRange,
     ProgressBar,
+    init_shards,
     outputs_then_exit,
     shard_options,
     user_errors,
@@ -575,8 +576,9 @@ def gate(results: tuple[Path, ...], calibration_path: Path | None,
 @click.option("--package", default=None, metavar="NAME",
               help="Import name of your package, the mutate target [default: found from "
                    "pyproject.toml, else the src/ or top-level layout].")
+@init_shards
 @user_errors
-def init(force: bool, root: Path, package: str | None) -> None:
+def init(force: bool, root: Path, package: str | None, shards: int | None) -> None:
     """Scaffold mutants/, meta_sets/, a grader test, [tool.metaeval] and a CI workflow.
 
     Idempotent: an existing file is kept unless --force; pyproject.toml is only
@@ -584,7 +586,7 @@ def init(force: bool, root: Path, package: str | None) -> None:
     """
     from metaeval.init import scaffold
 
-    done = scaffold(root, force=force, package=package)
+    done = scaffold(root, force=force, package=package, shards=shards)
     for step in done.steps:
         click.echo(f"{step.action.value:<11} {step.path}")
     for note in done.notes:

@@ -158,3 +158,9 @@ def shard_options(command: Callable[P, R]) -> Callable[P, R]:
     ]):
         command = option(command)
     return command
+
+
+init_shards = click.option(
+    "--shards", type=click.IntRange(2, 256), default=None, metavar="N",
+    help="Write a workflow that splits mutation testing over N shards (2 to 256): a "
+         "baseline job, an N-job matrix, and a merge job that gates.")

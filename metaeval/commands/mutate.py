@@ -151,7 +151,8 @@ class MutatePlan:
     """``shard_manifest.plan_hash`` of every planned mutant; set for ``--shard``,
     ``--trace-only`` and ``--coverage``."""
     packages: tuple[str, ...] = ()
-    """``--trace-only``: the packages whose code the baseline records."""
+    """Fork isolation: the packages of every target file and patch mutant, whose code
+    the warm runner records (what ``--trace-only`` traces)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from metaeval.commands.mutate import Message, MutatePlan, MutateResult
 from metaeval.errors import ExitCode, OutputError
+from metaeval.mutation.run.coverage_cache import CoverageMap
 from metaeval.mutation.run.coverage_file import write_coverage_file
 from metaeval.mutation.run.options import VoidRun
 from metaeval.mutation.run.trace import trace_baseline
@@ -27,13 +28,21 @@ def trace_plan(plan: MutatePlan) -> MutateResult:
         if plan.warm is not None:
             plan.warm.stop()
         return MutateResult(ExitCode.VOID, root, plan.notes)
+    where = request.write_coverage
+    if plan.stop is ExitCode.OK:  # --since left no mutant: neither will any shard run one
+        if plan.warm is not None:
+            plan.warm.stop()
+        empty = CoverageMap(plan.packages, plan.options.pytest_args, (), {}, ())
+        write_coverage_file(Path.cwd() / where, empty, plan.plan_hash, root)
+        return MutateResult(ExitCode.OK, root, plan.notes, after=(Message(
+            f"--trace-only: nothing to mutate, no test traced; an empty coverage map for "
+            f"the plan is in {where}", stderr=True),))
     try:
         stats = trace_baseline(plan.options, plan.packages, plan.warm)
     except VoidRun as e:
         return MutateResult(ExitCode.VOID, root, plan.notes,
                             after=(Message(f"error: {e}", stderr=True),))
     assert stats.coverage_map is not None
-    where = request.write_coverage
     write_coverage_file(Path.cwd() / where, stats.coverage_map, plan.plan_hash, root)
     after = [Message(f"--trace-only: {stats.traced_tests} tests traced, {stats.reused_tests} "
                      f"reused; the coverage map for the plan of {len(plan.mutants)} mutants "
