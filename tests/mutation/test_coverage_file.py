@@ -171,3 +171,16 @@ def test_another_plan_is_refused_with_both_hashes(tmp_path: Path) -> None:
     assert read_coverage_file(path, "abc").plan == "abc"  # the same file, the right plan
     with pytest.raises(InputError, match="field 'plan_hash': got 'abc'; expected 'abd'"):
         read_coverage_file(path, "abd")
+
+
+def test_with_no_mutant_on_changed_lines_the_file_is_an_empty_map(tmp_path: Path) -> None:
+    project = copy_shop(tmp_path)
+    cov = tmp_path / "cov.json"
+    done = _mutate(project, "--since", "HEAD", "--trace-only", "--write-coverage", str(cov))
+    assert done.returncode == 0, done.stderr
+    assert f"nothing to mutate, no test traced; an empty coverage map for the plan is in {cov}" \
+        in done.stderr
+    assert read_coverage_file(cov, json.loads(cov.read_text())["plan_hash"]).tests == 0
+    shard = _mutate(project, "--since", "HEAD", "--shard", "1/2", "--coverage", str(cov),
+                    "--shard-out", str(tmp_path / "out"))
+    assert shard.returncode == 0, shard.stderr  # its plan matches; nothing to run
