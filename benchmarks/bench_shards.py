@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import statistics
 import sys
 from collections.abc import Mapping, Sequence
@@ -117,6 +118,8 @@ class Sharded:
     differing: tuple[str, ...]
     traced: tuple[int, ...]
     """Tests each shard's baseline traced again (0: the coverage file held them all)."""
+    missing_named: bool
+    """The merge without the last shard's output exits 3 naming it."""
 
 
 def run_shards(target: bt.Target, venv: Path, work: Path, run: int, n: int, balance: str,
@@ -138,7 +141,19 @@ def run_shards(target: bt.Target, venv: Path, work: Path, run: int, n: int, bala
     merged = statuses(bt.run_cmd(bt.metaeval_cmd(venv, target, 1, ["--merge", str(out)]),
                                  copy, env, ok=(0, 1)).stdout)
     differing = tuple(sorted(i for i in {*want, *merged} if want.get(i) != merged.get(i)))
-    return Sharded(n, balance, tuple(walls), cpu, not differing, differing, tuple(traced))
+    return Sharded(n, balance, tuple(walls), cpu, not differing, differing, tuple(traced),
+                   missing_named(target, venv, work, out, n))
+
+
+def missing_named(target: bt.Target, venv: Path, work: Path, out: Path, n: int) -> bool:
+    """Whether the merge, with shard n's output deleted, exits 3 naming that shard."""
+    partial = out.with_name(out.name + "-partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(out, partial, ignore=shutil.ignore_patterns(f"s{n}"))
+    copy = bt.fresh_copy(target, work, f"{target.name}-merge")
+    m = bt.run_cmd(bt.metaeval_cmd(venv, target, 1, ["--merge", str(partial)]), copy,
+                   bt.tool_env(venv, copy, target), ok=(0, 1, 3))
+    return m.returncode == 3 and f"shard {n}/{n} is missing" in m.stderr
 
 
 def _traced(stdout: str) -> int:
@@ -186,7 +201,8 @@ def bench_once(target: bt.Target, venv: Path, work: Path, run: int,
             s = run_shards(target, venv, work, run, n, balance, coverage, timings, want)
             say(f"    {n} shards by {balance}: " + ", ".join(f"{w:.1f}" for w in s.walls)
                 + f" s; slowest/mean {spread(s.walls):.2f}; tests traced again "
-                + f"{sum(s.traced)}; merged == single: {s.same}"
+                + f"{sum(s.traced)}; merged == single: {s.same}; without shard {n}: "
+                + ("exit 3 naming it" if s.missing_named else "NOT exit 3 naming it")
                 + (f" (differ: {', '.join(s.differing[:5])})" if s.differing else ""))
             sharded.append(s)
     return Run(single.wall, single.cpu, trace.wall, trace.cpu, max(costs.values()), costs,
@@ -220,6 +236,10 @@ def report(name: str, runs: Sequence[Run]) -> list[Check]:
         checks.append((f"{name}: {first.n} shards by {first.balance} merge to the single run",
                        same, f"{sum(s.same for s in sets)} of {len(sets)} runs equal, status "
                              "for status"))
+        checks.append((f"{name}: {first.n} shards by {first.balance}, the last one's output "
+                       "deleted: the merge exits 3 naming it",
+                       all(s.missing_named for s in sets),
+                       f"{sum(s.missing_named for s in sets)} of {len(sets)} runs"))
         if first.balance == "time":
             checks.append((f"{name}: {first.n} time-balanced shards: slowest within "
                            "max(1.15 x mean, longest mutant)", slowest <= bound,
