@@ -22,6 +22,7 @@ from metaeval.cli_parts import (
     SUMMARY,
     InRange,
     ProgressBar,
+    init_shards,
     outputs_then_exit,
     shard_options,
     user_errors,
@@ -268,7 +269,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
            sarif_path: Path | None, html_path: Path | None, message_strings: bool | None,
            summary_path: Path | None, fmt: str, shard: tuple[int, int] | None,
            shard_out: Path | None, timings_path: Path | None, write_timings: Path | None,
-           merge_dirs: tuple[Path, ...]) -> None:
+           merge_dirs: tuple[Path, ...], trace_only: bool, write_coverage: Path | None,
+           coverage_path: Path | None) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -292,7 +294,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         cache_path=cache_path, no_cache=no_cache, baseline_path=baseline_path,
         update_baseline=update_baseline, sarif_path=sarif_path,
         message_strings=message_strings, shard=shard, shard_out=shard_out,
-        timings_path=timings_path, write_timings=write_timings)
+        timings_path=timings_path, write_timings=write_timings, trace_only=trace_only,
+        write_coverage=write_coverage, coverage_path=coverage_path)
     if merge_dirs:
         from metaeval.commands.mutate_merge import merge_shards
 
@@ -573,8 +576,9 @@ def gate(results: tuple[Path, ...], calibration_path: Path | None,
 @click.option("--package", default=None, metavar="NAME",
               help="Import name of your package, the mutate target [default: found from "
                    "pyproject.toml, else the src/ or top-level layout].")
+@init_shards
 @user_errors
-def init(force: bool, root: Path, package: str | None) -> None:
+def init(force: bool, root: Path, package: str | None, shards: int | None) -> None:
     """Scaffold mutants/, meta_sets/, a grader test, [tool.metaeval] and a CI workflow.
 
     Idempotent: an existing file is kept unless --force; pyproject.toml is only
@@ -582,7 +586,7 @@ def init(force: bool, root: Path, package: str | None) -> None:
     """
     from metaeval.init import scaffold
 
-    done = scaffold(root, force=force, package=package)
+    done = scaffold(root, force=force, package=package, shards=shards)
     for step in done.steps:
         click.echo(f"{step.action.value:<11} {step.path}")
     for note in done.notes:

@@ -144,7 +144,7 @@ def overhead_text(run: MutationRun) -> str:
     if fork.reused_tests:
         beside = " beside the mutants" if fork.traced_beside else ""
         text += (f"; baseline: {fork.traced_tests} tests traced{beside}, {fork.reused_tests} "
-                 "reused from the last run's coverage map")
+                 "reused from a coverage map (the last run's, or --coverage)")
     elif fork.traced_tests:
         text += f"; baseline: {fork.traced_tests} tests traced"
     return text

@@ -90,11 +90,11 @@ def test_the_overhead_line_says_what_the_baseline_traced_and_reused() -> None:
     run = MutationRun(results, 0.5, 6.5, Isolation.FORK, wall=1.25,
                       fork=ForkStats(traced_tests=3, reused_tests=40))
     assert overhead_text(run).endswith(
-        "; baseline: 3 tests traced, 40 reused from the last run's coverage map")
+        "; baseline: 3 tests traced, 40 reused from a coverage map (the last run's, or --coverage)")
     beside = replace(run, fork=ForkStats(traced_tests=3, reused_tests=40, traced_beside=True))
     assert overhead_text(beside).endswith(
-        "; baseline: 3 tests traced beside the mutants, 40 reused from the last run's "
-        "coverage map")
+        "; baseline: 3 tests traced beside the mutants, 40 reused from a coverage map "
+        "(the last run's, or --coverage)")
 
 
 def test_survivors_show_their_diff_and_breaks_sentence(tmp_path: Path) -> None:

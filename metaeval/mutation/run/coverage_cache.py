@@ -98,6 +98,10 @@ class CoverageMap:
     def save(self, path: Path, root: Path) -> None:
         """Write the map with the digests of every file it depends on; ``OutputError``
         when it cannot be written."""
+        write_atomic(path, json.dumps(self.document(root)))
+
+    def document(self, root: Path) -> dict[str, object]:
+        """The map as ``save`` writes it (``run.coverage_file`` adds the plan's hash)."""
         digest = _Digests(root.resolve())
         passed = set(self.passed)
         # Files under the project by their path in it: a checkout moved or copied
@@ -108,16 +112,15 @@ class CoverageMap:
                  *(r.file for r in ran)}
         shapes = {name: shape.to_json() for name in sorted({r.file for r in ran})
                   if (shape := digest.shape(name)) is not None}
-        document = {"salt": _salt(self.packages, self.pytest_args),
-                    "tests": {t: self.durations.get(t, 0.0) for t in sorted(self.passed)},
-                    # Skipped and untraced tests: never reused, but their times give
-                    # the limits of mutants run beside their new trace (``Reuse.old``).
-                    "others": {t: d for t, d in sorted(self.durations.items())
-                               if t not in passed},
-                    "digests": {name: digest(name) for name in sorted(files)},
-                    "shapes": shapes,
-                    "ran": [asdict(r) for r in ran]}
-        write_atomic(path, json.dumps(document))
+        return {"salt": _salt(self.packages, self.pytest_args),
+                "tests": {t: self.durations.get(t, 0.0) for t in sorted(self.passed)},
+                # Skipped and untraced tests: never reused, but their times give
+                # the limits of mutants run beside their new trace (``Reuse.old``).
+                "others": {t: d for t, d in sorted(self.durations.items())
+                           if t not in passed},
+                "digests": {name: digest(name) for name in sorted(files)},
+                "shapes": shapes,
+                "ran": [asdict(r) for r in ran]}
 
 
 def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Sequence[str]
