@@ -206,6 +206,11 @@ class CallRecorder:
         sys.settrace(self)
         threading.settrace(self)
 
+    def intact(self) -> bool:
+        """Whether it still records: a test may replace the trace function (a coverage
+        tool does), and CPython drops one that raises (a RecursionError inside it)."""
+        return sys.gettrace() is self
+
     def stop(self) -> None:
         sys.settrace(None)
         threading.settrace(None)

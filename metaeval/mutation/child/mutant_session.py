@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.mutation.child.apply import CallRecorder, apply_patch, apply_rewrite
+from metaeval.mutation.child.apply import apply_patch, apply_rewrite
+from metaeval.mutation.child.monitor import recorder_for
 from metaeval.mutation.child.processes import cap_address_space, die_with_parent, process_size
 from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode
 
@@ -29,7 +30,7 @@ class MutantSession:
         self.in_tests = 0.0
         self.error_kind = ErrorKind.NONE
         self.error = ""
-        self.recorder = CallRecorder(spec.packages) if spec.mode is Mode.BASELINE else None
+        self.recorder = recorder_for(spec.packages) if spec.mode is Mode.BASELINE else None
 
     def fail_to_apply(self, kind: ErrorKind, error: BaseException) -> None:
         self.error_kind = kind

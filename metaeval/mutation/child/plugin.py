@@ -50,14 +50,14 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def _start_warm(early_config: pytest.Config, spec_path: Path) -> None:
     """Trace from before the first conftest: code that runs at import time must be
     known, since swapping its code afterwards would not redo what the import did."""
-    from metaeval.mutation.child.apply import CallRecorder
+    from metaeval.mutation.child.monitor import recorder_for
     from metaeval.mutation.child.processes import die_with_parent
     from metaeval.mutation.child.warm import WarmSession
     from metaeval.mutation.wire import WarmSpec
 
     spec = WarmSpec.read(spec_path)
     die_with_parent(spec.parent_pid)
-    recorder = CallRecorder(spec.packages)
+    recorder = recorder_for(spec.packages)
     recorder.start()
     early_config.stash[_WARM] = WarmSession(spec, recorder)
 

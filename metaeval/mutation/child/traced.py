@@ -11,7 +11,6 @@ so the warm process stays as collection left it.
 from __future__ import annotations
 
 import os
-import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -93,7 +92,7 @@ def _child(session: pytest.Session, items: list[pytest.Item], recorder: CallReco
             nextitem = items[i + 1] if i + 1 < len(items) else None
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
             tests_run += 1
-            if sys.gettrace() is not recorder:
+            if not recorder.intact():
                 # A test replaced the tracer (a coverage tool does) or CPython dropped
                 # it (a RecursionError inside it): what that test ran after went unseen.
                 untraced.append(item.nodeid)
