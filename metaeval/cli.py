@@ -22,6 +22,7 @@ from metaeval.cli_parts import (
     SUMMARY,
     InRange,
     ProgressBar,
+    executor_options,
     outputs_then_exit,
     shard_options,
     user_errors,
@@ -258,6 +259,7 @@ def findings_export(sarif_file: Path | None, html_file: Path | None,
               help="Also mutate strings that are only a log, warning or exception message "
                    "(default: [tool.metaeval.mutate] message_strings, else no).")
 @shard_options
+@executor_options
 @SUMMARY
 @FORMAT
 @user_errors
@@ -268,7 +270,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
            sarif_path: Path | None, html_path: Path | None, message_strings: bool | None,
            summary_path: Path | None, fmt: str, shard: tuple[int, int] | None,
            shard_out: Path | None, timings_path: Path | None, write_timings: Path | None,
-           merge_dirs: tuple[Path, ...]) -> None:
+           merge_dirs: tuple[Path, ...], executor: str, ray_address: str | None) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -292,7 +294,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         cache_path=cache_path, no_cache=no_cache, baseline_path=baseline_path,
         update_baseline=update_baseline, sarif_path=sarif_path,
         message_strings=message_strings, shard=shard, shard_out=shard_out,
-        timings_path=timings_path, write_timings=write_timings)
+        timings_path=timings_path, write_timings=write_timings, executor=executor,
+        ray_address=ray_address)
     if merge_dirs:
         from metaeval.commands.mutate_merge import merge_shards
 

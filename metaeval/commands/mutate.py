@@ -18,6 +18,7 @@ data a finished run leaves: the caches and (when asked) the findings file.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,13 @@ from metaeval.mutation.run.options import (
     VoidRun,
 )
 from metaeval.mutation.run.result_cache import CACHE_FILE, ResultCache
-from metaeval.mutation.run.runner import MutationRun, Progress, exit_code, run_mutants
+from metaeval.mutation.run.runner import (
+    Execute,
+    MutationRun,
+    Progress,
+    exit_code,
+    run_mutants,
+)
 from metaeval.mutation.run.settings import mutate_settings
 from metaeval.mutation.run.shard_manifest import (
     ShardPlan,
@@ -95,6 +102,10 @@ class MutateRequest:
     """Seconds per mutant id, the cost each share is balanced by (``--timings``)."""
     write_timings: Path | None = None
     """Write each result's seconds here after a finished run (``--write-timings``)."""
+    executor: str = "local"
+    """Where the mutants run: ``local`` (this machine) or ``ray`` (a Ray cluster)."""
+    ray_address: str | None = None
+    """``--executor ray``: the cluster to connect to; None starts one here for the run."""
 
     @property
     def tracks_survivors(self) -> bool:
@@ -142,6 +153,8 @@ class MutatePlan:
     """``--shard``: this shard's place and share; ``mutants`` is the share then."""
     plan_hash: str = ""
     """``shard_manifest.plan_hash`` of every planned mutant; set for ``--shard``."""
+    execute: Execute | None = None
+    """Runs the mutants elsewhere (``--executor ray``); None: this machine's isolation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +227,7 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
         coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME))
     messages = (settings.message_strings if request.message_strings is None
                 else request.message_strings)
+    execute = _executor(request, options)  # a missing Ray stops here, with nothing started
     # Read before the warm runner starts: a bad timings file stops here, with nothing to stop.
     timings = (None if request.timings_path is None
                else read_timings(Path.cwd() / request.timings_path))
@@ -259,7 +273,29 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
             stop = ExitCode.OK
     return MutatePlan(request, root, tuple(mutants), options, tuple(notes), stop, cache_file,
                       scan, report_file, request.baseline_path or config.root / config.findings,
-                      warm, shard, digest)
+                      warm, shard, digest, execute)
+
+
+def _executor(request: MutateRequest, options: RunOptions) -> Execute | None:
+    """The executor ``--executor`` names (None: this machine's runners); ``InputError``
+    for a combination that cannot run, or Ray not installed."""
+    if request.executor != "ray":
+        if request.ray_address is not None:
+            raise InputError(f"--ray-address {request.ray_address!r}: expected it with "
+                             "--executor ray (the mutants run on this machine otherwise)")
+        return None
+    if options.isolation is not Isolation.FORK:
+        raise InputError(f"--executor ray: got --isolation {options.isolation.value!r}; "
+                         "expected fork (each Ray task runs the warm runner)")
+    try:
+        from metaeval.mutation.run.ray_executor import RayExecutor
+    except ImportError as e:
+        if (e.name or "").partition(".")[0] != "ray":
+            raise
+        raise InputError("--executor ray: Ray is not installed in this environment "
+                         f"({sys.executable}); install it with: pip install "
+                         "'metaeval[ray]'") from e
+    return RayExecutor(request.ray_address)
 
 
 def _take_share(request: MutateRequest, mutants: list[Mutant], options: RunOptions,
@@ -348,7 +384,7 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateResult
             plan.warm.stop()
         return MutateResult(ExitCode.BAD_INPUT, root, plan.notes, write_errors=early)
     try:
-        run = run_mutants(plan.mutants, options, progress, cache, plan.warm)
+        run = run_mutants(plan.mutants, options, progress, cache, plan.warm, plan.execute)
     except VoidRun as e:
         return MutateResult(ExitCode.VOID, root, plan.notes,
                             after=(Message(f"error: {e}", stderr=True),))

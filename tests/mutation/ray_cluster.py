@@ -1,0 +1,146 @@
+"""A real Ray cluster on loopback for the Ray executor's tests: a head and a second
+node, each ``ray start --block`` in a process group of its own, one CPU each,
+usage statistics and the dashboard off.
+
+Stopped by the ids of the processes it started, never ``ray stop``: that ends
+every Ray process on the machine by name, another user's cluster included.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+STARTUP = 90.0
+"""Seconds a node may take to join (a loaded 2-core machine takes ~10)."""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _descendants(pids: list[int]) -> set[int]:
+    """``pids`` and every process under them, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rpartition(")")[2].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = list(pids)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, ()))
+    return found
+
+
+def _signal(pids: set[int], signum: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+
+@dataclass
+class LocalCluster:
+    """A head and ``nodes - 1`` more nodes on 127.0.0.1, under a temp dir of its own."""
+
+    nodes: int = 2
+    env: dict[str, str] = field(default_factory=dict)
+    """Added to every node's environment (its workers inherit it)."""
+    address: str = ""
+    temp_dir: Path = Path()
+    started: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def start(self) -> LocalCluster:
+        # Short: Ray's socket paths under it must stay within the 107 bytes of AF_UNIX.
+        self.temp_dir = Path(tempfile.mkdtemp(prefix="ray"))
+        port = _free_port()
+        self.address = f"127.0.0.1:{port}"
+        env = {**os.environ, **self.env, "RAY_USAGE_STATS_ENABLED": "0",
+               "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+        common = ["--block", "--num-cpus=1", "--disable-usage-stats",
+                  "--node-ip-address=127.0.0.1", "--object-store-memory=100000000"]
+        self._node(["--head", f"--port={port}", "--include-dashboard=false",
+                    f"--temp-dir={self.temp_dir}", *common], env, "head")
+        self.wait_for(1)
+        for n in range(1, self.nodes):
+            self._node([f"--address={self.address}", *common], env, f"node{n}")
+        self.wait_for(self.nodes)
+        return self
+
+    def _node(self, args: list[str], env: dict[str, str], name: str) -> None:
+        with (self.temp_dir / f"{name}.log").open("wb") as log:
+            self.started.append(subprocess.Popen(
+                [str(BIN / "ray"), "start", *args], env=env, stdout=log,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True))
+
+    def alive(self) -> int:
+        """Nodes the cluster counts alive (a driver of its own, in a subprocess)."""
+        code = ("import ray, logging\n"
+                f"ray.init(address={self.address!r}, logging_level=logging.ERROR)\n"
+                "print(sum(1 for n in ray.nodes() if n['Alive']))")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+        return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
+
+    def wait_for(self, nodes: int) -> None:
+        deadline = time.monotonic() + STARTUP
+        while time.monotonic() < deadline:
+            for proc in self.started:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"a Ray node exited ({proc.returncode}):\n{self.logs()}")
+            if self.alive() >= nodes:
+                return
+            time.sleep(1)
+        raise RuntimeError(f"{nodes} Ray nodes not alive after {STARTUP}s:\n{self.logs()}")
+
+    def logs(self) -> str:
+        return "\n".join(p.read_text(errors="replace")[-2000:]
+                         for p in sorted(self.temp_dir.glob("*.log")))
+
+    def pids(self) -> set[int]:
+        """Every process of the cluster still running: the nodes and all under them."""
+        return _descendants([p.pid for p in self.started])
+
+    def stop(self) -> None:
+        """Freeze every process the nodes started (none starts another then), find
+        them again, kill them all; remove the temp dir."""
+        first = self.pids()
+        _signal(first, signal.SIGSTOP)
+        everyone = first | self.pids()
+        _signal(everyone, signal.SIGKILL)
+        for proc in self.started:
+            proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while (left := {p for p in everyone if Path(f"/proc/{p}").exists()
+                        and "zombie" not in _state(p)}) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def _state(pid: int) -> str:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return "zombie"
+    return next((line for line in status.splitlines() if line.startswith("State:")), "")

@@ -1,0 +1,122 @@
+"""``metaeval mutate --executor ray`` on a real Ray cluster started here on loopback
+(a head and a second node, one CPU each): status for status the same as a local
+run, the source tree untouched, and a worker killed mid-batch costs nothing and
+counts nothing twice. Marked ``ray``: the default run leaves it out; .ci/run
+runs it with the extra installed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.mutation.conftest import copy_shop, git, tree_digest
+from tests.mutation.ray_cluster import LocalCluster
+
+pytest.importorskip("ray")
+pytestmark = pytest.mark.ray
+
+METAEVAL = str(Path(sys.executable).parent / "metaeval")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    started = LocalCluster(nodes=2)
+    try:
+        yield started.start()
+    finally:
+        started.stop()
+        assert not started.pids()
+
+
+def _mutate(project: Path, report: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    return subprocess.run([METAEVAL, "mutate", "--no-cache", "--format", "json",
+                           "--report", str(report), *flags], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def _statuses(report: Path) -> dict[str, str]:
+    """Status by mutant id, each id once (a duplicate would be lost in a dict)."""
+    document = json.loads(report.read_text())
+    mutants = [m for f in document["files"].values() for m in f["mutants"]]
+    ids = [m["id"] for m in mutants]
+    assert len(ids) == len(set(ids)), ids
+    return {m["id"]: m["status"] for m in mutants}
+
+
+def test_a_ray_run_equals_a_local_run(cluster: LocalCluster, tmp_path: Path) -> None:
+    project = copy_shop(tmp_path)
+    local = _mutate(project, tmp_path / "local.json", "--jobs", "1")
+    before = tree_digest(project)
+    remote = _mutate(project, tmp_path / "ray.json", "--executor", "ray",
+                     "--ray-address", cluster.address)
+    assert remote.returncode == local.returncode == 1, remote.stderr
+    assert tree_digest(project) == before
+    statuses = _statuses(tmp_path / "ray.json")
+    assert statuses == _statuses(tmp_path / "local.json")
+    assert {"Killed", "Survived", "NoCoverage", "Timeout"} <= set(statuses.values())
+    shown, expected = json.loads(remote.stdout), json.loads(local.stdout)
+    assert (shown["counts"], shown["score"]) == (expected["counts"], expected["score"])
+    # Each mutant's killer and coverage, too: the map the batches reused was the head's.
+    assert ([(m["killed_by"], m["covered_by"]) for m in shown["mutants"]]
+            == [(m["killed_by"], m["covered_by"]) for m in expected["mutants"]])
+
+
+KILLER = '''
+import os
+import signal
+from pathlib import Path
+
+from shop.pricing import discount_cents
+
+MARKER = Path({marker!r})
+
+
+def _ray_worker():
+    """The nearest ancestor that is a Ray worker (its title is ray::...), if any."""
+    pid = os.getppid()
+    while pid > 1:
+        cmdline = Path(f"/proc/{{pid}}/cmdline").read_bytes()
+        if cmdline.startswith(b"ray::"):
+            return pid
+        pid = int(Path(f"/proc/{{pid}}/stat").read_text().rpartition(")")[2].split()[1])
+    return None
+
+
+def test_half_price():
+    worker = _ray_worker()
+    if worker is not None:
+        try:
+            MARKER.open("x").close()  # once: the batch run again must go through
+        except FileExistsError:
+            pass
+        else:
+            os.kill(worker, signal.SIGKILL)
+    assert discount_cents(1000, 50) == 500
+'''
+
+
+def test_a_worker_killed_mid_batch_loses_nothing_and_counts_nothing_twice(
+        cluster: LocalCluster, tmp_path: Path) -> None:
+    project = copy_shop(tmp_path)
+    marker = tmp_path / "killed-once"
+    (project / "tests" / "test_killer.py").write_text(KILLER.format(marker=str(marker)))
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "a test that kills its Ray worker once")
+    local = _mutate(project, tmp_path / "local.json", "--jobs", "1")
+    assert not marker.exists()  # no Ray worker above a local run
+    before = tree_digest(project)
+    remote = _mutate(project, tmp_path / "ray.json", "--executor", "ray",
+                     "--ray-address", cluster.address)
+    assert marker.exists(), remote.stderr  # a worker was killed mid-batch
+    assert remote.returncode == local.returncode, remote.stderr
+    assert tree_digest(project) == before
+    statuses = _statuses(tmp_path / "ray.json")
+    assert statuses == _statuses(tmp_path / "local.json")
+    assert "RuntimeError" not in statuses.values()
