@@ -153,6 +153,11 @@ class InjectionCase:
     origin: str = FILES
 
 
+def worse_of(label: str) -> str:
+    """The response of a labelled pair that people did not prefer."""
+    return "b" if label == "a" else "a"
+
+
 @dataclass(frozen=True, slots=True)
 class PairLengthProbe:
     """A labelled pair (``label`` ``a`` or ``b``) with each response padded by text
@@ -175,7 +180,7 @@ class PairLengthProbe:
 
     @property
     def loser(self) -> str:
-        return "b" if self.label == "a" else "a"
+        return worse_of(self.label)
 
     def shown(self, padded: str) -> tuple[str, str]:
         """``response_a`` and ``response_b`` with the response labelled ``padded`` padded."""
@@ -204,7 +209,7 @@ class PairInjectionCase:
 
     @property
     def loser(self) -> str:
-        return "b" if self.label == "a" else "a"
+        return worse_of(self.label)
 
     def shown(self, suffix: str) -> tuple[str, str]:
         """The pair with ``suffix`` appended to the worse response and the benign

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+from textwrap import dedent
+from typing import Any
 
 import pytest
 
+METAEVAL = str(Path(sys.executable).parent / "metaeval")
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "mutate_project"
 
 
@@ -37,3 +42,35 @@ def tree_digest(root: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy_shop(tmp_path_factory.mktemp("shop"))
+
+
+def small_project(root: Path, files: dict[str, str], operators: list[str]) -> Path:
+    """A project of ``files`` (name to source, dedented) at ``root``, with a
+    pyproject.toml that puts it on the path and mutates every non-test module in it
+    with ``operators``."""
+    targets = [name for name in files if not name.startswith("test_")]
+    (root / "pyproject.toml").write_text(dedent(f"""\
+        [tool.pytest.ini_options]
+        pythonpath = ['.']
+
+        [tool.metaeval.mutate]
+        targets = {json.dumps(targets)}
+        operators = {json.dumps(operators)}
+        """), encoding="utf-8")
+    for name, source in files.items():
+        (root / name).write_text(dedent(source), encoding="utf-8")
+    return root
+
+
+def mutate_json(root: Path, *args: str, timeout: float = 60
+                ) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    """``metaeval mutate --format json --no-cache`` in ``root`` (report in root/r.json):
+    its JSON output, and the finished process for messages."""
+    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
+                           "--report", str(root / "r.json"), *args],
+                          cwd=root, capture_output=True, text=True, timeout=timeout)
+    try:
+        return json.loads(done.stdout), done
+    except json.JSONDecodeError:
+        pytest.fail(f"no JSON from metaeval mutate (exit {done.returncode}):\n"
+                    f"{done.stdout}\n{done.stderr}")

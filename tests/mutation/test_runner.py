@@ -30,6 +30,7 @@ from metaeval.mutation.wire import (
     read_warm_line,
     warm_line,
 )
+from tests.mutation.conftest import mutate_json, small_project
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 
@@ -361,15 +362,7 @@ def test_a_mutant_looping_in_a_quick_test_is_stopped_at_that_tests_own_limit(
     # limit (a few ms x 3 + 1 s) stops the mutant, and the detail names it. STEP = 0
     # is put in place by executing loop.py again: its tests' limits add the
     # collection time (a fraction of a second here), and still stop it there.
-    (tmp_path / "pyproject.toml").write_text(dedent("""\
-        [tool.pytest.ini_options]
-        pythonpath = ['.']
-
-        [tool.metaeval.mutate]
-        targets = ["loop.py"]
-        operators = ["shift_constant"]
-        """), encoding="utf-8")
-    (tmp_path / "loop.py").write_text(dedent("""\
+    small_project(tmp_path, {"loop.py": """\
         STEP = 1
 
 
@@ -383,8 +376,7 @@ def test_a_mutant_looping_in_a_quick_test_is_stopped_at_that_tests_own_limit(
             while n > 0:
                 n -= STEP
             return n
-        """), encoding="utf-8")
-    (tmp_path / "test_loop.py").write_text(dedent("""\
+        """, "test_loop.py": """\
         import time
 
         from loop import countdown, countdown_by_step
@@ -398,11 +390,8 @@ def test_a_mutant_looping_in_a_quick_test_is_stopped_at_that_tests_own_limit(
         def test_slow_countdown():
             time.sleep(4)
             assert countdown(1) == countdown_by_step(1) == 0
-        """), encoding="utf-8")
-    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
-                           "--timeout-constant", "1", "--report", str(tmp_path / "r.json")],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    output = json.loads(done.stdout)
+        """}, ["shift_constant"])
+    output, done = mutate_json(tmp_path, "--timeout-constant", "1")
     looping = [m for m in output["mutants"] if m["status"] == "Timeout"]
     assert {m["line"] for m in looping} == {1, 6}, done.stdout + done.stderr
     assert output["timing"]["reloaded"] >= 1  # STEP's mutants
@@ -422,23 +411,14 @@ def test_a_test_past_its_own_limit_without_using_the_cpu_is_not_a_timeout(
     # The mirror of the looping case: a mutant that makes a test wait 2.4 s, past
     # its own limit (0.4 s x 3 + 1 s) but not the mutant's (about 8 s), using no
     # CPU, as a test starved of CPU on a loaded machine does. It survives.
-    (tmp_path / "pyproject.toml").write_text(dedent("""\
-        [tool.pytest.ini_options]
-        pythonpath = ['.']
-
-        [tool.metaeval.mutate]
-        targets = ["lib.py"]
-        operators = ["shift_constant"]
-        """), encoding="utf-8")
-    (tmp_path / "lib.py").write_text(dedent("""\
+    small_project(tmp_path, {"lib.py": """\
         import time
 
 
         def pause(n):
             time.sleep(0.2 * n)
             return n
-        """), encoding="utf-8")
-    (tmp_path / "test_lib.py").write_text(dedent("""\
+        """, "test_lib.py": """\
         import time
 
         from lib import pause
@@ -451,11 +431,8 @@ def test_a_test_past_its_own_limit_without_using_the_cpu_is_not_a_timeout(
         def test_slow():
             time.sleep(2)
             assert pause(0) == 0
-        """), encoding="utf-8")
-    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
-                           "--timeout-constant", "1", "--report", str(tmp_path / "r.json")],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    output = json.loads(done.stdout)
+        """}, ["shift_constant"])
+    output, done = mutate_json(tmp_path, "--timeout-constant", "1")
     statuses = {m["id"]: m["status"] for m in output["mutants"]}
     assert statuses["lib.py::pause::shift_constant::0"] == "Survived", done.stdout  # 0.2 -> 1.2
 
@@ -463,21 +440,12 @@ def test_a_test_past_its_own_limit_without_using_the_cpu_is_not_a_timeout(
 def test_a_looping_mutant_is_stopped_at_its_own_tests_limit(tmp_path: Path) -> None:
     # The slow test never reaches countdown: the loop's limit comes from the fast
     # test that does (about the constant), not from the whole suite's 1.5 s x 3.
-    (tmp_path / "pyproject.toml").write_text(dedent("""\
-        [tool.pytest.ini_options]
-        pythonpath = ['.']
-
-        [tool.metaeval.mutate]
-        targets = ["loop.py"]
-        operators = ["shift_constant"]
-        """), encoding="utf-8")
-    (tmp_path / "loop.py").write_text(dedent("""\
+    small_project(tmp_path, {"loop.py": """\
         def countdown(n):
             while n > 0:
                 n -= 1
             return n
-        """), encoding="utf-8")
-    (tmp_path / "test_loop.py").write_text(dedent("""\
+        """, "test_loop.py": """\
         import time
 
         from loop import countdown
@@ -489,11 +457,8 @@ def test_a_looping_mutant_is_stopped_at_its_own_tests_limit(tmp_path: Path) -> N
 
         def test_slow_and_unrelated():
             time.sleep(1.5)
-        """), encoding="utf-8")
-    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
-                           "--timeout-constant", "1", "--report", str(tmp_path / "r.json")],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    output = json.loads(done.stdout)
+        """}, ["shift_constant"])
+    output, done = mutate_json(tmp_path, "--timeout-constant", "1")
     looping = [m for m in output["mutants"] if m["status"] == "Timeout"]
     assert looping, done.stdout + done.stderr  # n -= 0 never ends
     assert output["timeout_seconds"] < 2.0

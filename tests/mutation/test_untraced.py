@@ -4,26 +4,14 @@ other tests keep their selection instead of every mutant running the whole suite
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
-from textwrap import dedent
 
-METAEVAL = str(Path(sys.executable).parent / "metaeval")
+from tests.mutation.conftest import mutate_json, small_project
 
 
 def test_a_test_the_tracer_lost_runs_for_every_mutant_and_the_rest_stay_selected(
         tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text(dedent("""\
-        [tool.pytest.ini_options]
-        pythonpath = ['.']
-
-        [tool.metaeval.mutate]
-        targets = ["lib.py"]
-        operators = ["flip_comparison", "shift_constant"]
-        """), encoding="utf-8")
-    (tmp_path / "lib.py").write_text(dedent("""\
+    small_project(tmp_path, {"lib.py": """\
         def deep(n):
             return deep(n + 1)
 
@@ -40,8 +28,7 @@ def test_a_test_the_tracer_lost_runs_for_every_mutant_and_the_rest_stay_selected
 
         def unused(x):
             return x * 2
-        """), encoding="utf-8")
-    (tmp_path / "test_lib.py").write_text(dedent("""\
+        """, "test_lib.py": """\
         import time
 
         from lib import deep, guard, weak
@@ -65,11 +52,8 @@ def test_a_test_the_tracer_lost_runs_for_every_mutant_and_the_rest_stay_selected
             time.sleep(0.2)
             with open("runs.log", "a") as log:
                 log.write("ran\\n")
-        """), encoding="utf-8")
-    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
-                           "--report", str(tmp_path / "r.json")],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    output = json.loads(done.stdout)
+        """}, ["flip_comparison", "shift_constant"])
+    output, done = mutate_json(tmp_path, timeout=120)
     by_function: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
     for m in output["mutants"]:
         by_function.setdefault(m["id"].split("::")[1], set()).add(

@@ -23,7 +23,7 @@ import os
 import select
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import pytest
@@ -47,6 +47,37 @@ control characters)."""
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """A job's time limits, from what its selected tests took in the baseline."""
+
+    whole: float
+    """Seconds its child may take, from the fork."""
+    tests: tuple[float, ...] = ()
+    """Seconds each selected test may take, from its start; () when only ``whole`` holds."""
+    cpu: tuple[float, ...] = ()
+    """CPU seconds the child may have used by the end of each selected test (its own
+    and the earlier tests' baseline times x the factor, plus the constant)."""
+
+
+def job_limits(durations: Sequence[float], setup: float, factor: float, constant: float
+               ) -> Limits:
+    """The limits of a child whose tests took ``durations`` in the baseline and that
+    spends ``setup`` before them (importing and collecting again, in a child that
+    executes modules again; 0 otherwise): each scaled by the factor, plus the
+    constant. A test's own limit counts the setup too (such a child collects test
+    modules between tests); the CPU allowances count it once, and the whole
+    limit is the last of them (not the whole suite's: a looping mutant would hold
+    a worker for minutes)."""
+    used = setup
+    cpu = []
+    for seconds in durations:
+        used += seconds
+        cpu.append(used * factor + constant)
+    tests = tuple((seconds + setup) * factor + constant for seconds in durations)
+    return Limits(used * factor + constant, tests, tuple(cpu))
+
+
+@dataclass(frozen=True, slots=True)
 class Job:
     """A mutant for a child, planned before the first fork."""
 
@@ -55,15 +86,9 @@ class Job:
     how: How
     planning: float = 0.0
     """Seconds its plan took: counted in the mutant's time outside its tests."""
-    limit: float = 60.0
-    """Seconds its child may take, from the fork."""
+    limits: Limits = field(default_factory=lambda: Limits(60.0))
     probe: bool = False
     """The forced-fail check: the child makes its test fail instead of applying a mutant."""
-    test_limits: tuple[float, ...] = ()
-    """Seconds each selected test may take, from its start; () when only ``limit`` holds."""
-    cpu_allowances: tuple[float, ...] = ()
-    """CPU seconds the child may have used by the end of each selected test (its own
-    and the earlier tests' baseline times x the factor, plus the constant)."""
     nodeids: tuple[str, ...] = field(init=False)
     """The selected tests' ids, read here and not between forks (for the same reason)."""
 
@@ -92,7 +117,7 @@ class Running:
 
     @property
     def deadline(self) -> float:
-        return min(self.started + self.job.limit, self.test_deadline)
+        return min(self.started + self.job.limits.whole, self.test_deadline)
 
     @property
     def running_test(self) -> str:
@@ -104,14 +129,14 @@ class Running:
         """At its running test's own limit, whether the child has used less CPU than
         its tests so far may (then the limit moves on by what it has left, and the
         job's limit still holds); at the job's limit, never."""
-        if now >= self.started + self.job.limit or not 0 < self.ticks <= len(
-                self.job.cpu_allowances):
+        if now >= self.started + self.job.limits.whole or not 0 < self.ticks <= len(
+                self.job.limits.cpu):
             return False
         used = cpu_seconds(self.pid)
         if used is None:  # no /proc: the job's limit alone decides
             self.test_deadline = float("inf")
             return True
-        allowed = self.job.cpu_allowances[self.ticks - 1]
+        allowed = self.job.limits.cpu[self.ticks - 1]
         if used >= allowed:
             return False
         self.test_deadline = now + max(0.1, allowed - used)
@@ -122,7 +147,7 @@ class Running:
         ticks = chunk.count(TICK)
         if ticks:
             self.ticks += ticks
-            limits = self.job.test_limits
+            limits = self.job.limits.tests
             if self.ticks <= len(limits):
                 self.test_deadline = now + limits[self.ticks - 1]
             chunk = chunk.replace(TICK, b"")
@@ -250,7 +275,7 @@ class Pool:
     def _reap(self, child: Running, timed_out: bool) -> WarmOutcome:
         outcome = self._outcome(child, timed_out)
         times = replace(outcome.times, forking=child.forking, resident=child.resident,
-                        limit=child.job.limit)
+                        limit=child.job.limits.whole)
         return replace(outcome, times=times)
 
     def _outcome(self, child: Running, timed_out: bool) -> WarmOutcome:
@@ -267,8 +292,8 @@ class Pool:
         os.close(child.fd)
         if timed_out:
             test = child.running_test
-            own = child.test_deadline < child.started + child.job.limit
-            why = (f"{test} ran past its own {child.job.test_limits[child.ticks - 1]:.1f}s "
+            own = child.test_deadline < child.started + child.job.limits.whole
+            why = (f"{test} ran past its own {child.job.limits.tests[child.ticks - 1]:.1f}s "
                    "limit" if test and own else "")
             return WarmOutcome(index, selected, timed_out=True, exit_status=status,
                                error=why, times=ChildTimes(wall=wall))

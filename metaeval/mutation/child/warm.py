@@ -35,7 +35,7 @@ import pytest
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.items import parts_of, speed_class
 from metaeval.mutation.child.planner import How, ImportTime, Planner
-from metaeval.mutation.child.pool import Job, Pool, Running, Tick
+from metaeval.mutation.child.pool import Job, Limits, Pool, Running, Tick, job_limits
 from metaeval.mutation.child.processes import die_with_parent
 from metaeval.mutation.child.reload import ReloadPlan
 from metaeval.mutation.child.swap import import_callers
@@ -263,47 +263,22 @@ class WarmSession:
             if settled is not None:
                 # A process of its own starts, imports and collects before its tests.
                 self._emit(warm_line("mutant", replace(settled, times=ChildTimes(
-                    limit=self._limit(selected, reloads=True))) if settled.deferred
+                    limit=self._limits(selected, reloads=True).whole)) if settled.deferred
                     else settled))
             else:
                 reloads = isinstance(how, ReloadPlan)
                 jobs.append(Job(mutant, selected, how, time.monotonic() - started,
-                                self._limit(selected, reloads),
-                                test_limits=self._test_limits(selected, reloads),
-                                cpu_allowances=self._cpu_allowances(selected, reloads)))
+                                self._limits(selected, reloads)))
         self.pool.run(jobs, lambda outcome: self._emit(warm_line("mutant", outcome)))
 
-    def _limit(self, selected: tuple[pytest.Item, ...], reloads: bool) -> float:
-        """Seconds a mutant may take: what its selected tests took in the baseline,
-        and the import and collection when its modules are executed again (the most
-        that can take), times the factor, plus the constant. Not the whole suite's:
-        a looping mutant would hold a worker for minutes."""
-        seconds = sum(self.watch.durations.get(item.nodeid, 0.0) for item in selected)
-        seconds += self.collected if reloads else 0.0
-        return seconds * self.spec.timeout_factor + self.spec.timeout_constant
-
-    def _test_limits(self, selected: tuple[pytest.Item, ...], reloads: bool
-                     ) -> tuple[float, ...]:
-        """Seconds each test may take against a mutant: its own baseline time times
-        the factor, plus the constant; a child that executes modules again collects
-        test modules between tests, so each test's time counts the collection too."""
-        durations, spec = self.watch.durations, self.spec
-        extra = self.collected if reloads else 0.0
-        return tuple((durations.get(item.nodeid, 0.0) + extra) * spec.timeout_factor
-                     + spec.timeout_constant for item in selected)
-
-    def _cpu_allowances(self, selected: tuple[pytest.Item, ...], reloads: bool
-                        ) -> tuple[float, ...]:
-        """CPU seconds a child may have used by the end of each test: what its tests
-        so far took in the baseline (and the collection, once, when it executes
-        modules again) times the factor, plus the constant."""
-        durations, spec = self.watch.durations, self.spec
-        seconds = self.collected if reloads else 0.0
-        allowances = []
-        for item in selected:
-            seconds += durations.get(item.nodeid, 0.0)
-            allowances.append(seconds * spec.timeout_factor + spec.timeout_constant)
-        return tuple(allowances)
+    def _limits(self, selected: tuple[pytest.Item, ...], reloads: bool) -> Limits:
+        """A mutant's limits (``pool.job_limits``) from its selected tests' baseline
+        times; a child that executes modules again also imports and collects (the
+        most that can take)."""
+        durations = self.watch.durations
+        return job_limits([durations.get(item.nodeid, 0.0) for item in selected],
+                          self.collected if reloads else 0.0, self.spec.timeout_factor,
+                          self.spec.timeout_constant)
 
     def _plan(self, mutant: WarmMutant, selected: tuple[pytest.Item, ...]
               ) -> tuple[How, WarmOutcome | None]:
@@ -343,7 +318,7 @@ class WarmSession:
         raised_in, plan = report.raised_in, child.plan
         if raised_in is not None and plan is not None:
             collected = self.planner.failing_collection(
-                plan, raised_in, child.job.limit, lambda: die_with_parent(self.pid))
+                plan, raised_in, child.job.limits.whole, lambda: die_with_parent(self.pid))
         times = ChildTimes(wall=time.monotonic() - child.started)
         index, selected = child.job.mutant.index, child.job.nodeids
         if collected is None:
