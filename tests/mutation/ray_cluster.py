@@ -132,15 +132,16 @@ class LocalCluster:
         for proc in self.started:
             proc.wait(timeout=30)
         deadline = time.monotonic() + 30
-        while (left := {p for p in everyone if Path(f"/proc/{p}").exists()
-                        and "zombie" not in _state(p)}) and time.monotonic() < deadline:
+        while any(_running(p) for p in everyone) and time.monotonic() < deadline:
             time.sleep(0.1)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-def _state(pid: int) -> str:
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not exited (a zombie has)."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
-        return "zombie"
-    return next((line for line in status.splitlines() if line.startswith("State:")), "")
+        return False
+    return not any(line.startswith("State:") and "zombie" in line
+                   for line in status.splitlines())
