@@ -120,11 +120,12 @@ class LocalCluster:
 
     def pids(self) -> set[int]:
         """Every process of the cluster still running: the nodes and all under them."""
-        return _descendants([p.pid for p in self.started])
+        return {p for p in _descendants([p.pid for p in self.started]) if _running(p)}
 
-    def stop(self) -> None:
+    def stop(self) -> set[int]:
         """Freeze every process the nodes started (none starts another then), find
-        them again, kill them all; remove the temp dir."""
+        them again, kill them all; remove the temp dir. Returns those still running
+        after 30 seconds (none, unless the machine is in trouble)."""
         first = self.pids()
         _signal(first, signal.SIGSTOP)
         everyone = first | self.pids()
@@ -135,6 +136,7 @@ class LocalCluster:
         while any(_running(p) for p in everyone) and time.monotonic() < deadline:
             time.sleep(0.1)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
+        return {p for p in everyone if _running(p)}
 
 
 def _running(pid: int) -> bool:
