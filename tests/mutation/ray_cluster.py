@@ -9,6 +9,7 @@ every Ray process on the machine by name, another user's cluster included.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -70,13 +71,23 @@ class LocalCluster:
     address: str = ""
     temp_dir: Path = Path()
     started: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    token: str = field(default_factory=lambda: secrets.token_hex(32))
+    """The cluster's own token: Ray 2.5x turns token authentication on when it finds
+    ~/.ray/auth_token, which another run may have left; the nodes and every driver
+    get this one instead, whatever is there."""
+
+    @property
+    def driver_env(self) -> dict[str, str]:
+        """What a driver of this cluster needs in its environment (``metaeval mutate``)."""
+        return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token",
+                "RAY_AUTH_TOKEN": self.token}
 
     def start(self) -> LocalCluster:
         # Short: Ray's socket paths under it must stay within the 107 bytes of AF_UNIX.
         self.temp_dir = Path(tempfile.mkdtemp(prefix="ray"))
         port = _free_port()
         self.address = f"127.0.0.1:{port}"
-        env = {**os.environ, **self.env, "RAY_USAGE_STATS_ENABLED": "0",
+        env = {**self.driver_env, **self.env,
                "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
         common = ["--block", "--num-cpus=1", "--disable-usage-stats",
                   "--node-ip-address=127.0.0.1", "--object-store-memory=100000000"]
@@ -100,7 +111,7 @@ class LocalCluster:
                 f"ray.init(address={self.address!r}, logging_level=logging.ERROR)\n"
                 "print(sum(1 for n in ray.nodes() if n['Alive']))")
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=60, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+                              timeout=60, env=self.driver_env)
         return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
 
     def wait_for(self, nodes: int) -> None:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,8 +36,8 @@ def cluster() -> Iterator[LocalCluster]:
         assert not started.stop()  # every process of the cluster ended
 
 
-def _mutate(project: Path, report: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+def _mutate(project: Path, report: Path, *flags: str, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([METAEVAL, "mutate", "--no-cache", "--format", "json",
                            "--report", str(report), *flags], cwd=project, env=env,
                           capture_output=True, text=True, timeout=600)
@@ -55,7 +57,7 @@ def test_a_ray_run_equals_a_local_run(cluster: LocalCluster, tmp_path: Path) -> 
     local = _mutate(project, tmp_path / "local.json", "--jobs", "1")
     before = tree_digest(project)
     remote = _mutate(project, tmp_path / "ray.json", "--executor", "ray",
-                     "--ray-address", cluster.address)
+                     "--ray-address", cluster.address, env=cluster.driver_env)
     assert remote.returncode == local.returncode == 1, remote.stderr
     assert tree_digest(project) == before
     statuses = _statuses(tmp_path / "ray.json")
@@ -113,10 +115,47 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_counts_nothing_twice(
     assert not marker.exists()  # no Ray worker above a local run
     before = tree_digest(project)
     remote = _mutate(project, tmp_path / "ray.json", "--executor", "ray",
-                     "--ray-address", cluster.address)
+                     "--ray-address", cluster.address, env=cluster.driver_env)
     assert marker.exists(), remote.stderr  # a worker was killed mid-batch
     assert remote.returncode == local.returncode, remote.stderr
     assert tree_digest(project) == before
     statuses = _statuses(tmp_path / "ray.json")
     assert statuses == _statuses(tmp_path / "local.json")
-    assert "RuntimeError" not in statuses.values()
+    # The fixture's one RuntimeError is a patch mutant's missing target, in both runs.
+    details = [m["detail"] for m in json.loads(remote.stdout)["mutants"]]
+    assert not [d for d in details if "Ray" in d], details
+
+
+def test_without_an_address_a_local_cluster_runs_and_is_gone_after(tmp_path: Path) -> None:
+    project = copy_shop(tmp_path)
+    local = _mutate(project, tmp_path / "local.json", "--jobs", "1")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    # Short: Ray's socket paths under it must stay within the 107 bytes of AF_UNIX.
+    short = Path(tempfile.mkdtemp(prefix="r"))
+    try:
+        remote = _mutate(project, tmp_path / "ray.json", "--executor", "ray", "--jobs", "2",
+                         env={**env, "TMPDIR": str(short)})
+        assert remote.returncode == local.returncode == 1, remote.stderr
+        assert _statuses(tmp_path / "ray.json") == _statuses(tmp_path / "local.json")
+        sessions = list((short / "ray").glob("session_2*"))
+        assert len(sessions) == 1  # the cluster was this run's, under its TMPDIR
+        # Stopped with the run: no process is left in that session.
+        assert not [p for p in Path("/proc").glob("[0-9]*/cmdline")
+                    if str(sessions[0]).encode() in _read(p)]
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def test_batches_are_small_and_at_least_four_a_cpu() -> None:
+    from metaeval.mutation.run.ray_executor import MAX_BATCH, batch_size
+
+    assert batch_size(1000, slots=2) == MAX_BATCH
+    assert batch_size(40, slots=2) == 5  # 8 batches: 4 a CPU
+    assert batch_size(3, slots=8) == 1

@@ -24,7 +24,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,6 +159,14 @@ def _connected(address: str | None, options: RunOptions) -> Iterator[int]:
     if address is None:  # a cluster of our own: no usage statistics leave this machine
         os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     runtime_env = {"working_dir": str(options.root.resolve()), "excludes": EXCLUDES}
+    # Ray prints what its raylets report (a worker that died, say) on stdout, which
+    # --format json keeps for the JSON alone: to stderr with it while connected.
+    with redirect_stdout(sys.stderr):
+        yield from _session(address, runtime_env, options)
+
+
+def _session(address: str | None, runtime_env: dict[str, object], options: RunOptions
+             ) -> Iterator[int]:
     try:
         if address is None:
             ray.init(num_cpus=options.workers, include_dashboard=False,
@@ -167,7 +175,7 @@ def _connected(address: str | None, options: RunOptions) -> Iterator[int]:
         else:
             ray.init(address=address, runtime_env=runtime_env,
                      logging_level=logging.WARNING, log_to_driver=False)
-    except (ConnectionError, ValueError, RuntimeError, ray.exceptions.RaySystemError) as e:
+    except Exception as e:  # whatever Ray raises: said, never a traceback
         ray.shutdown()
         where = f"the Ray cluster at {address!r}" if address else "a local Ray cluster"
         raise InputError(f"--executor ray: cannot start or reach {where}: {e}") from e
@@ -184,13 +192,18 @@ def _cost(mutant: Mutant, coverage: Coverage, durations: dict[str, float]) -> fl
     return sum(durations.get(t, 0.0) for t in tests)
 
 
+def batch_size(mutants: int, slots: int) -> int:
+    """Mutants per batch: ``PER_SLOT`` batches per CPU at least, ``MAX_BATCH`` at most."""
+    return max(1, min(MAX_BATCH, math.ceil(mutants / (slots * PER_SLOT))))
+
+
 def _batches(todo: Sequence[tuple[int, Mutant]], coverage: Coverage, cmap: CoverageMap,
              slots: int, size: int) -> list[list[tuple[int, Mutant]]]:
     """The mutants in batches, the costliest first: a long batch that starts last would
     leave the other workers idle at the end."""
     durations = dict(cmap.durations)
     ordered = sorted(todo, key=lambda job: -_cost(job[1], coverage, durations))
-    size = size or max(1, min(MAX_BATCH, math.ceil(len(ordered) / (slots * PER_SLOT))))
+    size = size or batch_size(len(ordered), slots)
     return [list(ordered[i:i + size]) for i in range(0, len(ordered), size)]
 
 
