@@ -68,6 +68,8 @@ class LocalCluster:
     nodes: int = 2
     env: dict[str, str] = field(default_factory=dict)
     """Added to every node's environment (its workers inherit it)."""
+    bin: Path = BIN
+    """Where ``ray`` and the ``python`` the nodes and workers run are."""
     address: str = ""
     temp_dir: Path = Path()
     started: list[subprocess.Popen[bytes]] = field(default_factory=list)
@@ -88,7 +90,7 @@ class LocalCluster:
         port = _free_port()
         self.address = f"127.0.0.1:{port}"
         env = {**self.driver_env, **self.env,
-               "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+               "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}"}
         common = ["--block", "--num-cpus=1", "--disable-usage-stats",
                   "--node-ip-address=127.0.0.1", "--object-store-memory=100000000"]
         self._node(["--head", f"--port={port}", "--include-dashboard=false",
@@ -102,7 +104,7 @@ class LocalCluster:
     def _node(self, args: list[str], env: dict[str, str], name: str) -> None:
         with (self.temp_dir / f"{name}.log").open("wb") as log:
             self.started.append(subprocess.Popen(
-                [str(BIN / "ray"), "start", *args], env=env, stdout=log,
+                [str(self.bin / "ray"), "start", *args], env=env, stdout=log,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True))
 
     def alive(self) -> int:
@@ -110,8 +112,8 @@ class LocalCluster:
         code = ("import ray, logging\n"
                 f"ray.init(address={self.address!r}, logging_level=logging.ERROR)\n"
                 "print(sum(1 for n in ray.nodes() if n['Alive']))")
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=60, env=self.driver_env)
+        done = subprocess.run([str(self.bin / "python"), "-c", code], capture_output=True,
+                              text=True, timeout=60, env=self.driver_env)
         return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
 
     def wait_for(self, nodes: int) -> None:
@@ -132,6 +134,19 @@ class LocalCluster:
     def pids(self) -> set[int]:
         """Every process of the cluster still running: the nodes and all under them."""
         return {p for p in _descendants([p.pid for p in self.started]) if _running(p)}
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds the cluster's processes used so far, with their reaped children's
+        (a worker's warm runner and its forks): the benchmark's share of a run is the
+        difference."""
+        ticks = 0
+        for pid in self.pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            ticks += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> set[int]:
         """Freeze every process the nodes started (none starts another then), find

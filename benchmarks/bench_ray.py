@@ -1,0 +1,127 @@
+"""`metaeval mutate` on itsdangerous: one local run vs `--executor ray` on a local
+two-node Ray cluster (issue 18, item 6, the Ray column).
+
+Uses mutation_speed.py's scratch venv and itsdangerous 2.2.0 (set up the same
+way; Ray is added to the venv), runs the single local run (`--jobs 2`) and then,
+on a cluster it starts on loopback (a head and a second node, one CPU each,
+usage statistics off), the Ray run; each `--runs` times, fresh copies, no cache.
+Prints, and writes to the scratch dir: statuses (merged must equal single, mutant
+for mutant), wall time (median), and CPU time: the local run's processes; the
+Ray run's driver (the head's plan and trace included) plus what the cluster's
+processes used meanwhile (idle Ray daemons included: that is Ray's overhead).
+The cluster's start (seconds, once) is printed apart. Stops the cluster by the
+ids of its processes in any case.
+
+    python3 benchmarks/bench_ray.py [--runs 3] [--work benchmarks/.work]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import bench_inspect_ai as bi
+import bench_tools as bt
+import mutation_speed as ms
+from bench_report import say
+
+from tests.mutation.ray_cluster import LocalCluster
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=ms.REPO / "benchmarks" / ".work")
+    return parser.parse_args(argv)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str], cluster: LocalCluster | None
+          ) -> tuple[bt.Measured, float]:
+    """Run ``cmd``; its wall time and the CPU seconds it (and the cluster) used."""
+    before = _children_cpu() + (cluster.cpu_seconds() if cluster else 0.0)
+    measured = bt.run_cmd(cmd, cwd, env, ok=(0, 1))
+    after = _children_cpu() + (cluster.cpu_seconds() if cluster else 0.0)
+    return measured, after - before
+
+
+def statuses(stdout: str) -> dict[str, str]:
+    return {m["id"]: m["status"] for m in json.loads(stdout)["mutants"]}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    info = ms.machine()
+    say(f"machine: {info['cores']} cores, {info['cpu']}, Python {info['python']}; "
+        f"{info['date']}; load average at start {info['load']}")
+    venv, its, _ = ms.setup(args.work)
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    bt.run_cmd([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                f"{ms.REPO}[ray]"], args.work, env)
+    target = ms.targets(its, its)["itsdangerous"]
+    say(f"metaeval at {bi.metaeval_commit(ms.REPO)}")
+    runs: dict[str, list[tuple[float, float]]] = {"single": [], "ray": []}
+    seen: dict[str, dict[str, str]] = {}
+    for run in range(args.runs):
+        copy = bt.fresh_copy(target, args.work, "ray-single")
+        measured, cpu = timed(bt.metaeval_cmd(venv, target, 2, ["--no-cache"]), copy,
+                              bt.tool_env(venv, copy, target), None)
+        runs["single"].append((measured.wall, cpu))
+        seen["single"] = statuses(measured.stdout)
+        say(f"single run {run + 1}: {measured.wall:.1f}s wall, {cpu:.1f}s CPU")
+    # The workers import itsdangerous from their copy's src/, as the local run does
+    # from its own (PYTHONPATH, relative to the working directory Ray gives them).
+    cluster = LocalCluster(nodes=2, env={"PYTHONPATH": "src"}, bin=venv / "bin")
+    started = time.monotonic()
+    try:
+        cluster.start()
+        say(f"cluster of 2 nodes started in {time.monotonic() - started:.1f}s")
+        for run in range(args.runs):
+            copy = bt.fresh_copy(target, args.work, "ray-cluster")
+            ray_env = {**bt.tool_env(venv, copy, target), **cluster.driver_env}
+            ray_env["PATH"] = bt.tool_env(venv, copy, target)["PATH"]
+            measured, cpu = timed(
+                bt.metaeval_cmd(venv, target, 2, ["--no-cache", "--executor", "ray",
+                                                  "--ray-address", cluster.address]),
+                copy, ray_env, cluster)
+            runs["ray"].append((measured.wall, cpu))
+            seen["ray"] = statuses(measured.stdout)
+            say(f"ray run {run + 1}: {measured.wall:.1f}s wall, {cpu:.1f}s CPU "
+                "(driver and cluster)")
+    finally:
+        left = cluster.stop()
+        if left:
+            say(f"warning: cluster processes still running: {sorted(left)}")
+    same = seen["single"] == seen["ray"]
+    differ = sorted(k for k in seen["single"] if seen["ray"].get(k) != seen["single"][k])
+    say(f"\nstatuses: {len(seen['single'])} mutants; ray == single: "
+        f"{'PASS' if same else 'FAIL ' + ', '.join(differ[:10])}")
+    result: dict[str, object] = {"machine": info, "metaeval_commit": bi.metaeval_commit(ms.REPO),
+                                 "runs": runs, "same": same}
+    for name, pairs in runs.items():
+        wall = statistics.median(w for w, _ in pairs)
+        cpu = statistics.median(c for _, c in pairs)
+        say(f"{name}: wall median {wall:.1f}s, CPU median {cpu:.1f}s")
+        result[name] = {"wall": wall, "cpu": cpu}
+    say(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    out = args.work / "results-ray.json"
+    out.write_text(json.dumps(result, indent=1))
+    say(f"results: {out}")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
