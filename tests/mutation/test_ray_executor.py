@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -159,3 +160,15 @@ def test_batches_are_small_and_at_least_four_a_cpu() -> None:
     assert batch_size(1000, slots=2) == MAX_BATCH
     assert batch_size(40, slots=2) == 5  # 8 batches: 4 a CPU
     assert batch_size(3, slots=8) == 1
+
+
+def test_an_address_where_nothing_answers_is_exit_2_at_once(tmp_path: Path) -> None:
+    project = copy_shop(tmp_path)
+    with socket.socket() as s:  # a port nothing listens on: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"
+        done = _mutate(project, tmp_path / "ray.json", "--executor", "ray",
+                       "--ray-address", address)
+    assert done.returncode == 2, done.stderr
+    assert f"--ray-address {address!r}: nothing answers there" in done.stderr
+    assert "Traceback" not in done.stderr

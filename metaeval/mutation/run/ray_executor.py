@@ -21,9 +21,10 @@ from __future__ import annotations
 import logging
 import math
 import os
+import socket
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,8 @@ the last few to finish are then small, and a slow one holds one worker."""
 RETRIES = 3
 """Times Ray runs a batch again after its worker or node died; then its mutants
 are RuntimeErrors, named so."""
+CONNECT = 10.0
+"""Seconds a ``--ray-address`` has to answer before the run gives up (exit 2)."""
 COVERAGE_PLAN = "ray executor"
 """The plan field of the coverage file a task reuses: its own head wrote it."""
 
@@ -120,16 +123,21 @@ class RayExecutor:
         from metaeval.mutation.run.coverage_file import write_coverage_file
         from metaeval.mutation.run.trace import trace_baseline
 
-        stats = trace_baseline(options, packages, warm)  # VoidRun when the suite fails
-        cmap = stats.coverage_map
-        assert cmap is not None
-        shipped = scratch / "coverage.json"
-        with scratch_writes(scratch):
-            write_coverage_file(shipped, cmap, COVERAGE_PLAN, options.root)
-        coverage = Coverage.from_runs(options.root, cmap.ran)
-        spec = _spec(options, cmap)
+        mutants_dir = _shipped(options)
+        # Connected first: a cluster that cannot be reached is said before the trace
+        # (the runner stops ``warm`` in any case).
         with _connected(self.address, options) as slots:
-            outcomes = _dispatch(_batches(todo, coverage, cmap, slots, self.batch), spec,
+            stats = trace_baseline(options, packages, warm)  # VoidRun when the suite fails
+            cmap = stats.coverage_map
+            assert cmap is not None
+            shipped = scratch / "coverage.json"
+            with scratch_writes(scratch):
+                write_coverage_file(shipped, cmap, COVERAGE_PLAN, options.root)
+            coverage = Coverage.from_runs(options.root, cmap.ran)
+            outcomes = _dispatch(_batches(todo, coverage, cmap, slots, self.batch),
+                                 BatchSpec(mutants_dir, cmap.packages, options.pytest_args,
+                                           options.timeout_factor, options.timeout_constant,
+                                           options.memory_limit),
                                  shipped.read_bytes(), options.root, record)
         timeout = max((o.timeout for o in outcomes), default=0.0)
         sums = [sum(o.stats[i] for o in outcomes) for i in range(5)]
@@ -139,16 +147,15 @@ class RayExecutor:
         return Ran(sum(cmap.durations.values()), timeout, coverage, fork)
 
 
-def _spec(options: RunOptions, cmap: CoverageMap) -> BatchSpec:
+def _shipped(options: RunOptions) -> str:
+    """The patch-mutant directory as the nodes find it: relative to the project root."""
     root = options.root.resolve()
     mutants_dir = options.mutants_dir.resolve()
     if not mutants_dir.is_relative_to(root):
         raise InputError(f"--executor ray: the patch-mutant directory {str(mutants_dir)!r} "
                          f"is outside the project {str(root)!r}; expected a directory "
                          "inside it (only the project is shipped to the cluster)")
-    return BatchSpec(mutants_dir.relative_to(root).as_posix(), cmap.packages,
-                     options.pytest_args, options.timeout_factor, options.timeout_constant,
-                     options.memory_limit)
+    return mutants_dir.relative_to(root).as_posix()
 
 
 @contextmanager
@@ -165,8 +172,24 @@ def _connected(address: str | None, options: RunOptions) -> Iterator[int]:
         yield from _session(address, runtime_env, options)
 
 
-def _session(address: str | None, runtime_env: dict[str, object], options: RunOptions
+def _reachable(address: str) -> None:
+    """``InputError`` when a ``host:port`` address does not answer: ``ray.init`` would
+    retry it for minutes. Other forms (``ray://``, ``auto``) are Ray's to resolve."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "/" in address or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT).close()
+    except OSError as e:
+        raise InputError(f"--ray-address {address!r}: nothing answers there ({e}); expected "
+                         "the address of a running Ray cluster's head (host:port of "
+                         "'ray start --head')") from e
+
+
+def _session(address: str | None, runtime_env: Mapping[str, object], options: RunOptions
              ) -> Iterator[int]:
+    if address is not None:
+        _reachable(address)
     try:
         if address is None:
             ray.init(num_cpus=options.workers, include_dashboard=False,
@@ -221,6 +244,9 @@ def _dispatch(batches: list[list[tuple[int, Mutant]]], spec: BatchSpec, coverage
                 try:
                     outcome: BatchOutcome = ray.get(ref)
                 except ray.exceptions.RayTaskError as e:
+                    cause = getattr(e, "cause", None)  # what the task raised, when Ray has it
+                    if isinstance(cause, VoidRun):  # the suite fails on that node, say
+                        raise VoidRun(f"on the Ray cluster: {cause}") from e
                     raise VoidRun(f"a batch of mutants failed on the Ray cluster: {e}") from e
                 except ray.exceptions.RayError as e:  # its worker or node died too often
                     _lost(batch, e, record)
