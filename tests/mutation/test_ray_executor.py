@@ -66,6 +66,8 @@ def test_a_ray_run_equals_a_local_run(cluster: LocalCluster, tmp_path: Path) -> 
     assert {"Killed", "Survived", "NoCoverage", "Timeout"} <= set(statuses.values())
     shown, expected = json.loads(remote.stdout), json.loads(local.stdout)
     assert (shown["counts"], shown["score"]) == (expected["counts"], expected["score"])
+    # Traced once, on the head: no batch traced a test again.
+    assert shown["timing"]["traced_tests"] == expected["timing"]["traced_tests"] > 0
     # Each mutant's killer and coverage, too: the map the batches reused was the head's.
     assert ([(m["killed_by"], m["covered_by"]) for m in shown["mutants"]]
             == [(m["killed_by"], m["covered_by"]) for m in expected["mutants"]])

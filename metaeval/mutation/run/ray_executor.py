@@ -105,8 +105,9 @@ class BatchOutcome:
     """The project's copy on the node, to name the head's in the details instead."""
     results: tuple[tuple[int, Shipped], ...]
     timeout: float
-    stats: tuple[int, int, float, float, float, int]
-    """deferred, reloaded, deferred_elsewhere, forking, placing, resident."""
+    stats: tuple[int, int, float, float, float, int, int]
+    """deferred, reloaded, deferred_elsewhere, forking, placing, resident, and the tests
+    it traced (none, unless the shipped map did not hold on the node)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +144,8 @@ class RayExecutor:
         sums = [sum(o.stats[i] for o in outcomes) for i in range(5)]
         fork = ForkStats(int(sums[0]), int(sums[1]), sums[2], sums[3], sums[4],
                          max((o.stats[5] for o in outcomes), default=0),
-                         stats.traced_tests, stats.reused_tests, cmap)
+                         stats.traced_tests + sum(o.stats[6] for o in outcomes),
+                         stats.reused_tests, cmap)
         return Ran(sum(cmap.durations.values()), timeout, coverage, fork)
 
 
@@ -303,7 +305,7 @@ def run_batch(spec: BatchSpec, coverage: bytes, batch: list[tuple[int, Mutant]]
                         tuple((i, Shipped.of(r)) for i, r in sorted(results.items())),
                         ran.timeout,
         (fork.deferred, fork.reloaded, fork.deferred_elsewhere, fork.forking, fork.placing,
-         fork.resident))
+         fork.resident, fork.traced_tests))
 
 
 _run_batch = ray.remote(num_cpus=1, max_retries=RETRIES)(run_batch)
