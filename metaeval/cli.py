@@ -23,6 +23,7 @@ from metaeval.cli_parts import (
     InRange,
     ProgressBar,
     executor_options,
+    init_shards,
     outputs_then_exit,
     shard_options,
     user_errors,
@@ -270,7 +271,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
            sarif_path: Path | None, html_path: Path | None, message_strings: bool | None,
            summary_path: Path | None, fmt: str, shard: tuple[int, int] | None,
            shard_out: Path | None, timings_path: Path | None, write_timings: Path | None,
-           merge_dirs: tuple[Path, ...], executor: str, ray_address: str | None) -> None:
+           merge_dirs: tuple[Path, ...], trace_only: bool, write_coverage: Path | None,
+           coverage_path: Path | None, executor: str, ray_address: str | None) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -294,7 +296,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         cache_path=cache_path, no_cache=no_cache, baseline_path=baseline_path,
         update_baseline=update_baseline, sarif_path=sarif_path,
         message_strings=message_strings, shard=shard, shard_out=shard_out,
-        timings_path=timings_path, write_timings=write_timings, executor=executor,
+        timings_path=timings_path, write_timings=write_timings, trace_only=trace_only,
+        write_coverage=write_coverage, coverage_path=coverage_path, executor=executor,
         ray_address=ray_address)
     if merge_dirs:
         from metaeval.commands.mutate_merge import merge_shards
@@ -576,8 +579,9 @@ def gate(results: tuple[Path, ...], calibration_path: Path | None,
 @click.option("--package", default=None, metavar="NAME",
               help="Import name of your package, the mutate target [default: found from "
                    "pyproject.toml, else the src/ or top-level layout].")
+@init_shards
 @user_errors
-def init(force: bool, root: Path, package: str | None) -> None:
+def init(force: bool, root: Path, package: str | None, shards: int | None) -> None:
     """Scaffold mutants/, meta_sets/, a grader test, [tool.metaeval] and a CI workflow.
 
     Idempotent: an existing file is kept unless --force; pyproject.toml is only
@@ -585,7 +589,7 @@ def init(force: bool, root: Path, package: str | None) -> None:
     """
     from metaeval.init import scaffold
 
-    done = scaffold(root, force=force, package=package)
+    done = scaffold(root, force=force, package=package, shards=shards)
     for step in done.steps:
         click.echo(f"{step.action.value:<11} {step.path}")
     for note in done.notes:

@@ -126,7 +126,8 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None
 
 def shard_options(command: Callable[P, R]) -> Callable[P, R]:
     """``metaeval mutate``'s options for shards: ``--shard``, ``--shard-out``,
-    ``--timings``, ``--write-timings`` and ``--merge``."""
+    ``--timings``, ``--write-timings``, ``--merge``, and the shared baseline's
+    ``--trace-only``, ``--write-coverage`` and ``--coverage``."""
     file = click.Path(path_type=Path, dir_okay=False)
     for option in reversed([
         click.option("--shard", "shard", metavar="K/N", default=None, callback=_shard,
@@ -146,6 +147,14 @@ def shard_options(command: Callable[P, R]) -> Callable[P, R]:
                      type=click.Path(path_type=Path),
                      help="Merge the shard manifests under DIR (repeatable) into one "
                           "run's outputs and exit code; runs no mutant."),
+        click.option("--trace-only", is_flag=True,
+                     help="Trace the baseline, run no mutant, and write the coverage map "
+                          "to --write-coverage FILE, for the shards' --coverage."),
+        click.option("--write-coverage", "write_coverage", type=file, default=None,
+                     help="Where --trace-only writes the coverage map, with the plan's hash."),
+        click.option("--coverage", "coverage_path", type=file, default=None,
+                     help="Reuse this --trace-only coverage map instead of tracing the "
+                          "suite (refused when traced for another plan)."),
     ]):
         command = option(command)
     return command
@@ -165,3 +174,9 @@ def executor_options(command: Callable[P, R]) -> Callable[P, R]:
     ]):
         command = option(command)
     return command
+
+
+init_shards = click.option(
+    "--shards", type=click.IntRange(2, 256), default=None, metavar="N",
+    help="Write a workflow that splits mutation testing over N shards (2 to 256): a "
+         "baseline job, an N-job matrix, and a merge job that gates.")

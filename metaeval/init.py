@@ -4,7 +4,8 @@ It adds an example patch mutant against the user's own package that stays
 Ignored until edited (``mutants/``), an example labelled meta-set
 (``meta_sets/``), the test that holds the graders to it, ``[tool.metaeval]`` in
 ``pyproject.toml`` with the package as the mutate target, and a CI workflow that
-installs what the project declares. It is idempotent, and it never overwrites a
+installs what the project declares: one job, or (``shards``) a baseline job, a
+matrix of shards and a merge job that gates. It is idempotent, and it never overwrites a
 file without ``force``; the user's ``pyproject.toml`` is only ever appended to,
 and never when it already has a ``[tool.metaeval]`` table. Every file is
 rendered before the first is written, so an error (no package found) writes
@@ -37,6 +38,10 @@ FILES = (
     (".github/workflows/metaeval.yml", "workflows/metaeval.yml"),
 )
 PYPROJECT_SECTION = "pyproject_section.toml"
+WORKFLOW = "workflows/metaeval.yml"
+SHARDED_WORKFLOW = "workflows/metaeval-shards.yml"
+MAX_SHARDS = 256
+"""A GitHub Actions matrix runs at most 256 jobs."""
 
 
 class Action(Enum):
@@ -86,8 +91,10 @@ class _Project:
     """What the templates need to know of the project, found only when a file that
     needs it is written (a rerun that keeps every file needs no package)."""
 
-    def __init__(self, root: Path, pyproject: dict[str, object], package: str | None) -> None:
+    def __init__(self, root: Path, pyproject: dict[str, object], package: str | None,
+                 shards: int | None = None) -> None:
         self.root, self.pyproject, self.package = root, pyproject, package
+        self.shards = shards
         self.notes: list[str] = []
 
     @cached_property
@@ -116,7 +123,14 @@ class _Project:
                               "metaeval from")
         else:
             self.notes.append(f"workflow: installs {metaeval.spec}")
-        return _render("workflows/metaeval.yml", {
+        sharded: dict[str, str] = {}
+        if self.shards is not None:
+            self.notes.append(f"workflow: a baseline job, {self.shards} shards, a merge that "
+                              "gates")
+            sharded = {"SHARDS": str(self.shards),
+                       "MATRIX": json.dumps(list(range(1, self.shards + 1)))}
+        return _render(WORKFLOW if self.shards is None else SHARDED_WORKFLOW, {
+            **sharded,
             "METAEVAL_SPEC": json.dumps(metaeval.spec),
             "METAEVAL_ORIGIN": metaeval.origin,
             "PYTHON": f"3.{self._python_minor()}",
@@ -164,16 +178,22 @@ def _pyproject_write(root: Path, existing: tuple[str, dict[str, object]] | None,
             Step("pyproject.toml", Action.APPENDED))
 
 
-def scaffold(root: Path, *, force: bool = False, package: str | None = None) -> Scaffolded:
+def scaffold(root: Path, *, force: bool = False, package: str | None = None,
+             shards: int | None = None) -> Scaffolded:
     """Add the scaffold under ``root``. ``package`` is the import name of the user's
-    package (``--package``); None: found from pyproject.toml or the layout."""
+    package (``--package``); None: found from pyproject.toml or the layout.
+    ``shards``: the workflow splits mutation testing over that many shards (2 to
+    ``MAX_SHARDS``; ``--shards``); None: one job."""
     if not root.is_dir():
         raise InputError(f"{root}: no such directory; expected the repository to scaffold")
+    if shards is not None and not 2 <= shards <= MAX_SHARDS:
+        raise InputError(f"--shards: got {shards!r}; expected 2 to {MAX_SHARDS} (a GitHub "
+                         "Actions matrix runs at most 256 jobs; one job needs no --shards)")
     existing = _pyproject(root)
-    project = _Project(root, existing[1] if existing else {}, package)
+    project = _Project(root, existing[1] if existing else {}, package, shards)
     renderers: dict[str, Callable[[], str]] = {
         "mutants/example.py": project.mutants,
-        "workflows/metaeval.yml": project.workflow,
+        WORKFLOW: project.workflow,
     }
     planned: list[_Write | Step] = []
     for target, name in FILES:

@@ -38,6 +38,7 @@ from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.patches import load_patch_mutants
 from metaeval.mutation.run.coverage_cache import COVERAGE_FILE_NAME
+from metaeval.mutation.run.coverage_file import load_coverage_file
 from metaeval.mutation.run.forked import WarmStart, start_warm
 from metaeval.mutation.run.options import (
     DEFAULT_ISOLATION,
@@ -102,6 +103,12 @@ class MutateRequest:
     """Seconds per mutant id, the cost each share is balanced by (``--timings``)."""
     write_timings: Path | None = None
     """Write each result's seconds here after a finished run (``--write-timings``)."""
+    trace_only: bool = False
+    """Trace the baseline, run no mutant, write ``write_coverage`` (``--trace-only``)."""
+    write_coverage: Path | None = None
+    """Where ``--trace-only`` writes the coverage file (``run.coverage_file``)."""
+    coverage_path: Path | None = None
+    """A coverage file whose map the run reuses instead of tracing (``--coverage``)."""
     executor: str = "local"
     """Where the mutants run: ``local`` (this machine) or ``ray`` (a Ray cluster)."""
     ray_address: str | None = None
@@ -152,7 +159,11 @@ class MutatePlan:
     shard: ShardPlan | None = None
     """``--shard``: this shard's place and share; ``mutants`` is the share then."""
     plan_hash: str = ""
-    """``shard_manifest.plan_hash`` of every planned mutant; set for ``--shard``."""
+    """``shard_manifest.plan_hash`` of every planned mutant; set for ``--shard``,
+    ``--trace-only`` and ``--coverage``."""
+    packages: tuple[str, ...] = ()
+    """Fork isolation: the packages of every target file and patch mutant, whose code
+    the warm runner records (what ``--trace-only`` traces)."""
     execute: Execute | None = None
     """Runs the mutants elsewhere (``--executor ray``); None: this machine's isolation."""
 
@@ -203,8 +214,10 @@ class MutateResult:
 def plan_mutate(request: MutateRequest) -> MutatePlan:
     """Find the mutants of ``request`` in the project around the current directory.
 
-    Raises ``InputError`` for a bad config, target, patch-mutants file or git ref.
+    Raises ``InputError`` for a bad config, target, patch-mutants file, git ref,
+    timings or coverage file.
     """
+    _check_coverage_flags(request)
     config = load_config()
     operators = configured_operators(config.mutate)
     settings = mutate_settings(config.mutate)
@@ -224,14 +237,25 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
                           else request.timeout_constant),
         pytest_args=settings.pytest_args,
         isolation=DEFAULT_ISOLATION if request.isolation is None else request.isolation,
-        coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME))
+        coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME),
+        coverage_file=(None if request.coverage_path is None
+                       else Path.cwd() / request.coverage_path))
+    if options.isolation is not Isolation.FORK and (request.trace_only
+                                                    or options.coverage_file is not None):
+        raise InputError("--trace-only and --coverage need fork isolation: the coverage "
+                         "map is the warm runner's")
     messages = (settings.message_strings if request.message_strings is None
                 else request.message_strings)
     execute = _executor(request, options)  # a missing Ray stops here, with nothing started
     # Read before the warm runner starts: a bad timings file stops here, with nothing to stop.
     timings = (None if request.timings_path is None
                else read_timings(Path.cwd() / request.timings_path))
-    warm = _start_early(targets, root, operators, scan, patches, options, messages)
+    shared = (None if options.coverage_file is None
+              else load_coverage_file(options.coverage_file))
+    packages = (_warm_packages(targets, root, patches)
+                if options.isolation is Isolation.FORK else ())
+    warm = _start_early(targets, root, operators, scan, packages, options, messages,
+                        force=request.trace_only)
     try:
         mutants = (find_mutants(targets, root, operators, scan, messages)
                    if targets else [])
@@ -240,11 +264,13 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
         if mutants and request.since_ref is not None:
             mutants = since(mutants, root, request.since_ref)
         digest = ""
-        if request.shard is not None:
+        if request.shard is not None or request.trace_only or shared is not None:
             section = {"targets": list(config.mutate.targets),
                        "operators": list(config.mutate.operators),
                        "runner": dict(config.mutate.runner), "message_strings": messages}
             digest = plan_hash(mutants, section, operators, request.since_ref, root)
+        if shared is not None:  # refused before anything runs
+            shared.check_plan(digest)
     except BaseException:  # a bad target or git ref: nothing will run
         if warm is not None:
             warm.stop()
@@ -273,7 +299,7 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
             stop = ExitCode.OK
     return MutatePlan(request, root, tuple(mutants), options, tuple(notes), stop, cache_file,
                       scan, report_file, request.baseline_path or config.root / config.findings,
-                      warm, shard, digest, execute)
+                      warm, shard, digest, packages, execute)
 
 
 def _executor(request: MutateRequest, options: RunOptions) -> Execute | None:
@@ -296,6 +322,18 @@ def _executor(request: MutateRequest, options: RunOptions) -> Execute | None:
                          f"({sys.executable}); install it with: pip install "
                          "'metaeval[ray]'") from e
     return RayExecutor(request.ray_address)
+
+
+def _check_coverage_flags(request: MutateRequest) -> None:
+    if request.trace_only and request.write_coverage is None:
+        raise InputError("--trace-only: give --write-coverage FILE, where the coverage "
+                         "map goes")
+    if request.write_coverage is not None and not request.trace_only:
+        raise InputError("--write-coverage FILE is written by --trace-only; a run that "
+                         "tests mutants reads one with --coverage FILE")
+    if request.trace_only and request.shard is not None:
+        raise InputError("--trace-only runs no mutant: it takes no --shard (the shards "
+                         "read its file with --coverage)")
 
 
 def _take_share(request: MutateRequest, mutants: list[Mutant], options: RunOptions,
@@ -337,25 +375,33 @@ def _cache_settings(options: RunOptions) -> tuple[str, ...]:
     return (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant))
 
 
+def _warm_packages(targets: Sequence[str], root: Path, patches: Sequence[Mutant]
+                   ) -> tuple[str, ...]:
+    """The packages of every target file and patch mutant: what the warm runner
+    records, the same for every shard of a plan (so a coverage file fits them all)."""
+    files = [module_name(t.path, root) for t in resolve_targets(targets, root)]
+    return tuple(sorted({m.partition(".")[0] for m in files}
+                        | {m.module.partition(".")[0] for m in patches}))
+
+
 def _start_early(targets: Sequence[str], root: Path, operators: Sequence[str],
-                 scan: ScanCache | None, patches: Sequence[Mutant], options: RunOptions,
-                 message_strings: bool) -> WarmStart | None:
-    """In fork isolation, the warm runner started now, before libcst parses the
-    targets (a few tenths of a second on a small package); None when the scan
-    cache already holds every target (a rerun, where nothing may run at all)."""
-    if options.isolation is not Isolation.FORK or not (targets or patches):
+                 scan: ScanCache | None, packages: tuple[str, ...], options: RunOptions,
+                 message_strings: bool, *, force: bool = False) -> WarmStart | None:
+    """In fork isolation, the warm runner for ``packages`` started now, before libcst
+    parses the targets (a few tenths of a second on a small package); None when
+    the scan cache already holds every target (a rerun, where nothing may run at
+    all), unless ``force`` (a baseline is traced whatever the mutants)."""
+    if not packages:
         return None
-    files = [(t.path, module_name(t.path, root)) for t in resolve_targets(targets, root)]
     chosen = select_operators(operators)
-    if scan is not None and all(
-            scan.knows(read_source(path), path=relative_path(path, root), module=module,
-                       operators=chosen, message_strings=message_strings)
-            for path, module in files):
+    if scan is not None and not force and all(
+            scan.knows(read_source(t.path), path=relative_path(t.path, root),
+                       module=module_name(t.path, root), operators=chosen,
+                       message_strings=message_strings)
+            for t in resolve_targets(targets, root)):
         return None
-    packages = {module.partition(".")[0] for _, module in files}
-    packages |= {m.module.partition(".")[0] for m in patches}
     try:
-        return start_warm(options, tuple(sorted(packages)))
+        return start_warm(options, packages)
     except ScratchError:  # an early start is only a head start: the run says why it cannot
         return None
 
@@ -369,6 +415,10 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateResult
     file is in ``write_errors``, with exit code 2.
     """
     request, root = plan.request, plan.root
+    if request.trace_only:
+        from metaeval.commands.mutate_trace import trace_plan
+
+        return trace_plan(plan)
     if plan.stop is not None:
         if plan.warm is not None:
             plan.warm.stop()

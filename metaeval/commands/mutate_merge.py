@@ -23,7 +23,7 @@ from metaeval.commands.mutate import (
     conclude,
     plan_mutate,
 )
-from metaeval.errors import ExitCode, OutputError
+from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.options import Isolation
 from metaeval.mutation.run.runner import MutationRun
@@ -54,9 +54,13 @@ def merge_shards(request: MutateRequest, dirs: Sequence[Path]) -> MutateResult:
 
     Raises ``InputError`` for a manifest that is not one (exit 2).
     """
-    # Planning only: no warm runner is started, and the shard's cost data is not read.
+    if request.trace_only:
+        raise InputError("--merge runs no mutant and traces nothing: --trace-only is a job "
+                         "of its own, before the shards")
+    # Planning only: no warm runner is started, and the shard's cost data (and coverage
+    # file, had the command line been copied from a shard's) is not read.
     planning = dataclasses.replace(request, shard=(1, 1), timings_path=None, no_cache=True,
-                                   isolation=Isolation.SUBPROCESS)
+                                   isolation=Isolation.SUBPROCESS, coverage_path=None)
     plan = plan_mutate(planning)
     if plan.stop is ExitCode.VOID:  # no mutant found at all: as a run says it
         return MutateResult(plan.stop, plan.root, plan.notes)

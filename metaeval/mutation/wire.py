@@ -129,16 +129,20 @@ class Reuse:
     """What those tests ran, and nothing of the tests that are traced again."""
     stale: int = 0
     """Tests of the earlier map that changed: traced again."""
+    old: dict[str, float] = field(default_factory=dict)
+    """The earlier baseline's times of the tests not reused (stale, skipped, untraced):
+    the limits of mutants that run before those are traced again (``warm``'s overlap)."""
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps({"tests": self.tests, "ran": [asdict(r) for r in self.ran],
-                                    "stale": self.stale}), encoding="utf-8")
+                                    "stale": self.stale, "old": self.old}), encoding="utf-8")
 
     @staticmethod
     def read(path: Path) -> Reuse:
         data = json.loads(path.read_text(encoding="utf-8"))
         return Reuse({str(k): float(v) for k, v in data["tests"].items()},
-                     tuple(CodeRun.from_json(r) for r in data["ran"]), int(data["stale"]))
+                     tuple(CodeRun.from_json(r) for r in data["ran"]), int(data["stale"]),
+                     {str(k): float(v) for k, v in data["old"].items()})
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +274,8 @@ class WarmBaseline:
     untraced: tuple[str, ...] = ()
     """Tests during which the tracer was replaced or switched off: their records
     are incomplete, so every mutant runs them (``BaselinePart.untraced``)."""
+    beside: bool = False
+    """The traced tests ran beside the mutants' children, not before them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,8 +142,9 @@ def overhead_text(run: MutationRun) -> str:
                    else f"the {fork.deferred} processes of their own")
             text += f"; {own} spent {fork.deferred_elsewhere:.1f}s of it"
     if fork.reused_tests:
-        text += (f"; baseline: {fork.traced_tests} tests traced, {fork.reused_tests} reused "
-                 "from the last run's coverage map")
+        beside = " beside the mutants" if fork.traced_beside else ""
+        text += (f"; baseline: {fork.traced_tests} tests traced{beside}, {fork.reused_tests} "
+                 "reused from a coverage map (the last run's, or --coverage)")
     elif fork.traced_tests:
         text += f"; baseline: {fork.traced_tests} tests traced"
     return text
@@ -237,7 +238,8 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
                    "forking_seconds": round(fork.forking, 3),
                    "placing_seconds": round(fork.placing, 3),
                    "warm_resident_bytes": fork.resident,
-                   "traced_tests": fork.traced_tests, "reused_tests": fork.reused_tests},
+                   "traced_tests": fork.traced_tests, "reused_tests": fork.reused_tests,
+                   "traced_beside": fork.traced_beside},
         "report": str(report_path) if report_path is not None else None,
         "by_operator": {
             name: {"mutants": len(results),

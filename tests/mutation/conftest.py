@@ -62,11 +62,12 @@ def small_project(root: Path, files: dict[str, str], operators: list[str]) -> Pa
     return root
 
 
-def mutate_json(root: Path, *args: str, timeout: float = 60
+def mutate_json(root: Path, *args: str, timeout: float = 60, cache: bool = False
                 ) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
-    """``metaeval mutate --format json --no-cache`` in ``root`` (report in root/r.json):
-    its JSON output, and the finished process for messages."""
-    done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
+    """``metaeval mutate --format json`` in ``root`` (report in root/r.json), with
+    ``--no-cache`` unless ``cache``: its JSON output, and the finished process."""
+    done = subprocess.run([METAEVAL, "mutate", "--format", "json",
+                           *(() if cache else ("--no-cache",)),
                            "--report", str(root / "r.json"), *args],
                           cwd=root, capture_output=True, text=True, timeout=timeout)
     try:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from textwrap import dedent
 
@@ -15,6 +17,7 @@ METAEVAL = str(Path(sys.executable).parent / "metaeval")
 
 
 def project(root: Path) -> Path:
+    root.mkdir(exist_ok=True)
     (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\npythonpath = ['.']\n",
                                          encoding="utf-8")
     (root / "tests").mkdir()
@@ -46,12 +49,25 @@ def saved(root: Path, packages: tuple[str, ...] = ("prices", "stock")) -> Path:
     return path
 
 
+def test_a_skipped_test_is_never_reused_but_its_time_is_kept(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = root / ".metaeval" / "mutate-coverage.json"
+    skipped = "tests/test_stock.py::test_skipped"
+    CoverageMap(("prices", "stock"), ("-q",), tuple(record(root)),
+                {TESTS[0]: 0.5, TESTS[1]: 0.25, skipped: 0.125}, TESTS).save(path, root)
+    reuse, _ = load_reuse(path, root, ("prices", "stock"), ("-q",))
+    assert reuse is not None
+    assert reuse.tests == {TESTS[0]: 0.5, TESTS[1]: 0.25} and reuse.old == {skipped: 0.125}
+
+
 def test_an_unchanged_project_reuses_every_record(tmp_path: Path) -> None:
     root = project(tmp_path)
     reuse, warning = load_reuse(saved(root), root, ("prices", "stock"), ("-q",))
     assert warning == "" and reuse is not None
     assert reuse.tests == {TESTS[0]: 0.5, TESTS[1]: 0.25}
-    assert reuse.ran == tuple(record(root)) and reuse.stale == 0
+    # Kept by their path in the project (traced with absolute ones).
+    assert reuse.ran == tuple(replace(r, file=Path(r.file).name) for r in record(root))
+    assert reuse.stale == 0 and reuse.old == {}
 
 
 def test_a_changed_source_file_retraces_only_the_tests_that_ran_it(tmp_path: Path) -> None:
@@ -61,9 +77,23 @@ def test_a_changed_source_file_retraces_only_the_tests_that_ran_it(tmp_path: Pat
     reuse, _ = load_reuse(path, root, ("prices", "stock"), ("-q",))
     assert reuse is not None and reuse.stale == 1
     assert reuse.tests == {TESTS[1]: 0.25}
+    assert reuse.old == {TESTS[0]: 0.5}  # the stale test's earlier time, for its limits
     # What test_prices ran is traced again: its share of stock's record is dropped.
-    assert reuse.ran == (CodeRun("stock", str(root / "stock.py"), 1, "stock", (TESTS[1],),
+    assert reuse.ran == (CodeRun("stock", "stock.py", 1, "stock", (TESTS[1],),
                                  (((2,), (0,)),)),)
+
+
+def test_a_copy_of_the_project_elsewhere_sees_its_own_files_change(tmp_path: Path) -> None:
+    # Traced in one place (records carry that place's absolute paths), then copied:
+    # a change in the copy makes its tests stale, though the first place is as it was.
+    first = project(tmp_path / "first")
+    saved(first)
+    copy = tmp_path / "copy"
+    shutil.copytree(first, copy)
+    (copy / "prices.py").write_text("def prices():\n    return 2\n", encoding="utf-8")
+    reuse, _ = load_reuse(copy / ".metaeval" / "mutate-coverage.json", copy,
+                          ("prices", "stock"), ("-q",))
+    assert reuse is not None and reuse.stale == 1 and reuse.tests == {TESTS[1]: 0.25}
 
 
 def test_a_changed_function_retraces_only_the_tests_that_ran_that_function(
@@ -84,7 +114,7 @@ def test_a_changed_function_retraces_only_the_tests_that_ran_that_function(
                                    "def stock():\n    return 1\n", encoding="utf-8")
     reuse, _ = load_reuse(path, root, ("stock",), ("-q",))
     assert reuse is not None and reuse.stale == 1 and reuse.tests == {TESTS[1]: 0.25}
-    assert reuse.ran == (CodeRun("stock", str(root / "stock.py"), 6, "stock", (TESTS[1],),
+    assert reuse.ran == (CodeRun("stock", "stock.py", 6, "stock", (TESTS[1],),
                                  (((7,), (0,)),)),)
     # A constant outside the functions: every test that ran the file is traced again.
     (root / "stock.py").write_text("N = 1\ndef restock():\n    n = 0\n    return n\n\n\n"

@@ -85,6 +85,18 @@ def test_the_overhead_line_splits_time_elsewhere_into_forking_and_placing() -> N
     assert overhead_text(plain).endswith("(per mutant 50.0 ms in tests, 20.0 ms elsewhere)")
 
 
+def test_the_overhead_line_says_what_the_baseline_traced_and_reused() -> None:
+    results = (MutantResult(mutant(0), Status.KILLED, duration=0.07, in_tests=0.04),)
+    run = MutationRun(results, 0.5, 6.5, Isolation.FORK, wall=1.25,
+                      fork=ForkStats(traced_tests=3, reused_tests=40))
+    assert overhead_text(run).endswith(
+        "; baseline: 3 tests traced, 40 reused from a coverage map (the last run's, or --coverage)")
+    beside = replace(run, fork=ForkStats(traced_tests=3, reused_tests=40, traced_beside=True))
+    assert overhead_text(beside).endswith(
+        "; baseline: 3 tests traced beside the mutants, 40 reused from a coverage map "
+        "(the last run's, or --coverage)")
+
+
 def test_survivors_show_their_diff_and_breaks_sentence(tmp_path: Path) -> None:
     (tmp_path / "guard.py").write_text(SOURCE, encoding="utf-8")
     text = mutation_text(run_of((Status.SURVIVED, R), (Status.SURVIVED, P), (Status.KILLED, R)),

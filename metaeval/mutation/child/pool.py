@@ -185,12 +185,14 @@ class Pool:
         """The children running now, by the read end of their pipe."""
         self.exiting: list[int] = []
         """Children that answered and were sent on their way, not yet reaped."""
+        self.pending: deque[Job] = deque()
+        """Jobs not yet forked in the current ``run``."""
 
     def run(self, work: list[Job], emit: Callable[[WarmOutcome], None] | None = None
             ) -> list[WarmOutcome]:
         """Fork, read and reap until every job is done; each outcome is handed to
         ``emit`` as it arrives, and all are returned in the order they arrived."""
-        pending = deque(work)
+        pending = self.pending = deque(work)
         running = self.running = {}
         done: list[WarmOutcome] = []
         size = process_size(0) if self.memory_limit else 0
@@ -227,6 +229,13 @@ class Pool:
             self._wait_exiting(block=False)
         self._wait_exiting(block=True)
         return done
+
+    def cancel(self) -> None:
+        """Fork no more jobs, and stop the children running now; ``run`` still reaps
+        them and hands on their (meaningless) outcomes."""
+        self.pending.clear()
+        for child in self.running.values():
+            kill_group(child.pid)
 
     def kill_all(self) -> None:
         """Every child this pool started, and what their tests started (each child

@@ -14,6 +14,7 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,44 @@ def trace_parts(session: pytest.Session, parts: list[list[pytest.Item]],
                 ) -> tuple[BaselinePart, str]:
     """One traced child per part, all at once; their records merged, and what went
     wrong with a child, if anything. ``name`` keeps this call's files apart."""
+    return start_trace(session, parts, recorder, watch, scratch, name).finish()
+
+
+@dataclass(slots=True)
+class Tracing:
+    """Traced children started and not yet waited for (``start_trace``)."""
+
+    children: list[tuple[int, Path]]
+    statuses: dict[int, int] = field(default_factory=dict)
+    """The exit status of each child reaped so far, by pid."""
+
+    def poll(self) -> bool:
+        """Whether every child has ended (reaping those that have), without waiting."""
+        for pid, _ in self.children:
+            if pid not in self.statuses:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    self.statuses[pid] = status
+        return len(self.statuses) == len(self.children)
+
+    def finish(self) -> tuple[BaselinePart, str]:
+        """Wait for every child: their records merged, and what went wrong, if anything."""
+        merged = BaselinePart()
+        problem = ""
+        for pid, result in self.children:
+            if pid not in self.statuses:
+                self.statuses[pid] = os.waitpid(pid, 0)[1]
+            if not result.exists():
+                problem = problem or (f"<the baseline child ended with status "
+                                      f"{self.statuses[pid]}>")
+                continue
+            merged += BaselinePart.read(result)
+        return merged, problem
+
+
+def start_trace(session: pytest.Session, parts: list[list[pytest.Item]],
+                recorder: CallRecorder, watch: Watch, scratch: Path, name: str) -> Tracing:
+    """Fork one traced child per part and return at once."""
     parent = os.getpid()
     children = []
     for n, part in enumerate(parts):
@@ -37,15 +76,7 @@ def trace_parts(session: pytest.Session, parts: list[list[pytest.Item]],
         if pid == 0:
             _child(session, part, recorder, watch, result, parent)
         children.append((pid, result))
-    merged = BaselinePart()
-    problem = ""
-    for pid, result in children:
-        _, status = os.waitpid(pid, 0)
-        if not result.exists():
-            problem = problem or f"<the baseline child ended with status {status}>"
-            continue
-        merged += BaselinePart.read(result)
-    return merged, problem
+    return Tracing(children)
 
 
 def _child(session: pytest.Session, items: list[pytest.Item], recorder: CallRecorder,

@@ -26,6 +26,7 @@ import gc
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
@@ -39,7 +40,7 @@ from metaeval.mutation.child.pool import Job, Limits, Pool, Running, Tick, job_l
 from metaeval.mutation.child.processes import die_with_parent
 from metaeval.mutation.child.reload import ReloadPlan
 from metaeval.mutation.child.swap import import_callers
-from metaeval.mutation.child.traced import trace_parts
+from metaeval.mutation.child.traced import start_trace, trace_parts
 from metaeval.mutation.child.work import Watch, describe, run_job
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import MutantKind
@@ -59,6 +60,9 @@ from metaeval.mutation.wire import (
 )
 
 FORCED_FAIL = "forced-fail"
+OVERLAP_SHARE = 0.25
+"""The largest share of the suite traced again beside the mutants (``_overlap``):
+every mutant runs those tests, which costs more than it saves beyond a few."""
 
 
 class WarmSession:
@@ -73,6 +77,9 @@ class WarmSession:
         self.untraced: frozenset[str] = frozenset()
         """Tests during which the baseline's tracer was replaced or switched off:
         what they ran is partly unseen, so every mutant runs them."""
+        self.stale: frozenset[str] = frozenset()
+        """Tests being traced again beside the mutants (``_overlap``): any may reach
+        a mutant, so every mutant runs them."""
         self.collected = 0.0
         """Seconds this process took to start, import and collect the tests."""
         self.attempts = 0
@@ -116,7 +123,10 @@ class WarmSession:
         signal.signal(signal.SIGTERM, self._terminated)
         with Path(self.spec.stream_path).open("a", encoding="utf-8") as stream:
             self.stream = stream
-            baseline = self._baseline(session, items)
+            reuse = Reuse.read(Path(self.spec.reuse_path)) if self.spec.reuse_path else None
+            if reuse is not None and self._overlap(session, items, import_time, reuse):
+                return True
+            baseline = self._baseline(session, items, reuse)
             self._emit(warm_line("baseline", baseline))
             if not baseline.failed and not baseline.wiring:
                 self.mutants = self._await_mutants()
@@ -152,13 +162,13 @@ class WarmSession:
         return trace_parts(session, parts, self.recorder, self.watch, Path(self.spec.scratch),
                            str(self.attempts))
 
-    def _baseline(self, session: pytest.Session, items: list[pytest.Item]) -> WarmBaseline:
+    def _baseline(self, session: pytest.Session, items: list[pytest.Item],
+                  reuse: Reuse | None) -> WarmBaseline:
         tests = tuple(item.nodeid for item in items)
         if self.watch.collect_failed or not items:
             failed = tuple(self.watch.collect_failed) or ("<no tests collected>",)
             return WarmBaseline(failed, 0, 0.0, (), tests, "")
         collected = self.collected = time.monotonic() - self.started
-        reuse = Reuse.read(Path(self.spec.reuse_path)) if self.spec.reuse_path else None
         todo = [i for i in items if i.nodeid not in reuse.tests] if reuse else items
         # The suite in ``jobs`` contiguous parts, each traced in a child of its own at
         # the same time: the baseline is the one stretch where a single process
@@ -175,6 +185,17 @@ class WarmSession:
             # A test may lean on one that ran before it in another part: only the
             # whole suite in its order can say that the suite fails.
             part, problem = self._traced(session, [todo])
+        baseline = self._merged(items, part, problem, collected, reuse)
+        if baseline.failed:
+            return baseline
+        return replace(baseline, wiring=self._wiring(items))
+
+    def _merged(self, items: list[pytest.Item], part: BaselinePart, problem: str,
+                collected: float, reuse: Reuse | None) -> WarmBaseline:
+        """The baseline from what was traced now and the records reused (the forced-fail
+        check not done); this process's durations, passing tests and untraced tests
+        set from it."""
+        tests = tuple(item.nodeid for item in items)
         # The limit per mutant scales with the suite run in order, as a mutant's are.
         duration = collected + part.seconds
         if problem:
@@ -189,12 +210,83 @@ class WarmSession:
             self.watch.durations = {**kept, **self.watch.durations}
             self.watch.passed |= kept.keys()
             ran += reuse.ran
-        wiring = self._wiring(items)
-        return WarmBaseline(part.failed, part.tests_run, duration, ran, tests, wiring,
+        reused = sum(1 for t in tests if reuse is not None and t in reuse.tests)
+        return WarmBaseline(part.failed, part.tests_run, duration, ran, tests, "",
                             durations=self.watch.durations,
                             passed=tuple(sorted(self.watch.passed)),
-                            reused=len(items) - len(todo), stale=reuse.stale if reuse else 0,
+                            reused=reused, stale=reuse.stale if reuse else 0,
                             untraced=tuple(sorted(self.untraced)))
+
+    # --- a baseline traced beside the mutants ---------------------------------------
+
+    def _overlap(self, session: pytest.Session, items: list[pytest.Item],
+                 import_time: ImportTime, reuse: Reuse) -> bool:
+        """A run that reuses most of an earlier baseline (a pull request's) traces its
+        few stale tests in children *beside* the mutants' children, instead of
+        before them: on two cores, a lone survivor running the tests that reach a
+        changed function would otherwise leave one core idle after the trace left
+        the other idle. Until the trace is done every mutant also runs the stale
+        tests (they may reach it), with their earlier times for its limits, and its
+        outcome waits: the runner reads the baseline first. If the new baseline
+        fails, every such outcome is dropped and the run starts again in order.
+        False (nothing done) when the stale tests are more than ``OVERLAP_SHARE``
+        of the suite, or one of them is new (no earlier time for its limit)."""
+        todo = [i for i in items if i.nodeid not in reuse.tests]
+        if (self.watch.collect_failed or not todo or len(todo) > OVERLAP_SHARE * len(items)
+                or any(i.nodeid not in reuse.old for i in todo)):
+            return False
+        collected = self.collected = time.monotonic() - self.started
+        self.attempts += 1
+        # Forked before this process takes the earlier times: the traced children
+        # start from collection, as in ``_baseline``.
+        tracing = start_trace(session, parts_of(todo, self.spec.jobs), self.recorder,
+                              self.watch, Path(self.spec.scratch), str(self.attempts))
+        kept = {t: d for t, d in reuse.tests.items() if t in {i.nodeid for i in items}}
+        self.watch.durations = {**reuse.old, **kept}
+        self.watch.passed = set(kept)
+        self.stale = frozenset(i.nodeid for i in todo)
+        held: list[WarmOutcome] | None = []
+        void = False
+        wiring = self._wiring(items)
+
+        def settle(part: BaselinePart, problem: str) -> None:
+            nonlocal held, void
+            baseline = self._merged(items, part, problem, collected, reuse)
+            if baseline.failed:
+                void = True
+                self.pool.cancel()
+            else:
+                self._emit(warm_line("baseline", replace(baseline, wiring=wiring,
+                                                         beside=True)))
+                for outcome in held or ():
+                    self._emit(warm_line("mutant", outcome))
+            held = None
+
+        def emit(outcome: WarmOutcome) -> None:
+            if held is not None and tracing.poll():
+                settle(*tracing.finish())
+            if void:
+                return
+            if held is not None:
+                held.append(outcome)
+            else:
+                self._emit(warm_line("mutant", outcome))
+
+        if not wiring:
+            self.mutants = self._await_mutants()
+            provisional = WarmBaseline((), 0, 0.0, reuse.ran, (), "")
+            self._run_mutants(items, provisional, import_time, emit)
+        if held is not None:
+            settle(*tracing.finish())
+        if void:
+            # Every outcome dropped; the baseline again, the whole suite in its order.
+            self.stale = frozenset()
+            self.watch.durations, self.watch.passed = {}, set()
+            baseline = self._baseline(session, items, None)
+            self._emit(warm_line("baseline", baseline))
+            if not baseline.failed and not baseline.wiring:
+                self._run_mutants(items, baseline, import_time)
+        return True
 
     def _wiring(self, items: list[pytest.Item]) -> str:
         """One child whose fastest passing test is forced to fail must report it."""
@@ -213,16 +305,16 @@ class WarmSession:
 
     def _select(self, items: list[pytest.Item], work: WarmMutant
                 ) -> tuple[pytest.Item, ...] | None:
-        """The tests that run the mutant's lines, and those the tracer did not see
-        through, fastest first (``()`` when its function runs but those lines do
-        not); None when its function never runs."""
+        """The tests that run the mutant's lines, those the tracer did not see
+        through and those being traced again beside it, fastest first (``()`` when
+        its function runs but those lines do not); None when its function never runs."""
         selection = self.coverage.select(work.mutant())
         if selection.tests is None and selection.reached:
             # Module or class body, or code that ran only at import: every test may see it.
             self.whole_suite.add(work.index)
             chosen = list(items)
         else:
-            wanted = set(selection.tests or ()) | self.untraced
+            wanted = set(selection.tests or ()) | self.untraced | self.stale
             chosen = [item for item in items if item.nodeid in wanted]
             if not chosen and not selection.reached:
                 return None
@@ -233,7 +325,10 @@ class WarmSession:
         return tuple(chosen)
 
     def _run_mutants(self, items: list[pytest.Item], baseline: WarmBaseline,
-                     import_time: ImportTime) -> None:
+                     import_time: ImportTime,
+                     emit: Callable[[WarmOutcome], None] | None = None) -> None:
+        if emit is None:
+            emit = self._emit_outcome
         self.coverage = Coverage.from_runs(Path(self.spec.root), baseline.ran)
         self.planner = Planner(
             Path(self.spec.root), self.spec.packages,
@@ -247,7 +342,7 @@ class WarmSession:
         for mutant in self.mutants:
             selected = self._select(items, mutant)
             if selected is None:
-                self._emit(warm_line("mutant", WarmOutcome(mutant.index, None)))
+                emit(WarmOutcome(mutant.index, None))
             else:
                 work.append((mutant, selected))
         # Longest first (by what the selected tests took in the baseline): a long
@@ -262,14 +357,17 @@ class WarmSession:
                 else self._plan(mutant, selected)
             if settled is not None:
                 # A process of its own starts, imports and collects before its tests.
-                self._emit(warm_line("mutant", replace(settled, times=ChildTimes(
+                emit(replace(settled, times=ChildTimes(
                     limit=self._limits(selected, reloads=True).whole)) if settled.deferred
-                    else settled))
+                    else settled)
             else:
                 reloads = isinstance(how, ReloadPlan)
                 jobs.append(Job(mutant, selected, how, time.monotonic() - started,
                                 self._limits(selected, reloads)))
-        self.pool.run(jobs, lambda outcome: self._emit(warm_line("mutant", outcome)))
+        self.pool.run(jobs, emit)
+
+    def _emit_outcome(self, outcome: WarmOutcome) -> None:
+        self._emit(warm_line("mutant", outcome))
 
     def _limits(self, selected: tuple[pytest.Item, ...], reloads: bool) -> Limits:
         """A mutant's limits (``pool.job_limits``) from its selected tests' baseline

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from metaeval import __version__
@@ -34,7 +34,9 @@ from metaeval.mutation.wire import CodeRun, Reuse
 
 COVERAGE_FILE_NAME = "mutate-coverage.json"
 """Kept next to the result cache."""
-FORMAT = 2
+FORMAT = 3
+"""3: files under the project by their path in it (2 kept absolute paths, which a
+moved checkout would compare in the old place)."""
 
 
 def _salt(packages: Sequence[str], pytest_args: Sequence[str]) -> str:
@@ -70,6 +72,13 @@ def _shared(root: Path) -> list[str]:
                                 if t.rpartition("/")[2] == "conftest.py")]
 
 
+def _relative(file: str, root: Path) -> str:
+    path = Path(file)
+    if path.is_absolute() and path.is_relative_to(root):
+        return path.relative_to(root).as_posix()
+    return file
+
+
 def _test_file(nodeid: str) -> str:
     return nodeid.partition("::")[0]
 
@@ -89,17 +98,29 @@ class CoverageMap:
     def save(self, path: Path, root: Path) -> None:
         """Write the map with the digests of every file it depends on; ``OutputError``
         when it cannot be written."""
+        write_atomic(path, json.dumps(self.document(root)))
+
+    def document(self, root: Path) -> dict[str, object]:
+        """The map as ``save`` writes it (``run.coverage_file`` adds the plan's hash)."""
         digest = _Digests(root.resolve())
+        passed = set(self.passed)
+        # Files under the project by their path in it: a checkout moved or copied
+        # elsewhere (another CI runner, a Ray worker's copy) must see its own files
+        # change, not the old place's.
+        ran = tuple(replace(r, file=_relative(r.file, digest.root)) for r in self.ran)
         files = {*_shared(root), *(_test_file(t) for t in self.passed),
-                 *(r.file for r in self.ran)}
-        shapes = {name: shape.to_json() for name in sorted({r.file for r in self.ran})
+                 *(r.file for r in ran)}
+        shapes = {name: shape.to_json() for name in sorted({r.file for r in ran})
                   if (shape := digest.shape(name)) is not None}
-        document = {"salt": _salt(self.packages, self.pytest_args),
-                    "tests": {t: self.durations.get(t, 0.0) for t in sorted(self.passed)},
-                    "digests": {name: digest(name) for name in sorted(files)},
-                    "shapes": shapes,
-                    "ran": [asdict(r) for r in self.ran]}
-        write_atomic(path, json.dumps(document))
+        return {"salt": _salt(self.packages, self.pytest_args),
+                "tests": {t: self.durations.get(t, 0.0) for t in sorted(self.passed)},
+                # Skipped and untraced tests: never reused, but their times give
+                # the limits of mutants run beside their new trace (``Reuse.old``).
+                "others": {t: d for t, d in sorted(self.durations.items())
+                           if t not in passed},
+                "digests": {name: digest(name) for name in sorted(files)},
+                "shapes": shapes,
+                "ran": [asdict(r) for r in ran]}
 
 
 def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Sequence[str]
@@ -119,6 +140,7 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
         digests = {str(k): str(v) for k, v in document["digests"].items()}
         ran = tuple(CodeRun.from_json(r) for r in document["ran"])
         shapes = {str(k): Shape.from_json(v) for k, v in document["shapes"].items()}
+        others = {str(k): float(v) for k, v in document.get("others", {}).items()}
     except (KeyError, TypeError, ValueError, AttributeError):
         return None, f"warning: {path}: not a coverage map metaeval wrote; tracing every test"
     digest = _Digests(root.resolve())
@@ -140,7 +162,8 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
     if not kept:
         return None, ""
     return Reuse(kept, tuple(_without(r, stale) for r in moved if set(r.tests) - stale),
-                 len(stale & tests.keys())), ""
+                 len(stale & tests.keys()),
+                 {**others, **{t: d for t, d in tests.items() if t in stale}}), ""
 
 
 def _moved(run: CodeRun, where: LineMap) -> CodeRun:

@@ -24,6 +24,7 @@ from metaeval.mutation.child.processes import Children, end_group, has_exited, w
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.coverage_cache import CoverageMap, load_reuse
+from metaeval.mutation.run.coverage_file import covering_packages
 from metaeval.mutation.run.fresh import Context, run_mutant
 from metaeval.mutation.run.options import (
     OUTPUT_TAIL,
@@ -94,9 +95,16 @@ def start_warm(options: RunOptions, packages: tuple[str, ...]) -> WarmStart:
 
 def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -> WarmStart:
     reuse_path = ""
-    if options.coverage_cache is not None:
-        reuse, warning = load_reuse(options.coverage_cache, options.root, packages,
-                                    options.pytest_args)
+    kept = options.coverage_cache
+    if options.coverage_file is not None:
+        # The shared map, recorded for the whole plan's packages: record those too, so
+        # that its records hold for this run (and the map it leaves is whole).
+        kept = options.coverage_file
+        packages, warning = covering_packages(kept, packages)
+        if warning:
+            print(warning, file=sys.stderr)
+    if kept is not None:
+        reuse, warning = load_reuse(kept, options.root, packages, options.pytest_args)
         if warning:
             print(warning, file=sys.stderr)
         if reuse is not None:
@@ -229,7 +237,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                                tuple(t for t in baseline.passed if t not in untraced))
     return Ran(baseline.duration, longest or timeout, coverage, ForkStats(
         len(deferred), reloaded, deferred_elsewhere, forking, placing, resident,
-        baseline.tests_run, baseline.reused, coverage_map))
+        baseline.tests_run, baseline.reused, coverage_map=coverage_map,
+        traced_beside=baseline.beside))
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:

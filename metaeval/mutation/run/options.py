@@ -73,6 +73,10 @@ class RunOptions:
     coverage_cache: Path | None = None
     """Fork mode: where the baseline's coverage map is kept between runs, so a run
     traces only the tests whose files changed; None traces every test."""
+    coverage_file: Path | None = None
+    """Fork mode: a coverage file (``run.coverage_file``, ``--coverage``) whose map the
+    warm runner reuses instead of ``coverage_cache``'s; checked against the plan
+    before the run."""
 
     @property
     def workers(self) -> int:

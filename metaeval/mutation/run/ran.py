@@ -33,7 +33,9 @@ class ForkStats:
     traced_tests: int = 0
     """Tests the baseline traced in this run."""
     reused_tests: int = 0
-    """Tests whose records came from the last run's coverage map."""
+    """Tests whose records came from a coverage map: the last run's, or ``--coverage``."""
+    traced_beside: bool = False
+    """The traced tests ran beside the mutants (a few stale tests), not before them."""
     coverage_map: CoverageMap | None = None
     """The whole baseline's map (traced and reused), for the next run."""
 

@@ -1,0 +1,55 @@
+"""``metaeval mutate --trace-only --write-coverage FILE``: one baseline for every shard.
+
+Plans as a run does (so the file carries the plan's hash), traces the baseline
+in the warm runner, runs no mutant, and writes the coverage file
+(``run.coverage_file``) that shards read with ``--coverage``. Never prints: the
+line for the user is a ``Message`` of the result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from metaeval.commands.mutate import Message, MutatePlan, MutateResult
+from metaeval.errors import ExitCode, OutputError
+from metaeval.mutation.run.coverage_cache import CoverageMap
+from metaeval.mutation.run.coverage_file import write_coverage_file
+from metaeval.mutation.run.options import VoidRun
+from metaeval.mutation.run.trace import trace_baseline
+
+
+def trace_plan(plan: MutatePlan) -> MutateResult:
+    """Trace the baseline of ``plan`` and write its coverage file: exit 0, or 3 when
+    no mutant was found or the suite fails unmutated. ``OutputError`` when the
+    file cannot be written."""
+    request, root = plan.request, plan.root
+    assert request.write_coverage is not None
+    if plan.stop is ExitCode.VOID or not plan.packages:  # no mutant found at all
+        if plan.warm is not None:
+            plan.warm.stop()
+        return MutateResult(ExitCode.VOID, root, plan.notes)
+    where = request.write_coverage
+    if plan.stop is ExitCode.OK:  # --since left no mutant: neither will any shard run one
+        if plan.warm is not None:
+            plan.warm.stop()
+        empty = CoverageMap(plan.packages, plan.options.pytest_args, (), {}, ())
+        write_coverage_file(Path.cwd() / where, empty, plan.plan_hash, root)
+        return MutateResult(ExitCode.OK, root, plan.notes, after=(Message(
+            f"--trace-only: nothing to mutate, no test traced; an empty coverage map for "
+            f"the plan is in {where}", stderr=True),))
+    try:
+        stats = trace_baseline(plan.options, plan.packages, plan.warm)
+    except VoidRun as e:
+        return MutateResult(ExitCode.VOID, root, plan.notes,
+                            after=(Message(f"error: {e}", stderr=True),))
+    assert stats.coverage_map is not None
+    write_coverage_file(Path.cwd() / where, stats.coverage_map, plan.plan_hash, root)
+    after = [Message(f"--trace-only: {stats.traced_tests} tests traced, {stats.reused_tests} "
+                     f"reused; the coverage map for the plan of {len(plan.mutants)} mutants "
+                     f"is in {where}", stderr=True)]
+    if plan.options.coverage_cache is not None:
+        try:
+            stats.coverage_map.save(plan.options.coverage_cache, root)
+        except OutputError as e:
+            after.append(Message(f"warning: {e}; the next run starts without it", stderr=True))
+    return MutateResult(ExitCode.OK, root, plan.notes, after=tuple(after))
