@@ -91,8 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"cluster of 2 nodes started in {time.monotonic() - started:.1f}s")
         for run in range(args.runs):
             copy = bt.fresh_copy(target, args.work, "ray-cluster")
-            ray_env = {**bt.tool_env(venv, copy, target), **cluster.driver_env}
-            ray_env["PATH"] = bt.tool_env(venv, copy, target)["PATH"]
+            ray_env = {**bt.tool_env(venv, copy, target),
+                       **{k: v for k, v in cluster.driver_env.items() if k.startswith("RAY_")}}
             measured, cpu = timed(
                 bt.metaeval_cmd(venv, target, 2, ["--no-cache", "--executor", "ray",
                                                   "--ray-address", cluster.address]),
