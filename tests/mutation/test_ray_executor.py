@@ -174,3 +174,23 @@ def test_an_address_where_nothing_answers_is_exit_2_at_once(tmp_path: Path) -> N
     assert done.returncode == 2, done.stderr
     assert f"--ray-address {address!r}: nothing answers there" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_batch_counts_its_own_mutants_once_and_names_one_it_lost() -> None:
+    from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+    from metaeval.mutation.run.ray_executor import BatchOutcome, Shipped, _record
+
+    def mutant(name: str) -> Mutant:
+        return Mutant(name, MutantKind.PATCH, "", "p.py", "p", name, Span(1, 1, 1, 2), "", "")
+
+    killed = Shipped("Killed", ("t::a",), ("t::a",), 1.0, "in /node/copy/p.py", 0.5, "")
+    # Index 7 is another batch's: never counted here. Index 2 is missing from the outcome.
+    outcome = BatchOutcome("/node/copy", ((1, killed), (1, killed), (7, killed)), 3.0,
+                           (0, 0, 0.0, 0.0, 0.0, 0, 0))
+    seen: list[tuple[int, MutantResult]] = []
+    _record(outcome, {1: mutant("one"), 2: mutant("two")}, Path("/head"),
+            lambda i, r: seen.append((i, r)))
+    assert [(i, r.mutant.id, r.status) for i, r in seen] == [
+        (1, "one", Status.KILLED), (2, "two", Status.RUNTIME_ERROR)]
+    assert seen[0][1].detail == "in /head/p.py"  # the node's copy named as the head's
+    assert "without it" in seen[1][1].detail

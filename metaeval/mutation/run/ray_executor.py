@@ -146,6 +146,7 @@ class RayExecutor:
                          max((o.stats[5] for o in outcomes), default=0),
                          stats.traced_tests + sum(o.stats[6] for o in outcomes),
                          stats.reused_tests, coverage_map=cmap)
+        # The baseline's seconds: its tests' own as the head traced them (collection aside).
         return Ran(sum(cmap.durations.values()), timeout, coverage, fork)
 
 
@@ -275,11 +276,12 @@ def _record(outcome: BatchOutcome, mutants: dict[int, Mutant], root: Path,
 def _lost(batch: list[tuple[int, Mutant]], error: Exception, record: Record) -> None:
     for index, mutant in batch:
         record(index, MutantResult(mutant, Status.RUNTIME_ERROR, detail=(
-            f"its batch was lost on the Ray cluster {RETRIES + 1} times: {error}")))
+            f"its batch was lost on the Ray cluster, run {RETRIES + 1} times at most: "
+            f"{error}")))
 
 
 def run_batch(spec: BatchSpec, coverage: bytes, batch: list[tuple[int, Mutant]]
-               ) -> BatchOutcome:
+              ) -> BatchOutcome:
     """On a worker: the batch through the warm runner, in Ray's copy of the project
     (the working directory), with the head's coverage map."""
     root = Path.cwd()
@@ -301,11 +303,11 @@ def run_batch(spec: BatchSpec, coverage: bytes, batch: list[tuple[int, Mutant]]
             memory_limit=spec.memory_limit, coverage_file=shipped)
         ran = run_forked(batch, options, Path(tmp), spec.packages, keep)
     fork = ran.fork or ForkStats()
+    stats = (fork.deferred, fork.reloaded, fork.deferred_elsewhere, fork.forking,
+             fork.placing, fork.resident, fork.traced_tests)
     return BatchOutcome(str(root.resolve()),
                         tuple((i, Shipped.of(r)) for i, r in sorted(results.items())),
-                        ran.timeout,
-        (fork.deferred, fork.reloaded, fork.deferred_elsewhere, fork.forking, fork.placing,
-         fork.resident, fork.traced_tests))
+                        ran.timeout, stats)
 
 
 _run_batch = ray.remote(num_cpus=1, max_retries=RETRIES)(run_batch)
