@@ -23,6 +23,7 @@ import os
 import resource
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +36,9 @@ import mutation_speed as ms
 from bench_report import say
 
 from tests.mutation.ray_cluster import LocalCluster
+
+POLL = 0.1
+"""Seconds between two looks at the cluster's processes."""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -49,13 +53,39 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class ClusterCpu:
+    """The CPU seconds a cluster's processes use while it runs: polled, since a job's
+    workers end with their driver, their time gone from /proc before a last look."""
+
+    def __init__(self, cluster: LocalCluster) -> None:
+        self.cluster = cluster
+        self.before = cluster.cpu_ticks()
+        self.latest = dict(self.before)
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+
+    def _poll(self) -> None:
+        while not self.done.wait(POLL):
+            self.latest.update(self.cluster.cpu_ticks())
+
+    def stop(self) -> float:
+        self.done.set()
+        self.thread.join()
+        self.latest.update(self.cluster.cpu_ticks())
+        used = sum(self.latest.values()) - sum(self.before.values())
+        return used / os.sysconf("SC_CLK_TCK")
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str], cluster: LocalCluster | None
-          ) -> tuple[bt.Measured, float]:
-    """Run ``cmd``; its wall time and the CPU seconds it (and the cluster) used."""
-    before = _children_cpu() + (cluster.cpu_seconds() if cluster else 0.0)
+          ) -> tuple[bt.Measured, float, float]:
+    """Run ``cmd``: its wall time, the CPU seconds it used (its reaped children's with
+    it), and those the cluster used meanwhile."""
+    before = _children_cpu()
+    sampler = ClusterCpu(cluster) if cluster else None
     measured = bt.run_cmd(cmd, cwd, env, ok=(0, 1))
-    after = _children_cpu() + (cluster.cpu_seconds() if cluster else 0.0)
-    return measured, after - before
+    on_cluster = sampler.stop() if sampler else 0.0
+    return measured, _children_cpu() - before, on_cluster
 
 
 def statuses(stdout: str) -> dict[str, str]:
@@ -77,8 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     seen: dict[str, dict[str, str]] = {}
     for run in range(args.runs):
         copy = bt.fresh_copy(target, args.work, "ray-single")
-        measured, cpu = timed(bt.metaeval_cmd(venv, target, 2, ["--no-cache"]), copy,
-                              bt.tool_env(venv, copy, target), None)
+        measured, cpu, _ = timed(bt.metaeval_cmd(venv, target, 2, ["--no-cache"]), copy,
+                                 bt.tool_env(venv, copy, target), None)
         runs["single"].append((measured.wall, cpu))
         seen["single"] = statuses(measured.stdout)
         say(f"single run {run + 1}: {measured.wall:.1f}s wall, {cpu:.1f}s CPU")
@@ -93,14 +123,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             copy = bt.fresh_copy(target, args.work, "ray-cluster")
             ray_env = {**bt.tool_env(venv, copy, target),
                        **{k: v for k, v in cluster.driver_env.items() if k.startswith("RAY_")}}
-            measured, cpu = timed(
+            measured, driver, on_cluster = timed(
                 bt.metaeval_cmd(venv, target, 2, ["--no-cache", "--executor", "ray",
                                                   "--ray-address", cluster.address]),
                 copy, ray_env, cluster)
-            runs["ray"].append((measured.wall, cpu))
+            runs["ray"].append((measured.wall, driver + on_cluster))
             seen["ray"] = statuses(measured.stdout)
-            say(f"ray run {run + 1}: {measured.wall:.1f}s wall, {cpu:.1f}s CPU "
-                "(driver and cluster)")
+            say(f"ray run {run + 1}: {measured.wall:.1f}s wall, {driver + on_cluster:.1f}s "
+                f"CPU ({driver:.1f}s the driver with the head's trace, {on_cluster:.1f}s "
+                "the cluster)")
     finally:
         left = cluster.stop()
         if left:

@@ -34,6 +34,11 @@ def _free_port() -> int:
 
 def _descendants(pids: list[int]) -> set[int]:
     """``pids`` and every process under them, from /proc."""
+    return set(_depths(pids))
+
+
+def _depths(pids: list[int]) -> dict[int, int]:
+    """``pids`` (depth 0) and every process under them, with its depth, from /proc."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -43,13 +48,13 @@ def _descendants(pids: list[int]) -> set[int]:
                 continue
             ppid = int(stat.rpartition(")")[2].split()[1])
             children.setdefault(ppid, []).append(int(entry.name))
-    found: set[int] = set()
-    todo = list(pids)
+    found: dict[int, int] = {}
+    todo = [(pid, 0) for pid in pids]
     while todo:
-        pid = todo.pop()
+        pid, depth = todo.pop()
         if pid not in found:
-            found.add(pid)
-            todo.extend(children.get(pid, ()))
+            found[pid] = depth
+            todo.extend((child, depth + 1) for child in children.get(pid, ()))
     return found
 
 
@@ -135,18 +140,20 @@ class LocalCluster:
         """Every process of the cluster still running: the nodes and all under them."""
         return {p for p in _descendants([p.pid for p in self.started]) if _running(p)}
 
-    def cpu_seconds(self) -> float:
-        """CPU seconds the cluster's processes used so far, with their reaped children's
-        (a worker's warm runner and its forks): the benchmark's share of a run is the
-        difference."""
-        ticks = 0
-        for pid in self.pids():
+    def cpu_ticks(self) -> dict[int, int]:
+        """Each cluster process's CPU so far, in clock ticks: the ``ray start`` processes,
+        the daemons and the workers, each with its reaped children's (a worker's warm
+        runners and their forks); deeper processes arrive through their parents."""
+        ticks: dict[int, int] = {}
+        for pid, depth in _depths([p.pid for p in self.started]).items():
+            if depth > 2:
+                continue
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
             except OSError:
                 continue
-            ticks += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
-        return ticks / os.sysconf("SC_CLK_TCK")
+            ticks[pid] = sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        return ticks
 
     def stop(self) -> set[int]:
         """Freeze every process the nodes started (none starts another then), find
