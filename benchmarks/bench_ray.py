@@ -9,8 +9,8 @@ Prints, and writes to the scratch dir: statuses (merged must equal single, mutan
 for mutant), wall time (median), and CPU time: the local run's processes; the
 Ray run's driver (the head's plan and trace included) plus what the cluster's
 processes used meanwhile (idle Ray daemons included: that is Ray's overhead).
-The cluster's start (seconds, once) is printed apart. Stops the cluster by the
-ids of its processes in any case.
+The cluster's start (seconds, once) and its CPU when idle are printed apart.
+Stops the cluster by the ids of its processes in any case.
 
     python3 benchmarks/bench_ray.py [--runs 3] [--work benchmarks/.work]
 """
@@ -39,6 +39,8 @@ from tests.mutation.ray_cluster import LocalCluster
 
 POLL = 0.1
 """Seconds between two looks at the cluster's processes."""
+IDLE = 20.0
+"""Seconds the cluster's idle CPU is measured for, before the first run."""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -115,10 +117,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The workers import itsdangerous from their copy's src/, as the local run does
     # from its own (PYTHONPATH, relative to the working directory Ray gives them).
     cluster = LocalCluster(nodes=2, env={"PYTHONPATH": "src"}, bin=venv / "bin")
+    idle_rate = 0.0
     started = time.monotonic()
     try:
         cluster.start()
         say(f"cluster of 2 nodes started in {time.monotonic() - started:.1f}s")
+        idle = ClusterCpu(cluster)
+        time.sleep(IDLE)
+        idle_rate = idle.stop() / IDLE
+        say(f"the cluster idle: {idle_rate:.3f} CPU seconds a second")
         for run in range(args.runs):
             copy = bt.fresh_copy(target, args.work, "ray-cluster")
             ray_env = {**bt.tool_env(venv, copy, target),
@@ -141,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"\nstatuses: {len(seen['single'])} mutants; ray == single: "
         f"{'PASS' if same else 'FAIL ' + ', '.join(differ[:10])}")
     result: dict[str, object] = {"machine": info, "metaeval_commit": bi.metaeval_commit(ms.REPO),
-                                 "runs": runs, "same": same}
+                                 "runs": runs, "same": same, "idle_cpu_per_second": idle_rate}
     for name, pairs in runs.items():
         wall = statistics.median(w for w, _ in pairs)
         cpu = statistics.median(c for _, c in pairs)
