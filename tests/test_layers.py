@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                   "metaeval.testing")),
     ("commands", ("metaeval.commands",)),
     ("report", ("metaeval.report",)),
-    ("cli", ("metaeval.cli", "metaeval.cli_parts")),
+    ("cli", ("metaeval.cli", "metaeval.cli_parts", "metaeval.cli_findings")),
 )
 """Each layer and the modules (or packages) in it, lowest first."""
 
