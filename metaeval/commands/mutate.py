@@ -434,7 +434,7 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateResult
             plan.warm.stop()
         return MutateResult(ExitCode.BAD_INPUT, root, plan.notes, write_errors=early)
     try:
-        run = run_mutants(plan.mutants, options, progress, cache, plan.warm, plan.execute)
+        run = run_mutants(plan.mutants, options, progress, cache, plan.warm, execute=plan.execute)
     except VoidRun as e:
         return MutateResult(ExitCode.VOID, root, plan.notes,
                             after=(Message(f"error: {e}", stderr=True),))
