@@ -23,6 +23,7 @@ from metaeval.cli_parts import (
     SUMMARY,
     InRange,
     ProgressBar,
+    executor_options,
     init_shards,
     outputs_then_exit,
     shard_options,
@@ -141,6 +142,7 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
               help="Also mutate strings that are only a log, warning or exception message "
                    "(default: [tool.metaeval.mutate] message_strings, else no).")
 @shard_options
+@executor_options
 @SUMMARY
 @FORMAT
 @user_errors
@@ -152,7 +154,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
            summary_path: Path | None, fmt: str, shard: tuple[int, int] | None,
            shard_out: Path | None, timings_path: Path | None, write_timings: Path | None,
            merge_dirs: tuple[Path, ...], trace_only: bool, write_coverage: Path | None,
-           coverage_path: Path | None) -> None:
+           coverage_path: Path | None, executor: str, ray_address: str | None) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -177,7 +179,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         update_baseline=update_baseline, sarif_path=sarif_path,
         message_strings=message_strings, shard=shard, shard_out=shard_out,
         timings_path=timings_path, write_timings=write_timings, trace_only=trace_only,
-        write_coverage=write_coverage, coverage_path=coverage_path)
+        write_coverage=write_coverage, coverage_path=coverage_path, executor=executor,
+        ray_address=ray_address)
     if merge_dirs:
         from metaeval.commands.mutate_merge import merge_shards
 

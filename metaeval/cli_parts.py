@@ -160,6 +160,22 @@ def shard_options(command: Callable[P, R]) -> Callable[P, R]:
     return command
 
 
+def executor_options(command: Callable[P, R]) -> Callable[P, R]:
+    """``metaeval mutate``'s options for where the mutants run: ``--executor`` and
+    ``--ray-address``."""
+    for option in reversed([
+        click.option("--executor", "executor", type=click.Choice(["local", "ray"]),
+                     default="local", show_default=True,
+                     help="Where the mutants run: this machine, or a Ray cluster in "
+                          "small batches (pip install 'metaeval[ray]')."),
+        click.option("--ray-address", "ray_address", metavar="ADDR", default=None,
+                     help="With --executor ray: the cluster to join, host:port or "
+                          "ray://host:port (default: start one here for the run)."),
+    ]):
+        command = option(command)
+    return command
+
+
 init_shards = click.option(
     "--shards", type=click.IntRange(2, 256), default=None, metavar="N",
     help="Write a workflow that splits mutation testing over N shards (2 to 256): a "

@@ -6,6 +6,7 @@ Nothing is downloaded and no tool is run; the benchmark itself is run by hand.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -326,3 +327,12 @@ def test_a_missing_snapshot_exits_2_with_one_line(tmp_path: Path,
     assert ms.main(["--target", "inspect_ai", "--work", str(tmp_path / "work"),
                     "--inspect-ai-source", str(tmp_path)]) == 2
     assert "no inspect_ai-*.tar.gz in" in capsys.readouterr().err
+
+
+def test_the_ray_benchmark_reads_statuses_and_defaults_to_three_runs() -> None:
+    bench_ray = _load("bench_ray")
+    args = bench_ray.parse_args([])
+    assert args.runs == 3 and args.work.name == ".work"
+    stdout = json.dumps({"mutants": [{"id": "a", "status": "Killed"},
+                                     {"id": "b", "status": "Survived"}]})
+    assert bench_ray.statuses(stdout) == {"a": "Killed", "b": "Survived"}

@@ -8,7 +8,7 @@ import signal
 import pytest
 from click.testing import CliRunner
 
-from metaeval import cli
+from metaeval import cli, cli_findings
 from metaeval.cli import main
 
 
@@ -22,7 +22,9 @@ def stopped(error: BaseException) -> object:
 @pytest.mark.parametrize("command", [["validate"], ["findings", "list"], ["gate", "x.json"]])
 def test_ctrl_c_ends_any_command_with_130(monkeypatch: pytest.MonkeyPatch,
                                           command: list[str]) -> None:
-    monkeypatch.setattr(cli, "load_config", stopped(KeyboardInterrupt()))
+    # The findings group reads its config in its own module (cli_findings).
+    for module in (cli, cli_findings):
+        monkeypatch.setattr(module, "load_config", stopped(KeyboardInterrupt()))
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 130, result.output
     assert result.stderr.strip() == "interrupted"
@@ -36,7 +38,8 @@ def test_sigterm_and_sighup_end_a_command_with_128_plus_their_number(
         signal.raise_signal(signum)  # handled in this (main) thread, as a real one is
         raise AssertionError("the signal did not stop the command")
 
-    monkeypatch.setattr(cli, "load_config", deliver)
+    for module in (cli, cli_findings):
+        monkeypatch.setattr(module, "load_config", deliver)
     before = signal.getsignal(signum)  # not SIG_DFL where a runner set its own
     result = CliRunner().invoke(main, ["validate"])
     assert result.exit_code == code, result.output

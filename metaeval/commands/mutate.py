@@ -18,6 +18,7 @@ data a finished run leaves: the caches and (when asked) the findings file.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,13 @@ from metaeval.mutation.run.options import (
     VoidRun,
 )
 from metaeval.mutation.run.result_cache import CACHE_FILE, ResultCache
-from metaeval.mutation.run.runner import MutationRun, Progress, exit_code, run_mutants
+from metaeval.mutation.run.runner import (
+    Execute,
+    MutationRun,
+    Progress,
+    exit_code,
+    run_mutants,
+)
 from metaeval.mutation.run.settings import mutate_settings
 from metaeval.mutation.run.shard_manifest import (
     ShardPlan,
@@ -102,6 +109,10 @@ class MutateRequest:
     """Where ``--trace-only`` writes the coverage file (``run.coverage_file``)."""
     coverage_path: Path | None = None
     """A coverage file whose map the run reuses instead of tracing (``--coverage``)."""
+    executor: str = "local"
+    """Where the mutants run: ``local`` (this machine) or ``ray`` (a Ray cluster)."""
+    ray_address: str | None = None
+    """``--executor ray``: the cluster to connect to; None starts one here for the run."""
 
     @property
     def tracks_survivors(self) -> bool:
@@ -153,6 +164,8 @@ class MutatePlan:
     packages: tuple[str, ...] = ()
     """Fork isolation: the packages of every target file and patch mutant, whose code
     the warm runner records (what ``--trace-only`` traces)."""
+    execute: Execute | None = None
+    """Runs the mutants elsewhere (``--executor ray``); None: this machine's isolation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +246,7 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
                          "map is the warm runner's")
     messages = (settings.message_strings if request.message_strings is None
                 else request.message_strings)
+    execute = _executor(request, options)  # a missing Ray stops here, with nothing started
     # Read before the warm runner starts: a bad timings file stops here, with nothing to stop.
     timings = (None if request.timings_path is None
                else read_timings(Path.cwd() / request.timings_path))
@@ -285,7 +299,29 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
             stop = ExitCode.OK
     return MutatePlan(request, root, tuple(mutants), options, tuple(notes), stop, cache_file,
                       scan, report_file, request.baseline_path or config.root / config.findings,
-                      warm, shard, digest, packages)
+                      warm, shard, digest, packages, execute)
+
+
+def _executor(request: MutateRequest, options: RunOptions) -> Execute | None:
+    """The executor ``--executor`` names (None: this machine's runners); ``InputError``
+    for a combination that cannot run, or Ray not installed."""
+    if request.executor != "ray":
+        if request.ray_address is not None:
+            raise InputError(f"--ray-address {request.ray_address!r}: expected it with "
+                             "--executor ray (the mutants run on this machine otherwise)")
+        return None
+    if options.isolation is not Isolation.FORK:
+        raise InputError(f"--executor ray: got --isolation {options.isolation.value!r}; "
+                         "expected fork (each Ray task runs the warm runner)")
+    try:
+        from metaeval.mutation.run.ray_executor import RayExecutor
+    except ImportError as e:
+        if (e.name or "").partition(".")[0] != "ray":
+            raise
+        raise InputError("--executor ray: Ray is not installed in this environment "
+                         f"({sys.executable}); install it with: pip install "
+                         "'metaeval[ray]'") from e
+    return RayExecutor(request.ray_address)
 
 
 def _check_coverage_flags(request: MutateRequest) -> None:
@@ -398,7 +434,7 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateResult
             plan.warm.stop()
         return MutateResult(ExitCode.BAD_INPUT, root, plan.notes, write_errors=early)
     try:
-        run = run_mutants(plan.mutants, options, progress, cache, plan.warm)
+        run = run_mutants(plan.mutants, options, progress, cache, plan.warm, execute=plan.execute)
     except VoidRun as e:
         return MutateResult(ExitCode.VOID, root, plan.notes,
                             after=(Message(f"error: {e}", stderr=True),))

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import metaeval.mutation.child
 from tests.mutation.conftest import copy_shop
 
@@ -58,8 +60,16 @@ def test_a_whole_mutate_run_loads_none_of_the_measuring_libraries(tmp_path: Path
         "    main(['mutate', 'shop/pricing.py', '--no-cache', '--jobs', '1'])")
     assert "metaeval.mutation.run.forked" in loaded  # it did run
     assert not {m for m in loaded if m.partition(".")[0] in HEAVY}
+    # Ray is an optional extra, imported by --executor ray alone.
+    assert not {m for m in loaded if m.partition(".")[0] == "ray"
+                or m == "metaeval.mutation.run.ray_executor"}
 
 
 def test_the_check_sees_the_measuring_libraries_when_they_are_loaded() -> None:
     loaded = loaded_after("import metaeval.report.audit_summary")
     assert "sklearn" in loaded
+
+
+def test_the_check_sees_ray_when_the_executor_is_loaded() -> None:
+    pytest.importorskip("ray")
+    assert "ray" in loaded_after("import metaeval.mutation.run.ray_executor")

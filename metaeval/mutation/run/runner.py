@@ -33,7 +33,7 @@ from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.forked import WarmStart, run_forked
 from metaeval.mutation.run.fresh import run_fresh, settle
 from metaeval.mutation.run.options import Isolation, RunOptions, scratch_writes
-from metaeval.mutation.run.ran import ForkStats, Ran
+from metaeval.mutation.run.ran import ForkStats, Ran, Record
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +80,13 @@ class MutationRun:
 
 Progress = Callable[[int, int, MutantResult], None]
 
+Execute = Callable[[list[tuple[int, Mutant]], RunOptions, Path, tuple[str, ...], Record,
+                    WarmStart | None], Ran]
+"""Runs the mutants the cache and ``settle`` left (index, mutant), handing each result
+to ``record`` as it comes, on something other than this machine's own runners
+(``ray_executor``): the jobs, the options, a scratch directory, the packages, the
+record, a warm runner started early (its to use or stop)."""
+
 
 class Cache(Protocol):
     """Where results of earlier runs are kept (``run.result_cache.ResultCache``)."""
@@ -94,12 +101,14 @@ class Cache(Protocol):
 
 def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
                 progress: Progress | None = None, cache: Cache | None = None,
-                warm: WarmStart | None = None) -> MutationRun:
+                warm: WarmStart | None = None, execute: Execute | None = None
+                ) -> MutationRun:
     """Baseline, forced-fail check, then every mutant that is neither settled up
     front nor in ``cache``; VoidRun if nothing can be trusted. When every result
     comes from the cache, nothing runs, not even the baseline. ``warm`` is a warm
     runner started early (``start_warm``), used in fork isolation and stopped in
-    any case."""
+    any case. ``execute`` runs the mutants instead of this machine's isolation
+    (``--executor ray``); results reach ``progress`` and ``cache`` the same way."""
     started = time.monotonic()
     results: dict[int, MutantResult] = {}
     lock = threading.Lock()
@@ -127,7 +136,9 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
             with scratch as tmp:
                 packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
                 jobs = [(i, mutants[i]) for i in todo]
-                if options.isolation is Isolation.FORK:
+                if execute is not None:
+                    ran = execute(jobs, options, Path(tmp), packages, record, warm)
+                elif options.isolation is Isolation.FORK:
                     ran = run_forked(jobs, options, Path(tmp), packages, record, warm)
                 else:
                     ran = run_fresh(jobs, options, Path(tmp), packages, record)
