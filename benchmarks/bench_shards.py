@@ -193,14 +193,15 @@ def bench_once(target: bt.Target, venv: Path, work: Path, run: int,
     trace = timed(bt.metaeval_cmd(venv, target, 1, ["--no-cache", "--trace-only",
                                                     "--write-coverage", str(coverage)]),
                   copy, env)
-    say(f"  run {run}: single {single.wall:.1f} s ({len(want)} mutants), trace "
-        f"{trace.wall:.1f} s: {trace.stderr.strip().splitlines()[-1]}")
+    say(f"  run {run}: single {single.wall:.1f} s, {single.cpu:.1f} s CPU ({len(want)} "
+        f"mutants, the longest {max(costs.values()):.2f} s), trace {trace.wall:.1f} s, "
+        f"{trace.cpu:.1f} s CPU: {trace.stderr.strip().splitlines()[-1]}")
     sharded = []
     for n in args.shards:
         for balance in args.balance:
             s = run_shards(target, venv, work, run, n, balance, coverage, timings, want)
             say(f"    {n} shards by {balance}: " + ", ".join(f"{w:.1f}" for w in s.walls)
-                + f" s; slowest/mean {spread(s.walls):.2f}; tests traced again "
+                + f" s; slowest/mean {spread(s.walls):.2f}; CPU {s.cpu:.1f} s; tests traced again "
                 + f"{sum(s.traced)}; merged == single: {s.same}; without shard {n}: "
                 + ("exit 3 naming it" if s.missing_named else "NOT exit 3 naming it")
                 + (f" (differ: {', '.join(s.differing[:5])})" if s.differing else ""))
