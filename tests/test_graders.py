@@ -259,6 +259,31 @@ def test_a_pattern_that_backtracks_badly_in_re_is_decided_at_once() -> None:
     assert finding.evidence[0].detail == "answer does not match '^(a+)+$'"
 
 
+class _OutOfTime:
+    """A compiled pattern that runs out of time at once, noting the limit it got."""
+
+    def __init__(self) -> None:
+        self.timeouts: list[float] = []
+
+    def search(self, answer: str, timeout: float) -> None:
+        self.timeouts.append(timeout)
+        raise TimeoutError
+
+
+def test_a_pattern_gets_a_quarter_second_of_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The limit itself, seen without spending it: the slow tests below show what
+    # it does, and a mutated limit must not fail them only by taking longer.
+    from metaeval.graders import answer_checks
+
+    pattern = _OutOfTime()
+    monkeypatch.setattr(answer_checks, "_compiled", lambda source: pattern)
+    finding = grade({"grader": "answer_contains", "pattern": "x+"},
+                    run(user("hi"), assistant("xx")))
+    assert pattern.timeouts == [0.25]
+    assert finding.outcome is Outcome.UNSCORED
+    assert "took more than 0.25 s of CPU" in finding.reason
+
+
 @pytest.mark.parametrize("pattern", ["(a|aa)+$", "(aa|a)+c"])
 def test_a_pattern_past_its_time_limit_is_unscored_with_the_reason(pattern: str) -> None:
     start = time.perf_counter()
