@@ -241,7 +241,8 @@ class WarmSession:
         # start from collection, as in ``_baseline``.
         tracing = start_trace(session, parts_of(todo, self.spec.jobs), self.recorder,
                               self.watch, Path(self.spec.scratch), str(self.attempts))
-        kept = {t: d for t, d in reuse.tests.items() if t in {i.nodeid for i in items}}
+        collected_ids = {i.nodeid for i in items}
+        kept = {t: d for t, d in reuse.tests.items() if t in collected_ids}
         self.watch.durations = {**reuse.old, **kept}
         self.watch.passed = set(kept)
         self.stale = frozenset(i.nodeid for i in todo)
