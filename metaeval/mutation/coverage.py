@@ -24,11 +24,11 @@ CodeKey = tuple[str, int, str]
 """(module name, ``co_firstlineno``, ``co_name``)."""
 
 
-def _code_objects(code: types.CodeType) -> list[types.CodeType]:
+def code_objects(code: types.CodeType) -> list[types.CodeType]:
     found = [code]
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            found.extend(_code_objects(const))
+            found.extend(code_objects(const))
     return found
 
 
@@ -135,7 +135,7 @@ class Coverage:
         if path not in self._compiled:
             try:
                 source = path.read_text(encoding="utf-8")
-                self._compiled[path] = _code_objects(compile(source, str(path), "exec",
+                self._compiled[path] = code_objects(compile(source, str(path), "exec",
                                                              dont_inherit=True))
             except (OSError, SyntaxError, ValueError):
                 self._compiled[path] = None
@@ -199,7 +199,7 @@ class Coverage:
         runs in the module or class body, at import, never under a line event of
         the function's own frame."""
         span = range(mutant.span.start_line, mutant.span.end_line + 1)
-        tree = _code_objects(code)
+        tree = code_objects(code)
         inside = {id(c) for c in tree}
         codes = self._codes((self.root / mutant.path).resolve()) or []
         if any(n in self._lines_of(c) for c in codes if id(c) not in inside for n in span):
