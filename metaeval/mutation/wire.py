@@ -338,6 +338,9 @@ class BaselinePart:
     off (CPython drops a trace function that raises, as on a RecursionError in a
     test of deeply nested input); it was started again after each."""
     seconds: float = 0.0
+    imported: tuple[str, ...] = ()
+    """Modules the tests imported, in the order they did: the warm process imports
+    them before forking the mutants' children (``preload``)."""
 
     def write(self, path: Path) -> None:
         tmp = path.with_suffix(".tmp")
@@ -350,14 +353,17 @@ class BaselinePart:
         return BaselinePart(tuple(data["failed"]), data["tests_run"],
                             tuple(CodeRun.from_json(r) for r in data["ran"]),
                             dict(data["durations"]), tuple(data["passed"]),
-                            tuple(data["untraced"]), data["seconds"])
+                            tuple(data["untraced"]), data["seconds"],
+                            tuple(data.get("imported", ())))
 
     def __add__(self, other: BaselinePart) -> BaselinePart:
         """Two parts as one run of the suite (their seconds added up, as if in order)."""
         return BaselinePart(self.failed + other.failed, self.tests_run + other.tests_run,
                             self.ran + other.ran, {**self.durations, **other.durations},
                             self.passed + other.passed, self.untraced + other.untraced,
-                            self.seconds + other.seconds)
+                            self.seconds + other.seconds,
+                            self.imported + tuple(m for m in other.imported
+                                                  if m not in set(self.imported)))
 
 
 @dataclass(frozen=True, slots=True)

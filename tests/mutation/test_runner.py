@@ -203,12 +203,15 @@ def test_a_suite_whose_tests_lean_on_earlier_ones_passes_its_baseline(tmp_path: 
     assert statuses["unused-identity"] == "NoCoverage"
 
 
-def test_the_baseline_is_cut_into_contiguousparts_of() -> None:
+def test_the_baseline_is_cut_into_contiguous_parts_that_shrink() -> None:
     items = cast(list[pytest.Item], [f"t{i}" for i in range(7)])  # only their order matters
-    assert parts_of(items, 2) == [items[:4], items[4:]]
-    assert parts_of(items, 3) == [items[:3], items[3:6], items[6:]]
-    assert parts_of(items[:1], 2) == [items[:1]]
+    # For 2 children: a quarter of what is left each time, rounded up.
+    assert parts_of(items, 2) == [items[:2], items[2:4], items[4:5], items[5:6], items[6:]]
     assert parts_of(items, 1) == [items]
+    assert parts_of(items[:1], 2) == [items[:1]]
+    assert parts_of([], 2) == []
+    sizes = [len(part) for part in parts_of(items * 44, 2)]  # 308 tests
+    assert sum(sizes) == 308 and sizes[:3] == [77, 58, 44] and sizes[-1] == 1
 
 
 def test_a_run_where_no_mutant_executed_exits_3(tmp_path: Path) -> None:

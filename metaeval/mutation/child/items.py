@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
+GUIDED = 2
+"""Parts a child would make of what is left of the baseline (``parts_of``)."""
 FAST = 0.1
 """Seconds under which tests count as equally fast."""
 
@@ -83,14 +85,18 @@ def _collect_wanted(module: pytest.Module, wanted: set[str]) -> list[pytest.Item
     return found
 
 
-def parts_of(items: list[pytest.Item], count: int) -> list[list[pytest.Item]]:
-    """``items`` in at most ``count`` contiguous parts of nearly equal length, each
-    in collection order (a module cut in two sets its fixtures up in both)."""
-    count = max(1, min(count, len(items)))
-    size = -(-len(items) // count)
-    parts: list[list[pytest.Item]] = [[]]
-    for item in items:
-        if len(parts[-1]) >= size and len(parts) < count:
-            parts.append([])
-        parts[-1].append(item)
-    return [part for part in parts if part]
+def parts_of(items: list[pytest.Item], jobs: int) -> list[list[pytest.Item]]:
+    """``items`` in contiguous parts for ``jobs`` children that each take the next
+    part whenever they finish one: each part is the share of what is left that
+    ``GUIDED`` parts a child would make, so the parts shrink to single tests at
+    the end, and a slow stretch of the suite anywhere is shared out (guided
+    self-scheduling; the tests' times are not known before the baseline)."""
+    if jobs <= 1:
+        return [items] if items else []
+    parts = []
+    start = 0
+    while start < len(items):
+        size = -(-(len(items) - start) // (GUIDED * jobs))
+        parts.append(items[start:start + size])
+        start += size
+    return parts

@@ -11,25 +11,29 @@ so the warm process stays as collection left it.
 from __future__ import annotations
 
 import os
+import struct
+import sys
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from metaeval.mutation.child.apply import CallRecorder
+from metaeval.mutation.child.ctrace import baseline_recorder
 from metaeval.mutation.child.processes import die_with_parent
 from metaeval.mutation.child.work import Watch
 from metaeval.mutation.wire import BaselinePart
 
 
-def trace_parts(session: pytest.Session, parts: list[list[pytest.Item]],
+def trace_parts(session: pytest.Session, parts: list[list[pytest.Item]], jobs: int,
                 recorder: CallRecorder, watch: Watch, scratch: Path, name: str
                 ) -> tuple[BaselinePart, str]:
-    """One traced child per part, all at once; their records merged, and what went
-    wrong with a child, if anything. ``name`` keeps this call's files apart."""
-    return start_trace(session, parts, recorder, watch, scratch, name).finish()
+    """The parts traced by ``jobs`` children at once; their records merged, and what
+    went wrong with a child, if anything. ``name`` keeps this call's files apart."""
+    return start_trace(session, parts, jobs, recorder, watch, scratch, name).finish()
 
 
 @dataclass(slots=True)
@@ -64,21 +68,43 @@ class Tracing:
         return merged, problem
 
 
-def start_trace(session: pytest.Session, parts: list[list[pytest.Item]],
+def start_trace(session: pytest.Session, parts: list[list[pytest.Item]], jobs: int,
                 recorder: CallRecorder, watch: Watch, scratch: Path, name: str) -> Tracing:
-    """Fork one traced child per part and return at once."""
+    """Fork ``jobs`` traced children and return at once. Each takes the next part
+    not yet taken whenever it finishes one, so the children end together however
+    the parts' times differ; each runs its parts in collection order."""
     parent = os.getpid()
+    jobs = max(1, min(jobs, len(parts)))
+    taking = None
+    if jobs > 1:
+        # Every part's number written before any child reads: a read of 4 bytes
+        # from a pipe takes them whole, so no part goes to two children.
+        taking, queue = os.pipe()
+        os.write(queue, b"".join(struct.pack("=I", n) for n in range(len(parts))))
+        os.close(queue)
     children = []
-    for n, part in enumerate(parts):
+    for n in range(jobs):
         result = scratch / f"warm-baseline-{name}-{n}.json"
         pid = os.fork()
         if pid == 0:
-            _child(session, part, recorder, watch, result, parent)
+            _child(session, _taken(parts, taking), recorder, watch, result, parent)
         children.append((pid, result))
+    if taking is not None:
+        os.close(taking)
     return Tracing(children)
 
 
-def _child(session: pytest.Session, items: list[pytest.Item], recorder: CallRecorder,
+def _taken(parts: list[list[pytest.Item]], taking: int | None) -> Iterator[pytest.Item]:
+    """The items of the parts this child takes from ``taking``; of all, without one."""
+    if taking is None:
+        for part in parts:
+            yield from part
+        return
+    while len(number := os.read(taking, 4)) == 4:
+        yield from parts[struct.unpack("=I", number)[0]]
+
+
+def _child(session: pytest.Session, items: Iterator[pytest.Item], recorder: CallRecorder,
            watch: Watch, result: Path, parent: int) -> None:
     try:
         die_with_parent(parent)
@@ -86,25 +112,34 @@ def _child(session: pytest.Session, items: list[pytest.Item], recorder: CallReco
         failed: list[str] = []
         tests_run = 0
         untraced: list[str] = []
-        recorder.start()
-        for i, item in enumerate(items):
+        tracing = baseline_recorder(recorder)
+        tracing.start()
+        before = set(sys.modules)
+        item = next(items, None)
+        while item is not None:
             watch.first_failed = ""
-            nextitem = items[i + 1] if i + 1 < len(items) else None
+            # The next test this child runs (its fixtures' teardown depends on it):
+            # at a part's end, that takes the next part.
+            nextitem = next(items, None)
+            tracing.begin(item.nodeid)
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            tracing.end()
             tests_run += 1
-            if not recorder.intact():
+            if not tracing.intact():
                 # A test replaced the tracer (a coverage tool does) or CPython dropped
                 # it (a RecursionError inside it): what that test ran after went unseen.
                 untraced.append(item.nodeid)
-                recorder.start()
+                tracing.start()
             if watch.first_failed:
                 failed.append(watch.first_failed)
             if session.shouldstop or session.shouldfail:
                 break
-        recorder.stop()
-        BaselinePart(tuple(failed), tests_run, recorder.runs(), watch.durations,
+            item = nextitem
+        imported = tuple(name for name in list(sys.modules) if name not in before)
+        tracing.stop()
+        BaselinePart(tuple(failed), tests_run, tracing.runs(), watch.durations,
                      tuple(sorted(watch.passed)), tuple(untraced),
-                     time.monotonic() - started).write(result)
+                     time.monotonic() - started, imported).write(result)
     except BaseException:  # shown in the runner's error, which quotes this output
         traceback.print_exc()
     finally:

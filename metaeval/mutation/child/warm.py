@@ -37,6 +37,7 @@ from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.items import parts_of, speed_class
 from metaeval.mutation.child.planner import How, ImportTime, Planner
 from metaeval.mutation.child.pool import Job, Limits, Pool, Running, Tick, job_limits
+from metaeval.mutation.child.preload import preload
 from metaeval.mutation.child.processes import die_with_parent
 from metaeval.mutation.child.reload import ReloadPlan
 from metaeval.mutation.child.swap import import_callers
@@ -80,6 +81,8 @@ class WarmSession:
         self.stale: frozenset[str] = frozenset()
         """Tests being traced again beside the mutants (``_overlap``): any may reach
         a mutant, so every mutant runs them."""
+        self.imported: tuple[str, ...] = ()
+        """Modules the baseline's tests imported (``preload``)."""
         self.collected = 0.0
         """Seconds this process took to start, import and collect the tests."""
         self.attempts = 0
@@ -102,12 +105,6 @@ class WarmSession:
         if report.failed:
             self.watch.collect_failed.append(report.nodeid or "<collection>")
 
-    def pytest_runtest_logstart(self, nodeid: str) -> None:
-        self.recorder.begin(nodeid)
-
-    def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        self.recorder.end()
-
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.watch.record(report)
 
@@ -129,6 +126,10 @@ class WarmSession:
             baseline = self._baseline(session, items, reuse)
             self._emit(warm_line("baseline", baseline))
             if not baseline.failed and not baseline.wiring:
+                if preload(self.imported, self.recorder):
+                    import_time = import_callers(self.recorder)
+                    gc.collect()
+                    gc.freeze()
                 self.mutants = self._await_mutants()
                 self._run_mutants(items, baseline, import_time)
         return True
@@ -156,11 +157,11 @@ class WarmSession:
         self.stream.write(line)
         self.stream.flush()
 
-    def _traced(self, session: pytest.Session, parts: list[list[pytest.Item]]
+    def _traced(self, session: pytest.Session, parts: list[list[pytest.Item]], jobs: int
                 ) -> tuple[BaselinePart, str]:
         self.attempts += 1
-        return trace_parts(session, parts, self.recorder, self.watch, Path(self.spec.scratch),
-                           str(self.attempts))
+        return trace_parts(session, parts, jobs, self.recorder, self.watch,
+                           Path(self.spec.scratch), str(self.attempts))
 
     def _baseline(self, session: pytest.Session, items: list[pytest.Item],
                   reuse: Reuse | None) -> WarmBaseline:
@@ -170,21 +171,22 @@ class WarmSession:
             return WarmBaseline(failed, 0, 0.0, (), tests, "")
         collected = self.collected = time.monotonic() - self.started
         todo = [i for i in items if i.nodeid not in reuse.tests] if reuse else items
-        # The suite in ``jobs`` contiguous parts, each traced in a child of its own at
-        # the same time: the baseline is the one stretch where a single process
-        # would leave the other cores idle.
-        parts = parts_of(todo, self.spec.jobs)
-        part, problem = self._traced(session, parts)
+        # The suite in contiguous parts, traced by ``jobs`` children at the same time:
+        # the baseline is the one stretch where a single process would leave the
+        # other cores idle.
+        jobs = self.spec.jobs
+        parts = parts_of(todo, jobs)
+        part, problem = self._traced(session, parts, jobs)
         if reuse is not None and (problem or part.failed):
             # A traced test may lean on a reused one that ran before it: only the
             # whole suite in its order can say that the suite fails.
             reuse, todo = None, items
-            parts = parts_of(todo, self.spec.jobs)
-            part, problem = self._traced(session, parts)
-        if len(parts) > 1 and (problem or part.failed):
+            parts = parts_of(todo, jobs)
+            part, problem = self._traced(session, parts, jobs)
+        if len(parts) > 1 and jobs > 1 and (problem or part.failed):
             # A test may lean on one that ran before it in another part: only the
             # whole suite in its order can say that the suite fails.
-            part, problem = self._traced(session, [todo])
+            part, problem = self._traced(session, [todo], 1)
         baseline = self._merged(items, part, problem, collected, reuse)
         if baseline.failed:
             return baseline
@@ -204,6 +206,7 @@ class WarmSession:
         self.watch.durations = dict(part.durations)
         self.watch.passed = set(part.passed)
         self.untraced = frozenset(part.untraced)
+        self.imported = part.imported
         if reuse is not None:
             collected_ids = set(tests)
             kept = {t: d for t, d in reuse.tests.items() if t in collected_ids}
@@ -239,7 +242,8 @@ class WarmSession:
         self.attempts += 1
         # Forked before this process takes the earlier times: the traced children
         # start from collection, as in ``_baseline``.
-        tracing = start_trace(session, parts_of(todo, self.spec.jobs), self.recorder,
+        tracing = start_trace(session, parts_of(todo, self.spec.jobs),
+                              self.spec.jobs, self.recorder,
                               self.watch, Path(self.spec.scratch), str(self.attempts))
         collected_ids = {i.nodeid for i in items}
         kept = {t: d for t, d in reuse.tests.items() if t in collected_ids}

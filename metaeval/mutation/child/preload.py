@@ -1,0 +1,86 @@
+"""Import, in the warm process, the modules the baseline's tests imported, before
+the mutants' children are forked from it.
+
+A module a test imports on first use (an evaluation loop, a syntax highlighter)
+is imported again by every forked child that runs such a test: on inspect_ai's
+scorers that was most of a survivor's first test. Imported once in the warm
+process, every child shares it, as every test after the first shares it in a
+plain pytest run. The imports run under the warm process's recorder, as
+collection's did, so a function of the mutated packages that such a module
+calls at import is planned as collection's are (its module executed again).
+
+Nothing is imported that would start a thread (a forked child has only the
+thread that forked it, and a lock another one held stays locked): a forked
+probe imports the modules first and says whether one did. A module that fails
+to import is left alone; the tests that import it fail as they did.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterable
+
+from metaeval.mutation.child.apply import CallRecorder
+from metaeval.mutation.child.processes import die_with_parent
+
+PROBE_SECONDS = 30.0
+"""How long the probe may import for; longer, and nothing is imported."""
+
+
+def wanted(names: Iterable[str]) -> list[str]:
+    """The modules of ``names`` not imported here yet, in their order."""
+    return [name for name in names if name not in sys.modules and not name.startswith("__")]
+
+
+def preload(names: Iterable[str], recorder: CallRecorder) -> list[str]:
+    """Import ``names`` here under ``recorder`` when a probe finds that they start no
+    thread; the names it tried (none when the probe said no)."""
+    todo = wanted(names)
+    if not todo or not _threadless(todo):
+        return []
+    recorder.start()
+    try:
+        _import_all(todo)
+    finally:
+        recorder.stop()
+    return todo
+
+
+def _import_all(names: list[str]) -> None:
+    for name in names:
+        if name in sys.modules:  # imported by one before it
+            continue
+        try:
+            importlib.import_module(name)
+        except (Exception, SystemExit):
+            pass  # its tests import it again, and fail as they did
+
+
+def _threadless(names: list[str]) -> bool:
+    """Whether importing ``names`` leaves no more threads running than before: asked
+    of a forked probe, so that this process imports nothing to find out."""
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            die_with_parent(parent)
+            before = threading.active_count()
+            _import_all(names)
+            status = 0 if threading.active_count() == before else 1
+        finally:
+            os._exit(status)
+    deadline = time.monotonic() + PROBE_SECONDS
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status) == 0
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return False
