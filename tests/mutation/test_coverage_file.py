@@ -166,6 +166,22 @@ def test_each_bad_field_is_named_with_what_was_expected(
     assert str(path) in str(caught.value) and expected in str(caught.value)
 
 
+def test_the_file_is_read_as_untrusted_json(tmp_path: Path) -> None:
+    # A plan hash given twice (the last would silently win) and a NaN time are
+    # refused while parsing, naming the file and what was wrong.
+    path = _written(tmp_path)
+    text = path.read_text()
+    path.write_text('{"plan_hash": "other", ' + text[1:])
+    with pytest.raises(InputError, match="plan_hash: the key appears twice") as caught:
+        load_coverage_file(path)
+    assert str(path) in str(caught.value)
+    document = json.loads(text)
+    test = next(iter(document["tests"]))
+    path.write_text(text.replace(json.dumps(test) + ": ", json.dumps(test) + ": NaN, \"x\": ", 1))
+    with pytest.raises(InputError, match="NaN is not a JSON number"):
+        load_coverage_file(path)
+
+
 def test_another_plan_is_refused_with_both_hashes(tmp_path: Path) -> None:
     path = _written(tmp_path)
     assert read_coverage_file(path, "abc").plan == "abc"  # the same file, the right plan

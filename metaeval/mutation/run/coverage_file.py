@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from metaeval import __version__
 from metaeval.errors import InputError, shown
@@ -26,6 +27,7 @@ from metaeval.files import write_atomic
 from metaeval.mutation.run.coverage_cache import FORMAT, CoverageMap
 from metaeval.mutation.run.source_shape import Shape
 from metaeval.mutation.wire import CodeRun
+from metaeval.untrusted_json import JsonInputError, parse_json, read_json_file
 
 PLAN_FIELD = "plan_hash"
 
@@ -79,8 +81,8 @@ def load_coverage_file(path: Path) -> CoverageFile:
                           f"expected {expected}")
 
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        document: Any = read_json_file(path)
+    except (OSError, JsonInputError) as e:
         raise InputError(f"--coverage: {path}: cannot read it as JSON: {e}") from e
     if not isinstance(document, dict):
         raise InputError(f"--coverage: {path}: got {shown(document)}; expected an object "
@@ -124,8 +126,8 @@ def _salt(salt: object, bad: Callable[[str, object, str], InputError]
     """The packages and pytest arguments the map was recorded with, from its salt
     (``[format, version, packages, pytest args]``)."""
     try:
-        parts = json.loads(salt) if isinstance(salt, str) else None
-    except (ValueError, RecursionError):
+        parts: Any = parse_json(salt) if isinstance(salt, str) else None
+    except JsonInputError:
         parts = None
     if not (isinstance(parts, list) and len(parts) == 4
             and all(isinstance(p, list) and all(isinstance(s, str) for s in p)

@@ -29,6 +29,7 @@ from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.result_cache import project_test_files
+from metaeval.untrusted_json import JsonInputError, read_json_file
 
 FORMAT = 1
 KIND = "metaeval-mutate-shard"
@@ -136,8 +137,8 @@ def _seconds(data: Mapping[str, object], name: str, path: Path) -> float:
 def read_manifest(path: Path) -> Manifest:
     """A manifest's fields; ``InputError`` naming the file and field when it is not one."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        data = read_json_file(path)
+    except (OSError, JsonInputError) as e:
         raise InputError(f"{path}: cannot read the shard manifest: {e}") from e
     if not isinstance(data, dict) or data.get("kind") != KIND or data.get("format") != FORMAT:
         raise InputError(f"{path}: not a shard manifest: expected an object with kind "
@@ -244,8 +245,8 @@ def read_timings(path: Path) -> dict[str, float]:
     """A ``--timings`` file: a JSON object of mutant id to seconds. ``InputError``
     naming the file, the id and the value when it is not one."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        data = read_json_file(path)
+    except (OSError, JsonInputError) as e:
         raise InputError(f"--timings: {path}: cannot read it: {e}") from e
     if not isinstance(data, dict):
         raise InputError(f"--timings: {path}: got {shown(data)}; expected an object of "
