@@ -9,9 +9,10 @@ plain pytest run. The imports run under the warm process's recorder, as
 collection's did, so a function of the mutated packages that such a module
 calls at import is planned as collection's are (its module executed again).
 
-Nothing is imported that would start a thread (a forked child has only the
-thread that forked it, and a lock another one held stays locked): a forked
-probe imports the modules first and says whether one did. A module that fails
+Nothing is imported that would start a thread, a Python one or a native one
+(a forked child has only the thread that forked it, and a lock another one
+held stays locked): a forked probe imports the modules first and says whether
+one did. A module that fails
 to import is left alone; the tests that import it fail as they did.
 """
 
@@ -70,9 +71,9 @@ def _threadless(names: list[str]) -> bool:
         status = 1
         try:
             die_with_parent(parent)
-            before = threading.active_count()
+            before = _threads()
             _import_all(names)
-            status = 0 if threading.active_count() == before else 1
+            status = 0 if _threads() <= before else 1
         finally:
             os._exit(status)
     deadline = time.monotonic() + PROBE_SECONDS
@@ -84,3 +85,12 @@ def _threadless(names: list[str]) -> bool:
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     return False
+
+
+def _threads() -> int:
+    """This process's threads: the kernel's count (native ones too, a numerical
+    library's pool say) where there is one, else Python's."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
