@@ -1,16 +1,21 @@
 """A test during which the baseline's tracer is switched off (CPython drops a
 trace function that raises, as on a RecursionError) runs for every mutant; the
-other tests keep their selection instead of every mutant running the whole suite."""
+other tests keep their selection instead of every mutant running the whole suite.
+Pinned to the trace function in Python (``METAEVAL_RECORDER=settrace``): coverage.py's
+C tracer on 3.11 and ``sys.monitoring`` on 3.12 survive the recursion."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.mutation.conftest import mutate_json, small_project
 
 
 def test_a_test_the_tracer_lost_runs_for_every_mutant_and_the_rest_stay_selected(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("METAEVAL_RECORDER", "settrace")
     small_project(tmp_path, {"lib.py": """\
         def deep(n):
             return deep(n + 1)
