@@ -71,3 +71,41 @@ def test_a_test_the_tracer_lost_runs_for_every_mutant_and_the_rest_stay_selected
     assert {s for s, _ in by_function["unused"]} == {"NoCoverage"}
     # weak's survivors ran their own test and the untraced one, never the whole suite.
     assert (tmp_path / "runs.log").read_text(encoding="utf-8") == "ran\n"
+
+
+def test_a_test_that_switches_the_tracer_off_is_untraced_and_the_next_is_traced(
+        tmp_path: Path) -> None:
+    # On the default recorder (coverage.py's C tracer on 3.11; sys.monitoring on
+    # 3.12 is not a trace function and goes on recording): a test that stops the
+    # trace function, as a coverage tool started inside a test does; the recorder
+    # starts again for the tests after it.
+    small_project(tmp_path, {"lib.py": """\
+        def guard(amount):
+            if amount > 100:
+                return "refuse"
+            return "ok"
+
+
+        def weak(x):
+            return x + 1
+        """, "test_lib.py": """\
+        import sys
+
+        from lib import guard, weak
+
+
+        def test_guard_untraced():
+            sys.settrace(None)
+            assert guard(101) == "refuse"
+            assert guard(100) == "ok"
+
+
+        def test_weak():
+            assert weak(1) > 0
+        """}, ["flip_comparison", "shift_constant"])
+    output, done = mutate_json(tmp_path, timeout=120)
+    statuses = {m["id"].split("::")[1]: m["status"] for m in output["mutants"]}
+    # guard ran only where the tracer was off: that test runs for every mutant.
+    assert statuses["guard"] == "Killed", done.stdout + done.stderr
+    # weak's test came after and was traced: weak's mutant ran it (not NoCoverage).
+    assert statuses["weak"] == "Survived", done.stdout + done.stderr
