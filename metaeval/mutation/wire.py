@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,17 @@ class ChildSpec:
         return ChildSpec.read(Path(where)) if where else None
 
 
+def shallow(value: Any, **override: object) -> dict[str, Any]:
+    """A record's fields as JSON takes them, ``ran`` (records of ``CodeRun``) by
+    ``to_json``: ``asdict`` copies every nested value, which on a baseline's
+    thousands of records cost a second a run. Only for records whose other
+    fields are plain values."""
+    data = {f.name: getattr(value, f.name) for f in fields(value)}
+    if "ran" in data:
+        data["ran"] = [r.to_json() for r in data["ran"]]
+    return {**data, **override}
+
+
 @dataclass(frozen=True, slots=True)
 class CodeRun:
     """One function (code object) that ran in the baseline, and the tests that ran it.
@@ -111,6 +122,11 @@ class CodeRun:
     """The lines of this code object that ran under a test, grouped by who ran
     them: (line numbers, indices into ``tests``). Most lines of a function run
     in the same tests, so the groups are few."""
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``asdict`` gives, built directly: a baseline holds thousands."""
+        return {"module": self.module, "file": self.file, "line": self.line,
+                "name": self.name, "tests": self.tests, "lines": self.lines}
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> CodeRun:
@@ -134,7 +150,7 @@ class Reuse:
     the limits of mutants that run before those are traced again (``warm``'s overlap)."""
 
     def write(self, path: Path) -> None:
-        path.write_text(json.dumps({"tests": self.tests, "ran": [asdict(r) for r in self.ran],
+        path.write_text(json.dumps({"tests": self.tests, "ran": [r.to_json() for r in self.ran],
                                     "stale": self.stale, "old": self.old}), encoding="utf-8")
 
     @staticmethod
@@ -159,8 +175,7 @@ class ChildResult:
     """Seconds inside tests (setup, call and teardown), as pytest's reports count them."""
 
     def write(self, path: Path) -> None:
-        data = asdict(self)
-        data["error_kind"] = self.error_kind.value
+        data = shallow(self, error_kind=self.error_kind.value)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data), encoding="utf-8")
         tmp.replace(path)  # the runner never reads half a file
@@ -344,7 +359,7 @@ class BaselinePart:
 
     def write(self, path: Path) -> None:
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self)), encoding="utf-8")
+        tmp.write_text(json.dumps(shallow(self)), encoding="utf-8")
         tmp.replace(path)  # the warm process never reads half a file
 
     @staticmethod
@@ -396,8 +411,10 @@ class ChildReport:
 
 
 def warm_line(kind: str, value: WarmBaseline | WarmOutcome) -> str:
-    data = asdict(value)
-    if isinstance(value, WarmOutcome):
+    if isinstance(value, WarmBaseline):
+        data = shallow(value)
+    else:
+        data = asdict(value)
         data["error_kind"] = value.error_kind.value
     return json.dumps({"event": kind, **data}) + "\n"
 

@@ -191,3 +191,23 @@ def statuses(output: dict[str, object]) -> dict[str, str]:
     mutants = output["mutants"]
     assert isinstance(mutants, list)
     return {m["id"]: m["status"] for m in mutants}
+
+
+def test_saving_again_takes_unchanged_files_shapes_from_the_map_there(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = saved(root)
+    document = json.loads(path.read_text())
+    # Mark both stored shapes: an unchanged file's is carried over as it is (not
+    # parsed again), a changed file's is parsed from its new text.
+    for name in ("prices.py", "stock.py"):
+        document["shapes"][name]["skeleton"] = "from the map"
+    path.write_text(json.dumps(document))
+    (root / "stock.py").write_text("def stock():\n    return 2\n", encoding="utf-8")
+    saved(root)
+    shapes = json.loads(path.read_text())["shapes"]
+    assert shapes["prices.py"]["skeleton"] == "from the map"
+    assert shapes["stock.py"]["skeleton"] != "from the map"
+    # No map there, or not one: every file is parsed.
+    path.write_text("[1, 2]")
+    saved(root)
+    assert json.loads(path.read_text())["shapes"]["prices.py"]["skeleton"] != "from the map"

@@ -110,3 +110,18 @@ def test_preloading_imports_what_the_tests_did_unless_it_starts_a_thread(
     # call at shop.uses's import is recorded with its caller, as collection's are.
     assert first == "['shop.uses', 'shop.missing'] True ['shop.uses']"
     assert second == "[] False"
+
+
+def test_records_are_written_as_asdict_would_write_them() -> None:
+    # ``shallow`` and ``CodeRun.to_json`` replace dataclasses.asdict on the hot path
+    # (a baseline holds thousands of records); the JSON must not change.
+    from dataclasses import asdict
+
+    from metaeval.mutation.wire import BaselinePart, CodeRun, WarmBaseline, shallow
+
+    run = CodeRun("m", "f.py", 3, "g", ("t1", "t2"), (((3, 4), (0,)), ((5,), (0, 1))))
+    assert json.dumps(run.to_json()) == json.dumps(asdict(run))
+    part = BaselinePart(("x",), 2, (run, run), {"t": 1.0}, ("t",), ("u",), 1.5, ("mod",))
+    assert json.dumps(shallow(part)) == json.dumps(asdict(part))
+    baseline = WarmBaseline(("x",), 1, 2.0, (run,), ("t",), "", durations={"t": 1.0})
+    assert json.dumps(shallow(baseline)) == json.dumps(asdict(baseline))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval import __version__
@@ -44,9 +44,12 @@ def _salt(packages: Sequence[str], pytest_args: Sequence[str]) -> str:
 
 
 class _Digests:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, shapes: Mapping[str, tuple[str, Shape]] | None = None
+                 ) -> None:
         self.root = root
         self.known: dict[str, str] = {}
+        self.shapes = shapes or {}
+        """Shapes already known, each with its file's digest when it was taken."""
 
     def path(self, name: str) -> Path:
         return Path(name) if Path(name).is_absolute() else self.root / name
@@ -60,6 +63,9 @@ class _Digests:
         return self.known[name]
 
     def shape(self, name: str) -> Shape | None:
+        known = self.shapes.get(name)
+        if known is not None and known[0] == self(name):
+            return known[1]
         try:
             return shape_of(self.path(name).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError):
@@ -97,17 +103,24 @@ class CoverageMap:
 
     def save(self, path: Path, root: Path) -> None:
         """Write the map with the digests of every file it depends on; ``OutputError``
-        when it cannot be written."""
-        write_atomic(path, json.dumps(self.document(root)))
+        when it cannot be written. The shapes of files unchanged since the map
+        already there are taken from it, not parsed again."""
+        write_atomic(path, json.dumps(self.document(root, _known_shapes(path))))
 
-    def document(self, root: Path) -> dict[str, object]:
-        """The map as ``save`` writes it (``run.coverage_file`` adds the plan's hash)."""
-        digest = _Digests(root.resolve())
+    def document(self, root: Path, known: Mapping[str, tuple[str, Shape]] | None = None
+                 ) -> dict[str, object]:
+        """The map as ``save`` writes it (``run.coverage_file`` adds the plan's hash);
+        ``known``: shapes by file, each with the digest of the text it was taken from."""
+        digest = _Digests(root.resolve(), known or {})
         passed = set(self.passed)
         # Files under the project by their path in it: a checkout moved or copied
         # elsewhere (another CI runner, a Ray worker's copy) must see its own files
         # change, not the old place's.
-        ran = tuple(replace(r, file=_relative(r.file, digest.root)) for r in self.ran)
+        # Once a file, not once a record: a few hundred files, thousands of records.
+        relative = {file: _relative(file, digest.root) for file in {r.file for r in self.ran}}
+        ran = tuple(r if relative[r.file] == r.file
+                    else CodeRun(r.module, relative[r.file], r.line, r.name, r.tests, r.lines)
+                    for r in self.ran)
         files = {*_shared(root), *(_test_file(t) for t in self.passed),
                  *(r.file for r in ran)}
         shapes = {name: shape.to_json() for name in sorted({r.file for r in ran})
@@ -120,7 +133,19 @@ class CoverageMap:
                            if t not in passed},
                 "digests": {name: digest(name) for name in sorted(files)},
                 "shapes": shapes,
-                "ran": [asdict(r) for r in ran]}
+                "ran": [r.to_json() for r in ran]}
+
+
+def _known_shapes(path: Path) -> dict[str, tuple[str, Shape]]:
+    """The shapes in the map at ``path`` with their files' digests; none when there
+    is no map there or it is not one (each file is then parsed)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        digests, shapes = document["digests"], document["shapes"]
+        return {str(name): (str(digests[name]), Shape.from_json(shape))
+                for name, shape in shapes.items() if name in digests}
+    except (OSError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        return {}
 
 
 def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Sequence[str]
