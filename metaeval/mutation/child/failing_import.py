@@ -23,14 +23,10 @@ executed in a child that only exits.
 
 from __future__ import annotations
 
-import os
-import signal
-import time
 from collections.abc import Callable, Mapping
 
+from metaeval.mutation.child.processes import forked_ok
 from metaeval.mutation.child.reload import ReloadPlan, apply_reload
-
-_POLL = 0.002
 
 
 def first_test_importing(module: str, importers: Mapping[str, str],
@@ -55,26 +51,9 @@ def first_test_importing(module: str, importers: Mapping[str, str],
 def executes_cleanly(control: ReloadPlan, limit: float, prepare: Callable[[], None]) -> bool:
     """Whether executing ``control`` in a forked child (``prepare`` run first in
     it) ends without an exception within ``limit`` seconds."""
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.setpgid(0, 0)
-            prepare()
-            apply_reload(control)
-            code = 0
-        finally:
-            os._exit(code)
-    deadline = time.monotonic() + limit
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status) == 0
-        if time.monotonic() >= deadline:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
-            return False
-        time.sleep(_POLL)
+    def work() -> bool:
+        prepare()
+        apply_reload(control)
+        return True
+
+    return forked_ok(work, limit)

@@ -12,28 +12,26 @@ calls at import is planned as collection's are (its module executed again).
 Nothing is imported that would start a thread, a Python one or a native one
 (a forked child has only the thread that forked it, and a lock another one
 held stays locked): a forked probe imports the modules first and says whether
-one did. A module that fails
-to import is left alone; the tests that import it fail as they did.
+one did. A module that fails to import is left alone; the tests that import it
+fail as they did.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import signal
 import sys
 import threading
-import time
 from collections.abc import Iterable
 
 from metaeval.mutation.child.apply import CallRecorder
-from metaeval.mutation.child.processes import die_with_parent
+from metaeval.mutation.child.processes import die_with_parent, forked_ok
 
 PROBE_SECONDS = 30.0
 """How long the probe may import for; longer, and nothing is imported."""
 
 
-def wanted(names: Iterable[str]) -> list[str]:
+def _wanted(names: Iterable[str]) -> list[str]:
     """The modules of ``names`` not imported here yet, in their order."""
     return [name for name in names if name not in sys.modules and not name.startswith("__")]
 
@@ -41,7 +39,7 @@ def wanted(names: Iterable[str]) -> list[str]:
 def preload(names: Iterable[str], recorder: CallRecorder) -> list[str]:
     """Import ``names`` here under ``recorder`` when a probe finds that they start no
     thread; the names it tried (none when the probe said no)."""
-    todo = wanted(names)
+    todo = _wanted(names)
     if not todo or not _threadless(todo):
         return []
     recorder.start()
@@ -66,25 +64,14 @@ def _threadless(names: list[str]) -> bool:
     """Whether importing ``names`` leaves no more threads running than before: asked
     of a forked probe, so that this process imports nothing to find out."""
     parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:
-        status = 1
-        try:
-            die_with_parent(parent)
-            before = _threads()
-            _import_all(names)
-            status = 0 if _threads() <= before else 1
-        finally:
-            os._exit(status)
-    deadline = time.monotonic() + PROBE_SECONDS
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status) == 0
-        time.sleep(0.01)
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    return False
+
+    def probe() -> bool:
+        die_with_parent(parent)
+        before = _threads()
+        _import_all(names)
+        return _threads() <= before
+
+    return forked_ok(probe, PROBE_SECONDS)
 
 
 def _threads() -> int:

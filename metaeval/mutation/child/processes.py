@@ -26,6 +26,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+FORKED_POLL = 0.002
+"""Seconds between looks at a ``forked_ok`` child."""
+
 
 @functools.cache
 def look_up_prctl() -> Callable[..., int] | None:
@@ -162,3 +165,28 @@ class Children:
             running = list(self._running)
         for proc in running:
             kill_group(proc.pid)
+
+
+def forked_ok(work: Callable[[], bool], limit: float) -> bool:
+    """Whether ``work``, run in a forked child leading its own process group, says
+    True within ``limit`` seconds; an exception in it, or running past the limit
+    (the whole group is killed), is False. Whatever it changes dies with the child."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setpgid(0, 0)
+            code = 0 if work() else 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + limit
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status) == 0
+        if time.monotonic() >= deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return False
+        time.sleep(FORKED_POLL)
