@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from metaeval.mutation.child.foreign import ImportPause, module_above
 from metaeval.mutation.wire import CodeRun
 
 if TYPE_CHECKING:
@@ -131,23 +132,15 @@ def apply_patch(target: str, replacement: object) -> object:
     return original
 
 
-def _module_above(frame: types.FrameType) -> str:
-    """The module whose top-level code is running below ``frame`` on the stack
-    (a class body or a function it called counts for it); "" for none."""
-    caller = frame.f_back
-    while caller is not None and caller.f_code.co_name != "<module>":
-        caller = caller.f_back
-    return "" if caller is None else str(caller.f_globals.get("__name__", ""))
-
-
 class CallRecorder:
     """Which functions and lines ran, and under which test.
 
     Every call is seen (a call-event tracer), but only frames of the recorded
     packages get a line tracer, and only while a test runs: one baseline run
-    pays for it. The runner uses the functions to mark mutants in code no test
-    reaches as NoCoverage, and the lines to run only the tests that execute a
-    mutant's lines.
+    pays for it. Outside the tests it is paused while a third-party module that
+    cannot call the project runs its top level (``foreign``). The runner uses the
+    functions to mark mutants in code no test reaches as NoCoverage, and the lines
+    to run only the tests that execute a mutant's lines.
     """
 
     def __init__(self, packages: tuple[str, ...]) -> None:
@@ -166,6 +159,10 @@ class CallRecorder:
         self.importers: dict[str, str] = {}
         """Every module imported outside a test, and the module whose top-level code
         imported it first (pytest's ``__main__`` for a test module or a conftest)."""
+        self.tracer: TraceFunction = self.__call__
+        """What is installed: a bound method is called faster than the instance."""
+        self.pause = ImportPause(self)
+        """Off while a third-party module runs its top level (``foreign``)."""
 
     def __call__(self, frame: types.FrameType, event: str, arg: object) -> TraceFunction | None:
         if event != "call":
@@ -179,9 +176,9 @@ class CallRecorder:
         if not self.current:
             if code.co_name == "<module>":
                 self.importers.setdefault(str(frame.f_globals.get("__name__", "")),
-                                          _module_above(frame))
+                                          module_above(frame))
             elif self.wanted[code]:
-                self.callers.setdefault(code, set()).add(_module_above(frame))
+                self.callers.setdefault(code, set()).add(module_above(frame))
             return None
         tests.add(self.current)
         # Not the recorder's own lines: when metaeval mutates itself they would be
@@ -203,17 +200,19 @@ class CallRecorder:
         self.current = ""
 
     def start(self) -> None:
-        sys.settrace(self)
-        threading.settrace(self)
+        self.pause.install()
+        sys.settrace(self.tracer)
+        threading.settrace(self.tracer)
 
     def intact(self) -> bool:
         """Whether it still records: a test may replace the trace function (a coverage
         tool does), and CPython drops one that raises (a RecursionError inside it)."""
-        return sys.gettrace() is self
+        return sys.gettrace() is self.tracer
 
     def stop(self) -> None:
         sys.settrace(None)
         threading.settrace(None)
+        self.pause.remove()
 
     def runs(self) -> tuple[CodeRun, ...]:
         """The functions of the recorded packages that ran (pytest's own are left out)."""

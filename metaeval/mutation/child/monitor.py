@@ -22,7 +22,8 @@ import sys
 import types
 
 from metaeval.mutation.child import apply
-from metaeval.mutation.child.apply import CallRecorder, _module_above
+from metaeval.mutation.child.apply import CallRecorder
+from metaeval.mutation.child.foreign import module_above
 
 NAME = "metaeval"
 OWN_FILES = frozenset({__file__, apply.__file__})
@@ -85,11 +86,11 @@ class MonitorRecorder(CallRecorder):
             self.wanted[code] = module.partition(".")[0] in self.packages
         if not self.current:
             if code.co_name == "<module>":
-                self.importers.setdefault(self.modules[code], _module_above(sys._getframe(1)))
+                self.importers.setdefault(self.modules[code], module_above(sys._getframe(1)))
                 return disable
             if self.wanted[code]:
                 # Every caller counts (each module whose import calls it): no DISABLE.
-                self.callers.setdefault(code, set()).add(_module_above(sys._getframe(1)))
+                self.callers.setdefault(code, set()).add(module_above(sys._getframe(1)))
                 return None
             return disable
         tests.add(self.current)
