@@ -48,6 +48,9 @@ rarely nest ten levels more.
 # scan that failed there would start again at every escaped quote inside,
 # quadratic in the length of the text.
 _STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_ONE_KIND = str.maketrans("{}", "[]")
 # Only text with a \uD800-\uDFFF escape can hold a lone surrogate: strict UTF-8
 # decoding refuses an encoded one. The escape of a valid pair matches too; the
 # walk that follows then finds nothing wrong.
@@ -71,6 +74,20 @@ class JsonInputError(InputError):
 def _check_depth(text: str, max_depth: int) -> None:
     if text.count("[") + text.count("{") <= max_depth:
         return  # too few brackets to nest too deep: the common case, and cheap
+    # The brackets outside strings, each pass taking away the innermost pairs: a
+    # balanced text is empty after as many passes as it nests deep. All in C: a
+    # walk of every token in Python took 0.8 s on a run's 6 MB cache files.
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_ONE_KIND)
+    for _ in range(max_depth):
+        if not brackets:
+            return
+        fewer = brackets.replace("[]", "")
+        if len(fewer) == len(brackets):
+            break  # unbalanced: not JSON, and the walk below says where it got deep
+        brackets = fewer
+    if not brackets:
+        return
+    # Too deep (or unbalanced): where, token by token.
     depth = 0
     for match in _STRING_OR_BRACKET.finditer(text):
         token = match.group()

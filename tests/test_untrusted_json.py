@@ -6,8 +6,10 @@ import json
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from metaeval.untrusted_json import MAX_DEPTH, JsonInputError, parse_json
+from metaeval.untrusted_json import MAX_DEPTH, JsonInputError, _check_depth, parse_json
 
 DEEP = "[" * 1000 + "]" * 1000
 
@@ -29,6 +31,36 @@ def test_the_depth_bound_is_exact_and_a_string_of_brackets_is_no_nesting() -> No
     # Brackets inside strings (escaped quotes included) are text, not nesting.
     text = json.dumps({"a": "[{" * 1000 + '\\"[' * 100})
     assert parse_json(text) == json.loads(text)
+
+
+def _deepest(text: str) -> int:
+    """How deep the brackets outside strings go, token by token (the reference)."""
+    depth = deepest = 0
+    at = 0
+    while at < len(text):
+        char = text[at]
+        if char == '"':  # to the closing quote, past escapes; or to the end
+            at += 1
+            while at < len(text) and text[at] != '"':
+                at += 2 if text[at] == "\\" else 1
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+        at += 1
+    return deepest
+
+
+@given(st.text(alphabet='[]{}"\\a,', max_size=60), st.integers(min_value=0, max_value=6))
+def test_the_depth_check_agrees_with_a_walk_token_by_token(text: str, bound: int) -> None:
+    # Balanced or not, brackets in strings or not: too deep exactly when the walk says.
+    try:
+        _check_depth(text, bound)
+        refused = False
+    except json.JSONDecodeError:
+        refused = True
+    assert refused == (_deepest(text) > bound)
 
 
 def test_a_repeated_key_is_named_where_it_is() -> None:
