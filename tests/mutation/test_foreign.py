@@ -39,6 +39,9 @@ print(json.dumps({
     "callers": sorted(sorted(m) for c, m in recorder.callers.items() if c.co_name == "register"),
     "importers": {k: recorder.importers.get(k) for k in ("quiet", "localhelper", "plugin")},
     "after": [sys.gettrace() is None, bootstrap._load_unlocked is original],
+    "codes": {name: [code.co_name, code.co_filename == sys.modules[name].__file__,
+                     sorted(c.co_name for c in code.co_consts if hasattr(c, "co_name"))]
+              for name, code in recorder.module_codes.items() if name.startswith("shop")},
 }))
 '''
 
@@ -48,8 +51,10 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
     (here / "shop").mkdir(parents=True)
     lib.mkdir()
     (here / "shop" / "__init__.py").write_text("")
+    # A dataclass: its methods are code exec() runs in the module's namespace.
     (here / "shop" / "prices.py").write_text(
-        "REGISTRY = []\n\ndef register(name):\n    REGISTRY.append(name)\n    return name\n")
+        "import dataclasses\nREGISTRY = []\n\ndef register(name):\n    REGISTRY.append(name)\n"
+        "    return name\n\n@dataclasses.dataclass\nclass Price:\n    amount: int\n")
     (here / "shop" / "catalog.py").write_text(
         "import quiet\nimport plugin\nfrom shop.prices import register\n\nregister('catalog')\n")
     # A third-party module that never names the project: paused; it imports a
@@ -79,6 +84,10 @@ def test_a_paused_import_misses_no_call_of_the_project(tmp_path: Path) -> None:
     assert found["importers"] == {"quiet": "shop.catalog", "localhelper": "quiet",
                                   "plugin": "shop.catalog"}
     assert found["after"] == [True, True]
+    # Each module's own top-level code, as its import ran it (not a dataclass's __init__).
+    assert found["codes"] == {"shop": ["<module>", True, []],
+                              "shop.catalog": ["<module>", True, []],
+                              "shop.prices": ["<module>", True, ["Price", "register"]]}
 
 
 def test_what_counts_as_foreign(tmp_path: Path) -> None:

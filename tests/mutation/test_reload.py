@@ -211,3 +211,17 @@ def test_bindings_in_lists_and_class_bodies_are_rebound(loaded: Path) -> None:
         assert holder.CHECKS[0]() == 4 and holder.Rules.check() == 4 and holder.limit() == 4
     finally:
         del sys.modules["rl_holder"]
+
+
+def test_a_module_is_executed_again_from_the_code_its_import_ran(loaded: Path) -> None:
+    # The import's own code object, not the source compiled once more; a code object
+    # of another file (the file moved, say) is not taken for it.
+    rules = sys.modules["rl_rules"]
+    ran = compile(Path(rules.__file__).read_text(), rules.__file__, "exec")
+    elsewhere = compile("X = 1\n", str(loaded / "moved.py"), "exec")
+    graph = ModuleGraph(loaded, (), AT_IMPORT, imported={"rl_rules": ran,
+                                                         "rl_report": elsewhere})
+    assert graph.code("rl_rules") is ran
+    again = graph.code("rl_report")
+    assert again is not None and again is not elsewhere
+    assert again.co_filename == sys.modules["rl_report"].__file__

@@ -159,6 +159,9 @@ class CallRecorder:
         self.importers: dict[str, str] = {}
         """Every module imported outside a test, and the module whose top-level code
         imported it first (pytest's ``__main__`` for a test module or a conftest)."""
+        self.module_codes: dict[str, types.CodeType] = {}
+        """Each module's top-level code as its import ran it, by name: the module graph
+        executes it again in a child instead of compiling the source once more."""
         self.tracer: TraceFunction = self.__call__
         """What is installed: a bound method is called faster than the instance."""
         self.pause = ImportPause(self)
@@ -175,8 +178,7 @@ class CallRecorder:
             self.wanted[code] = module.partition(".")[0] in self.packages
         if not self.current:
             if code.co_name == "<module>":
-                self.importers.setdefault(str(frame.f_globals.get("__name__", "")),
-                                          module_above(frame))
+                self.imported(frame, code)
             elif self.wanted[code]:
                 self.callers.setdefault(code, set()).add(module_above(frame))
             return None
@@ -184,6 +186,15 @@ class CallRecorder:
         # Not the recorder's own lines: when metaeval mutates itself they would be
         # recorded while the recorder files them.
         return self._line if self.wanted[code] and code.co_filename != __file__ else None
+
+    def imported(self, frame: types.FrameType, code: types.CodeType) -> None:
+        """A module's top-level code starts outside a test (``frame`` runs it)."""
+        namespace = frame.f_globals
+        name = str(namespace.get("__name__", ""))
+        self.importers.setdefault(name, module_above(frame))
+        # Not code that exec() runs in a module's namespace (a dataclass's methods).
+        if code.co_filename == namespace.get("__file__"):
+            self.module_codes[name] = code
 
     def _line(self, frame: types.FrameType, event: str, arg: object) -> TraceFunction:
         if event == "line":

@@ -86,7 +86,7 @@ class MonitorRecorder(CallRecorder):
             self.wanted[code] = module.partition(".")[0] in self.packages
         if not self.current:
             if code.co_name == "<module>":
-                self.importers.setdefault(self.modules[code], module_above(sys._getframe(1)))
+                self.imported(sys._getframe(1), code)
                 return disable
             if self.wanted[code]:
                 # Every caller counts (each module whose import calls it): no DISABLE.

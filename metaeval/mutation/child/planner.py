@@ -16,6 +16,7 @@ It reads the live modules of the warm process and never changes them.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -45,7 +46,8 @@ class Planner:
 
     def __init__(self, root: Path, packages: Iterable[str], modules: Iterable[str],
                  import_time: ImportTime, importers: Mapping[str, str],
-                 test_modules: Mapping[str, str]) -> None:
+                 test_modules: Mapping[str, str],
+                 imported: Mapping[str, types.CodeType] | None = None) -> None:
         self.root = root
         self.packages = tuple(packages)
         # Once a module, not once a mutant: a compile of the whole file.
@@ -54,6 +56,8 @@ class Planner:
         self.importers = importers
         self.test_modules = test_modules
         """The collected test modules' names, and their node ids."""
+        self.imported = imported or {}
+        """Each module's top-level code as its import ran it."""
         self.graph: ModuleGraph | None = None
         """Built at the first mutant that needs modules executed again."""
         self.controls: dict[tuple[str, ...], bool] = {}
@@ -104,7 +108,7 @@ class Planner:
     def _graph(self) -> ModuleGraph:
         if self.graph is None:
             self.graph = ModuleGraph(self.root, self.packages, self.import_time,
-                                     self.importers)
+                                     self.importers, self.imported)
         return self.graph
 
 

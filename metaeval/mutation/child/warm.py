@@ -340,7 +340,8 @@ class WarmSession:
             (m.module for m in self.mutants if m.kind is MutantKind.REWRITE),
             import_time, self.recorder.importers,
             {node.obj.__name__: node.nodeid for item in items
-             if (node := item.getparent(pytest.Module)) is not None})
+             if (node := item.getparent(pytest.Module)) is not None},
+            self.recorder.module_codes)
         if any(m.kind is MutantKind.PATCH for m in self.mutants):
             self.declared = _load_declared(Path(self.spec.mutants_dir))
         work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]] = []
