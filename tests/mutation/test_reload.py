@@ -216,8 +216,9 @@ def test_bindings_in_lists_and_class_bodies_are_rebound(loaded: Path) -> None:
 def test_a_module_is_executed_again_from_the_code_its_import_ran(loaded: Path) -> None:
     # The import's own code object, not the source compiled once more; a code object
     # of another file (the file moved, say) is not taken for it.
-    rules = sys.modules["rl_rules"]
-    ran = compile(Path(rules.__file__).read_text(), rules.__file__, "exec")
+    file = sys.modules["rl_rules"].__file__
+    assert file is not None
+    ran = compile(Path(file).read_text(), file, "exec")
     elsewhere = compile("X = 1\n", str(loaded / "moved.py"), "exec")
     graph = ModuleGraph(loaded, (), AT_IMPORT, imported={"rl_rules": ran,
                                                          "rl_report": elsewhere})
