@@ -124,10 +124,13 @@ def test_a_stopped_run_exits_in_order(
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
+    # As from a terminal: a suite started in the background of a script inherits
+    # SIGINT ignored, and metaeval, like any program, leaves it ignored.
     proc = subprocess.Popen([METAEVAL, "mutate", "calc.py", "--no-cache", "--jobs", "2",
                              "--isolation", isolation], cwd=root, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "METAEVAL_TEST_PAUSE": "4"})
+                            env={**os.environ, "METAEVAL_TEST_PAUSE": "4"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # Stopped while mutants run: past the baseline's one test, and the check's in
     # subprocess isolation.
     deadline = time.monotonic() + 60
