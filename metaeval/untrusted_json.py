@@ -47,8 +47,8 @@ rarely nest ten levels more.
 # A string runs to its closing quote, or to the end of an unterminated text: a
 # scan that failed there would start again at every escaped quote inside,
 # quadratic in the length of the text.
-_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_STRING_OR_BRACKET = re.compile(_STRING.pattern + r"|[\[\]{}]", re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _ONE_KIND = str.maketrans("{}", "[]")
 # Only text with a \uD800-\uDFFF escape can hold a lone surrogate: strict UTF-8
@@ -76,7 +76,7 @@ def _check_depth(text: str, max_depth: int) -> None:
         return  # too few brackets to nest too deep: the common case, and cheap
     # The brackets outside strings, each pass taking away the innermost pairs: a
     # balanced text is empty after as many passes as it nests deep. All in C: a
-    # walk of every token in Python took 0.8 s on a run's 6 MB cache files.
+    # walk of every token in Python took 0.36 s on a run's 14 MB result cache.
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_ONE_KIND)
     for _ in range(max_depth):
         if not brackets:

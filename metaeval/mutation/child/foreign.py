@@ -121,7 +121,8 @@ class ImportPause:
         recorder = self.recorder
         if recorder.current:  # under a test: every call counts
             return original(spec, *args)
-        recorder.importers.setdefault(spec.name, module_above(sys._getframe(1)))
+        if spec.name not in recorder.importers:  # the first import only: a walk up the stack
+            recorder.importers[spec.name] = module_above(sys._getframe(1))
         foreign = self.foreign.get(spec.name)
         if foreign is None:
             foreign = self.foreign[spec.name] = is_foreign(spec, recorder.packages,

@@ -312,7 +312,7 @@ class ModuleGraph:
             file = getattr(sys.modules.get(name), "__file__", None)
             ran = self.imported.get(name)
             if ran is not None and ran.co_filename == file:
-                self.codes[name] = ran  # compiling 584 modules again took 1.5 s
+                self.codes[name] = ran  # compiling inspect_ai's 539 again took 1.5 s
                 return ran
             try:
                 text = Path(str(file)).read_text(encoding="utf-8")
