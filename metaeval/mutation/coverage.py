@@ -13,6 +13,7 @@ This module only reads source files, never writes them.
 
 from __future__ import annotations
 
+import threading
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,11 @@ class Coverage:
     _extents: dict[int, tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=dict)
     """``_extent`` of each code object held in ``_compiled``, by ``id``: every mutant
     of a file asks for all of them."""
+    _compiling: threading.Lock = field(default_factory=threading.Lock, repr=False,
+                                       compare=False)
+    """The subprocess runner selects from its worker threads: a file is compiled once,
+    so the code objects every thread measures are the same ones, held (their ``id``
+    never reused) for as long as this record lives."""
 
     @staticmethod
     def from_runs(root: Path, runs: tuple[CodeRun, ...]) -> Coverage:
@@ -132,14 +138,17 @@ class Coverage:
         return frozenset().union(*(self.files.get(t, frozenset()) for t in tests))
 
     def _codes(self, path: Path) -> list[types.CodeType] | None:
-        if path not in self._compiled:
-            try:
-                source = path.read_text(encoding="utf-8")
-                self._compiled[path] = code_objects(compile(source, str(path), "exec",
-                                                             dont_inherit=True))
-            except (OSError, SyntaxError, ValueError):
-                self._compiled[path] = None
-        return self._compiled[path]
+        if path in self._compiled:
+            return self._compiled[path]
+        with self._compiling:
+            if path not in self._compiled:
+                try:
+                    source = path.read_text(encoding="utf-8")
+                    self._compiled[path] = code_objects(compile(source, str(path), "exec",
+                                                                 dont_inherit=True))
+                except (OSError, SyntaxError, ValueError):
+                    self._compiled[path] = None
+            return self._compiled[path]
 
     def enclosing(self, mutant: Mutant) -> types.CodeType | None:
         """The function a mutant sits in; None when it is in a module or class body,

@@ -7,6 +7,8 @@ import importlib.util
 import json
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from textwrap import dedent
 
@@ -83,6 +85,25 @@ def test_a_mutant_on_a_line_no_test_ran_is_unseen_but_reached(tmp_path: Path) ->
     assert selection.unseen and selection.reached and selection.tests == ()
     # Its neighbour is not unseen: the selector must be able to say no.
     assert not coverage.select(mutant(4)).unseen
+
+
+def test_threads_selecting_at_once_see_what_one_thread_sees(tmp_path: Path) -> None:
+    # The subprocess runner selects from its worker threads. Each once compiled the
+    # file for itself, and one thread's code objects, measured against another's,
+    # all looked like other code on the mutant's line: every test was selected.
+    padding = "".join(f"def pad{i}(x):\n    return x + {i}\n\n" for i in range(3000))
+    (tmp_path / "limits.py").write_text(LIMITS + padding, encoding="utf-8")
+    runs = (CodeRun("limits", "limits.py", 1, "clamp", ("t.py::test_small",),
+                    (((2, 4), (0,)),)),)
+
+    def select(coverage: Coverage, start: threading.Barrier) -> tuple[str, ...] | None:
+        start.wait()
+        return coverage.select(mutant(3)).tests
+
+    for _ in range(3):
+        coverage, start = Coverage.from_runs(tmp_path, runs), threading.Barrier(4)
+        with ThreadPoolExecutor(4) as pool:
+            assert list(pool.map(select, [coverage] * 4, [start] * 4)) == [(), (), (), ()]
 
 
 def test_a_default_value_on_the_def_line_keeps_the_functions_tests(tmp_path: Path) -> None:
