@@ -226,3 +226,52 @@ def test_a_module_is_executed_again_from_the_code_its_import_ran(loaded: Path) -
     again = graph.code("rl_report")
     assert again is not None and again is not elsewhere
     assert again.co_filename == sys.modules["rl_report"].__file__
+
+
+@pytest.mark.parametrize(("key", "keys"), [('""', [""]), ('"frequency"', ["frequency"])])
+def test_a_registry_holds_what_the_mutated_module_registered(
+        loaded: Path, key: str, keys: list[str]) -> None:
+    # A registry filled at import: executing the mutated module registers under
+    # the mutant's key, as a fresh import would; an entry under the original key
+    # must go (not be pointed at the mutant), and a list holds it once, in its place.
+    (loaded / "rl_registry.py").write_text(dedent("""\
+        REGISTRY = {}
+        HOOKS = []
+
+
+        def register(name):
+            def add(function):
+                REGISTRY[name] = function
+                HOOKS.append(function)
+                return function
+            return add
+        """), encoding="utf-8")
+    metrics = dedent("""\
+        from rl_registry import register
+
+
+        @register("frequency")
+        def frequency():
+            return 1
+        """)
+    (loaded / "rl_metrics.py").write_text(metrics, encoding="utf-8")
+    registry = importlib.import_module("rl_registry")
+    importlib.import_module("rl_metrics")
+    registry.register("late")(lambda: 0)  # by a module imported later
+    outsider = types.ModuleType("rl_outsider")  # holds it without registering it again
+    outsider.HANDLERS = {"f": registry.REGISTRY["frequency"]}  # type: ignore[attr-defined]
+    sys.modules["rl_outsider"] = outsider
+    try:
+        plan = ModuleGraph(loaded, ()).plan(
+            "rl_metrics", str(loaded / "rl_metrics.py"),
+            metrics.replace('"frequency"', key).replace("return 1", "return 2"))
+        assert isinstance(plan, ReloadPlan)
+        apply_reload(plan)
+        assert [k for k in registry.REGISTRY if k != "late"] == keys
+        assert registry.REGISTRY[keys[0]]() == 2
+        assert [hook() for hook in registry.HOOKS] == [2, 0]  # as a fresh import orders them
+        assert outsider.HANDLERS["f"]() == 2  # rebound: nothing registered it anew there
+    finally:
+        for name in ("rl_registry", "rl_metrics", "rl_outsider"):
+            sys.modules.pop(name, None)
+        sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "module", None) != "rl_metrics"]

@@ -62,8 +62,9 @@ class ReloadPlan:
         return frozenset(name for name, _ in self.executed)
 
 
-Holders = dict[int, list[tuple[dict[str, object] | dict[object, object] | list[object] | type,
-                              object]]]
+Holder = dict[str, object] | dict[object, object] | list[object] | type
+"""A place a function or class is bound in: a namespace or dict, a list, a class."""
+Holders = dict[int, list[tuple[Holder, object]]]
 """``id`` of a function or class to the places bound to it: (namespace or dict, key),
 (list, index), (class, attribute name)."""
 
@@ -395,13 +396,47 @@ def apply_reload(plan: ReloadPlan) -> None:
         # ``pairs`` keeps every old object alive, so no id in the mapping is reused.
         pairs.extend((old, namespace.get(key)) for key, old in before.items()
                      if namespace.get(key) is not old)
+    # Decided before anything is rebound, which would put ``new`` in more places.
+    moved: list[tuple[Holder, object, object, object]] = []
+    stale: list[tuple[dict[str, object] | dict[object, object], object, object]] = []
+    appended: list[tuple[list[object], object, object]] = []
     for old, new in pairs:
         for holder, key in plan.holders.get(id(old), ()):
-            _rebind(holder, key, old, new)
+            again = _registered_again(holder, new)
+            if again and isinstance(holder, dict):
+                stale.append((holder, key, old))
+                continue
+            moved.append((holder, key, old, new))
+            if again and isinstance(holder, list):
+                appended.append((holder, key, new))
+    for holder, key, old, new in moved:
+        _rebind(holder, key, old, new)
+    for table, key, old in stale:
+        if table.get(key) is old:  # type: ignore[call-overload]
+            del table[key]  # type: ignore[arg-type]
+    for items, key, new in appended:
+        if isinstance(key, int) and key < len(items) and items[key] is new:
+            items[:] = [item for i, item in enumerate(items) if item is not new or i == key]
 
 
-def _rebind(holder: dict[str, object] | dict[object, object] | list[object] | type,
-            key: object, old: object, new: object) -> None:
+def _registered_again(holder: Holder, new: object) -> bool:
+    """Whether executing the modules again put ``new`` in ``holder``, a registry (a
+    dict or list, not a module's namespace or a class) that held the old object:
+    it registered itself again, as in a fresh import. A dict's entry for the old
+    object then goes, so a mutant that changes the key leaves nothing under the
+    original one; in a list the new object takes the old one's place and is not
+    held twice."""
+    if isinstance(holder, type):
+        return False
+    if isinstance(holder, list):
+        return any(item is new for item in holder)
+    name = holder.get("__name__")
+    if isinstance(name, str) and getattr(sys.modules.get(name), "__dict__", None) is holder:
+        return False
+    return any(value is new for value in holder.values())
+
+
+def _rebind(holder: Holder, key: object, old: object, new: object) -> None:
     """Point one place bound to ``old`` at ``new``, if it still holds ``old``."""
     if isinstance(holder, type):
         if vars(holder).get(str(key)) is old:
