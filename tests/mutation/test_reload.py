@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import sysconfig
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +11,8 @@ from textwrap import dedent
 
 import pytest
 
+from metaeval.mutation.child import reload
+from metaeval.mutation.child.foreign import library_dirs
 from metaeval.mutation.child.reload import ModuleGraph, ReloadPlan, apply_reload
 
 MODULES = {
@@ -124,13 +125,13 @@ def test_installed_code_inside_the_project_is_not_the_users(
     (site / "rl_library.py").write_text("from rl_limits import LIMIT\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(site))
     importlib.import_module("rl_library")
-    real = sysconfig.get_paths()
-    monkeypatch.setattr(sysconfig, "get_paths", lambda: {**real, "purelib": str(site)})
+    real = library_dirs()
+    monkeypatch.setattr(reload, "library_dirs", lambda: (*real, str(site)))
     try:
         graph = graph_of(loaded)
         assert "rl_library" not in dependents(graph)
         assert "rl_rules" in dependents(graph)
-        monkeypatch.setattr(sysconfig, "get_paths", lambda: real)
+        monkeypatch.setattr(reload, "library_dirs", lambda: real)
         assert "rl_library" in dependents(graph_of(loaded))
     finally:
         del sys.modules["rl_library"]

@@ -28,13 +28,13 @@ import dis
 import graphlib
 import importlib.util
 import sys
-import sysconfig
 import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaeval.mutation.child.apply import MutantFinder
+from metaeval.mutation.child.foreign import library_dirs
 from metaeval.mutation.child.swap import Swap, apply_swap
 
 RUNNER = ("metaeval.mutation", "_pytest", "pytest", "pluggy")
@@ -111,8 +111,7 @@ class ModuleGraph:
         self.imported = imported or {}
         """The top-level code each module's import ran (``CallRecorder.module_codes``)."""
         # A virtual environment inside the project holds installed code, not the user's.
-        self.installed = tuple({Path(sysconfig.get_paths()[key]).resolve()
-                                for key in ("stdlib", "platstdlib", "purelib", "platlib")})
+        self.installed = tuple(Path(place) for place in library_dirs())
         self.uses: dict[str, set[str]] = {}
         self.order: dict[str, int] = {}
         self.codes: dict[str, types.CodeType | None] = {}
