@@ -271,7 +271,8 @@ class WarmBaseline:
     """Failing tests or collectors; the run proves nothing unless this is empty."""
     tests_run: int
     duration: float
-    """Seconds spent running the whole suite once, collection excluded."""
+    """Seconds the suite takes once in order: collecting it and running its tests (the
+    per-mutant limits scale with it)."""
     ran: tuple[CodeRun, ...]
     tests: tuple[str, ...]
     """Every collected test, in collection order."""
@@ -291,6 +292,8 @@ class WarmBaseline:
     are incomplete, so every mutant runs them (``BaselinePart.untraced``)."""
     beside: bool = False
     """The traced tests ran beside the mutants' children, not before them."""
+    collected: float = 0.0
+    """Seconds the warm process took to start, import and collect the tests."""
 
 
 @dataclass(frozen=True, slots=True)

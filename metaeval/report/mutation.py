@@ -141,13 +141,25 @@ def overhead_text(run: MutationRun) -> str:
             own = ("the process of its own" if fork.deferred == 1
                    else f"the {fork.deferred} processes of their own")
             text += f"; {own} spent {fork.deferred_elsewhere:.1f}s of it"
+    said = [f"{fork.traced_tests} tests traced"] if fork.traced_tests or fork.reused_tests \
+        else []
     if fork.reused_tests:
         beside = " beside the mutants" if fork.traced_beside else ""
-        text += (f"; baseline: {fork.traced_tests} tests traced{beside}, {fork.reused_tests} "
-                 "reused from a coverage map (the last run's, or --coverage)")
-    elif fork.traced_tests:
-        text += f"; baseline: {fork.traced_tests} tests traced"
-    return text
+        said = [f"{said[0]}{beside}, {fork.reused_tests} reused from a coverage map "
+                "(the last run's, or --coverage)"]
+    said += _before_mutants(fork)
+    return text + (f"; baseline: {', '.join(said)}" if said else "")
+
+
+def _before_mutants(fork: ForkStats) -> list[str]:
+    """What the run paid before its first mutant could start: collecting the tests
+    (under the import-time recorder), then tracing them."""
+    if fork.baseline_ready:
+        return [f"ready {fork.baseline_ready:.1f}s after the warm process started "
+                f"({fork.collected:.1f}s of it collecting)"]
+    if fork.collected:  # traced beside the mutants: they started after collection
+        return [f"collected in {fork.collected:.1f}s"]
+    return []
 
 
 def _location(result: MutantResult) -> JsonObject:
@@ -239,7 +251,9 @@ def mutation_json(run: MutationRun, root: Path, report_path: Path | None) -> str
                    "placing_seconds": round(fork.placing, 3),
                    "warm_resident_bytes": fork.resident,
                    "traced_tests": fork.traced_tests, "reused_tests": fork.reused_tests,
-                   "traced_beside": fork.traced_beside},
+                   "traced_beside": fork.traced_beside,
+                   "collect_seconds": round(fork.collected, 3),
+                   "baseline_ready_seconds": round(fork.baseline_ready, 3)},
         "report": str(report_path) if report_path is not None else None,
         "by_operator": {
             name: {"mutants": len(results),

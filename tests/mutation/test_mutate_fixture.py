@@ -143,6 +143,11 @@ def test_fork_isolation_reports_time_in_tests_and_elsewhere(run: Run) -> None:
     assert forking + placing < timing["elsewhere_seconds"]
     # A Python process with pytest and the fixture imported is well over 16 MiB.
     assert timing["warm_resident_bytes"] > 16 * 2**20
+    # Before the first mutant: collection (timed in the warm process), then the trace
+    # and the forced-fail check (the runner's clock, from the process's start).
+    collect, ready = timing["collect_seconds"], timing["baseline_ready_seconds"]
+    assert isinstance(collect, float) and isinstance(ready, float)
+    assert 0 < collect < ready < timing["wall_seconds"]
 
 
 def test_a_survivor_makes_the_run_exit_1(run: Run) -> None:

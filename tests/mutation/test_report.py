@@ -97,6 +97,24 @@ def test_the_overhead_line_says_what_the_baseline_traced_and_reused() -> None:
         "(the last run's, or --coverage)")
 
 
+def test_the_overhead_line_says_what_was_paid_before_the_first_mutant() -> None:
+    results = (MutantResult(mutant(0), Status.KILLED, duration=0.07, in_tests=0.04),)
+    run = MutationRun(results, 0.5, 6.5, Isolation.FORK, wall=60.0,
+                      fork=ForkStats(traced_tests=306, collected=12.74, baseline_ready=54.26))
+    assert overhead_text(run).endswith(
+        "; baseline: 306 tests traced, ready 54.3s after the warm process started "
+        "(12.7s of it collecting)")
+    # Traced beside the mutants: they waited only for collection.
+    beside = replace(run, fork=ForkStats(traced_tests=3, reused_tests=40, traced_beside=True,
+                                         collected=9.06))
+    assert overhead_text(beside).endswith(
+        "; baseline: 3 tests traced beside the mutants, 40 reused from a coverage map "
+        "(the last run's, or --coverage), collected in 9.1s")
+    # No warm process (subprocess isolation): nothing to say.
+    assert "baseline" not in overhead_text(replace(run, fork=None,
+                                                   isolation=Isolation.SUBPROCESS))
+
+
 def test_survivors_show_their_diff_and_breaks_sentence(tmp_path: Path) -> None:
     (tmp_path / "guard.py").write_text(SOURCE, encoding="utf-8")
     text = mutation_text(run_of((Status.SURVIVED, R), (Status.SURVIVED, P), (Status.KILLED, R)),

@@ -218,7 +218,7 @@ class WarmSession:
                             durations=self.watch.durations,
                             passed=tuple(sorted(self.watch.passed)),
                             reused=reused, stale=reuse.stale if reuse else 0,
-                            untraced=tuple(sorted(self.untraced)))
+                            untraced=tuple(sorted(self.untraced)), collected=collected)
 
     # --- a baseline traced beside the mutants ---------------------------------------
 

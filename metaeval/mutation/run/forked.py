@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaeval.mutation.child.processes import Children, end_group, has_exited, wait_exited
@@ -53,6 +53,8 @@ class WarmStart:
     proc: subprocess.Popen[bytes]
     spec: WarmSpec
     scratch: Path
+    started: float = field(default_factory=time.monotonic)
+    """When the process was started (``time.monotonic``)."""
 
     @property
     def out_path(self) -> Path:
@@ -153,6 +155,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     proc, out_path, stream = warm.proc, warm.out_path, Path(warm.spec.stream_path)
     by_index = dict(todo)
     baseline: WarmBaseline | None = None
+    ready = 0.0
+    """Seconds from the warm process's start to its baseline's line."""
     coverage = Coverage.from_runs(options.root, ())
     timeout = 0.0
     pending = set(by_index)
@@ -189,6 +193,7 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                     value = read_warm_line(line)
                     if isinstance(value, WarmBaseline):
                         baseline = value
+                        ready = time.monotonic() - warm.started
                         _check_warm_baseline(value, options, out_path)
                         coverage = Coverage.from_runs(options.root, value.ran)
                         timeout = (value.duration * options.timeout_factor
@@ -238,7 +243,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
     return Ran(baseline.duration, longest or timeout, coverage, ForkStats(
         len(deferred), reloaded, deferred_elsewhere, forking, placing, resident,
         baseline.tests_run, baseline.reused, coverage_map=coverage_map,
-        traced_beside=baseline.beside))
+        traced_beside=baseline.beside, collected=baseline.collected,
+        baseline_ready=0.0 if baseline.beside else ready))
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:

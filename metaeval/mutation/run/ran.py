@@ -36,6 +36,12 @@ class ForkStats:
     """Tests whose records came from a coverage map: the last run's, or ``--coverage``."""
     traced_beside: bool = False
     """The traced tests ran beside the mutants (a few stale tests), not before them."""
+    collected: float = 0.0
+    """Seconds the warm process took to start, import and collect the tests."""
+    baseline_ready: float = 0.0
+    """Seconds from the warm process's start until its baseline was ready (collection,
+    the trace, the forced-fail check): what the run paid before its first mutant.
+    0 when the baseline was traced beside the mutants."""
     coverage_map: CoverageMap | None = None
     """The whole baseline's map (traced and reused), for the next run."""
 

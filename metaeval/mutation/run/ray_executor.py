@@ -145,7 +145,8 @@ class RayExecutor:
         fork = ForkStats(int(sums[0]), int(sums[1]), sums[2], sums[3], sums[4],
                          max((o.stats[5] for o in outcomes), default=0),
                          stats.traced_tests + sum(o.stats[6] for o in outcomes),
-                         stats.reused_tests, coverage_map=cmap)
+                         stats.reused_tests, coverage_map=cmap, collected=stats.collected,
+                         baseline_ready=stats.baseline_ready)
         # The baseline's seconds: its tests' own as the head traced them (collection aside).
         return Ran(sum(cmap.durations.values()), timeout, coverage, fork)
 
