@@ -193,8 +193,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         # before the progress, as the user waits.
         for message in plan.notes:
             click.echo(message.text, err=message.stderr)
-        progress = MutateProgress(sys.stderr, terminal=sys.stderr.isatty())
-        result = run_plan(plan, progress, progress.expect)
+        result = run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty()))
     outcome = finish(result, html=html_path)
     if outcome.run is not None:
         render = mutation_json if fmt == "json" else mutation_text

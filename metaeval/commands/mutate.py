@@ -47,7 +47,6 @@ from metaeval.mutation.run.options import (
     ScratchError,
     VoidRun,
 )
-from metaeval.mutation.run.ran import Expect
 from metaeval.mutation.run.result_cache import CACHE_FILE, ResultCache
 from metaeval.mutation.run.runner import (
     Execute,
@@ -407,8 +406,7 @@ def _start_early(targets: Sequence[str], root: Path, operators: Sequence[str],
         return None
 
 
-def run_plan(plan: MutatePlan, progress: Progress | None = None,
-             expect: Expect | None = None) -> MutateResult:
+def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateResult:
     """Run a plan's mutants and track the survivors when the request asks to.
 
     A plan that stops runs nothing and returns its exit code. A ``VoidRun`` is a
@@ -436,8 +434,7 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None,
             plan.warm.stop()
         return MutateResult(ExitCode.BAD_INPUT, root, plan.notes, write_errors=early)
     try:
-        run = run_mutants(plan.mutants, options, progress, cache, plan.warm, execute=plan.execute,
-                          expect=expect)
+        run = run_mutants(plan.mutants, options, progress, cache, plan.warm, execute=plan.execute)
     except VoidRun as e:
         return MutateResult(ExitCode.VOID, root, plan.notes,
                             after=(Message(f"error: {e}", stderr=True),))

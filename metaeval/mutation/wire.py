@@ -317,15 +317,6 @@ class ChildTimes:
 
 
 @dataclass(frozen=True, slots=True)
-class WarmPlan:
-    """The mutants the warm process will fork, once planned: each one's expected
-    seconds (what its selected tests took in the baseline), by its index. The runner
-    hands them to the progress's estimate of the time left."""
-
-    expected: dict[int, float]
-
-
-@dataclass(frozen=True, slots=True)
 class WarmOutcome:
     """One forked child, seen from the warm process."""
 
@@ -422,22 +413,18 @@ class ChildReport:
             raise ValueError(f"not a child report: {e}") from e
 
 
-def warm_line(kind: str, value: WarmBaseline | WarmOutcome | WarmPlan) -> str:
+def warm_line(kind: str, value: WarmBaseline | WarmOutcome) -> str:
     if isinstance(value, WarmBaseline):
         data = shallow(value)
-    elif isinstance(value, WarmPlan):
-        data = {"expected": value.expected}
     else:
         data = asdict(value)
         data["error_kind"] = value.error_kind.value
     return json.dumps({"event": kind, **data}) + "\n"
 
 
-def read_warm_line(line: str) -> WarmBaseline | WarmOutcome | WarmPlan:
+def read_warm_line(line: str) -> WarmBaseline | WarmOutcome:
     data = json.loads(line)
     kind = data.pop("event")
-    if kind == "plan":
-        return WarmPlan({int(k): float(v) for k, v in data["expected"].items()})
     if kind == "baseline":
         data["failed"] = tuple(data["failed"])
         data["tests"] = tuple(data["tests"])

@@ -7,13 +7,9 @@ every ``EVERY`` seconds: ``metaeval mutate: 123/640 mutants done (...), ~2m10s
 left``. The estimate comes from the pace at which mutants finished so far
 (every worker at once, so the jobs count is in it), counted from the first one
 that ran: results from the cache and mutants settled without a run arrive at
-once before the baseline, and the baseline itself is not a mutant's time. When
-the run has said what each mutant is expected to take (``expect``: fork
-isolation, the baseline's time of its selected tests), the pace is measured in
-those seconds instead of in mutants: the longest run first, so counting mutants
-would overstate the time left (13 minutes shown where 90 seconds were left, on
-this repository). It says nothing until ``AFTER`` mutants have run. This module
-only renders; it never decides anything about a run.
+once before the baseline, and the baseline itself is not a mutant's time. It
+says nothing until ``AFTER`` mutants have run. This module only renders; it
+never decides anything about a run.
 """
 
 from __future__ import annotations
@@ -31,9 +27,6 @@ AFTER = 3
 """Mutants run (after the first) before the time left is estimated."""
 REDRAW = 0.1
 """Seconds between two redraws of the terminal line (the last is always drawn)."""
-BEYOND_TESTS = 0.05
-"""Seconds a mutant is expected to take beyond its tests (forking, putting it in
-place: 20 to 40 ms measured), so that one whose tests take no time still counts."""
 
 # The order and the words of the counts; both errors are one count.
 LABELS = ((Status.KILLED, "killed"), (Status.SURVIVED, "survived"),
@@ -69,17 +62,6 @@ class MutateProgress:
         """When the last line was written to a log (the run's start, at first)."""
         self.last_draw: float | None = None
         """When the terminal line was last drawn."""
-        self.expected: dict[str, float] = {}
-        """Expected seconds of each mutant not finished yet, by id (``expect``)."""
-        self.planned: float | None = None
-        """When the expected seconds came: the mutants start then."""
-        self.finished_seconds = 0.0
-        """Expected seconds of the mutants finished since."""
-
-    def expect(self, seconds: dict[str, float]) -> None:
-        """Each mutant's expected seconds by id, once the run has planned them."""
-        self.expected = {key: value + BEYOND_TESTS for key, value in seconds.items()}
-        self.planned = self.clock()
 
     def __call__(self, done: int, total: int, result: MutantResult) -> None:
         now = self.clock()
@@ -88,7 +70,6 @@ class MutateProgress:
             self.ran += 1
             if self.first_run is None:
                 self.first_run = now
-            self.finished_seconds += self.expected.pop(result.mutant.id, 0.0)
         finished = done == total
         if self.terminal:
             if finished or self.last_draw is None or now - self.last_draw >= REDRAW:
@@ -112,9 +93,5 @@ class MutateProgress:
         """The time left in ``form``; "" until enough mutants ran to tell the pace."""
         if self.first_run is None or self.ran - 1 < AFTER or done >= total:
             return ""
-        if self.planned is not None and self.finished_seconds > 0:
-            # Wall seconds per expected second, over the expected seconds not done.
-            pace = (now - self.planned) / self.finished_seconds
-            return form.format(duration_text(pace * sum(self.expected.values())))
         pace = (now - self.first_run) / (self.ran - 1)
         return form.format(duration_text(pace * (total - done)))

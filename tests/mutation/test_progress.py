@@ -4,7 +4,6 @@ N seconds in a CI log, and a time left only once the pace is known."""
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,14 +11,9 @@ from click.testing import CliRunner
 
 from metaeval.cli import main
 from metaeval.commands import mutate as session
-from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.patches import load_patch_mutants
-from metaeval.mutation.run.options import Isolation, RunOptions
-from metaeval.mutation.run.runner import run_mutants
 from metaeval.report import progress
 from metaeval.report.progress import MutateProgress, duration_text
-from tests.mutation.test_runner import project
 from tests.mutation.test_session import PRICING, SURVIVOR, FakeRunner, shop_here
 
 __all__ = ["shop_here"]  # a fixture, used by name
@@ -72,30 +66,6 @@ def test_a_terminal_line_is_rewritten_in_place_with_the_counts_and_the_time_left
         "mutants 10/10 (killed 6, survived 1, no coverage 1, error 1, ignored 1)\x1b[K\n")
 
 
-def test_the_time_left_weighs_each_mutant_by_its_expected_seconds_when_the_run_says_them(
-        ) -> None:
-    # Two jobs, the longest mutants first: two of 30 s, two of 20 s, then ten of 1 s.
-    ids = [f"m{i}" for i in range(14)]
-    expected = dict(zip(ids, [30.0, 30.0, 20.0, 20.0] + [1.0] * 10, strict=True))
-
-    def run(told: bool) -> str:
-        out, clock = io.StringIO(), Clock()
-        show = MutateProgress(out, terminal=True, clock=clock)
-        if told:
-            show.expect(expected)
-        start = clock.now
-        for done, (key, at) in enumerate(zip(ids, [30, 30, 50, 50.5], strict=False), 1):
-            clock.now = start + at
-            show(done, 14, MutantResult(replace(MUTANT, id=key), Status.SURVIVED))
-        return out.getvalue().split("\r")[-1]
-
-    # 50.5 s for 100.2 expected seconds (each with 0.05 s beyond its tests): the ten
-    # left, 10.5 expected seconds, take about 5 s.
-    assert run(told=True).endswith(" ~5s left\x1b[K")
-    # Counted in mutants, the long ones' pace says more than a minute.
-    assert run(told=False).endswith(" ~1m08s left\x1b[K")
-
-
 def test_a_log_gets_a_line_every_n_seconds_and_none_at_the_end() -> None:
     out, clock = io.StringIO(), Clock()
     show = MutateProgress(out, terminal=False, every=30, clock=clock)
@@ -123,36 +93,3 @@ def test_mutate_in_a_log_prints_its_progress_lines(
     assert lines[0].startswith("metaeval mutate: 1/") and "mutants done (killed 1)" in lines[0]
     assert any(line.endswith("left") for line in lines)
     assert "\r" not in out.stderr  # CliRunner's stderr is no terminal
-
-
-def test_a_fork_run_says_each_forked_mutants_expected_seconds_before_its_first_result(
-        tmp_path: Path) -> None:
-    root = project(tmp_path, """\
-        import time
-        from calc import double
-
-        def test_slow():
-            time.sleep(0.3)
-            assert double(2) == 4
-        """)
-    told: list[dict[str, float]] = []
-    results_before: list[int] = []
-    ran: list[str] = []
-
-    def progress(done: int, total: int, result: MutantResult) -> None:
-        if result.duration > 0:
-            ran.append(result.mutant.id)
-
-    def expect(seconds: dict[str, float]) -> None:
-        told.append(seconds)
-        results_before.append(len(ran))
-
-    options = RunOptions(root, root / "mutants", jobs=2, isolation=Isolation.FORK)
-    mutants = find_mutants(["calc.py"], root) + load_patch_mutants(root / "mutants", root)
-    run = run_mutants(mutants, options, progress, expect=expect)
-    # Once, before any forked mutant's result; for exactly the mutants that ran in a
-    # child (not `unused`'s, which no test reaches), each at its test's baseline time.
-    assert len(told) == 1 and results_before == [0]
-    assert set(told[0]) == set(ran) == {r.mutant.id for r in run.ran}
-    assert ran and all("double" in key for key in ran)
-    assert all(0.3 <= seconds < 5 for seconds in told[0].values())

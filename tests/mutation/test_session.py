@@ -24,7 +24,6 @@ from metaeval.findings import save as save_findings
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.forked import WarmStart
 from metaeval.mutation.run.options import Isolation, RunOptions
-from metaeval.mutation.run.ran import Expect
 from metaeval.mutation.run.runner import Cache, Execute, MutationRun, Progress
 from metaeval.report.mutate_outcome import plan_and_run
 from tests.mutation.conftest import copy_shop, git
@@ -52,8 +51,8 @@ class FakeRunner:
 
     def __call__(self, mutants: Sequence[Mutant], options: RunOptions,
                  progress: Progress | None = None, cache: Cache | None = None,
-                 warm: WarmStart | None = None, execute: Execute | None = None,
-                 expect: Expect | None = None) -> MutationRun:
+                 warm: WarmStart | None = None, execute: Execute | None = None
+                 ) -> MutationRun:
         assert execute is None  # no --executor ray here
         if warm is not None:  # as run_mutants does: a warm runner it is given ends here
             warm.stop()

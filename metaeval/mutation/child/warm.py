@@ -55,7 +55,6 @@ from metaeval.mutation.wire import (
     WarmBaseline,
     WarmMutant,
     WarmOutcome,
-    WarmPlan,
     WarmSpec,
     read_warm_mutants,
     warm_line,
@@ -355,10 +354,7 @@ class WarmSession:
         # Longest first (by what the selected tests took in the baseline): a long
         # survivor started last would leave the other workers idle at the end.
         durations = self.watch.durations
-        expected = {mutant.index: sum(durations.get(item.nodeid, 0.0) for item in selected)
-                    for mutant, selected in work}
-        work.sort(key=lambda job: -expected[job[0].index])
-        self._emit(warm_line("plan", WarmPlan(expected)))
+        work.sort(key=lambda job: -sum(durations.get(item.nodeid, 0.0) for item in job[1]))
         jobs: list[Job] = []
         for mutant, selected in work:
             started = time.monotonic()

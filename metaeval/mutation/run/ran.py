@@ -11,10 +11,6 @@ from metaeval.mutation.run.coverage_cache import CoverageMap
 
 Record = Callable[[int, MutantResult], None]
 """Where an isolation hands each result as it comes: the mutant's index, its result."""
-Expect = Callable[[dict[str, float]], None]
-"""Where an isolation hands, once it has planned them, each mutant's expected seconds
-by its id (what its selected tests took in the baseline), for the estimate of the
-time left: the longest mutants run first, so their count alone overstates it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.forked import WarmStart, run_forked
 from metaeval.mutation.run.fresh import run_fresh, settle
 from metaeval.mutation.run.options import Isolation, RunOptions, scratch_writes
-from metaeval.mutation.run.ran import Expect, ForkStats, Ran, Record
+from metaeval.mutation.run.ran import ForkStats, Ran, Record
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,16 +101,14 @@ class Cache(Protocol):
 
 def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
                 progress: Progress | None = None, cache: Cache | None = None,
-                warm: WarmStart | None = None, execute: Execute | None = None,
-                expect: Expect | None = None) -> MutationRun:
+                warm: WarmStart | None = None, execute: Execute | None = None
+                ) -> MutationRun:
     """Baseline, forced-fail check, then every mutant that is neither settled up
     front nor in ``cache``; VoidRun if nothing can be trusted. When every result
     comes from the cache, nothing runs, not even the baseline. ``warm`` is a warm
     runner started early (``start_warm``), used in fork isolation and stopped in
     any case. ``execute`` runs the mutants instead of this machine's isolation
-    (``--executor ray``); results reach ``progress`` and ``cache`` the same way.
-    ``expect`` is given each mutant's expected seconds once fork isolation has
-    planned them (``Expect``)."""
+    (``--executor ray``); results reach ``progress`` and ``cache`` the same way."""
     started = time.monotonic()
     results: dict[int, MutantResult] = {}
     lock = threading.Lock()
@@ -141,7 +139,7 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
                 if execute is not None:
                     ran = execute(jobs, options, Path(tmp), packages, record, warm)
                 elif options.isolation is Isolation.FORK:
-                    ran = run_forked(jobs, options, Path(tmp), packages, record, warm, expect)
+                    ran = run_forked(jobs, options, Path(tmp), packages, record, warm)
                 else:
                     ran = run_fresh(jobs, options, Path(tmp), packages, record)
     finally:
