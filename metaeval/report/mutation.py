@@ -141,12 +141,13 @@ def overhead_text(run: MutationRun) -> str:
             own = ("the process of its own" if fork.deferred == 1
                    else f"the {fork.deferred} processes of their own")
             text += f"; {own} spent {fork.deferred_elsewhere:.1f}s of it"
-    said = [f"{fork.traced_tests} tests traced"] if fork.traced_tests or fork.reused_tests \
-        else []
-    if fork.reused_tests:
+    said = []
+    if fork.traced_tests or fork.reused_tests:
         beside = " beside the mutants" if fork.traced_beside else ""
-        said = [f"{said[0]}{beside}, {fork.reused_tests} reused from a coverage map "
-                "(the last run's, or --coverage)"]
+        said.append(f"{fork.traced_tests} tests traced{beside}")
+    if fork.reused_tests:
+        said.append(f"{fork.reused_tests} reused from a coverage map "
+                    "(the last run's, or --coverage)")
     said += _before_mutants(fork)
     return text + (f"; baseline: {', '.join(said)}" if said else "")
 
