@@ -4,12 +4,14 @@ On a terminal, one line rewritten in place as each mutant finishes:
 ``mutants 123/640 (killed 100, survived 20, ...) ~2m10s left``. Elsewhere (a CI
 log is no terminal, and a rewritten line would be 640 lines there), one line
 every ``EVERY`` seconds: ``metaeval mutate: 123/640 mutants done (...), ~2m10s
-left``. The estimate comes from the pace at which mutants finished so far
-(every worker at once, so the jobs count is in it), counted from the first one
-that ran: results from the cache and mutants settled without a run arrive at
-once before the baseline, and the baseline itself is not a mutant's time. It
-says nothing until ``AFTER`` mutants have run. This module only renders; it
-never decides anything about a run.
+left``. In fork isolation the time left is the runner's estimate (``pace``),
+which weighs each mutant left by its tests' seconds in the baseline
+(``mutation.run.time_left``). Elsewhere it comes from the pace at which mutants
+finished so far (every worker at once, so the jobs count is in it), counted
+from the first one that ran: results from the cache and mutants settled without
+a run arrive at once before the baseline, and the baseline itself is not a
+mutant's time. Either says nothing until ``AFTER`` mutants have run. This
+module only renders; it never decides anything about a run.
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from metaeval.mutation.model import MutantResult, Status
+
+if TYPE_CHECKING:
+    from metaeval.mutation.run.time_left import TimeLeft
 
 EVERY = 30.0
 """Seconds between two lines when stderr is not a terminal."""
@@ -62,6 +67,12 @@ class MutateProgress:
         """When the last line was written to a log (the run's start, at first)."""
         self.last_draw: float | None = None
         """When the terminal line was last drawn."""
+        self.estimate: TimeLeft | None = None
+        """The runner's estimate of the time left, once its baseline is in."""
+
+    def pace(self, left: TimeLeft) -> None:
+        """The runner's estimate, which it keeps up to date: shown instead of the count's."""
+        self.estimate = left
 
     def __call__(self, done: int, total: int, result: MutantResult) -> None:
         now = self.clock()
@@ -91,7 +102,12 @@ class MutateProgress:
 
     def _left(self, done: int, total: int, now: float, form: str) -> str:
         """The time left in ``form``; "" until enough mutants ran to tell the pace."""
-        if self.first_run is None or self.ran - 1 < AFTER or done >= total:
+        if done >= total:
+            return ""
+        if self.estimate is not None:
+            seconds = self.estimate.seconds()
+            return "" if seconds is None else form.format(duration_text(seconds))
+        if self.first_run is None or self.ran - 1 < AFTER:
             return ""
         pace = (now - self.first_run) / (self.ran - 1)
         return form.format(duration_text(pace * (total - done)))

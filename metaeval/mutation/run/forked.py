@@ -34,7 +34,7 @@ from metaeval.mutation.run.options import (
     scratch_writes,
 )
 from metaeval.mutation.run.outcome import ChildVerdict, classify, unreached
-from metaeval.mutation.run.ran import ForkStats, Ran, Record
+from metaeval.mutation.run.ran import Expect, ForkStats, Ran, Record
 from metaeval.mutation.wire import (
     WarmBaseline,
     WarmMutant,
@@ -134,10 +134,12 @@ def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -
 
 
 def run_forked(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
-              packages: tuple[str, ...], record: Record, warm: WarmStart | None = None) -> Ran:
+              packages: tuple[str, ...], record: Record, warm: WarmStart | None = None,
+              expect: Expect | None = None) -> Ran:
     """One warm pytest process runs the baseline and forks a child per mutant; its
     stream is read as it is written, so progress shows as mutants finish. ``warm``
-    is one started earlier, used when it traces every package the mutants are in."""
+    is one started earlier, used when it traces every package the mutants are in;
+    ``expect`` is given the baseline when it comes."""
     if warm is None or not set(packages) <= set(warm.spec.packages):
         if warm is not None:
             warm.stop()
@@ -145,13 +147,13 @@ def run_forked(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Pat
     try:
         with scratch_writes(warm.scratch):
             warm.send(todo, options.root)
-        return _read_warm(warm, todo, options, scratch, record)
+        return _read_warm(warm, todo, options, scratch, record, expect)
     finally:
         warm.stop()
 
 
 def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOptions,
-               scratch: Path, record: Record) -> Ran:
+               scratch: Path, record: Record, expect: Expect | None) -> Ran:
     proc, out_path, stream = warm.proc, warm.out_path, Path(warm.spec.stream_path)
     by_index = dict(todo)
     baseline: WarmBaseline | None = None
@@ -199,6 +201,8 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                         timeout = (value.duration * options.timeout_factor
                                    + options.timeout_constant)
                         context = Context(options, scratch, timeout, coverage, children)
+                        if expect is not None:
+                            expect(coverage, value.durations)
                     elif value.deferred:
                         pending.discard(value.index)
                         deferred.append(own.submit(fresh, value.index, value.selected or (),

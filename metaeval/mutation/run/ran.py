@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from metaeval.mutation.coverage import Coverage
@@ -11,6 +11,9 @@ from metaeval.mutation.run.coverage_cache import CoverageMap
 
 Record = Callable[[int, MutantResult], None]
 """Where an isolation hands each result as it comes: the mutant's index, its result."""
+Expect = Callable[[Coverage, Mapping[str, float]], None]
+"""Where an isolation hands the baseline as soon as it has it, before the mutants'
+results: its record and each test's seconds (what the time left is weighed by)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,10 +22,10 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from metaeval.errors import ExitCode
 from metaeval.mutation.coverage import Coverage
@@ -34,6 +34,7 @@ from metaeval.mutation.run.forked import WarmStart, run_forked
 from metaeval.mutation.run.fresh import run_fresh, settle
 from metaeval.mutation.run.options import Isolation, RunOptions, scratch_writes
 from metaeval.mutation.run.ran import ForkStats, Ran, Record
+from metaeval.mutation.run.time_left import TimeLeft, expected_costs
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,15 @@ class MutationRun:
 
 Progress = Callable[[int, int, MutantResult], None]
 
+
+@runtime_checkable
+class Paced(Protocol):
+    """A progress that shows the time left: given the run's estimate once the baseline
+    is in (fork isolation, which knows each test's seconds), kept up to date by the
+    runner as results come; without it, it goes by the count."""
+
+    def pace(self, left: TimeLeft) -> None: ...
+
 Execute = Callable[[list[tuple[int, Mutant]], RunOptions, Path, tuple[str, ...], Record,
                     WarmStart | None], Ran]
 """Runs the mutants the cache and ``settle`` left (index, mutant), handing each result
@@ -112,12 +122,23 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
     started = time.monotonic()
     results: dict[int, MutantResult] = {}
     lock = threading.Lock()
+    left: list[TimeLeft] = []
 
     def record(index: int, result: MutantResult) -> None:
         with lock:
             results[index] = result
+            for estimate in left:
+                estimate.finished(result)
             if progress is not None:
                 progress(len(results), len(mutants), result)
+
+    def expect(coverage: Coverage, durations: Mapping[str, float]) -> None:
+        if isinstance(progress, Paced):
+            estimate = TimeLeft(expected_costs((mutants[i] for i in todo), coverage, durations),
+                                options.workers)
+            with lock:
+                left.append(estimate)
+                progress.pace(estimate)
 
     todo: list[int] = []
     for index, mutant in enumerate(mutants):
@@ -139,7 +160,8 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
                 if execute is not None:
                     ran = execute(jobs, options, Path(tmp), packages, record, warm)
                 elif options.isolation is Isolation.FORK:
-                    ran = run_forked(jobs, options, Path(tmp), packages, record, warm)
+                    ran = run_forked(jobs, options, Path(tmp), packages, record, warm,
+                                     expect)
                 else:
                     ran = run_fresh(jobs, options, Path(tmp), packages, record)
     finally:
