@@ -54,6 +54,26 @@ SINCE_BEFORE = "    if ignore_case:\n"
 SINCE_AFTER = "    if bool(ignore_case):\n"
 SINCE_SLACK = 10.0
 OUTSIDE_FORK_SHARE = 0.02
+# --tokenizer-available, a what-if, never the issue's figure: offline, every eval()
+# test's mock model counts tokens with tiktoken, whose encoding download fails, and in
+# a process that has run no eval() test yet the sample's error is rendered by rich
+# (about 3 s of the first such test). mutmut's children, forked from a process that
+# ran the whole suite, skip that; metaeval's, like fresh processes, do not. With the
+# count below (added to tests/conftest.py for both tools), no test downloads anything,
+# as on a machine whose tiktoken cache holds the encoding.
+TOKENIZER_STUB = """
+
+# metaeval's benchmark, --tokenizer-available: count tokens without tiktoken's download.
+import inspect_ai.model._model as _bench_model
+import inspect_ai.model._tokens as _bench_tokens
+
+
+def _bench_count_text_tokens(text: str) -> int:
+    return max(1, int(len(text) / 4 * 1.1))
+
+
+_bench_tokens.count_text_tokens = _bench_model.count_text_tokens = _bench_count_text_tokens
+"""
 
 
 class SetupError(bt.BenchError):
@@ -128,8 +148,10 @@ def _step(cmd: Sequence[str], cwd: Path, env: Mapping[str, str], what: str, log:
         raise SetupError(f"inspect_ai setup: {what} failed (output in {log})") from None
 
 
-def setup(source: Path, work: Path, repo: Path, targets: Sequence[str]) -> tuple[Path, bt.Target]:
-    """Unpack the snapshot, commit it, install it with its pins; reinstall this metaeval."""
+def setup(source: Path, work: Path, repo: Path, targets: Sequence[str],
+          tokenizer: bool = False) -> tuple[Path, bt.Target]:
+    """Unpack the snapshot, commit it, install it with its pins; reinstall this metaeval.
+    ``tokenizer``: TOKENIZER_STUB added to the snapshot's tests/conftest.py first."""
     for name in ("constraints.txt", "pytest_args.txt"):
         if not (source / name).is_file():
             raise SetupError(f"no {name} in {source} (see --inspect-ai-source)")
@@ -152,6 +174,9 @@ def setup(source: Path, work: Path, repo: Path, targets: Sequence[str]) -> tuple
         raise SetupError(f"--inspect-ai-targets: not in the snapshot: {', '.join(missing)}")
     pyproject = pristine / "pyproject.toml"
     pyproject.write_text(pyproject.read_text() + metaeval_config(targets, pytest_args))
+    if tokenizer:
+        conftest = pristine / "tests" / "conftest.py"
+        conftest.write_text(conftest.read_text() + TOKENIZER_STUB)
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
     for cmd, what in ((["git", "init", "-q"], "git init"), (["git", "add", "-A"], "git add"),
                       ([*git, "commit", "-qm", "snapshot"], "git commit")):
@@ -421,6 +446,9 @@ def add_arguments(p: argparse.ArgumentParser, repo: Path) -> None:
     p.add_argument("--isolation-check", action="store_true",
                    help="on inspect_ai, also run metaeval with --isolation subprocess and "
                         "compare every status with the fork run")
+    p.add_argument("--tokenizer-available", action="store_true",
+                   help="a what-if, not the issue's figure: both tools run with a token count "
+                        "that needs no download (TOKENIZER_STUB), as on a networked machine")
 
 
 def metaeval_commit(repo: Path) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -206,6 +208,25 @@ def test_target_flags_keep_both_as_default_and_add_inspect_ai() -> None:
     assert (args.inspect_ai_targets, args.isolation_check) == (("src/a.py", "src/b/"), True)
     assert ms.parse_args([]).inspect_ai_targets == bi.DEFAULT_TARGETS
     assert not ms.parse_args([]).isolation_check
+    # The what-if is asked for, never the default: the figure is offline.
+    assert not ms.parse_args([]).tokenizer_available
+    assert ms.parse_args(["--tokenizer-available"]).tokenizer_available
+
+
+def test_the_tokenizer_stub_replaces_both_names_the_model_calls(tmp_path: Path) -> None:
+    # inspect_ai's Model imports count_text_tokens by name: both bindings must change.
+    model = tmp_path / "inspect_ai" / "model"
+    model.mkdir(parents=True)
+    (tmp_path / "inspect_ai" / "__init__.py").write_text("")
+    (model / "__init__.py").write_text("")
+    (model / "_tokens.py").write_text("def count_text_tokens(text):\n    raise OSError\n")
+    (model / "_model.py").write_text("from ._tokens import count_text_tokens\n")
+    script = tmp_path / "check.py"
+    script.write_text(bi.TOKENIZER_STUB + "\nprint(_bench_model.count_text_tokens('x' * 40),"
+                      " _bench_tokens.count_text_tokens('x'))\n")
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.stdout.split() == ["11", "1"], done.stderr
 
 
 def test_both_tools_get_the_same_files_and_tests() -> None:
