@@ -95,6 +95,19 @@ def test_the_cost_beyond_the_tests_comes_from_the_last_mutants_to_finish() -> No
     assert left.seconds() == pytest.approx(0.1)
 
 
+def test_module_bodies_tell_nothing_of_what_a_selected_mutant_costs() -> None:
+    # Every test may reach a module body: it runs the suite, fastest first, until
+    # one fails (3 s beyond its fastest test, of 80 s). A mutant with a selection
+    # stops at its own first test: until one of those finishes, nothing beyond.
+    expected = {f"body{i}": Expected(0.001, 80.0, every=True) for i in range(7)}
+    expected |= {f"picked{i}": Expected(0.01, 0.5) for i in range(20)}
+    left = TimeLeft(expected, jobs=1)
+    for i in range(5):
+        left.finished(result(f"body{i}", Status.KILLED, 3.001, outside=0.0))
+    # Two bodies left at 3.001 s each, twenty selected at their first test's 0.01 s.
+    assert left.seconds() == pytest.approx(2 * 3.001 + 20 * 0.01)
+
+
 def test_a_result_from_before_the_estimate_or_twice_changes_nothing() -> None:
     left = TimeLeft({name: Expected(1.0, 0.0) for name in "abcd"}, jobs=1)
     for name in "abc":
