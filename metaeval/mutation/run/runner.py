@@ -90,6 +90,7 @@ class Paced(Protocol):
 
     def pace(self, left: TimeLeft) -> None: ...
 
+
 Execute = Callable[[list[tuple[int, Mutant]], RunOptions, Path, tuple[str, ...], Record,
                     WarmStart | None], Ran]
 """Runs the mutants the cache and ``settle`` left (index, mutant), handing each result

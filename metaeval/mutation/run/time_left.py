@@ -117,7 +117,7 @@ class TimeLeft:
         if expected.first or expected.rest:
             kind.add(expected, -1)
         if result.cached or result.status not in (Status.KILLED, Status.SURVIVED):
-            return  # a time limit says nothing about what its tests cost
+            return  # a time limit or an error says nothing of what its tests cost
         self.ran += 1
         survived = result.status is Status.SURVIVED
         self.survived += survived
