@@ -111,3 +111,37 @@ def test_what_counts_as_foreign(tmp_path: Path) -> None:
     assert is_foreign(json_spec, packages, library_dirs())  # the standard library
     assert is_foreign(sys_spec, packages, library)  # built in: no Python code
     assert not is_foreign(json_spec, frozenset({"json"}), library_dirs())
+
+
+REWRITING = r'''
+import json, sys
+sys.path[:0] = [ROOT]
+import _pytest.assertion.rewrite as rewrite
+seen = []
+
+def probe(*args):  # stands for pytest's parse-rewrite-compile of a test module
+    seen.append(sys.gettrace() is None)
+    return "rewritten"
+
+rewrite._rewrite_test = probe
+from metaeval.mutation.child.apply import CallRecorder
+
+recorder = CallRecorder(("shop",))
+recorder.start()
+result = rewrite._rewrite_test("test_x.py", None)  # collecting: paused
+back = sys.gettrace() is recorder.tracer
+recorder.begin("t.py::test_imports")  # under a test every call counts
+rewrite._rewrite_test("test_y.py", None)
+recorder.end()
+recorder.stop()
+print(json.dumps([seen, result, back, rewrite._rewrite_test is probe]))
+'''
+
+
+def test_pytests_assert_rewriting_runs_with_the_recorder_off_outside_tests() -> None:
+    done = subprocess.run([sys.executable, "-c", REWRITING.replace("ROOT", repr(str(ROOT)))],
+                          capture_output=True, text=True, timeout=60,
+                          env={"PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 0, done.stderr
+    # Off while collecting, on again after; traced under a test; unwrapped at stop.
+    assert json.loads(done.stdout) == [[True, False], "rewritten", True, True]

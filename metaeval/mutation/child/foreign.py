@@ -20,6 +20,11 @@ Both import paths that run a module's top level are wrapped: a first import
 (``_load_unlocked``) and ``importlib.reload`` (``_exec``). The wrappers stand
 aside when the recorder is stopped, under a test, or when a tracer other than
 the recorder was installed.
+
+pytest's rewriting of a test module's asserts (``REWRITE``) is paused the same
+way: it reads, parses and compiles the module's source and runs none of it.
+Collecting inspect_ai's scorer tests in the warm process took 10.1 and 11.2 s
+with it traced, 6.6 and 8.9 s paused (two pairs, alternating).
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ if TYPE_CHECKING:
 # The module that runs imports, under the name importlib gives it (``_frozen_importlib``).
 _bootstrap: Any = importlib.import_module("importlib._bootstrap")
 _WRAPPED = ("_load_unlocked", "_exec")
+REWRITE = ("_pytest.assertion.rewrite", "_rewrite_test")
+"""pytest's module and function that rewrite a test module's asserts, wrapped when
+pytest has loaded it (by its own name; pytest 6 to 9)."""
 
 
 def module_above(frame: types.FrameType) -> str:
@@ -91,6 +99,8 @@ class ImportPause:
         self.paused = 0
         """Foreign top levels running with the trace function off."""
         self.originals: dict[str, Callable[..., Any]] = {}
+        self.rewrite: tuple[types.ModuleType, Callable[..., Any]] | None = None
+        """pytest's rewriting module and its function, while wrapped."""
 
     def install(self) -> None:
         if self.originals:
@@ -99,14 +109,40 @@ class ImportPause:
             original = getattr(_bootstrap, name)
             self.originals[name] = original
             setattr(_bootstrap, name, self._wrap(original))
+        module = sys.modules.get(REWRITE[0])
+        rewrite = getattr(module, REWRITE[1], None)
+        if module is not None and callable(rewrite):
+            self.rewrite = (module, rewrite)
+            setattr(module, REWRITE[1], self._quiet(rewrite))
 
     def remove(self) -> None:
         for name, original in self.originals.items():
             if getattr(getattr(_bootstrap, name), "__wrapped__", None) is original:
                 setattr(_bootstrap, name, original)
+        if self.rewrite is not None:
+            module, rewrite = self.rewrite
+            if getattr(getattr(module, REWRITE[1]), "__wrapped__", None) is rewrite:
+                setattr(module, REWRITE[1], rewrite)
+            self.rewrite = None
         # One wrapped again by someone else stays, and passes through (``originals``
         # emptied) to what it wrapped.
         self.originals = {}
+
+    def _quiet(self, rewrite: Callable[..., Any]) -> Callable[..., Any]:
+        """``rewrite`` with the recorder off while it runs, outside tests."""
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            recorder = self.recorder
+            if (not self.originals or recorder.current
+                    or sys.gettrace() is not recorder.tracer):
+                return rewrite(*args, **kwargs)
+            sys.settrace(None)
+            try:
+                return rewrite(*args, **kwargs)
+            finally:
+                sys.settrace(recorder.tracer)
+
+        wrapper.__wrapped__ = rewrite  # type: ignore[attr-defined]
+        return wrapper
 
     def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
         def wrapper(spec: ModuleSpec, *args: Any) -> Any:
