@@ -123,22 +123,24 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
     started = time.monotonic()
     results: dict[int, MutantResult] = {}
     lock = threading.Lock()
-    left: list[TimeLeft] = []
+    left: TimeLeft | None = None
+    """The time left, once the baseline is in (for a ``Paced`` progress)."""
 
     def record(index: int, result: MutantResult) -> None:
         with lock:
             results[index] = result
-            for estimate in left:
-                estimate.finished(result)
+            if left is not None:
+                left.finished(result)
             if progress is not None:
                 progress(len(results), len(mutants), result)
 
     def expect(coverage: Coverage, durations: Mapping[str, float]) -> None:
+        nonlocal left
         if isinstance(progress, Paced):
             estimate = TimeLeft(expected_costs((mutants[i] for i in todo), coverage, durations),
                                 options.workers)
             with lock:
-                left.append(estimate)
+                left = estimate
                 progress.pace(estimate)
 
     todo: list[int] = []
