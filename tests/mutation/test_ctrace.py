@@ -18,14 +18,14 @@ SCRIPT = r'''
 import json, sys
 sys.path[:0] = [ROOT, HERE]
 from metaeval.mutation.child.apply import CallRecorder
-from metaeval.mutation.child.ctrace import LineRecorder, _c_tracer
+from metaeval.mutation.child.ctrace import LineRecorder, c_tracer
 
 def record(line_recorder):
     watcher = CallRecorder(("shop",))
     watcher.start()
     import shop.prices as prices        # import time: seen by the trace function only
     watcher.stop()
-    recorder = LineRecorder(watcher, _c_tracer()) if line_recorder else watcher
+    recorder = LineRecorder(watcher, c_tracer()) if line_recorder else watcher
     recorder.start()
     recorder.begin("t.py::test_loop")
     prices.total([1, 2, 3])
@@ -56,7 +56,7 @@ print(json.dumps({"lines": record(True), "settrace": record(False)}))
 '''
 
 
-def test_the_c_tracer_records_what_the_trace_function_records(tmp_path: Path) -> None:
+def test_thec_tracer_records_what_the_trace_function_records(tmp_path: Path) -> None:
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop" / "__init__.py").write_text("")
     (tmp_path / "shop" / "prices.py").write_text(PRICES)

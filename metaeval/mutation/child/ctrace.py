@@ -1,5 +1,6 @@
-"""The baseline's recorder on Python 3.11: coverage.py's C tracer, with one
-dynamic context per test, instead of a trace function written in Python.
+"""A baseline recorder for Python 3.11: coverage.py's C tracer, with one dynamic
+context per test, instead of a trace function written in Python; and how any
+recorder's lines become the record of the functions each test ran (``fill``).
 
 A Python trace function is called for every call of every frame, which made the
 traced baseline 2.3x the plain suite on inspect_ai's scorers; coverage.py's
@@ -11,10 +12,11 @@ side, its mutants run those tests rather than being called unreached).
 
 It fills the ``CallRecorder`` it is given (the warm process's, which saw the
 imports and the collection), so the record is the one that recorder would
-have made: ``runs()`` as before. Chosen by ``baseline_recorder`` in a traced
-child; ``METAEVAL_RECORDER=settrace`` keeps the trace function, and without
-coverage.py's C tracer the trace function stays too. On 3.12 and later the
-``sys.monitoring`` recorder (``monitor``) is cheaper still.
+have made: ``runs()`` as before. The probes (``probes``) cost less still, and
+are the default; ``traced.baseline_recorder`` falls back to this tracer when a
+module cannot be probed (``METAEVAL_RECORDER=ctrace`` chooses it), and to the
+trace function without coverage.py's C tracer (``METAEVAL_RECORDER=settrace``).
+On 3.12 and later the ``sys.monitoring`` recorder (``monitor``) is used.
 """
 
 from __future__ import annotations
@@ -30,14 +32,17 @@ from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.coverage import code_objects
 from metaeval.mutation.wire import CodeRun
 
-OWN_FILES = frozenset(os.path.realpath(f) for f in (*monitor.OWN_FILES, __file__))
+OWN_FILES = frozenset(os.path.realpath(f) for f in (
+    *monitor.OWN_FILES, __file__, os.path.join(os.path.dirname(__file__), "probes.py")))
+"""The recorders' own files, never recorded: when metaeval mutates itself they would
+be recorded while they file the record."""
 QUIET = ["module-not-imported", "module-not-measured", "no-data-collected",
          "already-imported", "module-not-python", "no-ctracer", "couldnt-parse"]
 """coverage.py's warnings, none of which concern the user's run: the packages are
 imported before the tracer starts, by design."""
 
 
-def _c_tracer() -> Any | None:
+def c_tracer() -> Any | None:
     """coverage.py's Coverage class when its C tracer is installed, else None."""
     try:
         import coverage
@@ -45,17 +50,6 @@ def _c_tracer() -> Any | None:
     except ImportError:
         return None
     return coverage.Coverage
-
-
-def baseline_recorder(recorder: CallRecorder) -> CallRecorder | LineRecorder:
-    """What a traced baseline child records with: ``LineRecorder`` on Python before
-    3.12 when coverage.py's C tracer is installed (and ``METAEVAL_RECORDER`` is
-    not ``settrace``); else ``recorder`` itself."""
-    if (sys.version_info >= (3, 12) or type(recorder) is not CallRecorder
-            or os.environ.get("METAEVAL_RECORDER") == "settrace"):
-        return recorder
-    make = _c_tracer()
-    return recorder if make is None else LineRecorder(recorder, make)
 
 
 class LineRecorder:
@@ -90,45 +84,54 @@ class LineRecorder:
     def runs(self) -> tuple[CodeRun, ...]:
         """The record ``CallRecorder.runs`` gives, the tests' lines filled in."""
         data = self.cov.get_data()
-        modules = _modules_by_file(self.into.packages)
-        live = {(os.path.realpath(code.co_filename), code.co_firstlineno, code.co_name): code
-                for code, wanted in self.into.wanted.items() if wanted}
+        ran: dict[str, dict[int, set[str]]] = {}
         for path in data.measured_files():
-            real = os.path.realpath(path)
-            found = modules.get(real)
-            if found is None or real in OWN_FILES:
-                continue
-            ran = {line: {c for c in contexts if c}
-                   for line, contexts in data.contexts_by_lineno(path).items()}
-            ran = {line: tests for line, tests in ran.items() if tests}
-            if ran:
-                self._file(found, real, ran, live)
-        return self.into.runs()
-
-    def _file(self, found: tuple[str, str], real: str, ran: dict[int, set[str]],
-              live: dict[tuple[str, int, str], types.CodeType]) -> None:
-        module, filename = found
-        try:
-            source = Path(real).read_text(encoding="utf-8")
-            top = compile(source, filename, "exec", dont_inherit=True)
-        except (OSError, SyntaxError, ValueError):
-            return
-        into = self.into
-        for compiled in code_objects(top):
-            code = live.get((real, compiled.co_firstlineno, compiled.co_name), compiled)
-            own = {line for _, _, line in compiled.co_lines() if line in ran}
-            if not own:
-                continue
-            into.modules.setdefault(code, module)
-            into.wanted[code] = True
-            tests = into.seen.setdefault(code, set())
-            lines = into.lines.setdefault(code, {})
-            for line in own:
-                tests.update(ran[line])
-                lines.setdefault(line, set()).update(ran[line])
+            lines = {line: {c for c in contexts if c}
+                     for line, contexts in data.contexts_by_lineno(path).items()}
+            ran[os.path.realpath(path)] = {line: tests for line, tests in lines.items() if tests}
+        return fill(self.into, ran)
 
 
-def _modules_by_file(packages: frozenset[str]) -> dict[str, tuple[str, str]]:
+def fill(into: CallRecorder, ran: dict[str, dict[int, set[str]]]) -> tuple[CodeRun, ...]:
+    """``into``'s record (``CallRecorder.runs``) with the lines each test ran, by
+    the real path of their file: a function ran under a test when one of its own
+    lines did (a lambda sharing its line with the code around it counts as run
+    with that line: the safe side, its mutants run those tests rather than being
+    called unreached). Files of no loaded module of the packages, and the
+    recorders' own, are left out."""
+    modules = file_modules(into.packages)
+    live = {(os.path.realpath(code.co_filename), code.co_firstlineno, code.co_name): code
+            for code, wanted in into.wanted.items() if wanted}
+    for real, lines in ran.items():
+        found = modules.get(real)
+        if found is not None and lines and real not in OWN_FILES:
+            _file(into, found, real, lines, live)
+    return into.runs()
+
+
+def _file(into: CallRecorder, found: tuple[str, str], real: str, ran: dict[int, set[str]],
+          live: dict[tuple[str, int, str], types.CodeType]) -> None:
+    module, filename = found
+    try:
+        source = Path(real).read_text(encoding="utf-8")
+        top = compile(source, filename, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError):
+        return
+    for compiled in code_objects(top):
+        code = live.get((real, compiled.co_firstlineno, compiled.co_name), compiled)
+        own = {line for _, _, line in compiled.co_lines() if line in ran}
+        if not own:
+            continue
+        into.modules.setdefault(code, module)
+        into.wanted[code] = True
+        tests = into.seen.setdefault(code, set())
+        lines = into.lines.setdefault(code, {})
+        for line in own:
+            tests.update(ran[line])
+            lines.setdefault(line, set()).update(ran[line])
+
+
+def file_modules(packages: frozenset[str]) -> dict[str, tuple[str, str]]:
     """Each loaded module of ``packages`` by the real path of its file: its name and
     the file name its code objects carry."""
     found = {}

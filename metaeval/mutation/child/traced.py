@@ -22,10 +22,28 @@ from pathlib import Path
 import pytest
 
 from metaeval.mutation.child.apply import CallRecorder
-from metaeval.mutation.child.ctrace import baseline_recorder
+from metaeval.mutation.child.ctrace import OWN_FILES, LineRecorder, c_tracer
+from metaeval.mutation.child.probes import ProbeRecorder
 from metaeval.mutation.child.processes import die_with_parent
 from metaeval.mutation.child.work import Watch
 from metaeval.mutation.wire import BaselinePart
+
+
+def baseline_recorder(recorder: CallRecorder) -> CallRecorder | LineRecorder | ProbeRecorder:
+    """What a traced baseline child records with. On Python before 3.12: probes
+    (``probes``) when every loaded module of the packages can be probed, else
+    coverage.py's C tracer when installed; ``METAEVAL_RECORDER`` = ``ctrace`` or
+    ``settrace`` chooses the tracer or ``recorder``'s trace function. On 3.12 and
+    later, ``recorder`` itself (``sys.monitoring``)."""
+    chosen = os.environ.get("METAEVAL_RECORDER", "")
+    if sys.version_info >= (3, 12) or type(recorder) is not CallRecorder or chosen == "settrace":
+        return recorder
+    if chosen != "ctrace":
+        probes = ProbeRecorder(recorder, OWN_FILES)
+        if not probes.prepare():
+            return probes
+    make = c_tracer()
+    return recorder if make is None else LineRecorder(recorder, make)
 
 
 def trace_parts(session: pytest.Session, parts: list[list[pytest.Item]], jobs: int,
