@@ -6,6 +6,7 @@ probed."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -257,3 +258,39 @@ def test_a_module_that_cannot_be_probed_leaves_the_record_to_a_tracer(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "ProbeRecorder", "LineRecorder", "True", "False 7", "LineRecorder shop.prices"]
+
+
+REWRITTEN = r'''
+import pytest
+from metaeval.mutation.child.apply import CallRecorder
+from metaeval.mutation.child.ctrace import OWN_FILES
+from metaeval.mutation.child.probes import ProbeRecorder
+
+
+def test_a_module_pytest_rewrites_is_probed():
+    recorder = ProbeRecorder(CallRecorder(("shop",)), OWN_FILES)
+    assert recorder.prepare() == ""
+    recorder.start()
+    recorder.begin("t::later")
+    from shop import later
+    assert later.twice(2) == 4
+    recorder.end()
+    recorder.stop()
+    assert type(later.__loader__).__name__ == "ProbeLoader"
+    assert recorder.intact()
+    assert [(r.name, r.tests) for r in recorder.runs() if r.name == "twice"] == [
+        ("twice", ("t::later",))]
+'''
+
+
+def test_a_package_pytest_rewrites_is_probed_not_left_unseen(tmp_path: Path) -> None:
+    # pytest's assertion rewriter takes every module of a package that ships a
+    # pytest plugin (metaeval's own, in its mutation run of itself); a module it
+    # loads while the tests run must be probed, else every later test is unseen.
+    _shop(tmp_path)
+    (tmp_path / "conftest.py").write_text('import pytest\npytest.register_assert_rewrite("shop")\n')
+    (tmp_path / "test_rewritten.py").write_text(REWRITTEN)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "test_rewritten.py"], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": f"{ROOT}:{tmp_path}"})
+    assert done.returncode == 0, done.stdout + done.stderr

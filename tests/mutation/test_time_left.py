@@ -48,6 +48,23 @@ def test_a_mutant_costs_its_fastest_selected_test_and_then_the_others(tmp_path: 
                      "small": Expected(0.5, 0.0), "never": Expected(0.0, 0.0)}
 
 
+def test_tests_the_record_did_not_see_through_are_every_mutants(tmp_path: Path) -> None:
+    # A test that replaced the tracer runs for every mutant, as the warm runner
+    # selects it: left out, a child running it would look 10x over its tests, and
+    # that share (on metaeval itself, with most tests unseen) made hours of seconds.
+    (tmp_path / "limits.py").write_text(LIMITS, encoding="utf-8")
+    coverage = Coverage.from_runs(tmp_path, (CodeRun(
+        "limits", "limits.py", 1, "clamp", ("t::small",), (((2, 4), (0,)),)),))
+    durations = {"t::small": 0.5, "t::unseen": 4.0}
+    costs = expected_costs([mutant("both", 2), mutant("lines", 3),
+                            mutant("never", 8, "never", (12, 14))], coverage, durations,
+                           always=("t::unseen",))
+    assert costs == {"both": Expected(0.5, 4.0), "lines": Expected(4.0, 0.0),
+                     "never": Expected(4.0, 0.0)}
+    assert expected_costs([mutant("never", 8, "never", (12, 14))], coverage,
+                          durations)["never"] == Expected(0.0, 0.0)
+
+
 def test_the_first_slow_mutants_do_not_set_the_pace_of_the_quick_ones() -> None:
     # The run starts with the mutants whose tests take longest: three killed by a
     # 10 s test, then a hundred whose one test takes 0.1 s, and five no test

@@ -189,8 +189,7 @@ class ProbeFinder(importlib.abc.MetaPathFinder):
         if spec is None or origin is None or os.path.realpath(origin) in self.skip:
             return None
         code = None
-        if origin.endswith(".py") and isinstance(spec.loader,
-                                                  importlib.machinery.SourceFileLoader):
+        if origin.endswith(".py") and _from_source(spec.loader):
             code = self.probes.read(origin, os.path.realpath(origin))
         if code is None:
             # Not from a source file (or not one it can compile): what this module
@@ -212,6 +211,18 @@ class ProbeFinder(importlib.abc.MetaPathFinder):
             if spec is not None:
                 return spec  # type: ignore[no-any-return]
         return None
+
+
+def _from_source(loader: object) -> bool:
+    """Whether ``loader`` runs a module's source file: a plain one, or pytest's
+    assertion rewriter, which takes the modules of every package that ships a
+    pytest plugin (metaeval's own). Probed, such a module keeps its behaviour
+    and loses only the rewritten messages of its own asserts, in the baseline."""
+    if isinstance(loader, importlib.machinery.SourceFileLoader):
+        return True
+    kind = type(loader)
+    return (kind.__module__, kind.__name__) == ("_pytest.assertion.rewrite",
+                                                 "AssertionRewritingHook")
 
 
 def _pairs(old: types.CodeType, new: types.CodeType,

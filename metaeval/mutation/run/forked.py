@@ -202,7 +202,7 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
                                    + options.timeout_constant)
                         context = Context(options, scratch, timeout, coverage, children)
                         if expect is not None:
-                            expect(coverage, value.durations)
+                            expect(coverage, value.durations, value.untraced)
                     elif value.deferred:
                         pending.discard(value.index)
                         deferred.append(own.submit(fresh, value.index, value.selected or (),

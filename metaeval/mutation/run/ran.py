@@ -11,9 +11,10 @@ from metaeval.mutation.run.coverage_cache import CoverageMap
 
 Record = Callable[[int, MutantResult], None]
 """Where an isolation hands each result as it comes: the mutant's index, its result."""
-Expect = Callable[[Coverage, Mapping[str, float]], None]
+Expect = Callable[[Coverage, Mapping[str, float], tuple[str, ...]], None]
 """Where an isolation hands the baseline as soon as it has it, before the mutants'
-results: its record and each test's seconds (what the time left is weighed by)."""
+results: its record, each test's seconds (what the time left is weighed by) and
+the tests every mutant runs (those the record did not see through)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,11 +134,12 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
             if progress is not None:
                 progress(len(results), len(mutants), result)
 
-    def expect(coverage: Coverage, durations: Mapping[str, float]) -> None:
+    def expect(coverage: Coverage, durations: Mapping[str, float],
+               always: tuple[str, ...]) -> None:
         nonlocal left
         if isinstance(progress, Paced):
-            estimate = TimeLeft(expected_costs((mutants[i] for i in todo), coverage, durations),
-                                options.workers)
+            estimate = TimeLeft(expected_costs((mutants[i] for i in todo), coverage, durations,
+                                               always), options.workers)
             with lock:
                 left = estimate
                 progress.pace(estimate)

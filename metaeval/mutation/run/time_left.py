@@ -48,19 +48,24 @@ class Expected:
 
 
 def expected_costs(mutants: Iterable[Mutant], coverage: Coverage,
-                   durations: Mapping[str, float]) -> dict[str, Expected]:
+                   durations: Mapping[str, float], always: Iterable[str] = ()
+                   ) -> dict[str, Expected]:
     """Each mutant's ``Expected``, by id, from the baseline's record and test times;
-    a mutant no test reaches costs nothing."""
+    ``always``: the tests every mutant runs too, as the warm runner selects them
+    (those the record did not see through, ``WarmBaseline.untraced``); a mutant no
+    test reaches costs nothing."""
     every = sorted(durations.values())
+    always = set(always)
     costs = {}
     for mutant in mutants:
         selection = coverage.select(mutant)
-        if not selection.reached:
-            seconds = []
-        elif selection.tests is None:
+        if selection.tests is None and selection.reached:
             seconds = every
+        elif not selection.reached and not always:
+            seconds = []
         else:
-            seconds = sorted(durations.get(test, 0.0) for test in selection.tests)
+            seconds = sorted(durations.get(test, 0.0)
+                             for test in always.union(selection.tests or ()))
         costs[mutant.id] = (Expected(seconds[0], sum(seconds[1:]), selection.tests is None)
                             if seconds else Expected(0.0, 0.0))
     return costs
