@@ -294,3 +294,53 @@ def test_a_package_pytest_rewrites_is_probed_not_left_unseen(tmp_path: Path) -> 
                            "test_rewritten.py"], capture_output=True, text=True, timeout=120,
                           cwd=tmp_path, env={**os.environ, "PYTHONPATH": f"{ROOT}:{tmp_path}"})
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+SHARED = r'''
+import os, sys, time
+sys.path[:0] = [ROOT, HERE]
+from metaeval.mutation.child import probes as p
+from metaeval.mutation.child.apply import CallRecorder
+from metaeval.mutation.child.ctrace import OWN_FILES
+
+watcher = CallRecorder(("shop",))
+watcher.start()
+import shop.prices, shop.shapes, shop.later
+watcher.stop()
+
+def recorded(share, base):
+    recorder = p.ProbeRecorder(watcher, OWN_FILES, base)
+    assert recorder.prepare(share) == ""
+    return recorder
+
+alone = recorded(None, 0)
+# Two children compile a share each and read the other's.
+pid = os.fork()
+if pid == 0:
+    recorded(p.Share(1, 2, PREFIX + "a"), 1 << 24)
+    os._exit(0)
+first = recorded(p.Share(0, 2, PREFIX + "a"), 0)
+os.waitpid(pid, 0)
+# A share that never comes is compiled here once the wait is over.
+p.WAIT = 0.2
+began = time.monotonic()
+lonely = recorded(p.Share(0, 2, PREFIX + "b"), 0)
+waited = time.monotonic() - began
+
+def lines(recorder):
+    return sorted(recorder.probes.table.values())
+
+print(lines(first) == lines(alone), lines(lonely) == lines(alone),
+      min(first.probes.table) == 0, max(first.probes.table) >= 1 << 24,
+      set(first.swaps) == set(alone.swaps), 0.2 <= waited < 5)
+'''
+
+
+def test_baseline_children_compile_the_probes_in_shares(tmp_path: Path) -> None:
+    _shop(tmp_path)
+    script = (SHARED.replace("ROOT", repr(str(ROOT))).replace("HERE", repr(str(tmp_path)))
+              .replace("PREFIX", repr(str(tmp_path / "probes"))))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True"] * 6

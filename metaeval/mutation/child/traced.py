@@ -23,24 +23,26 @@ import pytest
 
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import OWN_FILES, LineRecorder, c_tracer
-from metaeval.mutation.child.probes import ProbeRecorder
+from metaeval.mutation.child.probes import ProbeRecorder, Share
 from metaeval.mutation.child.processes import die_with_parent
 from metaeval.mutation.child.work import Watch
 from metaeval.mutation.wire import BaselinePart
 
 
-def baseline_recorder(recorder: CallRecorder) -> CallRecorder | LineRecorder | ProbeRecorder:
+def baseline_recorder(recorder: CallRecorder, share: Share | None = None
+                      ) -> CallRecorder | LineRecorder | ProbeRecorder:
     """What a traced baseline child records with. On Python before 3.12: probes
     (``probes``) when every loaded module of the packages can be probed, else
     coverage.py's C tracer when installed; ``METAEVAL_RECORDER`` = ``ctrace`` or
     ``settrace`` chooses the tracer or ``recorder``'s trace function. On 3.12 and
-    later, ``recorder`` itself (``sys.monitoring``)."""
+    later, ``recorder`` itself (``sys.monitoring``). ``share``: this child's part
+    of compiling the probes."""
     chosen = os.environ.get("METAEVAL_RECORDER", "")
     if sys.version_info >= (3, 12) or type(recorder) is not CallRecorder or chosen == "settrace":
         return recorder
     if chosen != "ctrace":
-        probes = ProbeRecorder(recorder, OWN_FILES)
-        if not probes.prepare():
+        probes = ProbeRecorder(recorder, OWN_FILES, share.n << 24 if share else 0)
+        if not probes.prepare(share):
             return probes
     make = c_tracer()
     return recorder if make is None else LineRecorder(recorder, make)
@@ -105,7 +107,8 @@ def start_trace(session: pytest.Session, parts: list[list[pytest.Item]], jobs: i
         result = scratch / f"warm-baseline-{name}-{n}.json"
         pid = os.fork()
         if pid == 0:
-            _child(session, _taken(parts, taking), recorder, watch, result, parent)
+            share = Share(n, jobs, str(scratch / f"warm-probes-{name}"))
+            _child(session, _taken(parts, taking), recorder, watch, result, parent, share)
         children.append((pid, result))
     if taking is not None:
         os.close(taking)
@@ -123,14 +126,14 @@ def _taken(parts: list[list[pytest.Item]], taking: int | None) -> Iterator[pytes
 
 
 def _child(session: pytest.Session, items: Iterator[pytest.Item], recorder: CallRecorder,
-           watch: Watch, result: Path, parent: int) -> None:
+           watch: Watch, result: Path, parent: int, share: Share) -> None:
     try:
         die_with_parent(parent)
         started = time.monotonic()
         failed: list[str] = []
         tests_run = 0
         untraced: list[str] = []
-        tracing = baseline_recorder(recorder)
+        tracing = baseline_recorder(recorder, share)
         tracing.start()
         before = set(sys.modules)
         item = next(items, None)
