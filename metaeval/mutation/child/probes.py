@@ -7,22 +7,25 @@ pydantic validating a model): on inspect_ai's scorers the traced baseline took
 2.3 times the plain tests. A probe costs one call of a C method, and only in
 the recorded packages' own code.
 
-In a traced child, ``start`` compiles each loaded module of the packages again
-from its source with ``__metaeval_probe__(n)`` before every statement (after a
-docstring and ``from __future__`` imports), and gives every live function of
-those modules its probed code; a module imported (or imported again) while the
-tests run is probed by an import hook. Probe ``n`` names the lines its
-statement can run: a simple statement's every line, a compound statement's
-header, and (on the safe side, as a line tracer would see some of them and no
-probe can) the types of a ``try``'s handlers and a ``match``'s patterns and
-guards. The lines run under each test go through ``ctrace.file_lines``, so the
-record is the one coverage.py's tracer gives, with more lines at most: a
-mutant runs as many tests or more, never fewer.
+In a baseline child, ``prepare`` compiles each loaded module of the packages
+again from its source with ``__metaeval_probe__(n)`` before every statement
+(after a docstring and ``from __future__`` imports), the children sharing the
+work (``Share``); ``start`` gives every live function of those modules its
+probed code, and an import hook probes a module imported (or imported again)
+while the tests run, pytest's assertion rewriter's included. Probe ``n`` names
+the lines its statement can run: a simple statement's every line, a compound
+statement's header, the headers of the loops around it (they run again after
+their body, in a later test too when a generator resumes), a lone docstring's
+``def`` line (where CPython returns), and, on the safe side, the types of a
+``try``'s handlers and a ``match``'s patterns and guards. The lines each test
+ran go through ``ctrace.fill``, so the record is the one coverage.py's tracer
+gives, with more lines at most: a mutant runs as many tests or more, never
+fewer.
 
 What it cannot see, where a trace function does: a generator suspended before
 the swap and resumed by a test (it keeps its unprobed code), and code whose
 function no object holds when the swap walks the heap. Chosen by
-``ctrace.baseline_recorder``; ``METAEVAL_RECORDER=ctrace`` keeps coverage.py's
+``traced.baseline_recorder``; ``METAEVAL_RECORDER=ctrace`` keeps coverage.py's
 tracer.
 """
 
