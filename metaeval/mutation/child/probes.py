@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import gc
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -48,6 +47,7 @@ from pathlib import Path
 
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import file_modules, fill
+from metaeval.mutation.child.swap import live_functions
 from metaeval.mutation.wire import CodeRun
 
 PROBE = "__metaeval_probe__"
@@ -385,20 +385,11 @@ def _compiled(real: str, filename: str) -> types.CodeType | None:
 
 
 def _swap(swaps: dict[str, dict[types.CodeType, types.CodeType]]) -> None:
-    """Every live function running code of ``swaps``'s files given its probed code,
-    found by one walk over the heap (a registry or a decorator's wrapper may hold
-    one no module attribute reaches)."""
-    frozen = gc.get_freeze_count() > 0
-    if frozen:
-        gc.unfreeze()
-    try:
-        objects = gc.get_objects()
-    finally:
-        if frozen:
-            gc.freeze()
-    for obj in objects:
-        if type(obj) is types.FunctionType:
-            code = obj.__code__
-            probed = swaps.get(code.co_filename, {}).get(code)
-            if probed is not None:
-                obj.__code__ = probed
+    """Every live function running code of ``swaps``'s files given its probed code
+    (``swap.live_functions``: a registry or a decorator's wrapper may hold one no
+    module attribute reaches)."""
+    for (file, code), functions in live_functions(swaps).items():
+        probed = swaps[file].get(code)
+        if probed is not None:
+            for function in functions:
+                function.__code__ = probed
