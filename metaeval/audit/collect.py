@@ -13,6 +13,7 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -67,6 +68,8 @@ def aggregate(samples: Sequence[Decision]) -> Decision:
     """One decision from K samples: unscored when half or more are unscored or there
     are none; else the median of scores, or the majority of pass/fail or labels
     (an even split is unscored: the judge did not decide)."""
+    if len(samples) == 1:  # the common case, and a median or majority of one is itself
+        return samples[0]
     scored = [s for s in samples if s is not None]
     if not scored or (len(samples) - len(scored)) * 2 >= len(samples):
         return None
@@ -207,9 +210,14 @@ def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
     """Ask ``judge`` every question the items pose, ``samples`` times each, at most
     the judge's concurrency at once; count calls made, cached and failed."""
     asks = _asks(judge, items, samples)
-    with ThreadPoolExecutor(max_workers=concurrency_of(judge)) as pool:
-        replies = []
-        for reply in pool.map(lambda ask: ask[2](), asks):
+    replies = []
+    # One call at a time needs no pool: a thread hand-off per question was most of
+    # a recorded audit's time at 100,000 pairs (the planted controls ask fakes).
+    workers = concurrency_of(judge)
+    with ThreadPoolExecutor(max_workers=workers) if workers > 1 else nullcontext() as pool:
+        answers = (pool.map(lambda ask: ask[2](), asks) if pool is not None
+                   else (ask[2]() for ask in asks))
+        for reply in answers:
             replies.append(reply)
             if progress is not None:
                 progress(len(replies), len(asks))

@@ -1,14 +1,16 @@
 """Exact tests the bias probes decide by: the binomial tail, the sign test and
 McNemar's exact test (a sign test on the discordant pairs).
 
-Computed with ``math.comb``, exactly, for the small counts probes have. Every
+The tail comes from scipy's binomial distribution (a regularised incomplete beta
+function), which holds at any n: a sum of ``math.comb`` terms turned into floats
+overflows at n = 1,030, and public judge logs run to 100,000 pairs. Every
 function returns a p-value in [0, 1]; with nothing to test (no trials, no
 discordant pairs) the p-value is 1.0: no evidence is never a finding.
 """
 
 from __future__ import annotations
 
-from math import comb
+from scipy.stats import binom
 
 
 def binom_upper_tail(k: int, n: int, p: float) -> float:
@@ -19,7 +21,8 @@ def binom_upper_tail(k: int, n: int, p: float) -> float:
         return 1.0
     if k > n:
         return 0.0
-    return min(1.0, sum(comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1)))
+    # sf(k - 1) = P(X > k - 1) = P(X >= k), computed without summing terms.
+    return min(1.0, max(0.0, float(binom.sf(k - 1, n, p))))
 
 
 def sign_test(up: int, down: int) -> float:
