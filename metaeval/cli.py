@@ -4,6 +4,8 @@ A user's mistake ends as exit code 2 with a message, never a traceback; so does
 a file that cannot be written, after the results are shown. Ctrl-C ends any
 command with 130, SIGTERM and SIGHUP with 128 + their number, each after the
 same clean-up as any other exit: children killed, scratch directories removed.
+An unexpected exception (a bug of ours) prints its traceback and exits 3: the
+run proves nothing, and a pipeline must not read it as 0 or 1.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import traceback
 from pathlib import Path
 
 import click
@@ -69,6 +72,15 @@ class _Main(click.Group):
         except Terminated as e:
             click.echo(f"\nterminated ({signal.Signals(e.signum).name})", err=True)
             sys.exit(128 + e.signum)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as e:
+            # A bug of ours, not a user's mistake: the traceback helps a report, and
+            # the exit code must not read as "ok" (0) or "report only" (1) in CI.
+            traceback.print_exc()
+            click.echo(f"error: internal error ({type(e).__name__}); the run proves "
+                       "nothing. Please report it with the traceback above.", err=True)
+            sys.exit(ExitCode.VOID)
         finally:
             for s, handler in before.items():
                 signal.signal(s, handler)

@@ -58,3 +58,21 @@ def test_a_bad_config_is_an_error_not_a_traceback(tmp_path: Path,
     out = CliRunner().invoke(main, ["validate"])
     assert out.exit_code == 2
     assert "tool.metaeval.meta_sets: got 'meta_sets'; expected a list of paths" in out.output
+
+
+def test_a_bug_of_ours_exits_3_with_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unexpected exception must not exit 1, which CI reads as "report only"."""
+    import metaeval.cli
+
+    # a user's mistake is exit 2 with no traceback
+    bad = CliRunner().invoke(main, ["validate", "no/such/file.jsonl"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OverflowError("int too large to convert to float")
+
+    monkeypatch.setattr(metaeval.cli, "run_validate", broken)
+    result = CliRunner().invoke(main, ["validate"])
+    assert result.exit_code == 3
+    assert "OverflowError: int too large" in result.output
+    assert "internal error (OverflowError)" in result.output
