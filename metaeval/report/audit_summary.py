@@ -79,6 +79,9 @@ def judge_audit_summary(a: JudgeAudit) -> str:
             f"- controls: {'ok' if a.controls.ok else 'FAILED (the audit is void)'}"]
     if a.reasons:
         out += ["", "**Why:**", *listed([f"- {md_plain(r)}" for r in a.reasons], "reasons")]
+    if a.calls.failed:
+        out += ["", f"**{a.calls.failed} judge call(s) failed:**",
+                *(f"- {n} call(s): {md_code(reason, clip=200)}" for reason, n in a.calls.failures)]
     if a.errors:
         out += ["", f"{len(a.errors)} bad input line(s) left out."]
     return "\n".join(out).rstrip() + "\n"

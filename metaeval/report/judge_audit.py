@@ -134,7 +134,15 @@ def _controls(c: Controls) -> JsonObject:
 
 
 def _calls(c: Calls) -> JsonObject:
-    return {"made": c.made, "cached": c.cached, "failed": c.failed}
+    return {"made": c.made, "cached": c.cached, "failed": c.failed,
+            "failures": [{"reason": reason, "calls": n} for reason, n in c.failures]}
+
+
+def failure_lines(c: Calls) -> list[str]:
+    """Why calls failed, one line a reason with its count, most frequent first."""
+    more = c.failed - sum(n for _, n in c.failures)
+    return ([f"  {n} call(s): {one_line(reason)}" for reason, n in c.failures]
+            + ([f"  {more} call(s): other reasons"] if more > 0 else []))
 
 
 def audit_document(a: JudgeAudit) -> JsonObject:
@@ -277,7 +285,8 @@ def audit_text(a: JudgeAudit) -> str:
     out.append("controls: " + ("ok" if a.controls.ok else "FAILED") + " — " + "; ".join(
         f"{one_line(c.judge)} {c.probe} {c.got.value}" for c in a.controls.checks))
     out.append(f"calls: {a.calls.made} made, {a.calls.cached} from cache, "
-               f"{a.calls.failed} failed")
+               f"{a.calls.failed} failed" + (", because:" if a.calls.failures else ""))
+    out.extend(failure_lines(a.calls))
     out.append("")
     out.append(f"verdict: {a.verdict.value}")
     out.extend(f"  - {one_line(r)}" for r in a.reasons)
