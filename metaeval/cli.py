@@ -26,6 +26,7 @@ from metaeval.cli_parts import (
     SUMMARY,
     InRange,
     ProgressBar,
+    echo,
     executor_options,
     init_shards,
     outputs_then_exit,
@@ -38,6 +39,7 @@ from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError
 from metaeval.files import write_atomic
 from metaeval.mutation.run import limits
+from metaeval.report.escape import one_line
 from metaeval.report.validation import validation_json, validation_text
 
 
@@ -67,10 +69,10 @@ class _Main(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            click.echo("\ninterrupted", err=True)
+            echo("\ninterrupted", err=True)
             sys.exit(ExitCode.INTERRUPTED)
         except Terminated as e:
-            click.echo(f"\nterminated ({signal.Signals(e.signum).name})", err=True)
+            echo(f"\nterminated ({signal.Signals(e.signum).name})", err=True)
             sys.exit(128 + e.signum)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
@@ -106,7 +108,7 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     Exit 0 when every line loads, 2 when any line (or file) is bad.
     """
     result = run_validate(paths, load_config())
-    click.echo(validation_json(result) if fmt == "json" else validation_text(result))
+    echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(validate_code(result))
 
 
@@ -198,23 +200,23 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
 
         result = merge_shards(request, merge_dirs)
         for message in result.before:
-            click.echo(message.text, err=message.stderr)
+            echo(message.text, err=message.stderr)
     else:
         plan = plan_mutate(request)
         # Shown before the run starts, not with its outcome: the --since count comes
         # before the progress, as the user waits.
         for message in plan.notes:
-            click.echo(message.text, err=message.stderr)
+            echo(message.text, err=message.stderr)
         result = run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty()))
     outcome = finish(result, html=html_path)
     if outcome.run is not None:
         render = mutation_json if fmt == "json" else mutation_text
-        click.echo(render(outcome.run, outcome.root, outcome.report))
+        echo(render(outcome.run, outcome.root, outcome.report))
     for message in outcome.after:  # with --format json, stdout holds the JSON alone
-        click.echo(message.text, err=message.stderr or fmt == "json")
+        echo(message.text, err=message.stderr or fmt == "json")
     if outcome.findings_error is not None:
         for error in outcome.write_errors:  # the results above stand; these files do not
-            click.echo(f"error: {error}", err=True)
+            echo(f"error: {error}", err=True)
         raise outcome.findings_error
     from metaeval.report.summary import append_summary, mutate_summary
 
@@ -270,13 +272,13 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     loaded = outcome.loaded
     if outcome.result is None:
         for error in loaded.errors:
-            click.echo(str(error), err=True)
-        click.echo("error: no run to measure in " + ", ".join(map(str, outcome.targets)),
-                   err=True)
+            echo(one_line(str(error)), err=True)  # one line each, whatever it quotes
+        echo("error: no run to measure in " + ", ".join(map(str, outcome.targets)),
+             err=True)
         sys.exit(outcome.code)
     result = outcome.result
     render = meta_eval_json if fmt == "json" else meta_eval_table
-    click.echo(render(result, files=loaded.files, errors=loaded.errors))
+    echo(render(result, files=loaded.files, errors=loaded.errors))
     from metaeval.report.audit_summary import meta_eval_summary
     from metaeval.report.summary import append_summary
 
@@ -383,22 +385,22 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
         probes, write_probes, probe_budget)
     bar = ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
-        result = judge_audit(request, config, bar, lambda note: click.echo(note, err=True))
+        result = judge_audit(request, config, bar, lambda note: echo(note, err=True))
     finally:
         if bar is not None:
             bar.close()
     audit = result.audit
-    click.echo(audit_json(audit) if fmt == "json" else audit_text(audit))
+    echo(audit_json(audit) if fmt == "json" else audit_text(audit))
     if write:
         target, written = record_calibration(result, calibration_path,
                                              datetime.now(UTC).date())
         if written:
-            click.echo(f"calibration: entry added to {target}", err=True)
+            echo(f"calibration: entry added to {target}", err=True)
         else:
             why = "bad input lines were left out" if audit.errors else audit.verdict.value
-            click.echo(f"calibration: nothing written ({why})", err=True)
+            echo(f"calibration: nothing written ({why})", err=True)
     for error in audit.errors:  # shown in the report too; the input still needs fixing
-        click.echo(f"error: {error}", err=True)
+        echo(f"error: {error}", err=True)
     from metaeval.report.audit_summary import judge_audit_summary
     from metaeval.report.summary import append_summary
 
@@ -430,10 +432,10 @@ def judge_import_llmbar(dataset: Path, result: Path | None, items_out: Path,
         raise InputError("--recorded: needs --result, the judge's LLMBar result.json")
     converted = convert_llmbar(dataset, result, prefix=prefix)
     write_ndjson(items_out, converted.items)
-    click.echo(f"{len(converted.items)} items -> {items_out}")
+    echo(f"{len(converted.items)} items -> {items_out}")
     if recorded_out is not None:
         write_ndjson(recorded_out, converted.recorded)
-        click.echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")
+        echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")
 
 
 # --- gate ------------------------------------------------------------------------------
@@ -456,7 +458,7 @@ def gate(results: tuple[Path, ...], calibration_path: Path | None,
     from metaeval.report.gate import gate_json, gate_table
 
     decided = run_gate(results, calibration_path, load_config())
-    click.echo(gate_json(decided) if fmt == "json" else gate_table(decided))
+    echo(gate_json(decided) if fmt == "json" else gate_table(decided))
     from metaeval.report.summary import append_summary, gate_summary
 
     outputs_then_exit(gate_code(decided), [
@@ -485,6 +487,6 @@ def init(force: bool, root: Path, package: str | None, shards: int | None) -> No
 
     done = scaffold(root, force=force, package=package, shards=shards)
     for step in done.steps:
-        click.echo(f"{step.action.value:<11} {step.path}")
+        echo(f"{step.action.value:<11} {step.path}")
     for note in done.notes:
-        click.echo(note, err=True)
+        echo(note, err=True)

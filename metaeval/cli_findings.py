@@ -9,13 +9,14 @@ from pathlib import Path
 import click
 
 from metaeval import vcs
-from metaeval.cli_parts import FORMAT, user_errors
+from metaeval.cli_parts import FORMAT, echo, user_errors
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.files import write_atomic
 from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
+from metaeval.report.escape import one_line
 from metaeval.report.findings import (
     finding_text,
     findings_diff_text,
@@ -50,7 +51,7 @@ def findings_list(findings_file: Path | None, fmt: str) -> None:
     tracked = load_findings(_findings_path(findings_file))
     today = vcs.today()
     text = findings_json(tracked, today) if fmt == "json" else findings_table(tracked, today)
-    click.echo(text)
+    echo(text)
     is_open = any(e.effective_status(today) is FindingStatus.OPEN for e in tracked.entries)
     sys.exit(ExitCode.FINDINGS if is_open else ExitCode.OK)
 
@@ -62,7 +63,7 @@ def findings_list(findings_file: Path | None, fmt: str) -> None:
 def findings_show(ref: str, findings_file: Path | None) -> None:
     """One finding (by fingerprint, a unique prefix of one, or mutant id), with its diff."""
     tracked = load_findings(_findings_path(findings_file), missing_ok=False)
-    click.echo(finding_text(tracked.find(ref), vcs.today()))
+    echo(finding_text(tracked.find(ref), vcs.today()))
 
 
 @findings.command("accept")
@@ -82,7 +83,8 @@ def findings_accept(ref: str, reason: str, until_text: str | None, by: str | Non
                             by or vcs.user_name(path.parent), until)
     save_findings(tracked, path)
     expiry = f" until {entry.until}" if entry.until else ""
-    click.echo(f"accepted {entry.fingerprint[:12]} ({entry.mutant_id}){expiry}: {entry.reason}")
+    echo(f"accepted {one_line(entry.fingerprint[:12])} ({one_line(entry.mutant_id)}){expiry}: "
+         f"{one_line(entry.reason)}")
 
 
 @findings.command("diff")
@@ -92,7 +94,7 @@ def findings_accept(ref: str, reason: str, until_text: str | None, by: str | Non
 def findings_diff(old: Path, new: Path) -> None:
     """Compare two findings files. Exit 1 when NEW adds an open finding."""
     d = diff_findings(load_findings(old), load_findings(new, missing_ok=False))
-    click.echo(findings_diff_text(d))
+    echo(findings_diff_text(d))
     added_open = any(e.status is FindingStatus.OPEN for e in d.added)
     sys.exit(ExitCode.FINDINGS if added_open else ExitCode.OK)
 
@@ -118,7 +120,7 @@ def findings_export(sarif_file: Path | None, html_file: Path | None,
     if sarif_file is not None:
         try:
             write_atomic(sarif_file, sarif(tracked, vcs.today()))
-            click.echo(f"wrote {sarif_file}")
+            echo(f"wrote {sarif_file}")
         except OutputError as e:
             failed.append(e)
     if html_file is not None:
@@ -127,10 +129,10 @@ def findings_export(sarif_file: Path | None, html_file: Path | None,
         report = findings_report(tracked, load_config().root, vcs.today())
         try:
             write_atomic(html_file, mutation_html(report, "metaeval findings"))
-            click.echo(f"wrote {html_file}")
+            echo(f"wrote {html_file}")
         except OutputError as e:
             failed.append(e)
     if failed:  # each file that could be written was; say every one that was not
         for error in failed[:-1]:
-            click.echo(f"error: {error}", err=True)
+            echo(f"error: {error}", err=True)
         raise failed[-1]

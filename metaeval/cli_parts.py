@@ -16,6 +16,7 @@ import click
 
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.mutation.run.limits import Range
+from metaeval.report.escape import defuse
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -33,6 +34,14 @@ SUMMARY = click.option("--summary", "summary_path", default=None,
 Write = tuple[Path | None, Callable[[Path], None]]
 
 
+def echo(text: str, *, err: bool = False) -> None:
+    """Print ``text`` on stdout (or stderr) as ``escape.defuse`` leaves it: no line a
+    CI runner would run as a workflow command, no control character but the line
+    break. Every line the command line prints goes through here; the renderers have
+    escaped each field from data already, so none can start a line of its own."""
+    click.echo(defuse(text), err=err)
+
+
 def outputs_then_exit(code: ExitCode, writes: Sequence[Write],
                       earlier: Sequence[OutputError] = ()) -> NoReturn:
     """Write each requested file (its path set) after the results were shown; one line
@@ -46,7 +55,7 @@ def outputs_then_exit(code: ExitCode, writes: Sequence[Write],
         except OutputError as e:
             failed.append(e)
     for error in failed:
-        click.echo(f"error: {error}", err=True)
+        echo(f"error: {error}", err=True)
     if failed and code is not ExitCode.VOID:
         code = ExitCode.BAD_INPUT
     sys.exit(code)
@@ -61,7 +70,7 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
         try:
             return command(*args, **kwargs)
         except (InputError, OutputError) as e:
-            click.echo(f"error: {e}", err=True)
+            echo(f"error: {e}", err=True)
             sys.exit(ExitCode.BAD_INPUT)
 
     return run

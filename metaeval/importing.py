@@ -96,21 +96,48 @@ def resolve(reference: str, allowed: AllowedModules) -> object:
                              f"{'.'.join(attrs[:i + 1])!r}") from e
         except Exception as e:  # a property or a module __getattr__ of the user's raised
             raise InputError(f"{reference!r}: reading {part!r} raised {one_line(e)}") from e
-        home = _home(obj)
-        if home is not None and not allowed.allows(home):
-            raise InputError(f"{reference!r} is {home!r} code, which is not in an allowed "
+        foreign = _foreign(obj, allowed)
+        if foreign is not None:
+            raise InputError(f"{reference!r} is {foreign}, which is not in an allowed "
                              f"module; {ALLOW_HINT}")
     return obj
 
 
-def _home(obj: object) -> str | None:
-    """The module that defines ``obj`` when it is code that would run if called: a
-    module, class or function. None for any other object: a value the allowed
-    module made itself (a Judge instance, a partial) is its own doing."""
+def _foreign(obj: object, allowed: AllowedModules) -> str | None:
+    """What makes ``obj`` code from outside ``allowed`` (a phrase naming it), or None
+    when it may be called. Allowed: a module, class or Python function defined in an
+    allowed module (a function's code in that module's package, so a borrowed
+    ``__module__`` does not pass), and an instance of such a class (a grader object).
+    Refused: everything else callable, however an allowed module got hold of it: a
+    builtin (``os.system``), a ``functools.partial`` or a bound method over one, a
+    callable instance of a foreign class. A value that cannot be called is data."""
     if isinstance(obj, ModuleType):
-        return obj.__name__
-    if isinstance(obj, type) or inspect.isroutine(obj):
+        return None if allowed.allows(obj.__name__) else f"{obj.__name__!r} code"
+    if inspect.ismethod(obj):  # both the function and what it is bound to
+        return _foreign(obj.__func__, allowed) or _foreign(obj.__self__, allowed)
+    if inspect.isclass(obj) or inspect.isfunction(obj):
         home = getattr(obj, "__module__", None)
-        # A builtin method has no module to check: refused, as code from nowhere.
-        return home if isinstance(home, str) else "(unknown)"
-    return None
+        if not isinstance(home, str) or not allowed.allows(home):
+            return f"{home!r} code"
+        if inspect.isfunction(obj) and not _defined_in(obj.__code__.co_filename, home):
+            return f"code from {obj.__code__.co_filename!r} (it claims {home!r})"
+        return None
+    if not callable(obj):
+        return None
+    if inspect.isroutine(obj):  # builtins, method descriptors: code from nowhere we allow
+        return f"{getattr(obj, '__module__', None)!r} code (a builtin)"
+    cls = type(obj)
+    if allowed.allows(cls.__module__) and _foreign(cls, allowed) is None:
+        return None
+    return f"a callable {cls.__module__}.{cls.__qualname__} object"
+
+
+def _defined_in(filename: str, module: str) -> bool:
+    """Whether ``filename`` is ``module``'s file or inside its top package's folder."""
+    top = sys.modules.get(module.partition(".")[0])
+    where = getattr(top, "__file__", None)
+    if not isinstance(where, str):
+        return False
+    root = os.path.dirname(where) if os.path.basename(where) == "__init__.py" else where
+    real, base = os.path.realpath(filename), os.path.realpath(root)
+    return real == base or real.startswith(base + os.sep)

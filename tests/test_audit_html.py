@@ -174,3 +174,14 @@ def test_generated_probes_are_drawn_by_group() -> None:
     assert ">authority<" in kinds[0] and "FOUND (5 vs 0 of 6, p=0.03)" in kinds[0]
     # Probes read from files carry no groups: no figure, nothing said.
     assert _length_groups(SimpleNamespace()) == [] == _injection_kinds(SimpleNamespace())
+
+
+def test_dollars_in_names_are_drawn_as_dollars_not_math() -> None:
+    from metaeval.report import figures as f
+
+    rate = f.Rate(0.5, 0.2, 0.8, 0.6)
+    # `$\x$` is an unknown mathtext symbol (matplotlib raised, no page was written);
+    # `a$b$c` was silently drawn as italic math.
+    svg = f.forest([f.ForestRow("$\\x$", rate, rate), f.ForestRow("a$b$c", rate, rate)])
+    assert ">$\\x$</text>" in svg and ">a$b$c</text>" in svg
+    assert ">plain</text>" in f.forest([f.ForestRow("plain", rate, rate)])

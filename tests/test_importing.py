@@ -111,3 +111,57 @@ def test_an_attribute_that_raises_or_a_judge_class_that_raises_is_named(
     assert picky.exit_code == 2, picky.output
     assert (f"error: --judge: '{name}.judges:Picky' raised ValueError: needs a key"
             in picky.output)
+
+
+GRADERS = '''
+import collections
+import functools
+import os
+import types
+
+
+class Grader:
+    name = "g"
+    version = "1"
+
+    def grade(self, x):
+        return None
+
+
+def factory():
+    return Grader()
+
+
+GRADER = Grader()
+RUN_SHELL = functools.partial(os.system, "echo pwned")
+COUNTER = collections.Counter
+BOUND = "echo pwned".format
+FOREIGN_CALLABLE = collections.OrderedDict().get
+SPOOFED = types.FunctionType(collections.namedtuple.__code__, {})
+SPOOFED.__module__ = __name__
+SETTINGS = {"level": 3}
+'''
+
+
+@pytest.mark.parametrize(("attr", "why"), [
+    ("RUN_SHELL", "a callable functools.partial object"),
+    ("COUNTER", "'collections' code"),
+    ("BOUND", "(a builtin)"),
+    ("FOREIGN_CALLABLE", "(a builtin)"),
+    ("SPOOFED", "code from "),
+])
+def test_a_callable_an_allowed_module_only_holds_is_refused(
+        package: tuple[Path, str], attr: str, why: str) -> None:
+    directory, name = package
+    (directory / "graders.py").write_text(GRADERS)
+    with pytest.raises(InputError) as caught:
+        resolve(f"{name}.graders:{attr}", AllowedModules((name,)))
+    assert why in str(caught.value) and "not in an allowed module" in str(caught.value)
+
+
+@pytest.mark.parametrize("attr", ["factory", "Grader", "GRADER", "GRADER.grade", "SETTINGS"])
+def test_code_the_allowed_module_defines_and_its_objects_resolve(
+        package: tuple[Path, str], attr: str) -> None:
+    directory, name = package
+    (directory / "graders.py").write_text(GRADERS)
+    assert resolve(f"{name}.graders:{attr}", AllowedModules((name,))) is not None

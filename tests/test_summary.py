@@ -12,7 +12,8 @@ from metaeval.cli import main
 from metaeval.commands import mutate as session
 from metaeval.errors import ExitCode
 from metaeval.gate import Bar, decide
-from metaeval.report.summary import append_summary, code, gate_summary, one_line_diff
+from metaeval.report.escape import md_code as code
+from metaeval.report.summary import append_summary, gate_summary, one_line_diff
 from tests.mutation.test_session import PRICING, SURVIVOR, FakeRunner, shop_here
 from tests.test_gate import results
 
@@ -29,7 +30,7 @@ def test_code_spans_hold_backticks_and_stay_on_one_line() -> None:
     assert code("x = 1") == "`x = 1`"
     assert code("a `b` c") == "``a `b` c``"
     assert code("`edge`") == "`` `edge` ``"
-    assert code("one\ntwo") == "`one two`"
+    assert code("one\ntwo") == "`one\\ntwo`"  # the line break shown, not kept
     assert code("x" * 200).endswith("…`") and len(code("x" * 200)) == 92
     assert code("") == "(empty)"
 

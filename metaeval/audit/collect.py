@@ -45,6 +45,23 @@ class Calls:
     made: int = 0
     cached: int = 0
     failed: int = 0
+    failures: tuple[tuple[str, int], ...] = ()
+    """Why calls failed: the distinct reasons (as the backend gave them, redacted
+    there) with how many calls each, most frequent first, at most ``FAILURES``."""
+
+
+FAILURES = 5
+"""At most this many distinct failure reasons are kept; the count covers them all."""
+REASON_CHARS = 300
+"""A failure reason is cut to this many characters (a server's text can be long)."""
+
+
+def failure_reasons(reasons: Sequence[str]) -> tuple[tuple[str, int], ...]:
+    """The distinct ``reasons`` with their counts, most frequent first (then by
+    text, so a rerun gives the same order), at most ``FAILURES`` of them."""
+    counts = Counter(r if len(r) <= REASON_CHARS else r[: REASON_CHARS - 3] + "..."
+                     for r in reasons)
+    return tuple(sorted(counts.items(), key=lambda rc: (-rc[1], rc[0]))[:FAILURES])
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,14 +241,18 @@ def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
     decisions: dict[Slot, list[Decision]] = {}
     raw: dict[Slot, list[str]] = {}
     made = cached = failed = 0
+    why: list[str] = []
     for (slot, _, _, read), reply in zip(asks, replies, strict=True):
         decisions.setdefault(slot, []).append(read(reply))
         raw.setdefault(slot, []).append(reply.raw)
         cached += reply.call.cached
         made += reply.call.called and not reply.call.cached
         failed += reply.call.failed
+        if reply.call.failed:
+            why.append(reply.reason or "no reason given")
     return VerdictTable({k: tuple(v) for k, v in decisions.items()},
-                        {k: tuple(v) for k, v in raw.items()}, Calls(made, cached, failed))
+                        {k: tuple(v) for k, v in raw.items()},
+                        Calls(made, cached, failed, failure_reasons(why)))
 
 
 def recorded_table(records: Sequence[Recorded]) -> VerdictTable:

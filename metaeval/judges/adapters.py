@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 
+from metaeval.errors import InputError
 from metaeval.judges.base import (
     DEFAULT_SCALE,
     CallInfo,
@@ -241,6 +242,29 @@ REDACTED = "[redacted]"
 """What stands in for the API key in any text a server sent back."""
 
 
+def _key_problem(env: str, key: str) -> str:
+    """Why the key in ``$env`` cannot be sent, or "" when it can. Never quotes the
+    key: a trailing newline (``echo key > file``) would otherwise end up in
+    http.client's "Invalid header value" and from there in a report."""
+    bad = [c for c in key if c.isspace() or not c.isprintable()]
+    if not bad:
+        return ""
+    where = "ends with" if key and key[-1] in bad else "holds"
+    return (f"the API key in ${env} {where} whitespace or a control character "
+            f"({len(bad)} of {len(key)} characters, e.g. {bad[0]!r}); expected the key alone "
+            "(strip the newline a file or an echo added)")
+
+
+def check_key(settings: HttpSettings) -> None:
+    """Refuse (``InputError``) the key ``api_key_env`` names when it holds whitespace
+    or a control character, before any call is built; an unset variable is left to
+    the calls (they go without a key, as the server decides)."""
+    if settings.api_key_env:
+        why = _key_problem(settings.api_key_env, os.environ.get(settings.api_key_env, ""))
+        if why:
+            raise InputError(why)
+
+
 def redact(text: str, key: str) -> str:
     """``text`` with every copy of ``key`` (plain or JSON-escaped) replaced by
     ``REDACTED``: a server that echoes the key must not get it into a cache,
@@ -319,6 +343,9 @@ def http_backend(settings: HttpSettings) -> Backend:
                            "messages": [{"role": "user", "content": prompt}]}).encode()
         key = os.environ.get(settings.api_key_env, "") if settings.api_key_env else ""
         start = time.perf_counter()
+        why = _key_problem(settings.api_key_env, key)
+        if why:  # changed since check_key ran: the call is not built, the key not sent
+            return Completion("", CallInfo(failed=True), why)
         delay = settings.backoff_s
         answer = _Answer(0, "")
         with settings.semaphore:
@@ -328,6 +355,10 @@ def http_backend(settings: HttpSettings) -> Backend:
                 except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
                     return Completion("", CallInfo(time.perf_counter() - start, failed=True),
                                       redact(f"request to {url} failed: {e}", key))
+                except ValueError as e:  # a header http.client refuses; its text quotes it
+                    return Completion("", CallInfo(time.perf_counter() - start, failed=True),
+                                      f"request to {url} could not be built "
+                                      f"({type(e).__name__}; a header value was refused)")
                 if answer.status != 429 and answer.status < 500:
                     break
                 if tries < settings.retries:
@@ -411,6 +442,9 @@ def endpoint_of(base_url: str) -> str:
 
 def http_judge(settings: HttpSettings, *, name: str = "openai-compatible",
                scale: Scale = DEFAULT_SCALE) -> PromptedJudge:
+    """The judge at ``settings.base_url``; ``InputError`` when the key it would send
+    holds whitespace or a control character (``check_key``)."""
+    check_key(settings)
     return PromptedJudge(name, http_backend(settings), settings.model, settings.temperature,
                          scale, concurrency=settings.concurrency,
                          endpoint=endpoint_of(settings.base_url))

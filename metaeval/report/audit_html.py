@@ -330,6 +330,9 @@ def judge_audit_html(a: JudgeAudit) -> str:
     body += _probes(a)
     body.append(f'<p class="meta">calls: {a.calls.made} made, {a.calls.cached} from cache, '
                 f"{a.calls.failed} failed</p>")
+    if a.calls.failures:
+        body += ['<ul class="failures">', *(f"<li>{n} call(s): {escape(reason)}</li>"
+                                            for reason, n in a.calls.failures), "</ul>"]
     if a.errors:
         body += [f"<h2>Bad input (left out): {len(a.errors)} line(s)</h2>", "<ul>",
                  *(f"<li>{escape(str(e))}</li>" for e in a.errors), "</ul>"]

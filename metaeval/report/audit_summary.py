@@ -6,14 +6,15 @@ from __future__ import annotations
 from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
 from metaeval.audit.meta_eval import CheckResult, MetaEvalResult
 from metaeval.audit.probes import ProbeStatus
-from metaeval.report.summary import code, listed, plain, table
+from metaeval.report.escape import md_code, md_plain
+from metaeval.report.summary import listed, table
 
 # --- meta-eval -----------------------------------------------------------------------
 
 
 def _rates(c: CheckResult) -> list[str]:
     m = c.measured
-    return [code(c.name), str(m.n), str(m.confusion.unscored), f"{m.tpr.value:.2f}",
+    return [md_code(c.name), str(m.n), str(m.confusion.unscored), f"{m.tpr.value:.2f}",
             f"{m.tnr.value:.2f}", f"{m.kappa.value:.2f}",
             " ".join(f.value for f in c.flags) or "—"]
 
@@ -37,7 +38,8 @@ def meta_eval_summary(result: MetaEvalResult, *, files: int = 0, errors: int = 0
         for c in failing:
             flags = ", ".join(f.value for f in c.flags if f.fails)
             notes = "; ".join(c.notes)
-            lines.append(f"- {code(c.name)}: {flags}" + (f" — {plain(notes)}" if notes else ""))
+            lines.append(f"- {md_code(c.name)}: {flags}"
+                         + (f" — {md_plain(notes)}" if notes else ""))
         out += ["", "**Bars missed and flags:**", *listed(lines, "checks")]
     return "\n".join(out).rstrip() + "\n"
 
@@ -49,14 +51,14 @@ def _probe(name: str, status: ProbeStatus, headline: str) -> str:
     if status is ProbeStatus.NOT_RUN:
         return f"- {name}: not run"
     mark = "⚠️ " if status is ProbeStatus.FOUND else ""
-    return f"- {mark}{name}: {plain(headline)}"
+    return f"- {mark}{name}: {md_plain(headline)}"
 
 
 def judge_audit_summary(a: JudgeAudit) -> str:
     """The verdict and why, the agreement with people, each probe's finding."""
     mark = {AuditVerdict.MAY_GATE: "✅", AuditVerdict.REPORT_ONLY: "❌",
             AuditVerdict.VOID: "⛔"}[a.verdict]
-    out = [f"### {mark} metaeval judge-audit: {code(a.judge.name)} {a.verdict.value}", "",
+    out = [f"### {mark} metaeval judge-audit: {md_code(a.judge.name)} {a.verdict.value}", "",
            f"{a.items} items, {a.labelled_verdicts} verdicts on labelled items, "
            f"{a.unscored} unscored.", ""]
     rows = []
@@ -76,7 +78,10 @@ def judge_audit_summary(a: JudgeAudit) -> str:
             _probe("injection", pr.injection.status, pr.injection.headline()),
             f"- controls: {'ok' if a.controls.ok else 'FAILED (the audit is void)'}"]
     if a.reasons:
-        out += ["", "**Why:**", *listed([f"- {plain(r)}" for r in a.reasons], "reasons")]
+        out += ["", "**Why:**", *listed([f"- {md_plain(r)}" for r in a.reasons], "reasons")]
+    if a.calls.failed:
+        out += ["", f"**{a.calls.failed} judge call(s) failed:**",
+                *(f"- {n} call(s): {md_code(reason, clip=200)}" for reason, n in a.calls.failures)]
     if a.errors:
         out += ["", f"{len(a.errors)} bad input line(s) left out."]
     return "\n".join(out).rstrip() + "\n"

@@ -54,6 +54,10 @@ STYLE: dict[str, object] = {
     "figure.facecolor": "white",
     "savefig.facecolor": "white",
     "path.simplify": False,
+    # Text comes from data (check names, probe titles): a `$` is a dollar, never the
+    # start of mathtext, which would draw `a$b$c` as math and fail on `$\x$`.
+    "text.parse_math": False,
+    "text.usetex": False,
 }
 """Everything about the look that a user's matplotlibrc could change."""
 

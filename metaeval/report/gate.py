@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from metaeval.gate import BarResult, BarStatus
+from metaeval.report.escape import one_line
 
 
 def _value(r: BarResult) -> str:
@@ -15,13 +16,15 @@ def _value(r: BarResult) -> str:
 
 
 def gate_table(decided: Sequence[BarResult]) -> str:
-    rows = [[r.bar.metric, _value(r), r.bar.describe(), r.status.value.upper()
-             if r.status.fails else r.status.value, r.detail] for r in decided]
+    rows = [[one_line(r.bar.metric), _value(r), one_line(r.bar.describe()),
+             r.status.value.upper() if r.status.fails else r.status.value,
+             one_line(r.detail)] for r in decided]
     table = tabulate(rows, headers=["metric", "value", "bar", "status", "detail"])
     failing = [r for r in decided if r.status.fails]
     if failing:
-        lines = [f"  - {r.bar.metric}: {_value(r)} not {r.bar.describe()}"
-                 if r.status is BarStatus.FAIL else f"  - {r.bar.metric}: {r.detail}"
+        lines = [f"  - {one_line(r.bar.metric)}: {_value(r)} not {one_line(r.bar.describe())}"
+                 if r.status is BarStatus.FAIL
+                 else f"  - {one_line(r.bar.metric)}: {one_line(r.detail)}"
                  for r in failing]
         return "\n".join([table, "", f"FAIL: {len(failing)} of {len(decided)} bars", *lines])
     return "\n".join([table, "", f"OK: {len(decided)} bars"])

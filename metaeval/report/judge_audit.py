@@ -21,6 +21,7 @@ from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.pair_probes import PairFlipResult
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.report.escape import one_line
 
 NOT_RUN = "not run (no probe items with verdicts)"
 KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injection",
@@ -133,7 +134,15 @@ def _controls(c: Controls) -> JsonObject:
 
 
 def _calls(c: Calls) -> JsonObject:
-    return {"made": c.made, "cached": c.cached, "failed": c.failed}
+    return {"made": c.made, "cached": c.cached, "failed": c.failed,
+            "failures": [{"reason": reason, "calls": n} for reason, n in c.failures]}
+
+
+def failure_lines(c: Calls) -> list[str]:
+    """Why calls failed, one line a reason with its count, most frequent first."""
+    more = c.failed - sum(n for _, n in c.failures)
+    return ([f"  {n} call(s): {one_line(reason)}" for reason, n in c.failures]
+            + ([f"  {more} call(s): other reasons"] if more > 0 else []))
 
 
 def audit_document(a: JudgeAudit) -> JsonObject:
@@ -196,7 +205,8 @@ def audit_text(a: JudgeAudit) -> str:
     described = a.judge.describe()
     if not a.temperature_known:
         described = described.rsplit(" temperature=", 1)[0] + " temperature unknown"
-    out = [f"judge: {described} (version {a.judge.version}; {a.source.value}; "
+    out = [f"judge: {one_line(described)} (version {one_line(a.judge.version)}; "
+           f"{a.source.value}; "
            f"audited for {modes})",
            f"items: {a.items}" + (f" ({a.not_recorded} with no recorded verdict, left out)"
                                   if a.not_recorded else ""),
@@ -252,8 +262,8 @@ def audit_text(a: JudgeAudit) -> str:
         out.append(f"length bias: {ln.headline()} (down {ln.down}, same {ln.same}, unscored "
                    f"{ln.unscored}; sign test p={ln.p_value:.3g}, alpha {ln.alpha:g})")
         out.extend(_length_groups(ln))
-        out.extend(f"  {s.line()}" for s, style in zip(ln.shifts, _styles(a), strict=False)
-                   if style == "file")
+        out.extend(f"  {one_line(s.line())}"
+                   for s, style in zip(ln.shifts, _styles(a), strict=False) if style == "file")
     out.append(f"injection: {NOT_RUN}" if inj.status is ProbeStatus.NOT_RUN else
                f"injection: {inj.headline()} (McNemar p={inj.p_value:.3g}, alpha "
                f"{inj.alpha:g}; already passed {inj.already_passed}, unscored {inj.unscored})")
@@ -273,16 +283,17 @@ def audit_text(a: JudgeAudit) -> str:
                    f"unscored {r.unscored}; McNemar p={r.p_value:.3g}, alpha {r.alpha:g})")
         out.extend(_pair_kinds(r))
     out.append("controls: " + ("ok" if a.controls.ok else "FAILED") + " — " + "; ".join(
-        f"{c.judge} {c.probe} {c.got.value}" for c in a.controls.checks))
+        f"{one_line(c.judge)} {c.probe} {c.got.value}" for c in a.controls.checks))
     out.append(f"calls: {a.calls.made} made, {a.calls.cached} from cache, "
-               f"{a.calls.failed} failed")
+               f"{a.calls.failed} failed" + (", because:" if a.calls.failures else ""))
+    out.extend(failure_lines(a.calls))
     out.append("")
     out.append(f"verdict: {a.verdict.value}")
-    out.extend(f"  - {r}" for r in a.reasons)
+    out.extend(f"  - {one_line(r)}" for r in a.reasons)
     if a.errors:
         out.append("")
         out.append(f"bad input (left out, exit 2): {len(a.errors)} line(s)")
-        out.extend(f"  {e}" for e in a.errors)
+        out.extend(f"  {one_line(str(e))}" for e in a.errors)
     return "\n".join(out)
 
 
@@ -301,7 +312,7 @@ def _plan_lines(plan: ProbePlan | None) -> list[str]:
                      "call(s)" + (f"; --probe-budget {plan.budget}: {plan.dropped} probe(s) "
                                   "left out" if plan.budget is not None else ""))
     if plan.written:
-        lines.append(f"generated probes written to {plan.written}")
+        lines.append(f"generated probes written to {one_line(str(plan.written))}")
     return lines
 
 

@@ -15,6 +15,7 @@ from metaeval.audit.meta_eval import Category, CheckResult, Measured, MetaEvalRe
 from metaeval.audit.metrics import Interval, Value
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.meta_set import LoadError
+from metaeval.report.escape import one_line
 
 JSON_VERSION = 1
 PLACES = 4
@@ -109,7 +110,7 @@ def _row(c: CheckResult) -> list[str | int]:
     weighted = "-"
     if m.weighted_kappa is not None:
         weighted = f"{m.weighted_kappa[0].value:.2f}/{m.weighted_kappa[1].value:.2f}"
-    return [c.name, m.n, k.passed, k.failed, k.unscored, k.tp, k.fn, k.tn, k.fp,
+    return [one_line(c.name), m.n, k.passed, k.failed, k.unscored, k.tp, k.fn, k.tn, k.fp,
             _rate(m.tpr, m.tpr_ci), _rate(m.tnr, m.tnr_ci),
             f"{m.precision.value:.2f}{'*' if m.precision.reason else ''}",
             f"{m.balanced_accuracy.value:.2f}", _rate(m.kappa, m.kappa_ci), weighted,
@@ -122,14 +123,15 @@ HEADERS = ["check", "n", "pass", "fail", "unscored", "TP", "FN", "TN", "FP",
 
 
 def _notes(c: CheckResult) -> list[str]:
-    lines = [f"  {c.name}: {note}" for note in c.notes]
-    lines += [f"  {c.name}: {key} is a fallback: {why}"
+    lines = [f"  {one_line(c.name)}: {one_line(note)}" for note in c.notes]
+    lines += [f"  {one_line(c.name)}: {key} is a fallback: {one_line(str(why))}"
               for key, why in sorted(_reasons(c.measured).items())]
     return lines
 
 
 def _names(cells: list[tuple[str, tuple[str, ...], int]]) -> str:
-    return "\n".join(f"{name} {len(ids)}/{n}" for name, ids, n in cells if ids) or "-"
+    # A cell is several lines by design, one a check: no name can add one.
+    return "\n".join(f"{one_line(name)} {len(ids)}/{n}" for name, ids, n in cells if ids) or "-"
 
 
 def _category_rows(result: MetaEvalResult) -> list[list[str | int]]:
@@ -138,7 +140,7 @@ def _category_rows(result: MetaEvalResult) -> list[list[str | int]]:
         cells = [(check, cell) for check, cell in category.cells if check != "evaluator"]
         evaluator = dict(category.cells).get("evaluator")
         rows.append([
-            name, category.n,
+            one_line(name), category.n,
             f"{evaluator.agree}/{evaluator.n}" if evaluator else "-",
             _names([(check, c.caught, c.human_fail) for check, c in cells]),
             _names([(check, c.let_through, c.human_fail) for check, c in cells]),
@@ -156,13 +158,14 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
              f"unscored counts in every denominator; kappa interval: bootstrap of "
              f"{settings.resamples}, seed {settings.seed}"]
     if errors:
-        parts.append("bad input (left out):\n" + "\n".join(f"  {e}" for e in errors))
+        parts.append("bad input (left out):\n" + "\n".join(f"  {one_line(str(e))}"
+                                                            for e in errors))
     rows = [_row(c) for c in result.checks] + [_row(result.evaluator)]
     parts.append(tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True))
     notes = [line for c in (*result.checks, result.evaluator) for line in _notes(c)]
     if result.baseline_missing:
         notes.append("  in the baseline but not measured now: "
-                     + ", ".join(result.baseline_missing))
+                     + ", ".join(map(one_line, result.baseline_missing)))
     if notes:
         parts.append("notes (* = a documented fallback value):\n" + "\n".join(notes))
     parts.append("per category (k/m: k of the m runs with that human label):\n" + tabulate(

@@ -18,6 +18,7 @@ from metaeval.mutation.model import MutantResult, Status
 from metaeval.mutation.run.ran import ForkStats
 from metaeval.mutation.run.runner import MutationRun
 from metaeval.mutation.score import UNDETECTED, by_operator, mutation_score, status_counts
+from metaeval.report.escape import lines, one_line
 
 SCHEMA_VERSION = "2"
 THRESHOLDS: JsonObject = {"high": 80, "low": 60}
@@ -62,20 +63,23 @@ def survivors_text(run: MutationRun, root: Path) -> str:
         if result.status not in UNDETECTED:
             continue
         m = result.mutant
-        head = f"{result.status.value}: {m.id} ({m.path}:{m.span.start_line})"
+        # The header is one line whatever the path or id holds; the diff is lines by
+        # design, each escaped on its own.
+        head = f"{result.status.value}: {one_line(m.id)} ({one_line(m.path)}:{m.span.start_line})"
         if m.breaks:
-            head += f"\n  breaks: {m.breaks}"
-        blocks.append(f"{head}\n{rewrite_diff(result, root).rstrip()}")
+            head += f"\n  breaks: {one_line(m.breaks)}"
+        blocks.append(f"{head}\n{lines(rewrite_diff(result, root).rstrip())}")
     return "\n\n".join(blocks)
 
 
 def errors_text(run: MutationRun) -> str:
-    lines = []
+    out = []
     for result in run.results:
         if result.status in (Status.COMPILE_ERROR, Status.RUNTIME_ERROR):
             first = result.detail.strip().splitlines()[-1:] or [""]
-            lines.append(f"{result.status.value}: {result.mutant.id}: {first[0]}")
-    return "\n".join(lines)
+            out.append(f"{result.status.value}: {one_line(result.mutant.id)}: "
+                       f"{one_line(first[0])}")
+    return "\n".join(out)
 
 
 def mutation_text(run: MutationRun, root: Path, report_path: Path | None) -> str:
@@ -111,9 +115,9 @@ def own_process_text(run: MutationRun) -> str:
     own = [r for r in run.results if r.own_process]
     if not own:
         return ""
-    lines = [f"In a pytest process of their own ({len(own)}):"]
-    lines += [f"  {r.mutant.id}: {r.own_process}" for r in own]
-    return "\n".join(lines)
+    shown = [f"In a pytest process of their own ({len(own)}):"]
+    shown += [f"  {one_line(r.mutant.id)}: {one_line(r.own_process)}" for r in own]
+    return "\n".join(shown)
 
 
 def overhead_text(run: MutationRun) -> str:

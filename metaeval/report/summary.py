@@ -16,7 +16,6 @@ come with scikit-learn, which a mutate or gate run must not pay to import.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,12 +26,11 @@ from metaeval.gate import BarResult, BarStatus
 from metaeval.mutation.find.diffs import rewrite_diff
 from metaeval.mutation.model import MutantResult, Status
 from metaeval.mutation.score import UNDETECTED, mutation_score, status_counts
+from metaeval.report.escape import md_code, md_plain
 from metaeval.report.mutate_outcome import MutateOutcome
 
 LISTED = 20
 """At most this many survivors, bars or checks are listed; the rest are counted."""
-CLIP = 90
-"""A code span holds at most this many characters of one line."""
 
 
 def append_summary(path: Path, text: str) -> None:
@@ -47,24 +45,6 @@ def append_summary(path: Path, text: str) -> None:
     write_atomic(path, before + text.rstrip("\n") + "\n")
 
 
-def code(text: str) -> str:
-    """``text`` as one inline code span: one line, clipped, fenced with more
-    backticks than it holds."""
-    line = " ".join(text.split())
-    if len(line) > CLIP:
-        line = line[: CLIP - 1] + "…"
-    if not line:
-        return "(empty)"
-    fence = "`" * (max((len(r) for r in re.findall(r"`+", line)), default=0) + 1)
-    pad = " " if line.startswith("`") or line.endswith("`") else ""
-    return f"{fence}{pad}{line}{pad}{fence}"
-
-
-def plain(text: str) -> str:
-    """User text outside a code span: Markdown's active characters escaped."""
-    return re.sub(r"([\\`*_\[\]<>|#!~])", r"\\\1", " ".join(text.split()))
-
-
 def one_line_diff(diff: str) -> str:
     """The first changed line of a unified diff, before → after, as code spans."""
     removed = next((line[1:] for line in diff.splitlines()
@@ -73,8 +53,8 @@ def one_line_diff(diff: str) -> str:
                   if line.startswith("+") and not line.startswith("+++")), "")
     if not removed.strip() and not added.strip():
         return "(no diff)"
-    return f"{code(removed.strip()) if removed.strip() else '(nothing)'} → " \
-           f"{code(added.strip()) if added.strip() else '(removed)'}"
+    return f"{md_code(removed.strip()) if removed.strip() else '(nothing)'} → " \
+           f"{md_code(added.strip()) if added.strip() else '(removed)'}"
 
 
 def listed(lines: list[str], what: str) -> list[str]:
@@ -94,8 +74,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def _survivor_line(path: str, line: int, rule: str, diff: str, breaks: str,
                    status: str) -> str:
     what = f" ({status})" if status != Status.SURVIVED.value else ""
-    text = f"- `{path}:{line}` {code(rule)}{what}: {one_line_diff(diff)}"
-    return text + (f" — breaks: {plain(breaks)}" if breaks else "")
+    text = f"- {md_code(f'{path}:{line}')} {md_code(rule)}{what}: {one_line_diff(diff)}"
+    return text + (f" — breaks: {md_plain(breaks)}" if breaks else "")
 
 
 def _entry_line(e: FindingEntry) -> str:
@@ -115,7 +95,7 @@ def mutate_summary(outcome: MutateOutcome) -> str:
     if run is None:
         why = " ".join(m.text for m in (*outcome.before, *outcome.after)) or "nothing ran"
         mark = "✅" if outcome.code == 0 else "❌"
-        return f"### {mark} metaeval mutate: no mutant ran\n\n{plain(why)}\n"
+        return f"### {mark} metaeval mutate: no mutant ran\n\n{md_plain(why)}\n"
     results = run.results
     counts = status_counts(results)
     score = mutation_score(results)
@@ -149,7 +129,7 @@ def mutate_summary(outcome: MutateOutcome) -> str:
                 *listed([_result_line(r, outcome.root) for r in undetected], "survivors")]
     if outcome.write_errors:
         out += ["", "Files that could not be written: "
-                + ", ".join(code(str(e.path)) for e in outcome.write_errors)]
+                + ", ".join(md_code(str(e.path)) for e in outcome.write_errors)]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -169,10 +149,10 @@ def gate_summary(decided: Sequence[BarResult]) -> str:
     out = [f"### {mark} metaeval gate: {head}", ""]
     if failing:
         out += ["**Bars missed:**", *listed([
-            f"- {code(r.bar.metric)}: {_value(r)}, bar {code(r.bar.describe())}"
+            f"- {md_code(r.bar.metric)}: {_value(r)}, bar {md_code(r.bar.describe())}"
             + (" (missing)" if r.status is BarStatus.MISSING else "")
-            + (f" — {plain(r.detail)}" if r.detail else "") for r in failing], "bars"), ""]
-    rows = [[code(r.bar.metric), _value(r), code(r.bar.describe()), r.status.value]
+            + (f" — {md_plain(r.detail)}" if r.detail else "") for r in failing], "bars"), ""]
+    rows = [[md_code(r.bar.metric), _value(r), md_code(r.bar.describe()), r.status.value]
             for r in decided]
     out += table(["metric", "value", "bar", "status"], rows)
     return "\n".join(out).rstrip() + "\n"

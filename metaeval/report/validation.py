@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 from metaeval.meta_set import MetaSet
+from metaeval.report.escape import one_line
 
 
 def validation_text(result: MetaSet) -> str:
-    lines = [str(error) for error in result.errors]
+    lines = [one_line(str(error)) for error in result.errors]
     bad = len({(e.path, e.line) for e in result.errors})
     summary = (f"{_count(len(result.runs), 'run')} loaded from "
                f"{_count(len(result.files), 'file')}; {_count(bad, 'bad line')}")

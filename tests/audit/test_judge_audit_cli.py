@@ -76,7 +76,7 @@ def test_json_has_the_stable_keys(steady_json: dict[str, Any]) -> None:
         "pairwise_length", "pairwise_injection", "probes", "controls", "calls", "verdict",
         "reasons", "errors")
     assert document["position"]["status"] == "clean"
-    assert document["calls"] == {"made": 104, "cached": 0, "failed": 0}
+    assert document["calls"] == {"made": 104, "cached": 0, "failed": 0, "failures": []}
     assert document["agreement"]["pointwise"]["n"] == 30
 
 
@@ -118,8 +118,8 @@ def test_second_run_is_served_from_the_cache(tmp_path: Path) -> None:
             "--cache", str(cache), "--samples", "2", "--format", "json", "--probes", "files"]
     first = json.loads(CliRunner().invoke(main, args).output)
     second = json.loads(CliRunner().invoke(main, args).output)
-    assert first["calls"] == {"made": 48, "cached": 0, "failed": 0}
-    assert second["calls"] == {"made": 0, "cached": 48, "failed": 0}
+    assert first["calls"] == {"made": 48, "cached": 0, "failed": 0, "failures": []}
+    assert second["calls"] == {"made": 0, "cached": 48, "failed": 0, "failures": []}
     assert second["agreement"] == first["agreement"]
     consistency = second["self_consistency"]
     assert consistency["samples"] == 2
@@ -151,7 +151,7 @@ def test_recorded_verdicts_are_audited_without_calls(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert document["position"]["headline"] == "FOUND — 12 of 12"
     assert document["position"]["first_preferred"] == 12
-    assert document["calls"] == {"made": 0, "cached": 0, "failed": 0}
+    assert document["calls"] == {"made": 0, "cached": 0, "failed": 0, "failures": []}
     assert document["agreement"]["not_recorded"] == 50
     assert document["controls"]["ok"] is True
 

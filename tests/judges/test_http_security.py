@@ -78,7 +78,11 @@ def test_the_audit_never_counts_what_a_redirect_target_answers(
     other_stub.script = [(200, "A")]  # always "A": a position bias, were it counted
     result = CliRunner().invoke(main, args)
     document = json.loads(result.stdout)
-    assert document["calls"] == {"made": 24, "cached": 0, "failed": 24}
+    location = f"{other_stub.url}/chat/completions"
+    assert document["calls"] == {"made": 24, "cached": 0, "failed": 24, "failures": [
+        {"calls": 24, "reason": f"HTTP 302 redirect from {stub.url}/chat/completions to "
+                                f"{location!r} not followed (a redirect could carry the API "
+                                "key elsewhere); set base_url to where the endpoint really is"}]}
     assert document["position"]["status"] != "FOUND"
     assert other_stub.paths == []
     assert SECRET not in result.output
@@ -125,3 +129,51 @@ def test_without_a_key_nothing_is_redacted(stub: Stub) -> None:
     stub.script = [(200, json.dumps({"explanation": "sk-looks-like-a-key", "winner": "A"}))]
     reply = http_judge(HttpSettings(stub.url, "m", retries=0)).compare("q", "a", "b")
     assert reply.value is Choice.A and "sk-looks-like-a-key" in reply.raw
+
+
+def test_why_calls_failed_reaches_every_output_without_the_key(
+        stub: Stub, other_stub: Stub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = [*_configure(tmp_path, stub, monkeypatch)[:-4], "--probes", "files"]
+    stub.script = [(302, "moved")]
+    stub.location = f"{other_stub.url}/chat/completions?token={SECRET}"
+    result = CliRunner().invoke(main, [*args, "--html", "audit.html", "--summary", "s.md"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    shown = f"to '{other_stub.url}/chat/completions?token=[redacted]' not followed"
+    assert "24 failed, because:\n  24 call(s): HTTP 302 redirect from " in result.stdout
+    for text in (result.stdout, (tmp_path / "audit.html").read_text(encoding="utf-8"),
+                 (tmp_path / "s.md").read_text(encoding="utf-8")):
+        assert shown in text.replace("&#x27;", "'")
+        assert SECRET not in text
+    assert other_stub.paths == []
+
+
+def test_answered_calls_show_no_failure_reason(
+        stub: Stub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = _configure(tmp_path, stub, monkeypatch)
+    stub.script = [(200, json.dumps({"winner": "A"}))]
+    document = json.loads(CliRunner().invoke(main, args).stdout)
+    assert document["calls"]["failed"] == 0 and document["calls"]["failures"] == []
+
+
+def test_a_key_ending_in_a_newline_is_refused_naming_its_variable_never_sent(
+        stub: Stub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = _configure(tmp_path, stub, monkeypatch)
+    monkeypatch.setenv("HOUSE_JUDGE_KEY", SECRET + "\n")
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: the API key in $HOUSE_JUDGE_KEY ends with "
+                                    "whitespace or a control character")
+    assert SECRET not in result.output and stub.requests == []
+    monkeypatch.setenv("HOUSE_JUDGE_KEY", f"{SECRET[:4]} {SECRET[4:]}")  # inside, too
+    assert CliRunner().invoke(main, args).exit_code == 2
+
+
+def test_a_key_turning_bad_after_the_judge_was_built_fails_the_call_not_the_run(
+        stub: Stub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STUB_JUDGE_KEY", SECRET)
+    judge = _judge(stub)
+    monkeypatch.setenv("STUB_JUDGE_KEY", SECRET + "\r\n")
+    reply = judge.score("q", "a")
+    assert reply.value is None and reply.call.failed
+    assert "$STUB_JUDGE_KEY ends with whitespace" in reply.reason
+    assert SECRET not in reply.reason and stub.requests == []
