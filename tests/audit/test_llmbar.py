@@ -53,7 +53,7 @@ def test_llmbar_natural_audit_matches_scikit_learn(tmp_path: Path, strategy: str
             cohen_kappa_score(human, judged), abs=1e-4)
     consistency = sum(a == b for a, b in zip(vanilla, swapped, strict=True)) / len(human)
     assert pairwise["consistency"] == pytest.approx(consistency, abs=1e-4)
-    assert document["calls"] == {"made": 0, "cached": 0, "failed": 0}
+    assert document["calls"] == {"made": 0, "cached": 0, "failed": 0, "failures": []}
     assert document["controls"]["ok"] is True
 
 
@@ -131,7 +131,7 @@ def test_one_order_log_and_the_raw_replies_read_by_a_pattern(
     finally:
         server.shutdown()
         server.server_close()
-    assert live["calls"] == {"made": 200, "cached": 0, "failed": 0}
+    assert live["calls"] == {"made": 200, "cached": 0, "failed": 0, "failures": []}
     assert live["agreement"]["pairwise"] == both["agreement"]["pairwise"]
     assert live["position"]["headline"] == both["position"]["headline"]
 

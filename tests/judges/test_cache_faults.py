@@ -123,7 +123,7 @@ def test_the_audit_runs_whole_on_a_corrupt_cache(tmp_path: Path) -> None:
             "--format", "json", "--probes", "files"]
     result = CliRunner().invoke(main, args)
     document = json.loads(result.stdout)
-    assert document["calls"] == {"made": 24, "cached": 0, "failed": 0}
+    assert document["calls"] == {"made": 24, "cached": 0, "failed": 0, "failures": []}
     assert document["position"]["status"] == "clean"
     [warning] = result.stderr.splitlines()
     assert warning.startswith("warning: ") and str(path) in warning

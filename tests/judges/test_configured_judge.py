@@ -33,11 +33,11 @@ def test_configured_http_judge_is_audited_then_served_from_cache(
     document = json.loads(first.stdout)
     # Always "A": the first shown wins, in both orders.
     assert document["position"]["headline"] == "FOUND — 12 of 12"
-    assert document["calls"] == {"made": 24, "cached": 0, "failed": 0}
+    assert document["calls"] == {"made": 24, "cached": 0, "failed": 0, "failures": []}
     assert len(stub.requests) == 25  # one 429, retried
     assert first.exit_code == 1
     second = json.loads(CliRunner().invoke(main, args).stdout)
-    assert second["calls"] == {"made": 0, "cached": 24, "failed": 0}
+    assert second["calls"] == {"made": 0, "cached": 24, "failed": 0, "failures": []}
     assert len(stub.requests) == 25
     assert second["position"] == document["position"]
     written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
