@@ -340,8 +340,11 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                           | ({Mode.PAIRWISE} if pairwise else set()))
     labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
     unscored, verdicts = _unscored(table, measured)
-    point = point_agreement(measured.pointwise, table, scale, labels)
-    pair = pair_agreement(measured.pairwise, table)
+    # Agreement is with people: an unlabelled item ("label": null, a log as published)
+    # still has its verdicts read by the probes, never compared with a label it lacks.
+    point = point_agreement(tuple(i for i in measured.pointwise if i.labelled), table, scale,
+                            labels)
+    pair = pair_agreement(tuple(p for p in measured.pairwise if p.label is not None), table)
     probes = run_probes(measured, table, scale, bars)
     reasons = tuple(_reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
                              generated))
