@@ -4,6 +4,7 @@ unlabelled items (a judge log as published carries no human label)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from metaeval.audit.collect import recorded_table
@@ -12,7 +13,7 @@ from metaeval.judge_items import load_judge_items, load_recorded
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode
 
 
-def _write(path: Path, records: list[object]) -> Path:
+def _write(path: Path, records: Sequence[object]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
 
