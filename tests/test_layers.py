@@ -30,7 +30,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                   "metaeval.testing")),
     ("commands", ("metaeval.commands",)),
     ("report", ("metaeval.report",)),
-    ("cli", ("metaeval.cli", "metaeval.cli_parts", "metaeval.cli_findings")),
+    ("cli", ("metaeval.cli", "metaeval.cli_parts", "metaeval.cli_findings",
+             "metaeval.cli_import")),
 )
 """Each layer and the modules (or packages) in it, lowest first."""
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from metaeval.judge_items import (
@@ -30,8 +30,9 @@ from metaeval.judge_items import (
     Slot,
     Variant,
 )
-from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, unscored_reply
+from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, Mode, Scale, unscored_reply
 from metaeval.judges.cache import CachedJudge
+from metaeval.judges.reply import ReplyRule
 from metaeval.judges.spec import concurrency_of
 
 Decision = float | bool | str | None
@@ -232,6 +233,29 @@ def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
         failed += reply.call.failed
     return VerdictTable({k: tuple(v) for k, v in decisions.items()},
                         {k: tuple(v) for k, v in raw.items()}, Calls(made, cached, failed))
+
+
+def reread(records: Sequence[Recorded], rule: ReplyRule, scale: Scale,
+           kinds: Mapping[str, Mode]) -> tuple[Recorded, ...]:
+    """``records`` with each verdict read again from its ``raw`` text by ``rule``
+    (``--reply``), as a live reply would be read: a pairwise reply names the response
+    shown first or second, mapped through the record's ``order``; one the rule cannot
+    read is unscored. A record of an item not loaded is left as it is."""
+    out = []
+    for record in records:
+        kind = kinds.get(record.id)
+        if kind is Mode.PAIRWISE:
+            reply = rule.pairwise(record.raw)
+            out.append(replace(record, verdict=_pairwise(reply, order=record.order),
+                               strength=reply.strength if reply.value in (Choice.A, Choice.B)
+                               else None))
+        elif kind is Mode.POINTWISE:
+            value = rule.pointwise(record.raw, scale).value
+            out.append(replace(record, verdict=None if isinstance(value, Choice) else value,
+                               strength=None))
+        else:
+            out.append(record)
+    return tuple(out)
 
 
 def recorded_table(records: Sequence[Recorded]) -> VerdictTable:
