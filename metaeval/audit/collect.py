@@ -55,6 +55,9 @@ class VerdictTable:
     decisions: dict[Slot, tuple[Decision, ...]] = field(default_factory=dict)
     raw: dict[Slot, tuple[str, ...]] = field(default_factory=dict)
     calls: Calls = Calls()
+    strength: dict[Slot, tuple[str | None, ...]] = field(default_factory=dict)
+    """Each sample's stated strength of a pairwise preference (``strong``/``slight``),
+    None where none was stated; a slot no sample stated one for may be absent."""
 
     def samples(self, item: str, variant: Variant = Variant.ORIGINAL, order: Order = Order.AB
                 ) -> tuple[Decision, ...]:
@@ -224,15 +227,18 @@ def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
                 progress(len(replies), len(asks))
     decisions: dict[Slot, list[Decision]] = {}
     raw: dict[Slot, list[str]] = {}
+    strength: dict[Slot, list[str | None]] = {}
     made = cached = failed = 0
     for (slot, _, _, read), reply in zip(asks, replies, strict=True):
         decisions.setdefault(slot, []).append(read(reply))
         raw.setdefault(slot, []).append(reply.raw)
+        strength.setdefault(slot, []).append(reply.strength)
         cached += reply.call.cached
         made += reply.call.called and not reply.call.cached
         failed += reply.call.failed
     return VerdictTable({k: tuple(v) for k, v in decisions.items()},
-                        {k: tuple(v) for k, v in raw.items()}, Calls(made, cached, failed))
+                        {k: tuple(v) for k, v in raw.items()}, Calls(made, cached, failed),
+                        {k: tuple(v) for k, v in strength.items()})
 
 
 def reread(records: Sequence[Recorded], rule: ReplyRule, scale: Scale,
@@ -263,11 +269,14 @@ def recorded_table(records: Sequence[Recorded]) -> VerdictTable:
     ordered = sorted(records, key=lambda r: (r.id, r.variant.value, r.order.value, r.sample))
     decisions: dict[Slot, list[Decision]] = {}
     raw: dict[Slot, list[str]] = {}
+    strength: dict[Slot, list[str | None]] = {}
     for r in ordered:
         decisions.setdefault(r.slot, []).append(r.verdict)
         raw.setdefault(r.slot, []).append(r.raw)
+        strength.setdefault(r.slot, []).append(r.strength)
     return VerdictTable({k: tuple(v) for k, v in decisions.items()},
-                        {k: tuple(v) for k, v in raw.items()})
+                        {k: tuple(v) for k, v in raw.items()},
+                        strength={k: tuple(v) for k, v in strength.items()})
 
 
 def item_ids(items: JudgeItems) -> set[str]:

@@ -34,6 +34,7 @@ from metaeval.audit.probes import (
     length_probe,
     position_probe,
 )
+from metaeval.audit.strength import Strengths, strengths
 from metaeval.judge_items import FILES, JudgeItems, Order, Slot, Variant
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
@@ -145,6 +146,8 @@ class JudgeAudit:
     temperature_known: bool = True
     """False for a recorded judge metaeval cannot build: the log does not say."""
     probe_plan: ProbePlan | None = None
+    strength: Strengths | None = None
+    """How strongly the pairwise preferences were stated, when the log or reply says."""
 
 
 class ProbeSource(Enum):
@@ -353,4 +356,5 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
                       unscored, verdicts, bars, modes, labels=labels,
-                      samples=_samples(table, labelled))
+                      samples=_samples(table, labelled),
+                      strength=strengths(measured.pairwise, table))

@@ -71,6 +71,19 @@ def test_arena_hard_both_games_give_the_position_counts_of_the_raw_log(
     out = _run(tmp_path, "arena-hard", log)
     expected = _flips(pairs)
     assert {k: out["position"][k] for k in expected} == expected
+    # Strength, counted from the score strings: ">>" strong, ">" slight, per game.
+    scores = [[g["score"] for g in json.loads(line)["games"]]
+              for line in log.read_text(encoding="utf-8").splitlines()]
+    per_game = [{"strong": sum(s[g] in ("A>>B", "B>>A") for s in scores),
+                 "slight": sum(s[g] in ("A>B", "B>A") for s in scores), "unstated": 0}
+                for g in (0, 1)]
+    strength = out["position"]["strength"]
+    assert strength["orders"] == {"ab": per_game[0], "ba": per_game[1]}
+    flipped = [s for s, (one, two) in zip(scores, pairs, strict=True)
+               if one is not None and two is not None and one != two]
+    strong = sum(any(x in ("A>>B", "B>>A") for x in s) for s in flipped)
+    assert strength["flips"] == {"strong": strong, "slight": len(flipped) - strong,
+                                 "unstated": 0}
     assert out["agreement"]["verdicts"] == 2 * len(pairs)
     assert out["agreement"]["pairwise"] is None  # no human label in the log
     assert "no human-labelled items: agreement not measured" in out["reasons"]
