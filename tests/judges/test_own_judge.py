@@ -245,3 +245,20 @@ def test_an_arena_judge_is_read_live_and_refused_for_pointwise_use(
         config.replace('prompt_template = "judge/pair.txt"\n', 'modes = ["pointwise"]\n'))
     with pytest.raises(InputError, match="the preset 'arena' reads pairwise verdicts only"):
         build_judge("mt", judges=load_config(tmp_path).judges)
+
+
+def test_an_arena_judges_strength_is_reported_live_and_from_the_cache(
+        stub: Stub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stub.script = [(200, "A is a little better. [[A>B]]")]
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path, stub, "arena")
+    args = ["judge-audit", "--judge", "mt", "--items", "position.ndjson", "--format", "json",
+            "--probes", "files", "--cache", str(tmp_path / "cache.sqlite")]
+    live = json.loads(CliRunner().invoke(main, args).stdout)
+    cached = json.loads(CliRunner().invoke(main, args).stdout)
+    assert cached["calls"]["cached"] == live["calls"]["made"] == 24
+    # Always A, slight: every preference slight, every position flip between slight ones.
+    expected = {"orders": {"ab": {"strong": 0, "slight": 12, "unstated": 0},
+                           "ba": {"strong": 0, "slight": 12, "unstated": 0}},
+                "flips": {"strong": 0, "slight": 12, "unstated": 0}}
+    assert live["position"]["strength"] == cached["position"]["strength"] == expected
