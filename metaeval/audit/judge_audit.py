@@ -10,7 +10,7 @@ This module must never let a void audit or a missing measurement read as a pass.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from metaeval.audit.bars import DEFAULT_BARS, Bars
@@ -240,6 +240,13 @@ def run_controls(items: JudgeItems, bars: Bars) -> Controls:
     for control, expected in ((BiasedJudge(), ProbeStatus.FOUND),
                               (SteadyJudge(), ProbeStatus.CLEAN)):
         table = ask_judge(control, probe_items)
+        if isinstance(control, BiasedJudge) and items.pairwise:
+            # Its planted pairwise length bias (the longer of two very unequal responses
+            # wins in both orders) hid its position bias on real pairs of unequal length
+            # (AlpacaEval's), voiding audits: the position check asks it without it.
+            shown = ask_judge(replace(control, pair_length=False),
+                              JudgeItems(pairwise=items.pairwise))
+            table = replace(table, decisions={**table.decisions, **shown.decisions})
         for n, (origin, subset) in enumerate(by_origin(probe_items)):
             probes = run_probes(subset, table, control.scale, bars)
             for name, status in probes.statuses().items():

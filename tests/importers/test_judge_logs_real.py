@@ -138,10 +138,8 @@ def test_alpaca_eval_order_rule_agrees_with_the_judges_own_token(tmp_path: Path)
     log = (LOGS / "alpaca-eval" / "results" / "gpt-3.5-turbo-1106"
            / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json")
     rows = json.loads(log.read_text(encoding="utf-8"))
-    # Exit 3: the planted biased judge prefers the longer response when one is 1.5
-    # times the other, which beats its position bias on most of these pairs, so its
-    # position control comes out clean and the audit is void (reported, not fixed here).
-    out = _run(tmp_path, "alpaca-eval", log, codes=(3,))
+    out = _run(tmp_path, "alpaca-eval", log)
+    assert out["controls"]["ok"] is True  # pairs of very unequal length (see test_generate)
     assert out["agreement"]["verdicts"] == len(rows)
     assert out["position"]["status"] == "not run"  # one order per instruction
     written = [json.loads(line) for line in (tmp_path / "recorded.jsonl").read_text().splitlines()]
