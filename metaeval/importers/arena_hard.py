@@ -20,8 +20,9 @@ messages) are an error naming the field. No human label: ``"label": null``.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+import regex
 
 from metaeval.contract import JsonObject
 from metaeval.importers.common import (
@@ -31,17 +32,18 @@ from metaeval.importers.common import (
     fail_on,
     got,
     jsonl_records,
+    layout,
     text,
     unique,
 )
 from metaeval.judges.base import Choice
 from metaeval.judges.reply import ARENA_LABELS
 
-_GAME = re.compile(
+_GAME = regex.compile(
     r"<\|User Prompt\|>\n(?P<prompt>.*?)\n\n"
     r"<\|The Start of Assistant A's Answer\|>\n(?P<a>.*)\n<\|The End of Assistant A's Answer\|>"
     r"\n\n<\|The Start of Assistant B's Answer\|>\n(?P<b>.*)\n"
-    r"<\|The End of Assistant B's Answer\|>", re.DOTALL)
+    r"<\|The End of Assistant B's Answer\|>", regex.DOTALL)
 _POSITION = {Choice.A: "first", Choice.B: "second", Choice.TIE: "tie"}
 
 
@@ -68,12 +70,10 @@ def _line(prefix: str, obj: JsonObject) -> tuple[JsonObject, list[JsonObject]]:
         if not isinstance(game.get("user_prompt"), str):
             raise Bad(f"{field}.user_prompt", f"got {got(game.get('user_prompt'))}; expected "
                       "the judge's prompt text (v2.0 logs, with 'prompt' messages, are not read)")
-    one = _GAME.fullmatch(text(one_g, "user_prompt"))
-    two = _GAME.fullmatch(text(two_g, "user_prompt"))
-    if one is None:
-        raise Bad("games[0].user_prompt", "not the Arena-Hard layout (<|User Prompt|>, "
-                  "<|The Start of Assistant A's Answer|> ...)")
-    if two is None or (two["a"], two["b"], two["prompt"]) != (one["b"], one["a"], one["prompt"]):
+    expected = "the Arena-Hard layout (<|User Prompt|>, <|The Start of Assistant A's Answer|> ...)"
+    one = layout(_GAME, text(one_g, "user_prompt"), "games[0].user_prompt", expected)
+    two = layout(_GAME, text(two_g, "user_prompt"), "games[1].user_prompt", expected)
+    if (two["a"], two["b"], two["prompt"]) != (one["b"], one["a"], one["prompt"]):
         raise Bad("games[1].user_prompt", "expected game 1's prompt with its answers swapped")
     item: JsonObject = {"id": item_id, "prompt": one["prompt"], "response_a": one["a"],
                         "response_b": one["b"], "label": None}

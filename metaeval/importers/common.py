@@ -7,6 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import regex
+
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import InputError
 from metaeval.meta_set import _Bad, _got
@@ -79,3 +81,23 @@ def unique(ids: list[str], where: list[str]) -> list[str]:
                           f"(first at {first[item_id]})")
         first.setdefault(item_id, at)
     return errors
+
+
+MATCH_SECONDS = 1.0
+"""CPU time one layout pattern may take on one prompt text. The text is another
+person's: a prompt crafted to make the pattern backtrack is an error, not a hang."""
+
+
+def layout(pattern: regex.Pattern[str], value: str, field: str, expected: str,
+           *, whole: bool = True) -> regex.Match[str]:
+    """``pattern`` matched on ``value`` (the whole of it, or found in it), within
+    ``MATCH_SECONDS``; raises Bad naming ``field`` when it does not match in time."""
+    try:
+        found = (pattern.fullmatch(value, timeout=MATCH_SECONDS) if whole
+                 else pattern.search(value, timeout=MATCH_SECONDS))
+    except TimeoutError:
+        raise Bad(field, f"took more than {MATCH_SECONDS:g} s to read; expected "
+                  f"{expected}") from None
+    if found is None:
+        raise Bad(field, f"not {expected}")
+    return found

@@ -31,32 +31,42 @@ items have ``"label": null``.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from metaeval.contract import JsonObject
-from metaeval.importers.common import Bad, Converted, as_object, fail_on, got, jsonl_records, text
+import regex
 
-_PAIR = re.compile(
+from metaeval.contract import JsonObject
+from metaeval.importers.common import (
+    Bad,
+    Converted,
+    as_object,
+    fail_on,
+    got,
+    jsonl_records,
+    layout,
+    text,
+)
+
+_PAIR = regex.compile(
     r"\[User Question\]\n(?P<prompt>.*?)\n\n"
     r"(?:\[The Start of Reference Answer\]\n(?P<reference>.*?)\n"
     r"\[The End of Reference Answer\]\n\n)?"
     r"\[The Start of Assistant A's Answer\]\n(?P<a>.*)\n\[The End of Assistant A's Answer\]\n\n"
     r"\[The Start of Assistant B's Answer\]\n(?P<b>.*)\n\[The End of Assistant B's Answer\]",
-    re.DOTALL)
-_SINGLE = re.compile(
+    regex.DOTALL)
+_SINGLE = regex.compile(
     r"\[Question\]\n(?P<prompt>.*?)\n\n"
     r"(?:\[The Start of Reference Answer\]\n(?P<reference>.*?)\n"
     r"\[The End of Reference Answer\]\n\n)?"
     r"\[The Start of Assistant's Answer\]\n(?P<response>.*)\n\[The End of Assistant's Answer\]\Z",
-    re.DOTALL)
-_MULTI = re.compile(
+    regex.DOTALL)
+_MULTI = regex.compile(
     r"(?:<\|The Start of Reference Answer\|>\n\n(?P<reference>.*?)\n\n"
     r"<\|The End of Reference Answer\|>\n\n\n)?"
     r"<\|The Start of Assistant A's Conversation with User\|>\n\n(?P<prompt>.*)\n\n"
     r"### Assistant A:\n(?P<response>.*)\n\n"
     r"<\|The End of Assistant A's Conversation with User\|>\Z",
-    re.DOTALL)
+    regex.DOTALL)
 _WINNER = {"model_1": "a", "model_2": "b", "tie": "tie", "error": None}
 """A game's winner as the item label (``error``: no verdict, unscored)."""
 _POSITION = {"a": "first", "b": "second", "tie": "tie", None: None}
@@ -81,11 +91,11 @@ def _winner(obj: JsonObject, key: str) -> str | None:
 def _pair(prefix: str, line: int, obj: JsonObject) -> tuple[JsonObject, list[JsonObject]]:
     item_id = _id(prefix, line, obj)
     game1, game2 = text(obj, "g1_user_prompt"), text(obj, "g2_user_prompt")
-    one, two = _PAIR.fullmatch(game1), _PAIR.fullmatch(game2)
-    if one is None:
-        raise Bad("g1_user_prompt", "not the single-turn pair layout ([User Question], "
-                  "[The Start of Assistant A's Answer] ...); multi-turn pair logs are not read")
-    if two is None or (two["a"], two["b"], two["prompt"]) != (one["b"], one["a"], one["prompt"]):
+    one = layout(_PAIR, game1, "g1_user_prompt", "the single-turn pair layout ([User "
+                 "Question], [The Start of Assistant A's Answer] ...); multi-turn pair logs "
+                 "are not read")
+    two = layout(_PAIR, game2, "g2_user_prompt", "the single-turn pair layout")
+    if (two["a"], two["b"], two["prompt"]) != (one["b"], one["a"], one["prompt"]):
         raise Bad("g2_user_prompt", "expected game 1's question with its answers swapped "
                   "(model_2 shown first)")
     item: JsonObject = {"id": item_id, "prompt": one["prompt"], "response_a": one["a"],
@@ -107,10 +117,12 @@ def _pair(prefix: str, line: int, obj: JsonObject) -> tuple[JsonObject, list[Jso
 def _single(prefix: str, line: int, obj: JsonObject) -> tuple[JsonObject, list[JsonObject]]:
     item_id = _id(prefix, line, obj)
     prompt = text(obj, "user_prompt")
-    found = _SINGLE.search(prompt) or _MULTI.fullmatch(prompt)
-    if found is None:
-        raise Bad("user_prompt", "not a single-answer layout ([Question] ... [The Start of "
-                  "Assistant's Answer], or a conversation with User)")
+    expected = ("a single-answer layout ([Question] ... [The Start of Assistant's Answer], "
+                "or a conversation with User)")
+    try:
+        found = layout(_SINGLE, prompt, "user_prompt", expected, whole=False)
+    except Bad:
+        found = layout(_MULTI, prompt, "user_prompt", expected)
     score = obj.get("score")
     if isinstance(score, bool) or not isinstance(score, int | float) or not (
             score == -1 or 0 <= score <= 10):

@@ -154,3 +154,20 @@ def test_the_cli_writes_nothing_when_a_record_cannot_be_mapped(tmp_path: Path) -
                                        str(items), "--recorded", str(recorded)])
     assert result.exit_code == 2 and "g2_winner: got 'model_3'" in result.output
     assert not items.exists() and not recorded.exists()
+
+
+def test_a_prompt_crafted_to_backtrack_is_an_error_in_bounded_time(tmp_path: Path) -> None:
+    import time
+
+    # Many end/start markers and no closing one: a plain regular expression walks
+    # every split of them (quadratic: minutes at this size); the bound stops it.
+    unit = "\n[The End of Assistant A's Answer]\n\n[The Start of Assistant B's Answer]\n"
+    hostile = "[User Question]\nq\n\n[The Start of Assistant A's Answer]\n" + unit * 6000
+    row = _mt_pair("model_1", "model_1")
+    row["g1_user_prompt"] = hostile
+    log = _jsonl(tmp_path / "pair.jsonl", [row])
+    started = time.monotonic()
+    with pytest.raises(InputError, match=r"pair.jsonl:1: g1_user_prompt: (took more than 1 s"
+                       r" to read|not the single-turn pair layout)"):
+        mt_bench.convert(log, single=False)
+    assert time.monotonic() - started < 12  # unbounded, it takes over 20 s here
