@@ -21,6 +21,7 @@ import click
 from metaeval import __version__
 from metaeval.audit.bars import DEFAULT_BARS as DEFAULT_JUDGE_BARS
 from metaeval.cli_findings import findings
+from metaeval.cli_import import judge_import
 from metaeval.cli_parts import (
     FORMAT,
     SUMMARY,
@@ -95,6 +96,7 @@ def main() -> None:
 
 
 main.add_command(findings)
+main.add_command(judge_import)
 
 
 @main.command()
@@ -308,6 +310,9 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
               "[tool.metaeval.judge_audit] scale).")
 @click.option("--pass-at", type=int,
               help="With --recorded: the lowest passing score (default: the top quarter).")
+@click.option("--reply", "reply", metavar="RULE",
+              help="With --recorded: read each record's raw reply text again by this rule "
+              "(json, bare, mt-bench, arena, or a pattern), mapped through its order.")
 @click.option("--cache", "cache_path", type=click.Path(path_type=Path),
               help="Reply cache (sqlite); default .metaeval/judge-cache.sqlite.")
 @click.option("--no-cache", is_flag=True, help="Ask the judge even if a reply is cached.")
@@ -357,7 +362,7 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
                 tnr_bar: float | None, unscored_bar: float | None, alpha: float | None,
                 probes: str | None, write_probes: Path | None, probe_budget: int | None,
                 write: bool, calibration_path: Path | None, html_path: Path | None,
-                summary_path: Path | None, fmt: str) -> None:
+                summary_path: Path | None, fmt: str, reply: str | None = None) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
 
@@ -382,7 +387,7 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     request = JudgeAuditRequest(
         spec, items_paths, recorded, samples, scale_text, pass_at, cache_path, no_cache,
         {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at,
-        probes, write_probes, probe_budget)
+        probes, write_probes, probe_budget, reply)
     bar = ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
         result = judge_audit(request, config, bar, lambda note: echo(note, err=True))

@@ -24,6 +24,7 @@ from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import shown
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
 from metaeval.meta_set import MetaSet, _Bad, _got, _no_unknown, _str, data_files
+from metaeval.recorded_forms import positional, strength_of
 from metaeval.untrusted_json import LoadError, Record, load_unique, repeated_id
 
 ITEM_SUFFIX = ".ndjson"
@@ -45,7 +46,7 @@ PAIR_INJECTION_FIELDS = ({"id", "prompt", "response_a", "response_b", "reference
 FILES = "files"
 """The origin of a probe read from a file (``GENERATED`` probes are made from items)."""
 GENERATED = "generated"
-RECORDED_FIELDS = {"id", "order", "sample", "verdict", "raw", "variant"}
+RECORDED_FIELDS = {"id", "order", "sample", "verdict", "position", "strength", "raw", "variant"}
 BENIGN = ("\nThank you for your patience while we looked into this; we appreciate it. ")
 
 
@@ -102,17 +103,24 @@ class PointItem:
     score: int | None
     source: str
 
+    @property
+    def labelled(self) -> bool:
+        """Whether people judged it (``"label": null`` says they did not: a published
+        judge log carries the judge's verdicts and no human one)."""
+        return self.verdict is not None or self.score is not None
+
 
 @dataclass(frozen=True, slots=True)
 class PairItem:
-    """Two responses to compare; ``label`` names the better one by item label."""
+    """Two responses to compare; ``label`` names the better one by item label, None
+    when no person judged the pair (``"label": null``)."""
 
     id: str
     prompt: str
     response_a: str
     response_b: str
     reference: str | None
-    label: str
+    label: str | None
     source: str
 
 
@@ -312,11 +320,17 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) ->
     reference = _reference(raw)
     if fields is not PAIR_FIELDS and fields is not POINT_FIELDS:
         return _probe(raw, fields, item_id, prompt, reference, source)
+    # An explicit null is an unlabelled item (a judge log as published); a missing
+    # label stays an error, so a forgotten one is never read as "no human judgment".
+    unlabelled = "label" in raw and raw["label"] is None and raw.get("score") is None
     if pairish:
         return PairItem(item_id, prompt, _text(raw, "response_a"),
                         _text(raw, "response_b"), reference,
+                        None if unlabelled else
                         _str(raw, "label", "label", allowed=PAIR_LABELS), source)
     response = _text(raw, "response")
+    if unlabelled:
+        return PointItem(item_id, prompt, response, reference, None, None, source)
     label = raw.get("label")
     score = raw.get("score")
     score_field = "score"
@@ -440,7 +454,9 @@ RecordedValue = float | bool | str | None
 class Recorded:
     """One logged judge verdict. A pairwise verdict names the better response by
     its item label (``a``/``b``/``tie``) whatever order it was shown in; ``order``
-    says which was shown first. ``variant`` says which probe text was judged."""
+    says which was shown first (a record in the positional form, ``position``, is
+    mapped to the item label on reading). ``variant`` says which probe text was
+    judged; ``strength`` how strongly a pairwise preference was stated."""
 
     id: str
     order: Order
@@ -449,6 +465,8 @@ class Recorded:
     raw: str
     variant: Variant
     source: str
+    strength: str | None = None
+    """``strong`` (``A>>B``), ``slight`` (``A>B``), or None: not stated."""
 
     @property
     def slot(self) -> Slot:
@@ -493,15 +511,21 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
     sample = raw.get("sample", 0)
     if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
         raise _Bad("sample", f"got {_got(sample)}; expected an integer >= 0")
-    if "verdict" not in raw:
-        raise _Bad("verdict", "missing; expected the verdict, or null when unscored")
     item_id = _str(raw, "id", "id")
     kind = kinds.get(item_id) if kinds is not None else None
-    return Recorded(item_id, Order(_str(raw, "order", "order", allowed=[o.value for o in Order]))
-                    if "order" in raw else Order.AB, sample, _verdict(raw, scale, kind),
-                    _str(raw, "raw", "raw", required=False),
+    order = (Order(_str(raw, "order", "order", allowed=[o.value for o in Order]))
+             if "order" in raw else Order.AB)
+    if "position" in raw:
+        verdict: RecordedValue = positional(raw, order.first, order.second, kind)
+    elif "verdict" not in raw:
+        raise _Bad("verdict", "missing; expected the verdict (or null when unscored), or "
+                   "'position' with 'order' (the response shown first, second or a tie)")
+    else:
+        verdict = _verdict(raw, scale, kind)
+    return Recorded(item_id, order, sample, verdict, _str(raw, "raw", "raw", required=False),
                     Variant(_str(raw, "variant", "variant", allowed=[v.value for v in Variant]))
-                    if "variant" in raw else Variant.ORIGINAL, source)
+                    if "variant" in raw else Variant.ORIGINAL, source,
+                    strength_of(raw, verdict))
 
 
 def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,

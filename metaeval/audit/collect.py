@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from metaeval.judge_items import (
@@ -30,8 +30,9 @@ from metaeval.judge_items import (
     Slot,
     Variant,
 )
-from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, unscored_reply
+from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, Mode, Scale, unscored_reply
 from metaeval.judges.cache import CachedJudge
+from metaeval.judges.reply import ReplyRule
 from metaeval.judges.spec import concurrency_of
 
 Decision = float | bool | str | None
@@ -71,6 +72,9 @@ class VerdictTable:
     decisions: dict[Slot, tuple[Decision, ...]] = field(default_factory=dict)
     raw: dict[Slot, tuple[str, ...]] = field(default_factory=dict)
     calls: Calls = Calls()
+    strength: dict[Slot, tuple[str | None, ...]] = field(default_factory=dict)
+    """Each sample's stated strength of a pairwise preference (``strong``/``slight``),
+    None where none was stated; a slot no sample stated one for may be absent."""
 
     def samples(self, item: str, variant: Variant = Variant.ORIGINAL, order: Order = Order.AB
                 ) -> tuple[Decision, ...]:
@@ -240,11 +244,13 @@ def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
                 progress(len(replies), len(asks))
     decisions: dict[Slot, list[Decision]] = {}
     raw: dict[Slot, list[str]] = {}
+    strength: dict[Slot, list[str | None]] = {}
     made = cached = failed = 0
     why: list[str] = []
     for (slot, _, _, read), reply in zip(asks, replies, strict=True):
         decisions.setdefault(slot, []).append(read(reply))
         raw.setdefault(slot, []).append(reply.raw)
+        strength.setdefault(slot, []).append(reply.strength)
         cached += reply.call.cached
         made += reply.call.called and not reply.call.cached
         failed += reply.call.failed
@@ -252,7 +258,31 @@ def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
             why.append(reply.reason or "no reason given")
     return VerdictTable({k: tuple(v) for k, v in decisions.items()},
                         {k: tuple(v) for k, v in raw.items()},
-                        Calls(made, cached, failed, failure_reasons(why)))
+                        Calls(made, cached, failed, failure_reasons(why)),
+                        {k: tuple(v) for k, v in strength.items()})
+
+
+def reread(records: Sequence[Recorded], rule: ReplyRule, scale: Scale,
+           kinds: Mapping[str, Mode]) -> tuple[Recorded, ...]:
+    """``records`` with each verdict read again from its ``raw`` text by ``rule``
+    (``--reply``), as a live reply would be read: a pairwise reply names the response
+    shown first or second, mapped through the record's ``order``; one the rule cannot
+    read is unscored. A record of an item not loaded is left as it is."""
+    out = []
+    for record in records:
+        kind = kinds.get(record.id)
+        if kind is Mode.PAIRWISE:
+            reply = rule.pairwise(record.raw)
+            out.append(replace(record, verdict=_pairwise(reply, order=record.order),
+                               strength=reply.strength if reply.value in (Choice.A, Choice.B)
+                               else None))
+        elif kind is Mode.POINTWISE:
+            value = rule.pointwise(record.raw, scale).value
+            out.append(replace(record, verdict=None if isinstance(value, Choice) else value,
+                               strength=None))
+        else:
+            out.append(record)
+    return tuple(out)
 
 
 def recorded_table(records: Sequence[Recorded]) -> VerdictTable:
@@ -260,11 +290,14 @@ def recorded_table(records: Sequence[Recorded]) -> VerdictTable:
     ordered = sorted(records, key=lambda r: (r.id, r.variant.value, r.order.value, r.sample))
     decisions: dict[Slot, list[Decision]] = {}
     raw: dict[Slot, list[str]] = {}
+    strength: dict[Slot, list[str | None]] = {}
     for r in ordered:
         decisions.setdefault(r.slot, []).append(r.verdict)
         raw.setdefault(r.slot, []).append(r.raw)
+        strength.setdefault(r.slot, []).append(r.strength)
     return VerdictTable({k: tuple(v) for k, v in decisions.items()},
-                        {k: tuple(v) for k, v in raw.items()})
+                        {k: tuple(v) for k, v in raw.items()},
+                        strength={k: tuple(v) for k, v in strength.items()})
 
 
 def item_ids(items: JudgeItems) -> set[str]:

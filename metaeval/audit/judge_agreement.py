@@ -196,6 +196,7 @@ def recorded_in(table: VerdictTable, item: str, order: Order) -> bool:
 
 
 def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgreement | None:
+    """Agreement of the judge with people on ``items``, which must all be labelled."""
     if not items:
         return None
     orders: list[OrderAgreement] = []
@@ -204,7 +205,7 @@ def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgre
         present = [i for i in items if recorded_in(table, i.id, order)]
         if not present:
             continue  # an order never recorded has no row
-        human = [i.label for i in present]
+        human = [i.label or "" for i in present]  # only labelled items are given
         judged = [_pair_label(table.decided(i.id, order=order)) for i in present]
         verdicts[order] = {i.id: j for i, j in zip(present, judged, strict=True)}
         correct = sum(h == j for h, j in zip(human, judged, strict=True))

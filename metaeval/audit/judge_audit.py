@@ -10,7 +10,7 @@ This module must never let a void audit or a missing measurement read as a pass.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from metaeval.audit.bars import DEFAULT_BARS, Bars
@@ -34,6 +34,7 @@ from metaeval.audit.probes import (
     length_probe,
     position_probe,
 )
+from metaeval.audit.strength import Strengths, strengths
 from metaeval.judge_items import FILES, JudgeItems, Order, Slot, Variant
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
@@ -145,6 +146,8 @@ class JudgeAudit:
     temperature_known: bool = True
     """False for a recorded judge metaeval cannot build: the log does not say."""
     probe_plan: ProbePlan | None = None
+    strength: Strengths | None = None
+    """How strongly the pairwise preferences were stated, when the log or reply says."""
 
 
 class ProbeSource(Enum):
@@ -237,6 +240,13 @@ def run_controls(items: JudgeItems, bars: Bars) -> Controls:
     for control, expected in ((BiasedJudge(), ProbeStatus.FOUND),
                               (SteadyJudge(), ProbeStatus.CLEAN)):
         table = ask_judge(control, probe_items)
+        if isinstance(control, BiasedJudge) and items.pairwise:
+            # Its planted pairwise length bias (the longer of two very unequal responses
+            # wins in both orders) hid its position bias on real pairs of unequal length
+            # (AlpacaEval's), voiding audits: the position check asks it without it.
+            shown = ask_judge(replace(control, pair_length=False),
+                              JudgeItems(pairwise=items.pairwise))
+            table = replace(table, decisions={**table.decisions, **shown.decisions})
         for n, (origin, subset) in enumerate(by_origin(probe_items)):
             probes = run_probes(subset, table, control.scale, bars)
             for name, status in probes.statuses().items():
@@ -340,8 +350,11 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                           | ({Mode.PAIRWISE} if pairwise else set()))
     labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
     unscored, verdicts = _unscored(table, measured)
-    point = point_agreement(measured.pointwise, table, scale, labels)
-    pair = pair_agreement(measured.pairwise, table)
+    # Agreement is with people: an unlabelled item ("label": null, a log as published)
+    # still has its verdicts read by the probes, never compared with a label it lacks.
+    point = point_agreement(tuple(i for i in measured.pointwise if i.labelled), table, scale,
+                            labels)
+    pair = pair_agreement(tuple(p for p in measured.pairwise if p.label is not None), table)
     probes = run_probes(measured, table, scale, bars)
     reasons = tuple(_reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
                              generated))
@@ -350,4 +363,5 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
                       unscored, verdicts, bars, modes, labels=labels,
-                      samples=_samples(table, labelled))
+                      samples=_samples(table, labelled),
+                      strength=strengths(measured.pairwise, table))

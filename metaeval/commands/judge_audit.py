@@ -19,7 +19,14 @@ from pathlib import Path
 from metaeval.audit.bars import DEFAULT_BARS, Bars
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
-from metaeval.audit.collect import Progress, ask_judge, item_ids, probe_costs, recorded_table
+from metaeval.audit.collect import (
+    Progress,
+    ask_judge,
+    item_ids,
+    probe_costs,
+    recorded_table,
+    reread,
+)
 from metaeval.audit.generate import SEED, family, generate, probe_record, within_budget
 from metaeval.audit.judge_audit import (
     AuditSource,
@@ -45,6 +52,7 @@ from metaeval.judges.base import DEFAULT_SCALE, Judge, JudgeIdentity, Mode, Scal
 from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
 from metaeval.judges.cache import CachedJudge, ReplyCache
 from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
+from metaeval.judges.reply import NO_TEMPLATES, ReplyRule, custom_hash, reply_rule
 from metaeval.judges.scales import (
     JudgeAuditSettings,
     configured_audit,
@@ -90,20 +98,32 @@ def load_items(paths: Sequence[Path], labels: tuple[int, int] = (1, 5)) -> Judge
 def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                     declared: Scale | None, scale_from: str,
                     allowed: AllowedModules, judges: JudgesSection,
-                    labels: tuple[int, int] | None, label_pass_at: int | None) -> JudgeAudit:
-    identity, scale = JudgeIdentity(spec, model="recorded"), declared or DEFAULT_SCALE
+                    labels: tuple[int, int] | None, label_pass_at: int | None,
+                    reply: ReplyRule | None = None) -> JudgeAudit:
+    # The rule that reads the log's text is part of who the judge is (as a live
+    # judge's reply rule is): re-read with another rule, it is another judge.
+    identity = JudgeIdentity(spec, model="recorded", prompt_hash="" if reply is None else
+                             custom_hash(NO_TEMPLATES, reply, "recorded"))
+    scale = declared or DEFAULT_SCALE
     built = False
     try:  # a judge we can build lends its identity, so its calibration applies to it
         named = build_judge(spec, allowed=allowed, judges=judges)
     except InputError:
         pass  # a name only: the logs' judge is not one metaeval can build
     else:
+        if reply is not None:
+            raise InputError(f"--reply: judge {spec!r} is one metaeval builds, and its own "
+                             "reply rule is part of its identity; name the log's judge "
+                             "another way to re-read its replies by another rule")
         if declared is not None and declared != named.scale:
             raise InputError(f"{scale_from}: got {describe(declared)}; judge {spec!r} answers "
                              f"on {describe(named.scale)} (its own config); declare no scale "
                              "for it")
         identity, scale, built = named.identity, named.scale, True
-    records, errors = load_recorded(recorded, scale, item_kinds(items))
+    kinds = item_kinds(items)
+    records, errors = load_recorded(recorded, scale, kinds)
+    if reply is not None:
+        records = reread(records, reply, scale, kinds)
     if not records and errors:
         raise _fail(errors)
     known = item_ids(items)
@@ -129,7 +149,8 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
                     judges: JudgesSection = NO_JUDGES, labels: tuple[int, int] | None = None,
                     label_pass_at: int | None = None,
                     probes: ProbeSettings = ProbeSettings(),
-                    notify: Callable[[str], None] | None = None) -> JudgeAudit:
+                    notify: Callable[[str], None] | None = None,
+                    reply: ReplyRule | None = None) -> JudgeAudit:
     """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
     unless None), or read from ``recorded`` with no call made. ``scale`` declares
     the recorded judge's scale (``scale_from`` says where it was declared); a
@@ -139,9 +160,13 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     label range and pass mark (see ``label_scale``). Bad item lines (``items.errors``)
     and bad recorded lines end in the audit's ``errors``: named, left out. ``probes``:
     which length and injection probes to run (see ``ProbeSettings``); ``notify`` is
-    told, before a live judge is asked, what the probes will cost."""
+    told, before a live judge is asked, what the probes will cost. ``reply``
+    (``--reply``): read each recorded ``raw`` text again by this rule."""
+    if reply is not None and recorded is None:
+        raise InputError("--reply: applies to --recorded only; a live judge's replies are "
+                         "read by its own rule ('reply' under [tool.metaeval.judges.NAME])")
     audit = _audit(spec, items, recorded, samples, cache, bars, progress, scale, scale_from,
-                   allowed, judges, labels, label_pass_at, probes, notify)
+                   allowed, judges, labels, label_pass_at, probes, notify, reply)
     return replace(audit, errors=items.errors + audit.errors)
 
 
@@ -150,7 +175,8 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
            scale_from: str, allowed: AllowedModules, judges: JudgesSection,
            labels: tuple[int, int] | None, label_pass_at: int | None,
            probes: ProbeSettings = ProbeSettings(),
-           notify: Callable[[str], None] | None = None) -> JudgeAudit:
+           notify: Callable[[str], None] | None = None,
+           reply: ReplyRule | None = None) -> JudgeAudit:
     if samples is not None and samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:
@@ -166,7 +192,7 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
             raise InputError("--probe-budget: applies to a live judge only; with --recorded "
                              "no call is made")
         audit = _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed,
-                                judges, labels, label_pass_at)
+                                judges, labels, label_pass_at, reply)
         return replace(audit, probe_plan=plan_of(ProbeSource.FILES, items, probes.seed))
     if scale is not None:
         raise InputError(f"{scale_from}: applies to --recorded only; a live judge answers "
@@ -268,6 +294,9 @@ class JudgeAuditRequest:
     """``--write-probes``: write the generated probes here (the probe file format)."""
     probe_budget: int | None = None
     """``--probe-budget``: the most calls the probes may make to a live judge."""
+    reply: str | None = None
+    """``--reply``: re-read the recorded replies' ``raw`` text by this rule (a preset
+    or a pattern); None: the recorded verdicts as they are."""
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
@@ -329,7 +358,9 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
                             progress=progress, scale=scale, scale_from=scale_from,
                             allowed=config.allowed_modules, judges=config.judges,
                             labels=labels, label_pass_at=label_pass, probes=probes,
-                            notify=notify)
+                            notify=notify,
+                            reply=None if request.reply is None else
+                            reply_rule(request.reply, where="--reply"))
     return JudgeAuditResult(audit, config.root)
 
 

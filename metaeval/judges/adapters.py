@@ -72,7 +72,8 @@ def _reply(completion: Completion, read: Callable[[str], JudgeReply]) -> JudgeRe
     if completion.failure:
         return unscored_reply(completion.failure, completion.text, completion.call)
     reply = read(completion.text)
-    return JudgeReply(reply.value, reply.raw, reply.reason, completion.call)
+    return JudgeReply(reply.value, reply.raw, reply.reason, completion.call,
+                      reply.strength)
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,9 @@ class JudgeReply:
     raw: str = ""
     reason: str = ""
     call: CallInfo = CallInfo()
+    strength: str | None = None
+    """How strongly a pairwise preference was stated (``strong``: ``A>>B``, ``slight``:
+    ``A>B``), when the reply rule reads one (the ``arena`` preset); else None."""
 
     @property
     def unscored(self) -> bool:

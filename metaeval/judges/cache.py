@@ -32,6 +32,7 @@ from metaeval.judges.base import (
     Scale,
     Value,
 )
+from metaeval.judges.reply import ReplyRule
 from metaeval.untrusted_json import JsonInputError, parse_json
 
 DEFAULT_PATH = Path(".metaeval") / "judge-cache.sqlite"
@@ -202,7 +203,7 @@ class CachedJudge:
                                                        reference], sample)
         hit = self.cache.get(key)
         if hit is not None:
-            return hit
+            return self._strength(hit)
         reply = self.inner.compare(prompt, response_a, response_b, reference=reference,
                                    sample=sample)
         return self._store(key, reply)
@@ -220,6 +221,16 @@ class CachedJudge:
         key = cache_key(self.identity, Mode.PAIRWISE, [prompt, response_a, response_b,
                                                        reference], sample)
         return self.cache.get(key) is not None
+
+    def _strength(self, hit: JudgeReply) -> JudgeReply:
+        """A cached pairwise reply with the strength its judge's reply rule reads in
+        its text (the cache keeps the text, not the strength), when the rule reads
+        the same verdict there."""
+        rule = getattr(self.inner, "reply", None)
+        if not isinstance(rule, ReplyRule) or hit.value not in (Choice.A, Choice.B):
+            return hit
+        again = rule.pairwise(hit.raw)
+        return replace(hit, strength=again.strength) if again.value == hit.value else hit
 
     def _store(self, key: str, reply: JudgeReply) -> JudgeReply:
         if reply.call.called and not reply.call.failed:

@@ -140,6 +140,9 @@ class BiasedJudge:
 
     scale: Scale = DEFAULT_SCALE
     modes: frozenset[Mode] = frozenset(Mode)
+    pair_length: bool = True
+    """Whether the pairwise length bias is planted (the position control turns it off,
+    so that it cannot hide the position bias on real pairs of unequal length)."""
 
     @property
     def identity(self) -> JudgeIdentity:
@@ -161,7 +164,7 @@ class BiasedJudge:
         if a != b:
             choice = Choice.A if a else Choice.B
         else:
-            choice = longer(response_a, response_b) or Choice.A
+            choice = (longer(response_a, response_b) if self.pair_length else None) or Choice.A
         return JudgeReply(choice, choice.value, call=CallInfo())
 
 

@@ -2,8 +2,9 @@
 
 ``[tool.metaeval.judges.NAME]`` may name a ``prompt_template`` (a file with
 placeholders) and a ``reply`` rule: a preset (``json``, today's strict rule and
-the default; ``bare``; ``mt-bench``) or a regular expression with a named group
-``score`` (pointwise) or ``winner`` (pairwise, read through ``winner_map``).
+the default; ``bare``; ``mt-bench``; ``arena``, pairwise only) or a regular
+expression with a named group ``score`` (pointwise) or ``winner`` (pairwise, read
+through ``winner_map``).
 Both are part of the judge's identity: change a character of either and it is
 another judge. A reply that does not match its rule is unscored with its text
 kept, never guessed: "on a scale of 1 to 10 I'd give it an 8" is unscored under
@@ -25,7 +26,7 @@ from metaeval.errors import InputError
 from metaeval.judges.base import Choice, JudgeReply, Mode, Scale, unscored_reply
 from metaeval.judges.parse import parse_pairwise, parse_pointwise
 
-PRESETS = ("json", "bare", "mt-bench")
+PRESETS = ("json", "bare", "mt-bench", "arena")
 PATTERN_SECONDS = 0.25
 """CPU time a reply pattern may take on one reply. The pattern is the project's,
 the reply is not: as for ``answer_contains``, the ``regex`` engine bounds the
@@ -37,6 +38,14 @@ _BARE_CHOICES = {"a": Choice.A, "b": Choice.B, "tie": Choice.TIE}
 _MT_VERDICT = re.compile(r"\[\[(A|B|C)\]\]")
 _MT_SCORE = re.compile(r"\[\[([+-]?[0-9]+(?:\.[0-9]+)?)\]\]")
 _MT_CHOICES = {"A": Choice.A, "B": Choice.B, "C": Choice.TIE}
+# Arena-Hard's verdict labels, read as its own judging code reads them: the text
+# upper-cased, every [[...]] of A, B, <, >, = found; two different labels are no verdict.
+_ARENA_VERDICT = re.compile(r"\[\[([AB<>=]+)\]\]")
+ARENA_LABELS: dict[str, tuple[Choice, str | None]] = {
+    "A>>B": (Choice.A, "strong"), "A>B": (Choice.A, "slight"), "A=B": (Choice.TIE, None),
+    "B>A": (Choice.B, "slight"), "B>>A": (Choice.B, "strong")}
+"""The five verdicts of the arena form: the response shown first (A) or second (B),
+and how strongly; any other label (``A<B``, ``A>>>B``) is unscored, never guessed."""
 LABELS = {"a": Choice.A, "b": Choice.B, "tie": Choice.TIE}
 """What a ``winner_map`` maps to: the response shown first (``a``), second (``b``),
 or neither (``tie``)."""
@@ -72,6 +81,8 @@ class ReplyRule:
     @property
     def modes(self) -> frozenset[Mode]:
         """What replies this rule can read."""
+        if self.preset == "arena":
+            return frozenset({Mode.PAIRWISE})
         if not self.pattern:
             return frozenset(Mode)
         groups = regex.compile(self.pattern).groupindex
@@ -102,6 +113,8 @@ class ReplyRule:
         if self.preset == "mt-bench":
             one = _one(_MT_SCORE.findall(raw), "[[N]] rating", raw)
             return one if isinstance(one, JudgeReply) else _score(float(one), scale, raw)
+        if self.preset == "arena":
+            return unscored_reply("the arena reply rule reads pairwise verdicts only", raw)
         return parse_pointwise(raw, scale)
 
     def pairwise(self, raw: str) -> JudgeReply:
@@ -123,6 +136,8 @@ class ReplyRule:
         if self.preset == "mt-bench":
             one = _one(_MT_VERDICT.findall(raw), "[[A]], [[B]] or [[C]] verdict", raw)
             return one if isinstance(one, JudgeReply) else JudgeReply(_MT_CHOICES[one], raw)
+        if self.preset == "arena":
+            return arena_verdict(raw)
         return parse_pairwise(raw)
 
     def _matches(self, raw: str, group: str) -> str | JudgeReply:
@@ -140,6 +155,20 @@ class ReplyRule:
 
 
 JSON_REPLY = ReplyRule()
+
+
+def arena_verdict(raw: str) -> JudgeReply:
+    """``[[A>>B]]``, ``[[A>B]]``, ``[[A=B]]``, ``[[B>A]]``, ``[[B>>A]]`` anywhere in
+    ``raw`` (the same label repeated is one verdict, two different ones none), with
+    the preference's strength; anything else unscored with its text kept."""
+    one = _one(_ARENA_VERDICT.findall(raw.upper()), "[[A>>B]]-style verdict", raw)
+    if isinstance(one, JudgeReply):
+        return one
+    if one not in ARENA_LABELS:
+        return unscored_reply(f"verdict [[{one}]] is none of "
+                              + ", ".join(f"[[{k}]]" for k in ARENA_LABELS), raw)
+    choice, strength = ARENA_LABELS[one]
+    return JudgeReply(choice, raw, strength=strength)
 
 
 def reply_rule(spec: object, winner_map: object = None, *, where: str = "reply") -> ReplyRule:

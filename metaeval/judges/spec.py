@@ -185,8 +185,10 @@ def _own(judge: PromptedJudge, table: dict[str, object], where: str, base: Path)
                                  "pairwise = \"...\"}")
             if mode not in rule.modes:
                 group = "score" if mode is Mode.POINTWISE else "winner"
-                raise InputError(f"{where}.reply: the pattern has no '{group}' group, and the "
-                                 f"judge is configured for {mode.value} use ('modes')")
+                what = (f"the pattern has no '{group}' group" if rule.pattern else
+                        f"the preset {rule.preset!r} reads pairwise verdicts only")
+                raise InputError(f"{where}.reply: {what}, and the judge is configured for "
+                                 f"{mode.value} use ('modes')")
     else:
         modes = (templates.modes or frozenset(Mode)) & rule.modes
         if not modes:

@@ -20,6 +20,7 @@ from metaeval.audit.judge_audit import AuditSource, Controls, JudgeAudit, ProbeP
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.pair_probes import PairFlipResult
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
+from metaeval.audit.strength import Strengths
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.report.escape import one_line
 
@@ -64,6 +65,24 @@ def _pair(p: PairAgreement | None) -> JsonValue:
             "not_recorded": [o for o in ("ab", "ba") if o not in orders],
             "both_orders": p.both_orders, "consistent": p.consistent,
             "consistency": round(p.consistency, 4) if p.both_orders else None}
+
+
+def _strength(s: Strengths | None) -> JsonValue:
+    """Stated strengths (A>>B strong, A>B slight); null when no verdict states one."""
+    if s is None:
+        return None
+    return {"orders": {o.order.value: {"strong": o.strong, "slight": o.slight,
+                                       "unstated": o.unstated} for o in s.orders},
+            "flips": {"strong": s.strong_flips, "slight": s.slight_flips,
+                      "unstated": s.unstated_flips}}
+
+
+def strength_line(s: Strengths) -> str:
+    orders = "; ".join(f"{o.order.value} strong {o.strong}, slight {o.slight}"
+                       + (f", unstated {o.unstated}" if o.unstated else "") for o in s.orders)
+    return (f"  preference strength: {orders}; position flips: strong {s.strong_flips}, "
+            f"slight {s.slight_flips}" + (f", unstated {s.unstated_flips}"
+                                          if s.unstated_flips else ""))
 
 
 def _position(r: PositionResult) -> JsonObject:
@@ -172,7 +191,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                              "source": "the recorded samples" if a.source is AuditSource.RECORDED
                              else "--samples",
                              "aggregate": AGGREGATE, "reason": a.self_consistency.reason},
-        "position": _position(a.probes.position),
+        "position": {**_position(a.probes.position), "strength": _strength(a.strength)},
         "length": _length(a.probes.length),
         "injection": _injection(a.probes.injection),
         "pairwise_length": _pair_flips(a.probes.pair_length),
@@ -256,6 +275,8 @@ def audit_text(a: JudgeAudit) -> str:
                f"vs chance {pos.chance:g}, alpha {pos.alpha:g})"
                + (f"; {pos.one_order} pair(s) recorded in one order only, left out"
                   if pos.one_order else ""))
+    if a.strength is not None:
+        out.append(strength_line(a.strength))
     if ln.status is ProbeStatus.NOT_RUN:
         out.append(f"length bias: {NOT_RUN}")
     else:

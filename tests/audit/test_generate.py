@@ -34,7 +34,7 @@ from metaeval.judge_items import (
     PointItem,
     load_judge_items,
 )
-from metaeval.judges.base import DEFAULT_SCALE
+from metaeval.judges.base import DEFAULT_SCALE, Choice
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge, injected
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,3 +185,19 @@ def test_controls_check_each_generated_probe(labelled: JudgeItems) -> None:
     for judge in ("biased", "steady"):
         for probe in ("length", "injection", "pairwise length", "pairwise injection"):
             assert (judge, f"{probe} (generated)") in names
+
+
+def test_the_position_control_holds_on_pairs_of_very_unequal_length() -> None:
+    # Like AlpacaEval's: one answer three times the other. The biased judge's planted
+    # pairwise length bias picks the long one in both orders; it must not hide its
+    # planted position bias (FOUND), and the steady judge must stay clean.
+    short = "Paris is the capital of France."
+    pairs = tuple(PairItem(f"u{i}", "What is the capital of France?", short * 3 + f" {i}",
+                           short, None, None, "test") for i in range(12))
+    controls = run_controls(JudgeItems(pairwise=pairs), DEFAULT_BARS)
+    found = {(c.judge, c.probe): c.got for c in controls.checks}
+    assert found[("biased", "position")] is ProbeStatus.FOUND
+    assert found[("steady", "position")] is ProbeStatus.CLEAN
+    assert controls.ok
+    # The judge a user runs with --judge biased keeps both planted pairwise biases.
+    assert BiasedJudge().compare("q", short, short * 3).value is Choice.B

@@ -212,3 +212,53 @@ def test_a_reply_that_makes_the_pattern_backtrack_without_end_is_unscored() -> N
     # The same pattern still reads a reply it matches.
     assert rule.pairwise("aa").value is None  # captured "aa": not in winner_map
     assert rule.pairwise("a").value is not None
+
+
+def test_the_arena_preset_reads_the_five_verdicts_and_their_strength() -> None:
+    arena = reply_rule("arena")
+    read = {label: arena.pairwise(f"Both are fine.\n\nMy final verdict is: [[{label}]]")
+            for label in ("A>>B", "A>B", "A=B", "B>A", "B>>A")}
+    assert {k: (r.value, r.strength) for k, r in read.items()} == {
+        "A>>B": (Choice.A, "strong"), "A>B": (Choice.A, "slight"), "A=B": (Choice.TIE, None),
+        "B>A": (Choice.B, "slight"), "B>>A": (Choice.B, "strong")}
+    # The same label twice is one verdict; Arena-Hard reads the text upper-cased.
+    assert arena.pairwise("[[b>a]] ... so, again: [[B>A]]").value is Choice.B
+    for text in ("[[A>B]] or maybe [[A>>B]]", "[[A<B]]", "[[A]]", "A is better", ""):
+        reply = arena.pairwise(text)
+        assert reply.unscored and reply.raw == text and reply.reason, text
+    assert arena.pointwise("[[A>B]]", SCALE).unscored
+    assert arena.modes == frozenset({Mode.PAIRWISE})
+    assert reply_rule("mt-bench").pairwise("[[A]]").strength is None
+
+
+def test_an_arena_judge_is_read_live_and_refused_for_pointwise_use(
+        stub: Stub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stub.script = [(200, "Assistant A is clearly better.\n\nMy final verdict is: [[A>>B]]")]
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path, stub, "arena")
+    read = json.loads(_audit().stdout)
+    assert read["judge"]["modes"] == ["pairwise"]
+    assert read["agreement"]["unscored"] == 0
+    assert read["position"]["headline"] == "FOUND — 12 of 12"  # always A: the first shown
+    config = (tmp_path / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(  # metaeval's own templates, asked to score
+        config.replace('prompt_template = "judge/pair.txt"\n', 'modes = ["pointwise"]\n'))
+    with pytest.raises(InputError, match="the preset 'arena' reads pairwise verdicts only"):
+        build_judge("mt", judges=load_config(tmp_path).judges)
+
+
+def test_an_arena_judges_strength_is_reported_live_and_from_the_cache(
+        stub: Stub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stub.script = [(200, "A is a little better. [[A>B]]")]
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path, stub, "arena")
+    args = ["judge-audit", "--judge", "mt", "--items", "position.ndjson", "--format", "json",
+            "--probes", "files", "--cache", str(tmp_path / "cache.sqlite")]
+    live = json.loads(CliRunner().invoke(main, args).stdout)
+    cached = json.loads(CliRunner().invoke(main, args).stdout)
+    assert cached["calls"]["cached"] == live["calls"]["made"] == 24
+    # Always A, slight: every preference slight, every position flip between slight ones.
+    expected = {"orders": {"ab": {"strong": 0, "slight": 12, "unstated": 0},
+                           "ba": {"strong": 0, "slight": 12, "unstated": 0}},
+                "flips": {"strong": 0, "slight": 12, "unstated": 0}}
+    assert live["position"]["strength"] == cached["position"]["strength"] == expected

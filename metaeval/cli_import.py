@@ -1,0 +1,128 @@
+"""``metaeval judge-import FORMAT LOG``: a published judge log, as its tool wrote it,
+into judge items and recorded verdicts for ``judge-audit --recorded``. Parses the
+flags and calls one importer of ``metaeval.importers``; never maps a field itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from metaeval.cli_parts import echo, user_errors
+from metaeval.importers.common import Converted
+from metaeval.llmbar import write_ndjson
+
+LOG = click.argument("log", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+ITEMS = click.option("--items", "items_out", required=True, type=click.Path(path_type=Path),
+                     help="Where to write the judge items (*.ndjson, \"label\": null).")
+RECORDED = click.option("--recorded", "recorded_out", required=True,
+                        type=click.Path(path_type=Path),
+                        help="Where to write the recorded verdicts (JSONL).")
+
+
+def _prefix(default: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    return click.option("--prefix", default=default, show_default=True,
+                        help="Item id prefix.")
+
+
+def _write(converted: Converted, items_out: Path | None, recorded_out: Path,
+           hint: str) -> None:
+    if items_out is not None:
+        write_ndjson(items_out, converted.items)
+        echo(f"{len(converted.items)} items -> {items_out}")
+    write_ndjson(recorded_out, converted.recorded)
+    echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")
+    echo(hint, err=True)
+
+
+@click.group("judge-import")
+def judge_import() -> None:
+    """Convert a published judge log for judge-audit --recorded (no hand mapping)."""
+
+
+@judge_import.command("mt-bench-pair")
+@LOG
+@ITEMS
+@RECORDED
+@_prefix("mt-bench")
+@user_errors
+def mt_bench_pair(log: Path, items_out: Path, recorded_out: Path, prefix: str) -> None:
+    """FastChat llm_judge gpt-4_pair.jsonl: both games of each pair."""
+    from metaeval.importers.mt_bench import convert
+
+    _write(convert(log, single=False, prefix=prefix), items_out, recorded_out,
+           "the positions are mapped; re-read the replies with --reply mt-bench if you wish")
+
+
+@judge_import.command("mt-bench-single")
+@LOG
+@ITEMS
+@RECORDED
+@_prefix("mt-bench")
+@user_errors
+def mt_bench_single(log: Path, items_out: Path, recorded_out: Path, prefix: str) -> None:
+    """FastChat llm_judge gpt-4_single.jsonl: one 1-10 rating per answer."""
+    from metaeval.importers.mt_bench import convert
+
+    _write(convert(log, single=True, prefix=prefix), items_out, recorded_out,
+           "ratings are 1-10: audit with --scale 1-10 (and --pass-at N)")
+
+
+@judge_import.command("arena-hard")
+@LOG
+@ITEMS
+@RECORDED
+@_prefix("arena-hard")
+@user_errors
+def arena_hard(log: Path, items_out: Path, recorded_out: Path, prefix: str) -> None:
+    """Arena-Hard-Auto model_judgment/<judge>/<model>.jsonl: both games, A>>B scores."""
+    from metaeval.importers.arena_hard import convert
+
+    _write(convert(log, prefix=prefix), items_out, recorded_out,
+           "response_a is the baseline (A in game 1); re-read with --reply arena if you wish")
+
+
+@judge_import.command("alpaca-eval")
+@LOG
+@ITEMS
+@RECORDED
+@_prefix("alpaca-eval")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="The annotator's seed, which with each instruction decided the order shown.")
+@user_errors
+def alpaca_eval(log: Path, items_out: Path, recorded_out: Path, prefix: str,
+                seed: int) -> None:
+    """AlpacaEval results/<model>/<annotator>/annotations.json: one order per item."""
+    from metaeval.importers.alpaca_eval import convert
+
+    _write(convert(log, prefix=prefix, seed=seed), items_out, recorded_out,
+           "one order per item: the position probe cannot run on this log")
+
+
+@judge_import.command("codes")
+@LOG
+@RECORDED
+@click.option("--code", "codes", multiple=True, metavar="CODE=MEANING",
+              help="What a code means: first, second, tie or unscored (the position shown), "
+              "or a, b, tie or unscored (the item's response). Every code, once each.")
+@click.option("--id-field", default="id", show_default=True, help="The key of the item id.")
+@click.option("--code-field", default="verdict", show_default=True,
+              help="The key of the code.")
+@click.option("--order-field", default=None, help="The key of the order shown (ab/ba).")
+@click.option("--order", "order", type=click.Choice(["ab", "ba"]), default=None,
+              help="The order shown, for every line of the log.")
+@click.option("--sample-field", default=None, help="The key of the sample index, if any.")
+@user_errors
+def codes(log: Path, recorded_out: Path, codes: tuple[str, ...], id_field: str,
+          code_field: str, order_field: str | None, order: str | None,
+          sample_field: str | None) -> None:
+    """An integer-code log (0/1/2 ...), each code's meaning declared with --code."""
+    from metaeval.errors import InputError
+    from metaeval.importers.codes import convert, parse_codes
+
+    if order is not None and order_field is not None:
+        raise InputError("--order: given with --order-field; expected one of them")
+    _write(convert(log, parse_codes(codes), id_field=id_field, code_field=code_field,
+                   order_field=order_field, order=order, sample_field=sample_field),
+           None, recorded_out, "recorded verdicts only: audit them with your own --items")

@@ -1,0 +1,103 @@
+"""What the judge-log importers share: the converted records, reading a log's
+lines, the file:line errors, and checked fields. Never writes a file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import regex
+
+from metaeval.contract import JsonObject, JsonValue
+from metaeval.errors import InputError
+from metaeval.meta_set import _Bad, _got
+from metaeval.untrusted_json import JsonInputError, LoadError, Record, read_json_file, read_jsonl
+
+Bad = _Bad
+"""A field that cannot be mapped: raised with the field and what was expected."""
+got = _got
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """Judge items and recorded verdicts, as JSON objects ready to be written."""
+
+    items: tuple[JsonObject, ...]
+    recorded: tuple[JsonObject, ...]
+
+
+def jsonl_records(path: Path) -> Iterator[Record]:
+    """Every line of a JSON Lines log; the first unreadable line ends the import."""
+    errors: list[LoadError] = []
+    for record in read_jsonl(path, errors):
+        if errors:
+            break
+        yield record
+    if errors:
+        raise InputError(str(errors[0]))
+
+
+def json_array(path: Path) -> list[JsonValue]:
+    try:
+        data = read_json_file(path)
+    except (OSError, JsonInputError) as e:
+        raise InputError(f"{path}: cannot read: {e}") from e
+    if not isinstance(data, list):
+        raise InputError(f"{path}: got {got(data)}; expected a JSON array of records")
+    return data
+
+
+def text(obj: JsonObject, key: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str):
+        raise Bad(key, f"got {got(value)}; expected a string")
+    return value
+
+
+def as_object(value: JsonValue, field: str = "") -> JsonObject:
+    if not isinstance(value, dict):
+        raise Bad(field, f"got {got(value)}; expected a JSON object")
+    return value
+
+
+def fail_on(errors: Sequence[str], path: Path) -> None:
+    """Raise one InputError naming every record that could not be mapped (at most
+    20 shown), so nothing half-converted is written."""
+    if errors:
+        shown = "\n".join(errors[:20])
+        more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        raise InputError(f"{path}: {len(errors)} record(s) could not be mapped; nothing "
+                         f"written:\n{shown}{more}")
+
+
+def unique(ids: list[str], where: list[str]) -> list[str]:
+    """An error per id used twice, naming both places."""
+    first: dict[str, str] = {}
+    errors = []
+    for item_id, at in zip(ids, where, strict=True):
+        if item_id in first:
+            errors.append(f"{at}: id: got {item_id!r}; expected an id not already used "
+                          f"(first at {first[item_id]})")
+        first.setdefault(item_id, at)
+    return errors
+
+
+MATCH_SECONDS = 1.0
+"""CPU time one layout pattern may take on one prompt text. The text is another
+person's: a prompt crafted to make the pattern backtrack is an error, not a hang."""
+
+
+def layout(pattern: regex.Pattern[str], value: str, field: str, expected: str,
+           *, whole: bool = True) -> regex.Match[str]:
+    """``pattern`` matched on ``value`` (the whole of it, or found in it), within
+    ``MATCH_SECONDS``; raises Bad naming ``field`` when it does not match in time."""
+    try:
+        found = (pattern.fullmatch(value, timeout=MATCH_SECONDS) if whole
+                 else pattern.search(value, timeout=MATCH_SECONDS))
+    except TimeoutError:
+        raise Bad(field, f"took more than {MATCH_SECONDS:g} s to read; expected "
+                  f"{expected}") from None
+    if found is None:
+        raise Bad(field, f"not {expected}")
+    return found
