@@ -22,6 +22,17 @@ from typing import NamedTuple
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import shown
+from metaeval.judge_labels import (
+    NO_CONSENSUS,
+    Annotation,
+    consensus,
+    pair_consensus,
+    pair_label,
+    parse_annotations,
+    parse_category,
+    parse_metadata,
+    point_label,
+)
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
 from metaeval.meta_set import MetaSet, _Bad, _got, _no_unknown, _str, data_files
 from metaeval.untrusted_json import LoadError, Record, load_unique, repeated_id
@@ -29,8 +40,11 @@ from metaeval.untrusted_json import LoadError, Record, load_unique, repeated_id
 ITEM_SUFFIX = ".ndjson"
 PASS_FAIL = ("pass", "fail")
 PAIR_LABELS = ("a", "b", "tie")
-POINT_FIELDS = {"id", "prompt", "response", "reference", "label", "score"}
-PAIR_FIELDS = {"id", "prompt", "response_a", "response_b", "reference", "label"}
+ITEM_META = {"labels", "category", "metadata"}
+"""Optional on a labelled item: several annotators' labels, a scenario, free metadata
+(read by ``metaeval.judge_labels``)."""
+POINT_FIELDS = {"id", "prompt", "response", "reference", "label", "score"} | ITEM_META
+PAIR_FIELDS = {"id", "prompt", "response_a", "response_b", "reference", "label"} | ITEM_META
 PROBE_FORMAT = 1
 """The version of the probe records: ``probe_format`` on a record, if given, must be it."""
 PROBE_META = {"probe_format", "base"}
@@ -98,9 +112,19 @@ class PointItem:
     response: str
     reference: str | None
     verdict: str | None
-    """``pass`` or ``fail``; None when only an integer score was given."""
+    """``pass`` or ``fail``; None when only an integer score was given, or when the
+    annotators' labels have no consensus (then ``score`` is None too)."""
     score: int | None
     source: str
+    annotations: tuple[Annotation, ...] = ()
+    """Each annotator's label (``labels``), when the item has several."""
+    category: str | None = None
+    metadata: JsonObject | None = None
+
+    @property
+    def consensus(self) -> bool:
+        """Whether the item has a single label to measure the judge against."""
+        return self.verdict is not None or self.score is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +137,15 @@ class PairItem:
     response_b: str
     reference: str | None
     label: str
+    """``a``, ``b`` or ``tie``; ``NO_CONSENSUS`` when the annotators' labels tie."""
     source: str
+    annotations: tuple[Annotation, ...] = ()
+    category: str | None = None
+    metadata: JsonObject | None = None
+
+    @property
+    def consensus(self) -> bool:
+        return self.label != NO_CONSENSUS
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,19 +344,31 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) ->
     reference = _reference(raw)
     if fields is not PAIR_FIELDS and fields is not POINT_FIELDS:
         return _probe(raw, fields, item_id, prompt, reference, source)
+    category, metadata = parse_category(raw), parse_metadata(raw)
     if pairish:
+        pair_labels = parse_annotations(raw, pair_label, "one of 'a', 'b', 'tie'")
+        pair = (_str(raw, "label", "label", allowed=PAIR_LABELS)
+                if "label" in raw or not pair_labels else pair_consensus(pair_labels))
         return PairItem(item_id, prompt, _text(raw, "response_a"),
-                        _text(raw, "response_b"), reference,
-                        _str(raw, "label", "label", allowed=PAIR_LABELS), source)
+                        _text(raw, "response_b"), reference, pair, source, pair_labels,
+                        category, metadata)
     response = _text(raw, "response")
-    label = raw.get("label")
-    score = raw.get("score")
-    score_field = "score"
-    if isinstance(label, int) and not isinstance(label, bool) and score is None:
-        label, score, score_field = None, label, "label"
     low, high = labels
     integer = (f"an integer {low}-{high} (the label scale; declare another with "
                "--label-scale LOW-HIGH)")
+    annotations = parse_annotations(raw, lambda v: point_label(v, labels),
+                                    f"'pass', 'fail' or {integer}")
+    label: JsonValue = raw.get("label")
+    score = raw.get("score")
+    score_field = "score"
+    if annotations and "label" not in raw and "score" not in raw:
+        agreed = consensus(annotations)
+        if agreed is None:
+            return PointItem(item_id, prompt, response, reference, None, None, source,
+                             annotations, category, metadata)
+        label = agreed
+    if isinstance(label, int) and not isinstance(label, bool) and score is None:
+        label, score, score_field = None, label, "label"
     if label is not None and label not in PASS_FAIL:
         raise _Bad("label", f"got {_got(label)}; expected 'pass', 'fail' or {integer}")
     if score is not None and (isinstance(score, bool) or not isinstance(score, int)
@@ -333,7 +377,9 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) ->
     if label is None and score is None:
         raise _Bad("label", f"missing; expected 'pass', 'fail' or {integer}")
     return PointItem(item_id, prompt, response, reference,
-                     label if isinstance(label, str) else None, score, source)
+                     label if isinstance(label, str) else None, score, source, annotations,
+                     category, metadata)
+
 
 
 def _padded(raw: JsonObject, key: str, response: str) -> str:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from metaeval.audit.bars import DEFAULT_BARS, Bars
+from metaeval.audit.alt_test import PanelReport, panel_reports
+from metaeval.audit.bars import DEFAULT_ALT, DEFAULT_BARS, AltSettings, Bars
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge
 from metaeval.audit.judge_agreement import (
     PairAgreement,
@@ -145,6 +146,10 @@ class JudgeAudit:
     temperature_known: bool = True
     """False for a recorded judge metaeval cannot build: the log does not say."""
     probe_plan: ProbePlan | None = None
+    annotators: tuple[PanelReport, ...] = ()
+    """Per kind of item with several annotators: the human ceiling and the alternative
+    annotator test."""
+    alt: AltSettings = DEFAULT_ALT
 
 
 class ProbeSource(Enum):
@@ -308,18 +313,38 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
     return reasons
 
 
+def alt_reasons(reports: tuple[PanelReport, ...], settings: AltSettings) -> list[str]:
+    """A failed alternative annotator test, when it ran; when the config requires the
+    test, one that could not run (or no item with several annotators) too."""
+    reasons = []
+    for r in reports:
+        alt = r.alt
+        if alt.ran and not alt.passed:
+            reasons.append(f"alternative annotator test failed ({r.mode.value}): winning rate "
+                           f"{alt.omega:.2f} < 0.5 at epsilon {alt.epsilon:g}")
+        elif not alt.ran and settings.required:
+            reasons.append(f"alternative annotator test ({r.mode.value}) not run ({alt.reason})"
+                           "; tool.metaeval.judge_audit.require_alt_test is set")
+    if settings.required and not reports:
+        reasons.append("alternative annotator test not run (no item carries several "
+                       "annotators' labels); tool.metaeval.judge_audit.require_alt_test is set")
+    return reasons
+
+
 def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                 table: VerdictTable, *, source: AuditSource,
                 modes: frozenset[Mode] | None = None,
                 bars: Bars = DEFAULT_BARS, controls: Controls | None = None,
-                labels: Scale | None = None, generated: bool = False) -> JudgeAudit:
+                labels: Scale | None = None, generated: bool = False,
+                alt: AltSettings = DEFAULT_ALT) -> JudgeAudit:
     """Measure and decide. ``modes``: what the judge is audited for (default: what the
     verdicts cover); each needs its probes run. Audited from recorded verdicts,
     items with none are left out (counted in ``not_recorded``); the controls
     always run on every probe. ``labels``: the scale of people's integer labels
     (default: the judge's own when both are 1-5, see ``label_scale``). ``generated``:
     probes were generated for this run, so a pairwise judge needs its pairwise length
-    and injection probes run to gate."""
+    and injection probes run to gate. ``alt``: the alternative annotator test's epsilon
+    and whether the judge must pass it to gate."""
     labels = labels if labels is not None else label_scale(scale)
     controls = controls if controls is not None else run_controls(items, bars)
     measured, missing = items, 0
@@ -343,11 +368,12 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     point = point_agreement(measured.pointwise, table, scale, labels)
     pair = pair_agreement(measured.pairwise, table)
     probes = run_probes(measured, table, scale, bars)
+    panels = panel_reports(measured.pointwise, measured.pairwise, table, scale, labels, alt)
     reasons = tuple(_reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
-                             generated))
+                             generated) + alt_reasons(panels, alt))
     verdict = (AuditVerdict.VOID if not controls.ok else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
                       unscored, verdicts, bars, modes, labels=labels,
-                      samples=_samples(table, labelled))
+                      samples=_samples(table, labelled), annotators=panels, alt=alt)

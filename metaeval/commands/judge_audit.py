@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
-from metaeval.audit.bars import DEFAULT_BARS, Bars
+from metaeval.audit.bars import DEFAULT_ALT, DEFAULT_BARS, AltSettings, Bars, alt_settings
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
 from metaeval.audit.collect import Progress, ask_judge, item_ids, probe_costs, recorded_table
@@ -47,6 +47,7 @@ from metaeval.judges.cache import CachedJudge, ReplyCache
 from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
 from metaeval.judges.scales import (
     JudgeAuditSettings,
+    alt_epsilon,
     configured_audit,
     declared_scale,
     describe,
@@ -90,7 +91,8 @@ def load_items(paths: Sequence[Path], labels: tuple[int, int] = (1, 5)) -> Judge
 def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                     declared: Scale | None, scale_from: str,
                     allowed: AllowedModules, judges: JudgesSection,
-                    labels: tuple[int, int] | None, label_pass_at: int | None) -> JudgeAudit:
+                    labels: tuple[int, int] | None, label_pass_at: int | None,
+                    alt: AltSettings = DEFAULT_ALT) -> JudgeAudit:
     identity, scale = JudgeIdentity(spec, model="recorded"), declared or DEFAULT_SCALE
     built = False
     try:  # a judge we can build lends its identity, so its calibration applies to it
@@ -111,7 +113,7 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
     records = tuple(r for r in records if r.id in known)
     audit = audit_judge(identity, scale, items, recorded_table(records),
                         source=AuditSource.RECORDED, bars=bars,
-                        labels=label_scale(scale, labels, label_pass_at))
+                        labels=label_scale(scale, labels, label_pass_at), alt=alt)
     return replace(audit, errors=audit.errors + tuple(bad), temperature_known=built)
 
 
@@ -129,7 +131,8 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
                     judges: JudgesSection = NO_JUDGES, labels: tuple[int, int] | None = None,
                     label_pass_at: int | None = None,
                     probes: ProbeSettings = ProbeSettings(),
-                    notify: Callable[[str], None] | None = None) -> JudgeAudit:
+                    notify: Callable[[str], None] | None = None,
+                    alt: AltSettings = DEFAULT_ALT) -> JudgeAudit:
     """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
     unless None), or read from ``recorded`` with no call made. ``scale`` declares
     the recorded judge's scale (``scale_from`` says where it was declared); a
@@ -139,9 +142,10 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     label range and pass mark (see ``label_scale``). Bad item lines (``items.errors``)
     and bad recorded lines end in the audit's ``errors``: named, left out. ``probes``:
     which length and injection probes to run (see ``ProbeSettings``); ``notify`` is
-    told, before a live judge is asked, what the probes will cost."""
+    told, before a live judge is asked, what the probes will cost. ``alt``: the
+    alternative annotator test's epsilon and whether it is required to gate."""
     audit = _audit(spec, items, recorded, samples, cache, bars, progress, scale, scale_from,
-                   allowed, judges, labels, label_pass_at, probes, notify)
+                   allowed, judges, labels, label_pass_at, probes, notify, alt)
     return replace(audit, errors=items.errors + audit.errors)
 
 
@@ -150,7 +154,8 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
            scale_from: str, allowed: AllowedModules, judges: JudgesSection,
            labels: tuple[int, int] | None, label_pass_at: int | None,
            probes: ProbeSettings = ProbeSettings(),
-           notify: Callable[[str], None] | None = None) -> JudgeAudit:
+           notify: Callable[[str], None] | None = None,
+           alt: AltSettings = DEFAULT_ALT) -> JudgeAudit:
     if samples is not None and samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:
@@ -166,7 +171,7 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
             raise InputError("--probe-budget: applies to a live judge only; with --recorded "
                              "no call is made")
         audit = _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed,
-                                judges, labels, label_pass_at)
+                                judges, labels, label_pass_at, alt)
         return replace(audit, probe_plan=plan_of(ProbeSource.FILES, items, probes.seed))
     if scale is not None:
         raise InputError(f"{scale_from}: applies to --recorded only; a live judge answers "
@@ -203,7 +208,7 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
             store.close()
     audit = audit_judge(judge.identity, judge.scale, items, table, source=AuditSource.LIVE,
                         modes=judge.modes, bars=bars, labels=people,
-                        generated=source is not ProbeSource.FILES)
+                        generated=source is not ProbeSource.FILES, alt=alt)
     return replace(audit, probe_plan=plan)
 
 
@@ -268,6 +273,9 @@ class JudgeAuditRequest:
     """``--write-probes``: write the generated probes here (the probe file format)."""
     probe_budget: int | None = None
     """``--probe-budget``: the most calls the probes may make to a live judge."""
+    alt_epsilon: float | None = None
+    """``--alt-epsilon``: the alternative annotator test's epsilon; None: the config's
+    ``alt_epsilon``, else by its ``annotators`` kind (see ``alt_settings``)."""
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
@@ -329,7 +337,11 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
                             progress=progress, scale=scale, scale_from=scale_from,
                             allowed=config.allowed_modules, judges=config.judges,
                             labels=labels, label_pass_at=label_pass, probes=probes,
-                            notify=notify)
+                            notify=notify, alt=alt_settings(
+                                None if request.alt_epsilon is None
+                                else alt_epsilon(request.alt_epsilon, "--alt-epsilon"),
+                                settings.alt_epsilon, settings.annotators,
+                                settings.require_alt_test))
     return JudgeAuditResult(audit, config.root)
 
 

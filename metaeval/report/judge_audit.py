@@ -21,11 +21,12 @@ from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.pair_probes import PairFlipResult
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.report.annotators import annotators_document, annotators_lines
 
 NOT_RUN = "not run (no probe items with verdicts)"
 KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injection",
         "pairwise_length", "pairwise_injection", "probes", "controls", "calls", "verdict",
-        "reasons", "errors")
+        "reasons", "errors", "annotators")
 
 
 def _value(v: Value) -> JsonObject:
@@ -174,6 +175,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
         "verdict": a.verdict.value,
         "reasons": list(a.reasons),
         "errors": [str(e) for e in a.errors],
+        "annotators": annotators_document(a.annotators),
     }
 
 
@@ -233,6 +235,7 @@ def audit_text(a: JudgeAudit) -> str:
             f"({q.consistency:.2f})" if q.both_orders else "no item recorded in both orders")
             + (f"; order {', '.join(missing)} not recorded" if missing else ""))
         out.append("")
+    out.extend(annotators_lines(a.annotators))
     sc = a.self_consistency
     out.append(f"self-consistency: {sc.reason}" if sc.reason else
                f"self-consistency: Agreement^{sc.samples} {sc.rate:.2f} "
