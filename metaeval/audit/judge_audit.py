@@ -15,6 +15,7 @@ from enum import Enum
 
 from metaeval.audit.alt_test import PanelReport, panel_reports
 from metaeval.audit.bars import DEFAULT_ALT, DEFAULT_BARS, AltSettings, Bars
+from metaeval.audit.breakdown import CategoryFigures, by_category
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge
 from metaeval.audit.judge_agreement import (
     PairAgreement,
@@ -150,6 +151,8 @@ class JudgeAudit:
     """Per kind of item with several annotators: the human ceiling and the alternative
     annotator test."""
     alt: AltSettings = DEFAULT_ALT
+    by_category: tuple[CategoryFigures, ...] | None = None
+    """``--by category``: the figures of each category; None when not asked."""
 
 
 class ProbeSource(Enum):
@@ -336,7 +339,7 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                 modes: frozenset[Mode] | None = None,
                 bars: Bars = DEFAULT_BARS, controls: Controls | None = None,
                 labels: Scale | None = None, generated: bool = False,
-                alt: AltSettings = DEFAULT_ALT) -> JudgeAudit:
+                alt: AltSettings = DEFAULT_ALT, by: str | None = None) -> JudgeAudit:
     """Measure and decide. ``modes``: what the judge is audited for (default: what the
     verdicts cover); each needs its probes run. Audited from recorded verdicts,
     items with none are left out (counted in ``not_recorded``); the controls
@@ -344,7 +347,8 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     (default: the judge's own when both are 1-5, see ``label_scale``). ``generated``:
     probes were generated for this run, so a pairwise judge needs its pairwise length
     and injection probes run to gate. ``alt``: the alternative annotator test's epsilon
-    and whether the judge must pass it to gate."""
+    and whether the judge must pass it to gate. ``by``: ``"category"`` breaks the
+    figures down by the items' category too (see ``metaeval.audit.breakdown``)."""
     labels = labels if labels is not None else label_scale(scale)
     controls = controls if controls is not None else run_controls(items, bars)
     measured, missing = items, 0
@@ -376,4 +380,6 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
                       unscored, verdicts, bars, modes, labels=labels,
-                      samples=_samples(table, labelled), annotators=panels, alt=alt)
+                      samples=_samples(table, labelled), annotators=panels, alt=alt,
+                      by_category=None if by is None else by_category(
+                          measured, table, scale, labels, bars, alt))

@@ -17,6 +17,7 @@ from datetime import date
 from pathlib import Path
 
 from metaeval.audit.bars import DEFAULT_ALT, DEFAULT_BARS, AltSettings, Bars, alt_settings
+from metaeval.audit.breakdown import BY
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
 from metaeval.audit.collect import Progress, ask_judge, item_ids, probe_costs, recorded_table
@@ -92,7 +93,7 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                     declared: Scale | None, scale_from: str,
                     allowed: AllowedModules, judges: JudgesSection,
                     labels: tuple[int, int] | None, label_pass_at: int | None,
-                    alt: AltSettings = DEFAULT_ALT) -> JudgeAudit:
+                    alt: AltSettings = DEFAULT_ALT, by: str | None = None) -> JudgeAudit:
     identity, scale = JudgeIdentity(spec, model="recorded"), declared or DEFAULT_SCALE
     built = False
     try:  # a judge we can build lends its identity, so its calibration applies to it
@@ -113,7 +114,7 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
     records = tuple(r for r in records if r.id in known)
     audit = audit_judge(identity, scale, items, recorded_table(records),
                         source=AuditSource.RECORDED, bars=bars,
-                        labels=label_scale(scale, labels, label_pass_at), alt=alt)
+                        labels=label_scale(scale, labels, label_pass_at), alt=alt, by=by)
     return replace(audit, errors=audit.errors + tuple(bad), temperature_known=built)
 
 
@@ -132,7 +133,7 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
                     label_pass_at: int | None = None,
                     probes: ProbeSettings = ProbeSettings(),
                     notify: Callable[[str], None] | None = None,
-                    alt: AltSettings = DEFAULT_ALT) -> JudgeAudit:
+                    alt: AltSettings = DEFAULT_ALT, by: str | None = None) -> JudgeAudit:
     """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
     unless None), or read from ``recorded`` with no call made. ``scale`` declares
     the recorded judge's scale (``scale_from`` says where it was declared); a
@@ -143,9 +144,12 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     and bad recorded lines end in the audit's ``errors``: named, left out. ``probes``:
     which length and injection probes to run (see ``ProbeSettings``); ``notify`` is
     told, before a live judge is asked, what the probes will cost. ``alt``: the
-    alternative annotator test's epsilon and whether it is required to gate."""
+    alternative annotator test's epsilon and whether it is required to gate; ``by``:
+    ``"category"`` adds the figures of each category."""
+    if by is not None and by not in BY:
+        raise InputError(f"--by: got {by!r}; expected one of {', '.join(map(repr, BY))}")
     audit = _audit(spec, items, recorded, samples, cache, bars, progress, scale, scale_from,
-                   allowed, judges, labels, label_pass_at, probes, notify, alt)
+                   allowed, judges, labels, label_pass_at, probes, notify, alt, by)
     return replace(audit, errors=items.errors + audit.errors)
 
 
@@ -155,7 +159,7 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
            labels: tuple[int, int] | None, label_pass_at: int | None,
            probes: ProbeSettings = ProbeSettings(),
            notify: Callable[[str], None] | None = None,
-           alt: AltSettings = DEFAULT_ALT) -> JudgeAudit:
+           alt: AltSettings = DEFAULT_ALT, by: str | None = None) -> JudgeAudit:
     if samples is not None and samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:
@@ -171,7 +175,7 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
             raise InputError("--probe-budget: applies to a live judge only; with --recorded "
                              "no call is made")
         audit = _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed,
-                                judges, labels, label_pass_at, alt)
+                                judges, labels, label_pass_at, alt, by)
         return replace(audit, probe_plan=plan_of(ProbeSource.FILES, items, probes.seed))
     if scale is not None:
         raise InputError(f"{scale_from}: applies to --recorded only; a live judge answers "
@@ -208,7 +212,7 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
             store.close()
     audit = audit_judge(judge.identity, judge.scale, items, table, source=AuditSource.LIVE,
                         modes=judge.modes, bars=bars, labels=people,
-                        generated=source is not ProbeSource.FILES, alt=alt)
+                        generated=source is not ProbeSource.FILES, alt=alt, by=by)
     return replace(audit, probe_plan=plan)
 
 
@@ -276,6 +280,8 @@ class JudgeAuditRequest:
     alt_epsilon: float | None = None
     """``--alt-epsilon``: the alternative annotator test's epsilon; None: the config's
     ``alt_epsilon``, else by its ``annotators`` kind (see ``alt_settings``)."""
+    by: str | None = None
+    """``--by``: ``category`` breaks the figures down by the items' category."""
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
@@ -341,7 +347,7 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
                                 None if request.alt_epsilon is None
                                 else alt_epsilon(request.alt_epsilon, "--alt-epsilon"),
                                 settings.alt_epsilon, settings.annotators,
-                                settings.require_alt_test))
+                                settings.require_alt_test), by=request.by)
     return JudgeAuditResult(audit, config.root)
 
 

@@ -67,7 +67,8 @@ def annotators_document(reports: tuple[PanelReport, ...]) -> JsonValue:
             for r in reports]
 
 
-def _v(v: Value) -> str:
+def figure(v: Value) -> str:
+    """A figure to two places, or why it was not computed."""
     return f"{v.value:.2f}" if computed(v) else f"not computed ({v.reason})"
 
 
@@ -85,10 +86,10 @@ def annotators_lines(reports: tuple[PanelReport, ...]) -> list[str]:
                    + (f", {a.no_consensus} with no consensus label (left out of the "
                       "agreement above)" if a.no_consensus else ""))
         out.append(f"  human ceiling, annotators with each other: Krippendorff's alpha "
-                   f"{_v(a.alpha)}; mean pairwise kappa {_v(a.kappa)} ({a.pairs} pairs); "
+                   f"{figure(a.alpha)}; mean pairwise kappa {figure(a.kappa)} ({a.pairs} pairs); "
                    f"same label {_s(a.agreement)}")
         out.append(f"  judge with the annotators:                 alpha with the judge "
-                   f"{_v(a.judge_alpha)}; mean kappa {_v(a.judge_kappa)} ({a.judge_pairs} "
+                   f"{figure(a.judge_alpha)}; mean kappa {figure(a.judge_kappa)} ({a.judge_pairs} "
                    f"annotators); same label {_s(a.judge_agreement)}")
         head = (f"alternative annotator test ({r.mode.value}; {t.scoring}; epsilon "
                 f"{t.epsilon:g}, {t.epsilon_from}; Benjamini-Yekutieli q {t.q:g}): ")
