@@ -342,6 +342,9 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
               help="The alternative annotator test's epsilon, the judge's allowed "
               "disadvantage [default: [tool.metaeval.judge_audit] alt_epsilon, else by its "
               "annotators: 0.2 experts, 0.15 skilled, 0.1 crowd (the default)].")
+@click.option("--label-classes", "label_classes", metavar="A,B,...", default=None,
+              help="Classes of categorical labels (e.g. which policy a response violates) "
+              "[default: [tool.metaeval.judge_audit] label_classes]; --recorded only.")
 @click.option("--by", "by", type=click.Choice(["category"]), default=None,
               help="Also break agreement, the position probe and the annotators' figures "
               "down by the items' category.")
@@ -361,7 +364,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
                 label_pass_at: int | None, kappa_bar: float | None, tpr_bar: float | None,
                 tnr_bar: float | None, unscored_bar: float | None, alpha: float | None,
                 probes: str | None, write_probes: Path | None, probe_budget: int | None,
-                alt_epsilon: float | None, by: str | None, write: bool,
+                alt_epsilon: float | None, label_classes: str | None, by: str | None,
+                write: bool,
                 calibration_path: Path | None,
                 html_path: Path | None, summary_path: Path | None, fmt: str) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
@@ -388,7 +392,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     request = JudgeAuditRequest(
         spec, items_paths, recorded, samples, scale_text, pass_at, cache_path, no_cache,
         {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at,
-        probes, write_probes, probe_budget, alt_epsilon=alt_epsilon, by=by)
+        probes, write_probes, probe_budget, alt_epsilon=alt_epsilon, by=by,
+        label_classes=label_classes)
     bar = ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
         result = judge_audit(request, config, bar, lambda note: click.echo(note, err=True))

@@ -25,13 +25,12 @@ from metaeval.errors import shown
 from metaeval.judge_labels import (
     NO_CONSENSUS,
     Annotation,
-    consensus,
     pair_consensus,
     pair_label,
     parse_annotations,
     parse_category,
     parse_metadata,
-    point_label,
+    point_labels,
 )
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
 from metaeval.meta_set import MetaSet, _Bad, _got, _no_unknown, _str, data_files
@@ -112,18 +111,20 @@ class PointItem:
     response: str
     reference: str | None
     verdict: str | None
-    """``pass`` or ``fail``; None when only an integer score was given, or when the
-    annotators' labels have no consensus (then ``score`` is None too)."""
+    """``pass`` or ``fail``; None when only an integer score (or a class) was given,
+    or when the annotators' labels have no consensus."""
     score: int | None
     source: str
     annotations: tuple[Annotation, ...] = ()
     """Each annotator's label (``labels``), when the item has several."""
     category: str | None = None
     metadata: JsonObject | None = None
+    label_class: str | None = None
+    """A categorical label: one of the declared classes (``--label-classes``)."""
 
     @property
     def consensus(self) -> bool:
-        """Whether the item has a single label to measure the judge against."""
+        """Whether the item has a pass/fail or score to measure the judge against."""
         return self.verdict is not None or self.score is not None
 
 
@@ -329,9 +330,11 @@ def _fields(raw: JsonObject) -> set[str]:
     return INJECTION_FIELDS if "payload" in raw else POINT_FIELDS
 
 
-def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) -> Item:
+def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5),
+               classes: tuple[str, ...] = ()) -> Item:
     """One record to one item; raises _Bad naming the field. ``labels``: the range
-    of integer labels (``--label-scale``, 1-5 unless declared)."""
+    of integer labels (``--label-scale``, 1-5 unless declared); ``classes``: the
+    declared classes of categorical labels (``--label-classes``)."""
     if not isinstance(raw, dict):
         raise _Bad("", f"got {_got(raw)}; expected a JSON object")
     # Unknown fields first: a misspelt "promt" is named as such, not as a missing prompt.
@@ -352,34 +355,9 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) ->
         return PairItem(item_id, prompt, _text(raw, "response_a"),
                         _text(raw, "response_b"), reference, pair, source, pair_labels,
                         category, metadata)
-    response = _text(raw, "response")
-    low, high = labels
-    integer = (f"an integer {low}-{high} (the label scale; declare another with "
-               "--label-scale LOW-HIGH)")
-    annotations = parse_annotations(raw, lambda v: point_label(v, labels),
-                                    f"'pass', 'fail' or {integer}")
-    label: JsonValue = raw.get("label")
-    score = raw.get("score")
-    score_field = "score"
-    if annotations and "label" not in raw and "score" not in raw:
-        agreed = consensus(annotations)
-        if agreed is None:
-            return PointItem(item_id, prompt, response, reference, None, None, source,
-                             annotations, category, metadata)
-        label = agreed
-    if isinstance(label, int) and not isinstance(label, bool) and score is None:
-        label, score, score_field = None, label, "label"
-    if label is not None and label not in PASS_FAIL:
-        raise _Bad("label", f"got {_got(label)}; expected 'pass', 'fail' or {integer}")
-    if score is not None and (isinstance(score, bool) or not isinstance(score, int)
-                              or not low <= score <= high):
-        raise _Bad(score_field, f"got {_got(score)}; expected {integer}")
-    if label is None and score is None:
-        raise _Bad("label", f"missing; expected 'pass', 'fail' or {integer}")
-    return PointItem(item_id, prompt, response, reference,
-                     label if isinstance(label, str) else None, score, source, annotations,
-                     category, metadata)
-
+    got = point_labels(raw, labels, classes)
+    return PointItem(item_id, prompt, _text(raw, "response"), reference, got.verdict,
+                     got.score, source, got.annotations, category, metadata, got.label_class)
 
 
 def _padded(raw: JsonObject, key: str, response: str) -> str:
@@ -444,14 +422,16 @@ def _item_id(item: Item) -> str:
     return item.id
 
 
-def load_judge_items(paths: Iterable[Path], labels: tuple[int, int] = (1, 5)) -> JudgeItems:
+def load_judge_items(paths: Iterable[Path], labels: tuple[int, int] = (1, 5),
+                     classes: tuple[str, ...] = ()) -> JudgeItems:
     """Every item of every file; bad lines become errors, the rest still load.
-    ``labels``: the range integer labels must be in."""
+    ``labels``: the range integer labels must be in; ``classes``: the declared
+    classes of categorical labels."""
     files, errors = data_files(paths, ITEM_SUFFIX)
 
     def parse(record: Record, errors: list[LoadError]) -> Item | None:
         try:
-            return parse_item(record.value, record.source, labels)
+            return parse_item(record.value, record.source, labels, classes)
         except _Bad as bad:
             errors.append(record.error(bad.field, bad.message))
             return None
@@ -501,7 +481,8 @@ class Recorded:
         return Slot(self.id, self.variant, self.order)
 
 
-def _verdict(raw: JsonObject, scale: Scale, kind: Mode | None) -> RecordedValue:
+def _verdict(raw: JsonObject, scale: Scale, kind: Mode | None,
+             classes: tuple[str, ...] = ()) -> RecordedValue:
     """The recorded verdict, held to what a live reply may be: a number on the
     judge's ``scale`` (or pass/fail) for a pointwise item, a pair label for a
     pairwise one (either, when the item is not known here)."""
@@ -509,7 +490,8 @@ def _verdict(raw: JsonObject, scale: Scale, kind: Mode | None) -> RecordedValue:
     if value is None:
         return None
     number = (f"a number from {scale.low} to {scale.high} (the judge's scale; declare "
-              "another with --scale LOW-HIGH), 'pass', 'fail'")
+              "another with --scale LOW-HIGH), 'pass', 'fail'"
+              + "".join(f", {c!r}" for c in classes))
     expected = {Mode.POINTWISE: f"{number} or null (unscored)",
                 Mode.PAIRWISE: "'a', 'b', 'tie' or null (unscored)",
                 None: f"{number}, 'a', 'b', 'tie' or null (unscored)"}[kind]
@@ -524,13 +506,16 @@ def _verdict(raw: JsonObject, scale: Scale, kind: Mode | None) -> RecordedValue:
             return value
         if isinstance(value, str) and value in PASS_FAIL:
             return value == "pass"
+        if isinstance(value, str) and value in classes:
+            return value  # a categorical item's class
     if kind is not Mode.POINTWISE and isinstance(value, str) and value in PAIR_LABELS:
         return value
     raise _Bad("verdict", f"got {_got(value)}; expected {expected}")
 
 
 def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
-                   kinds: Mapping[str, Mode] | None = None) -> Recorded:
+                   kinds: Mapping[str, Mode] | None = None,
+                   classes: tuple[str, ...] = ()) -> Recorded:
     """One recorded verdict; ``kinds`` says which items are pointwise and which
     pairwise, so each verdict is checked as that item's live reply would be."""
     if not isinstance(raw, dict):
@@ -544,14 +529,14 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
     item_id = _str(raw, "id", "id")
     kind = kinds.get(item_id) if kinds is not None else None
     return Recorded(item_id, Order(_str(raw, "order", "order", allowed=[o.value for o in Order]))
-                    if "order" in raw else Order.AB, sample, _verdict(raw, scale, kind),
+                    if "order" in raw else Order.AB, sample, _verdict(raw, scale, kind, classes),
                     _str(raw, "raw", "raw", required=False),
                     Variant(_str(raw, "variant", "variant", allowed=[v.value for v in Variant]))
                     if "variant" in raw else Variant.ORIGINAL, source)
 
 
 def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
-                  kinds: Mapping[str, Mode] | None = None
+                  kinds: Mapping[str, Mode] | None = None, classes: tuple[str, ...] = ()
                   ) -> tuple[tuple[Recorded, ...], tuple[LoadError, ...]]:
     """Every recorded verdict of one file, each checked against ``scale`` and its
     item's kind (see ``parse_recorded``); a bad line is an error and the others
@@ -563,7 +548,7 @@ def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
 
     def parse(line: Record, errors: list[LoadError]) -> Recorded | None:
         try:
-            return parse_recorded(line.value, line.source, scale, kinds)
+            return parse_recorded(line.value, line.source, scale, kinds, classes)
         except _Bad as bad:
             errors.append(line.error(bad.field, bad.message))
             return None

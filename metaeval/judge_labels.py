@@ -128,3 +128,54 @@ def pair_consensus(annotations: tuple[Annotation, ...]) -> str:
     """The pair label most annotators gave, or ``NO_CONSENSUS``."""
     agreed = consensus(annotations)
     return agreed if isinstance(agreed, str) else NO_CONSENSUS
+
+
+@dataclass(frozen=True, slots=True)
+class PointLabels:
+    """What a pointwise item's label fields say."""
+
+    verdict: str | None
+    score: int | None
+    label_class: str | None
+    annotations: tuple[Annotation, ...]
+
+
+def point_labels(raw: JsonObject, labels: tuple[int, int],
+                 classes: tuple[str, ...] = ()) -> PointLabels:
+    """``label``, ``score`` and ``labels`` of a pointwise item: pass/fail, an integer on
+    the label scale (``labels``), or one of the declared ``classes``. Without
+    ``label`` and ``score``, the annotators' consensus; none when they tie."""
+    low, high = labels
+    integer = (f"an integer {low}-{high} (the label scale; declare another with "
+               "--label-scale LOW-HIGH)")
+    kinds = f"'pass', 'fail' or {integer}" + (
+        f", or a declared class ({', '.join(map(repr, classes))})" if classes else "")
+    annotations = parse_annotations(
+        raw, lambda v: v if isinstance(v, str) and v in classes else point_label(v, labels),
+        kinds)
+    label: JsonValue = raw.get("label")
+    score = raw.get("score")
+    score_field = "score"
+    if annotations and "label" not in raw and "score" not in raw:
+        agreed = consensus(annotations)
+        if agreed is None:
+            return PointLabels(None, None, None, annotations)
+        label = agreed
+    if isinstance(label, str) and label in classes and score is None:
+        if any(a.label not in classes for a in annotations):
+            raise _Bad("labels", f"got {_got(label)} beside labels that are not classes; "
+                       "expected every annotator's label to be a declared class")
+        return PointLabels(None, None, label, annotations)
+    if isinstance(label, int) and not isinstance(label, bool) and score is None:
+        label, score, score_field = None, label, "label"
+    if label is not None and label not in ("pass", "fail"):
+        raise _Bad("label", f"got {_got(label)}; expected {kinds}")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int)
+                              or not low <= score <= high):
+        raise _Bad(score_field, f"got {_got(score)}; expected {integer}")
+    if label is None and score is None:
+        raise _Bad("label", f"missing; expected {kinds}")
+    if any(a.label in classes for a in annotations):
+        raise _Bad("labels", "got a declared class beside pass/fail or integer labels; "
+                   "expected every annotator's label of one kind")
+    return PointLabels(label if isinstance(label, str) else None, score, None, annotations)

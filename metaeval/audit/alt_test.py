@@ -36,6 +36,7 @@ from metaeval.audit.annotators import (
     Level,
     Panel,
     agreement,
+    class_panel,
     pair_panel,
     point_panel,
 )
@@ -43,7 +44,7 @@ from metaeval.audit.bars import AltSettings
 from metaeval.audit.collect import VerdictTable
 from metaeval.judge_items import PairItem, PointItem
 from metaeval.judge_labels import Label
-from metaeval.judges.base import Mode, Scale
+from metaeval.judges.base import Scale
 
 MIN_ANNOTATORS = 3
 MIN_ITEMS = 30
@@ -172,21 +173,31 @@ class PanelReport:
     """One kind of annotated items (pairwise or pointwise): the human ceiling and the
     alternative annotator test."""
 
-    mode: Mode
+    kind: str
+    """``pairwise``, ``pointwise`` or ``categorical``."""
     agreement: Agreement
     alt: AltTest
 
 
 def panel_reports(pointwise: Sequence[PointItem], pairwise: Sequence[PairItem],
                   table: VerdictTable, scale: Scale, labels: Scale,
-                  settings: AltSettings) -> tuple[PanelReport, ...]:
+                  settings: AltSettings, classes: tuple[str, ...] = ()
+                  ) -> tuple[PanelReport, ...]:
     """A report for each kind of item that carries several annotators' labels."""
     reports = []
-    for panel, items in ((point_panel(pointwise, table, scale, labels), pointwise),
-                         (pair_panel(pairwise, table), pairwise)):
+    panels: list[tuple[Panel | None, Sequence[PointItem] | Sequence[PairItem]]] = [
+        (point_panel(pointwise, table, scale, labels), pointwise),
+        (class_panel(pointwise, table, classes), pointwise), (pair_panel(pairwise, table),
+                                                                pairwise)]
+    for panel, items in panels:
         if panel is None:
             continue
-        split = sum(not i.consensus for i in items if i.id in panel.judge)
-        reports.append(PanelReport(panel.mode, agreement(panel, split),
+        split = sum(not _labelled(i) for i in items if i.id in panel.judge)
+        reports.append(PanelReport(panel.kind, agreement(panel, split),
                                    alt_test(panel, settings.epsilon, settings.epsilon_from)))
     return tuple(reports)
+
+
+def _labelled(item: PointItem | PairItem) -> bool:
+    """Whether the item has a single label (its own, or its annotators' consensus)."""
+    return item.consensus or (isinstance(item, PointItem) and item.label_class is not None)

@@ -50,7 +50,8 @@ class Panel:
     """The annotated items of one kind: each annotator's labels by item, and the
     judge's label on each (None: unscored)."""
 
-    mode: Mode
+    kind: str
+    """The kind of item: ``pairwise``, ``pointwise`` or ``categorical``."""
     level: Level
     humans: Mapping[str, Mapping[str, Label]]
     """annotator -> item -> label, annotators in the order first met."""
@@ -89,7 +90,7 @@ def pair_panel(items: Sequence[PairItem], table: VerdictTable) -> Panel | None:
         judge[item.id] = label
         for a in item.annotations:
             humans.setdefault(a.annotator, {})[item.id] = a.label
-    return Panel(Mode.PAIRWISE, Level.NOMINAL, humans, judge) if judge else None
+    return Panel(Mode.PAIRWISE.value, Level.NOMINAL, humans, judge) if judge else None
 
 
 def point_panel(items: Sequence[PointItem], table: VerdictTable, scale: Scale,
@@ -97,7 +98,10 @@ def point_panel(items: Sequence[PointItem], table: VerdictTable, scale: Scale,
     """The pointwise items with annotators. Ordinal when every label is an integer
     (the judge's score rescaled to the label scale), else pass/fail (integers at
     the label pass mark; the judge's verdict as it passes or fails)."""
-    annotated = [i for i in items if i.annotations and recorded_in(table, i.id, Order.AB)]
+    annotated = [i for i in items if i.annotations and i.label_class is None
+                 and not any(isinstance(a.label, str) and a.label not in ("pass", "fail")
+                             for a in i.annotations)
+                 and recorded_in(table, i.id, Order.AB)]
     if not annotated:
         return None
     ordinal_level = all(isinstance(a.label, int) for i in annotated for a in i.annotations)
@@ -115,7 +119,7 @@ def point_panel(items: Sequence[PointItem], table: VerdictTable, scale: Scale,
             if not ordinal_level and isinstance(label, int):
                 label = "pass" if label >= labels.pass_at else "fail"
             humans.setdefault(a.annotator, {})[item.id] = label
-    return Panel(Mode.POINTWISE, Level.ORDINAL if ordinal_level else Level.NOMINAL,
+    return Panel(Mode.POINTWISE.value, Level.ORDINAL if ordinal_level else Level.NOMINAL,
                  humans, judge, labels)
 
 
@@ -237,3 +241,20 @@ def agreement(panel: Panel, no_consensus: int = 0) -> Agreement:
         sum(shares) / len(shares) if shares else None, alpha(panel, with_judge=True),
         _mean(judged, "annotator"), len(judge_used),
         sum(judge_shares) / len(judge_shares) if judge_shares else None, no_consensus)
+
+
+def class_panel(items: Sequence[PointItem], table: VerdictTable,
+                classes: tuple[str, ...]) -> Panel | None:
+    """The categorical items with annotators: each label one of ``classes``; the
+    judge's label its recorded class (anything else is unscored)."""
+    humans: dict[str, dict[str, Label]] = {}
+    judge: dict[str, Label | None] = {}
+    for item in items:
+        if not item.annotations or not recorded_in(table, item.id, Order.AB) or not all(
+                a.label in classes for a in item.annotations):
+            continue
+        decided = table.decided(item.id)
+        judge[item.id] = decided if isinstance(decided, str) and decided in classes else None
+        for a in item.annotations:
+            humans.setdefault(a.annotator, {})[item.id] = a.label
+    return Panel("categorical", Level.NOMINAL, humans, judge) if judge else None

@@ -43,7 +43,8 @@ class CategoryFigures:
 
 
 def by_category(items: JudgeItems, table: VerdictTable, scale: Scale, labels: Scale,
-                bars: Bars, alt: AltSettings) -> tuple[CategoryFigures, ...]:
+                bars: Bars, alt: AltSettings, classes: tuple[str, ...] = ()
+                ) -> tuple[CategoryFigures, ...]:
     """Each category of the labelled items, in name order, the uncategorised last."""
     names = {i.category for i in items.pointwise} | {i.category for i in items.pairwise}
     ordered = [*sorted(n for n in names if n is not None), *([None] if None in names else [])]
@@ -55,5 +56,5 @@ def by_category(items: JudgeItems, table: VerdictTable, scale: Scale, labels: Sc
             name, len(point) + len(pair), point_agreement(point, table, scale, labels),
             pair_agreement(pair, table),
             position_probe(pair, table, alpha=bars.alpha, chance=bars.chance_flip),
-            panel_reports(point, pair, table, scale, labels, alt)))
+            panel_reports(point, pair, table, scale, labels, alt, classes)))
     return tuple(out)

@@ -50,6 +50,7 @@ from metaeval.judges.scales import (
     JudgeAuditSettings,
     alt_epsilon,
     configured_audit,
+    declared_classes,
     declared_scale,
     describe,
 )
@@ -76,11 +77,12 @@ class ProbeSettings:
     seed: int = SEED
 
 
-def load_items(paths: Sequence[Path], labels: tuple[int, int] = (1, 5)) -> JudgeItems:
+def load_items(paths: Sequence[Path], labels: tuple[int, int] = (1, 5),
+               classes: tuple[str, ...] = ()) -> JudgeItems:
     """The items of ``paths``. Bad lines are kept in ``errors`` and left out, as
     meta-eval does: the rest is audited and the run ends with exit 2. Only when
     no item loads at all is it an InputError (every bad line named)."""
-    items = load_judge_items(paths, labels)
+    items = load_judge_items(paths, labels, classes)
     if not items.count:
         if items.errors:
             raise _fail(items.errors)
@@ -93,7 +95,8 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                     declared: Scale | None, scale_from: str,
                     allowed: AllowedModules, judges: JudgesSection,
                     labels: tuple[int, int] | None, label_pass_at: int | None,
-                    alt: AltSettings = DEFAULT_ALT, by: str | None = None) -> JudgeAudit:
+                    alt: AltSettings = DEFAULT_ALT, by: str | None = None,
+                    classes: tuple[str, ...] = ()) -> JudgeAudit:
     identity, scale = JudgeIdentity(spec, model="recorded"), declared or DEFAULT_SCALE
     built = False
     try:  # a judge we can build lends its identity, so its calibration applies to it
@@ -106,7 +109,7 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                              f"on {describe(named.scale)} (its own config); declare no scale "
                              "for it")
         identity, scale, built = named.identity, named.scale, True
-    records, errors = load_recorded(recorded, scale, item_kinds(items))
+    records, errors = load_recorded(recorded, scale, item_kinds(items), classes)
     if not records and errors:
         raise _fail(errors)
     known = item_ids(items)
@@ -114,7 +117,8 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
     records = tuple(r for r in records if r.id in known)
     audit = audit_judge(identity, scale, items, recorded_table(records),
                         source=AuditSource.RECORDED, bars=bars,
-                        labels=label_scale(scale, labels, label_pass_at), alt=alt, by=by)
+                        labels=label_scale(scale, labels, label_pass_at), alt=alt, by=by,
+                        classes=classes)
     return replace(audit, errors=audit.errors + tuple(bad), temperature_known=built)
 
 
@@ -133,7 +137,8 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
                     label_pass_at: int | None = None,
                     probes: ProbeSettings = ProbeSettings(),
                     notify: Callable[[str], None] | None = None,
-                    alt: AltSettings = DEFAULT_ALT, by: str | None = None) -> JudgeAudit:
+                    alt: AltSettings = DEFAULT_ALT, by: str | None = None,
+                    classes: tuple[str, ...] = ()) -> JudgeAudit:
     """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
     unless None), or read from ``recorded`` with no call made. ``scale`` declares
     the recorded judge's scale (``scale_from`` says where it was declared); a
@@ -145,11 +150,12 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     which length and injection probes to run (see ``ProbeSettings``); ``notify`` is
     told, before a live judge is asked, what the probes will cost. ``alt``: the
     alternative annotator test's epsilon and whether it is required to gate; ``by``:
-    ``"category"`` adds the figures of each category."""
+    ``"category"`` adds the figures of each category; ``classes``: the declared classes
+    of categorical labels (recorded verdicts only)."""
     if by is not None and by not in BY:
         raise InputError(f"--by: got {by!r}; expected one of {', '.join(map(repr, BY))}")
     audit = _audit(spec, items, recorded, samples, cache, bars, progress, scale, scale_from,
-                   allowed, judges, labels, label_pass_at, probes, notify, alt, by)
+                   allowed, judges, labels, label_pass_at, probes, notify, alt, by, classes)
     return replace(audit, errors=items.errors + audit.errors)
 
 
@@ -159,7 +165,8 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
            labels: tuple[int, int] | None, label_pass_at: int | None,
            probes: ProbeSettings = ProbeSettings(),
            notify: Callable[[str], None] | None = None,
-           alt: AltSettings = DEFAULT_ALT, by: str | None = None) -> JudgeAudit:
+           alt: AltSettings = DEFAULT_ALT, by: str | None = None,
+           classes: tuple[str, ...] = ()) -> JudgeAudit:
     if samples is not None and samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:
@@ -175,11 +182,15 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
             raise InputError("--probe-budget: applies to a live judge only; with --recorded "
                              "no call is made")
         audit = _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed,
-                                judges, labels, label_pass_at, alt, by)
+                                judges, labels, label_pass_at, alt, by, classes)
         return replace(audit, probe_plan=plan_of(ProbeSource.FILES, items, probes.seed))
     if scale is not None:
         raise InputError(f"{scale_from}: applies to --recorded only; a live judge answers "
                          "on the scale of its own config")
+    if any(i.label_class is not None for i in items.pointwise):
+        raise InputError("categorical labels (--label-classes): audit them from recorded "
+                         "verdicts (--recorded); a live judge answers with a score or "
+                         "pass/fail, not a class")
     judge = build_judge(spec, allowed=allowed, judges=judges)
     people = label_scale(judge.scale, labels, label_pass_at)
     source = probes.source or (ProbeSource.FILES if items.probes else ProbeSource.GENERATED)
@@ -282,6 +293,8 @@ class JudgeAuditRequest:
     ``alt_epsilon``, else by its ``annotators`` kind (see ``alt_settings``)."""
     by: str | None = None
     """``--by``: ``category`` breaks the figures down by the items' category."""
+    label_classes: str | None = None
+    """``--label-classes``: categorical label classes, ``a,b,c``; None: the config's."""
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
@@ -338,7 +351,9 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
                          ">= 0, the most calls the probes may make")
     probes = ProbeSettings(None if source is None else ProbeSource(source), source_from,
                            request.write_probes, request.probe_budget)
-    audit = run_judge_audit(request.spec, load_items(paths, labels or (1, 5)),
+    classes = (declared_classes(request.label_classes, "--label-classes")
+               if request.label_classes is not None else settings.label_classes)
+    audit = run_judge_audit(request.spec, load_items(paths, labels or (1, 5), classes),
                             recorded=recorded, samples=request.samples, cache=cache, bars=bars,
                             progress=progress, scale=scale, scale_from=scale_from,
                             allowed=config.allowed_modules, judges=config.judges,
@@ -347,7 +362,8 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
                                 None if request.alt_epsilon is None
                                 else alt_epsilon(request.alt_epsilon, "--alt-epsilon"),
                                 settings.alt_epsilon, settings.annotators,
-                                settings.require_alt_test), by=request.by)
+                                settings.require_alt_test), by=request.by,
+                            classes=classes)
     return JudgeAuditResult(audit, config.root)
 
 

@@ -68,6 +68,8 @@ class JudgeAuditSettings:
     test's default epsilon."""
     alt_epsilon: float | None = None
     require_alt_test: bool = False
+    label_classes: tuple[str, ...] = ()
+    """The declared classes of categorical labels."""
 
 
 PROBE_SOURCES = ("files", "generated", "both")
@@ -121,9 +123,28 @@ def configured_audit(judge_audit: JudgeAuditSection) -> JudgeAuditSettings:
     if not isinstance(required, bool):
         raise InputError(f"{where}.require_alt_test: got {cut(repr(required), 80)}; expected "
                          "true or false")
+    classes = (declared_classes(section["label_classes"], f"{where}.label_classes")
+               if "label_classes" in section else ())
     return JudgeAuditSettings(scale, labels, label_pass_at, bars,
                               probes if isinstance(probes, str) else None,
-                              kind if isinstance(kind, str) else None, epsilon, required)
+                              kind if isinstance(kind, str) else None, epsilon, required,
+                              classes)
+
+
+def declared_classes(value: object, where: str) -> tuple[str, ...]:
+    """Categorical label classes: a list of strings (config) or ``a,b,c`` (flag); at
+    least two, each once, none of them ``pass``/``fail`` (a pass/fail label) or
+    an integer (a score)."""
+    names = value.split(",") if isinstance(value, str) else value
+    expected = ("expected at least two distinct class names, none 'pass', 'fail' or an "
+                "integer (e.g. hate,violence,none)")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError(f"{where}: got {cut(repr(value), 80)}; {expected}")
+    found = tuple(n.strip() for n in names)
+    if (len(found) < 2 or len(set(found)) != len(found) or any(
+            not n or n in ("pass", "fail") or n.lstrip("-").isdigit() for n in found)):
+        raise InputError(f"{where}: got {cut(repr(value), 80)}; {expected}")
+    return found
 
 
 def alt_epsilon(value: object, where: str) -> float:

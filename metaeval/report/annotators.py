@@ -13,6 +13,7 @@ from tabulate import tabulate
 
 from metaeval.audit.alt_test import AltTest, PanelReport
 from metaeval.audit.annotators import Agreement
+from metaeval.audit.class_agreement import ClassAgreement
 from metaeval.audit.judge_agreement import computed
 from metaeval.audit.metrics import Value
 from metaeval.contract import JsonObject, JsonValue
@@ -63,7 +64,7 @@ def _alt(t: AltTest) -> JsonObject:
 
 
 def annotators_document(reports: tuple[PanelReport, ...]) -> JsonValue:
-    return [{"mode": r.mode.value, "agreement": _agreement(r.agreement), "alt_test": _alt(r.alt)}
+    return [{"kind": r.kind, "agreement": _agreement(r.agreement), "alt_test": _alt(r.alt)}
             for r in reports]
 
 
@@ -81,7 +82,7 @@ def annotators_lines(reports: tuple[PanelReport, ...]) -> list[str]:
     for r in reports:
         a, t = r.agreement, r.alt
         who = ", ".join(f"{name(n)} {k}" for n, k in a.annotators)
-        out.append(f"annotators ({r.mode.value}, {a.level.value}): {len(a.annotators)} ({who}); "
+        out.append(f"annotators ({r.kind}, {a.level.value}): {len(a.annotators)} ({who}); "
                    f"{a.items} items, {a.multi} with 2 or more annotators"
                    + (f", {a.no_consensus} with no consensus label (left out of the "
                       "agreement above)" if a.no_consensus else ""))
@@ -91,7 +92,7 @@ def annotators_lines(reports: tuple[PanelReport, ...]) -> list[str]:
         out.append(f"  judge with the annotators:                 alpha with the judge "
                    f"{figure(a.judge_alpha)}; mean kappa {figure(a.judge_kappa)} ({a.judge_pairs} "
                    f"annotators); same label {_s(a.judge_agreement)}")
-        head = (f"alternative annotator test ({r.mode.value}; {t.scoring}; epsilon "
+        head = (f"alternative annotator test ({r.kind}; {t.scoring}; epsilon "
                 f"{t.epsilon:g}, {t.epsilon_from}; Benjamini-Yekutieli q {t.q:g}): ")
         if not t.ran:
             out.append(head + f"not run ({t.reason})")
@@ -114,3 +115,27 @@ def annotators_lines(reports: tuple[PanelReport, ...]) -> list[str]:
                 f"{name(n)} ({k})" for n, k in t.left_out))
         out.append("")
     return out
+
+
+def categorical_document(c: ClassAgreement | None) -> JsonValue:
+    if c is None:
+        return None
+    return {"n": c.n, "correct": c.correct, "accuracy": round(c.accuracy, 4),
+            "accuracy_interval": {"low": round(c.accuracy_interval.low, 4),
+                                  "high": round(c.accuracy_interval.high, 4),
+                                  "level": c.accuracy_interval.level},
+            "kappa": _value(c.kappa), "unscored": c.unscored, "classes": list(c.classes),
+            "confusion": {"rows": "people's class", "columns": [*c.classes, "unscored"],
+                          "counts": [list(row) for row in c.table]}}
+
+
+def categorical_lines(c: ClassAgreement | None) -> list[str]:
+    if c is None:
+        return []
+    i = c.accuracy_interval
+    rows = [[name(k), *map(str, row)] for k, row in zip(c.classes, c.table, strict=True)]
+    table = tabulate(rows, headers=["people \\ judge", *map(name, c.classes), "unscored"],
+                     disable_numparse=True)
+    return [f"categorical: {c.n} items, accuracy {c.accuracy:.2f} [{i.low:.2f}, {i.high:.2f}], "
+            f"kappa {figure(c.kappa)}, {c.unscored} unscored",
+            *("  " + line for line in table.splitlines()), ""]

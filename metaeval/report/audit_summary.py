@@ -74,7 +74,7 @@ def judge_audit_summary(a: JudgeAudit) -> str:
         out += [*table(["agreement", "n", "TPR", "TNR", "accuracy", "kappa"], rows), ""]
     for r in a.annotators:
         g, t = r.agreement, r.alt
-        out.append(f"Human ceiling ({r.mode.value}): annotators' alpha "
+        out.append(f"Human ceiling ({r.kind}): annotators' alpha "
                    f"{plain(figure(g.alpha))}, judge's alpha with them "
                    f"{plain(figure(g.judge_alpha))}; alternative annotator "
                    "test " + (f"not run ({plain(t.reason)})" if not t.ran else

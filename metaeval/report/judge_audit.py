@@ -22,7 +22,12 @@ from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.pair_probes import PairFlipResult
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.contract import JsonObject, JsonValue
-from metaeval.report.annotators import annotators_document, annotators_lines
+from metaeval.report.annotators import (
+    annotators_document,
+    annotators_lines,
+    categorical_document,
+    categorical_lines,
+)
 from metaeval.report.annotators import name as printable
 
 NOT_RUN = "not run (no probe items with verdicts)"
@@ -157,7 +162,8 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                                "unscored": b.unscored, "alpha": b.alpha},
                       "labels": {"low": a.labels.low, "high": a.labels.high,
                                  "pass_at": a.labels.pass_at},
-                      "pointwise": _point(a.pointwise), "pairwise": _pair(a.pairwise)},
+                      "pointwise": _point(a.pointwise), "pairwise": _pair(a.pairwise),
+                      "categorical": categorical_document(a.categorical)},
         "self_consistency": {"samples": a.self_consistency.samples,
                              "n": a.self_consistency.n,
                              "all_agree": a.self_consistency.all_agree,
@@ -279,6 +285,7 @@ def audit_text(a: JudgeAudit) -> str:
             f"({q.consistency:.2f})" if q.both_orders else "no item recorded in both orders")
             + (f"; order {', '.join(missing)} not recorded" if missing else ""))
         out.append("")
+    out.extend(categorical_lines(a.categorical))
     out.extend(annotators_lines(a.annotators))
     out.extend(_category_lines(a.by_category))
     sc = a.self_consistency

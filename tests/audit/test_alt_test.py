@@ -9,13 +9,13 @@ import pytest
 from metaeval.audit.alt_test import alt_test, negative_rmse, one_sided_p
 from metaeval.audit.annotators import Level, Panel, agreement, alpha
 from metaeval.judge_labels import Label
-from metaeval.judges.base import Mode, Scale
+from metaeval.judges.base import Scale
 from tests.audit.hand_alt import alt_by_hand
 
 
 def _panel(humans: dict[str, dict[str, Label]], judge: dict[str, Label | None],
            level: Level = Level.NOMINAL) -> Panel:
-    return Panel(Mode.PAIRWISE, level, humans, judge, Scale(1, 5, 4))
+    return Panel("pairwise", level, humans, judge, Scale(1, 5, 4))
 
 
 def test_alpha_on_a_hand_worked_nominal_case() -> None:
