@@ -571,16 +571,17 @@ def item_kinds(items: JudgeItems) -> dict[str, Mode]:
 
 
 def with_judge_items(paths: Iterable[Path], meta: MetaSet,
-                     labels: tuple[int, int] = (1, 5)) -> MetaSet:
+                     labels: tuple[int, int] = (1, 5), classes: tuple[str, ...] = ()
+                     ) -> MetaSet:
     """``meta`` with the errors and files of the judge items under ``paths`` added
     (``*.ndjson`` files given or found in folders), for ``metaeval validate``;
     ``labels``: the range of integer labels (``[tool.metaeval.judge_audit]
-    label_scale``)."""
+    label_scale``); ``classes``: its ``label_classes``."""
     files = [p for p in paths if p.is_file() and p.suffix == ITEM_SUFFIX]
     files += [f for p in paths if p.is_dir() for f in sorted(p.rglob(f"*{ITEM_SUFFIX}"))]
     if not files:
         return meta
-    items = load_judge_items(files, labels)
+    items = load_judge_items(files, labels, classes)
     # A folder of judge items alone is not missing its meta-set files.
     holding = {str(p) for p in paths if p.is_dir() and any(p.rglob(f"*{ITEM_SUFFIX}"))}
     errors = tuple(e for e in meta.errors if not (e.line == 0 and e.path in holding))

@@ -78,3 +78,21 @@ def test_bad_labels_are_named_by_field(tmp_path: Path) -> None:
     (ok,) = items.pairwise
     assert ok.category == "coding" and ok.metadata == {"source": "x", "n": [1]}
     assert str(items.errors[0]).startswith(f"{path}:1: ")
+
+
+def test_validate_reads_categorical_items_with_the_configured_classes(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    from click.testing import CliRunner
+
+    from metaeval.cli import main
+
+    path = tmp_path / "items.ndjson"
+    path.write_text(json.dumps({"id": "c1", "prompt": "q", "response": "r", "category": "x",
+                                "labels": [{"annotator": "a", "label": "hate"},
+                                           {"annotator": "b", "label": "none"}]}) + "\n")
+    monkeypatch.chdir(tmp_path)
+    refused = CliRunner().invoke(main, ["validate", str(path)])
+    assert refused.exit_code == 2 and "labels[0].label: got 'hate'" in refused.output
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.metaeval.judge_audit]\nlabel_classes = ["hate", "none"]\n')
+    assert CliRunner().invoke(main, ["validate", str(path)]).exit_code == 0
