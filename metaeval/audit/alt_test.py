@@ -146,12 +146,15 @@ def alt_test(panel: Panel, epsilon: float, epsilon_from: str, *,
             f"labelled too; the test needs at least {min_annotators} (Calderon et al. 2025)"),
             q=q)
     rows = []
+    by_item: dict[str, list[tuple[str, Label]]] = {}
+    for who, labels in panel.humans.items():
+        for item, label in labels.items():
+            by_item.setdefault(item, []).append((who, label))
     for name, items in kept.items():
         judge_wins = annotator_wins = 0
         d = []
         for item in items:
-            others = [labels[item] for other, labels in panel.humans.items()
-                      if other != name and item in labels]
+            others = [label for other, label in by_item[item] if other != name]
             human = score(panel.humans[name][item], others)
             judged = panel.judge[item]
             llm = -math.inf if judged is None else score(judged, others)

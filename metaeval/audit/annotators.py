@@ -223,10 +223,12 @@ def agreement(panel: Panel, no_consensus: int = 0) -> Agreement:
     names = list(panel.humans)
     kappas, shares = [], []
     for x, y in combinations(names, 2):
-        value, n, same = pair_kappa(panel, panel.humans[x], panel.humans[y])
-        if n >= 2:
-            kappas.append(value)
-            shares.append(same / n)
+        first, second = panel.humans[x], panel.humans[y]
+        if sum(i in second for i in first) < 2:
+            continue  # a crowd's many pairs that barely meet cost no kappa each
+        value, n, same = pair_kappa(panel, first, second)
+        kappas.append(value)
+        shares.append(same / n)
     judged, judge_shares = [], []
     for name in names:
         value, n, same = pair_kappa(panel, panel.humans[name], panel.judge)
