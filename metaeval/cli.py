@@ -345,6 +345,16 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @click.option("--probe-budget", "probe_budget", type=click.IntRange(min=0),
               help="Most calls the probes may make to a live judge; probes are sampled "
               "deterministically to fit, cached replies are free.")
+@click.option("--alt-epsilon", "alt_epsilon", type=float, default=None,
+              help="The alternative annotator test's epsilon, the judge's allowed "
+              "disadvantage [default: [tool.metaeval.judge_audit] alt_epsilon, else by its "
+              "annotators: 0.2 experts, 0.15 skilled, 0.1 crowd (the default)].")
+@click.option("--label-classes", "label_classes", metavar="A,B,...", default=None,
+              help="Classes of categorical labels (e.g. which policy a response violates) "
+              "[default: [tool.metaeval.judge_audit] label_classes]; --recorded only.")
+@click.option("--by", "by", type=click.Choice(["category"]), default=None,
+              help="Also break agreement, the position probe and the annotators' figures "
+              "down by the items' category.")
 @click.option("--write", is_flag=True,
               help="On 'may gate', add an entry to the calibration file.")
 @click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
@@ -361,6 +371,7 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
                 label_pass_at: int | None, kappa_bar: float | None, tpr_bar: float | None,
                 tnr_bar: float | None, unscored_bar: float | None, alpha: float | None,
                 probes: str | None, write_probes: Path | None, probe_budget: int | None,
+                alt_epsilon: float | None, label_classes: str | None, by: str | None,
                 write: bool, calibration_path: Path | None, html_path: Path | None,
                 summary_path: Path | None, fmt: str, reply: str | None = None) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
@@ -387,7 +398,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     request = JudgeAuditRequest(
         spec, items_paths, recorded, samples, scale_text, pass_at, cache_path, no_cache,
         {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at,
-        probes, write_probes, probe_budget, reply)
+        probes, write_probes, probe_budget, reply, alt_epsilon=alt_epsilon, by=by,
+        label_classes=label_classes)
     bar = ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
         result = judge_audit(request, config, bar, lambda note: echo(note, err=True))
@@ -441,6 +453,44 @@ def judge_import_llmbar(dataset: Path, result: Path | None, items_out: Path,
     if recorded_out is not None:
         write_ndjson(recorded_out, converted.recorded)
         echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")
+
+
+@main.command("judge-import-annotations")
+@click.argument("annotations", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--kind", type=click.Choice(["pairwise", "pointwise"]), default="pairwise",
+              show_default=True, help="What the labels judge: a pair, or one response.")
+@click.option("--judge-labels", "judge_file",
+              type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="A judge's labels in the same form: {judge: {item_id: label}} or "
+              "{item_id: label}.")
+@click.option("--judge", "judge", default=None,
+              help="Which judge of --judge-labels (needed when it holds several).")
+@click.option("--map", "maps", multiple=True, metavar="FROM=TO",
+              help="Read the label FROM as TO (a, b, tie; or pass, fail, an integer).")
+@click.option("--items", "items_out", required=True, type=click.Path(path_type=Path),
+              help="Where to write the judge items with their annotators' labels (*.ndjson).")
+@click.option("--recorded", "recorded_out", type=click.Path(path_type=Path),
+              help="Where to write the judge's recorded verdicts (needs --judge-labels).")
+@user_errors
+def judge_import_annotations(annotations: Path, kind: str, judge_file: Path | None,
+                             judge: str | None, maps: tuple[str, ...], items_out: Path,
+                             recorded_out: Path | None) -> None:
+    """Convert {annotator: {item_id: label}} files (and a judge's labels) for judge-audit."""
+    from metaeval.annotation_files import import_annotations, ndjson, parse_maps
+
+    if recorded_out is not None and judge_file is None:
+        raise InputError("--recorded: needs --judge-labels, the judge's labels")
+    pointwise = kind == "pointwise"
+    done = import_annotations(annotations, pointwise=pointwise,
+                              extra=parse_maps(maps, pointwise), judge_file=judge_file,
+                              judge=judge)
+    write_atomic(items_out, ndjson(done.items))
+    click.echo(f"{len(done.items)} items -> {items_out}")
+    if recorded_out is not None:
+        write_atomic(recorded_out, ndjson(done.recorded))
+        click.echo(f"{len(done.recorded)} recorded verdicts -> {recorded_out}"
+                   + (f" ({done.judge_only} on items no annotator labelled, left out)"
+                      if done.judge_only else ""))
 
 
 # --- gate ------------------------------------------------------------------------------

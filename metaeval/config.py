@@ -36,11 +36,13 @@ MUTATE_KEYS = ("targets", "operators", "mutants", "pytest_args", "timeout_factor
                "timeout_constant", "jobs", "report", "message_strings")
 """``[tool.metaeval.mutate]``: the first two are checked here, the rest by
 ``metaeval.mutation.run.settings`` from ``MutateSection.runner``; any other key is an error."""
-JUDGE_AUDIT_KEYS = ("alpha", "kappa_bar", "label_pass_at", "label_scale", "pass_at", "probes",
+JUDGE_AUDIT_KEYS = ("alpha", "alt_epsilon", "annotators", "kappa_bar", "label_classes",
+                    "label_pass_at", "label_scale", "pass_at", "probes", "require_alt_test",
                     "scale", "tnr_bar", "tpr_bar", "unscored_bar")
 """``[tool.metaeval.judge_audit]``: the recorded judge's scale, people's label scale and
-pass mark, the default bars, and which probes run (``probes``: files, generated or
-both); each flag of the same name wins; checked by
+pass mark and classes, the default bars, which probes run (``probes``: files, generated or
+both), and the alternative annotator test (``annotators``: experts, skilled or crowd;
+``alt_epsilon``; ``require_alt_test``); each flag of the same name wins; checked by
 ``metaeval.judges.scales.configured_audit``."""
 
 _EMPTY: Mapping[str, object] = MappingProxyType({})

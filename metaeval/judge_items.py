@@ -22,6 +22,16 @@ from typing import NamedTuple
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import shown
+from metaeval.judge_labels import (
+    NO_CONSENSUS,
+    Annotation,
+    pair_consensus,
+    pair_label,
+    parse_annotations,
+    parse_category,
+    parse_metadata,
+    point_labels,
+)
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
 from metaeval.meta_set import MetaSet, _Bad, _got, _no_unknown, _str, data_files
 from metaeval.recorded_forms import positional, strength_of
@@ -30,8 +40,11 @@ from metaeval.untrusted_json import LoadError, Record, load_unique, repeated_id
 ITEM_SUFFIX = ".ndjson"
 PASS_FAIL = ("pass", "fail")
 PAIR_LABELS = ("a", "b", "tie")
-POINT_FIELDS = {"id", "prompt", "response", "reference", "label", "score"}
-PAIR_FIELDS = {"id", "prompt", "response_a", "response_b", "reference", "label"}
+ITEM_META = {"labels", "category", "metadata"}
+"""Optional on a labelled item: several annotators' labels, a scenario, free metadata
+(read by ``metaeval.judge_labels``)."""
+POINT_FIELDS = {"id", "prompt", "response", "reference", "label", "score"} | ITEM_META
+PAIR_FIELDS = {"id", "prompt", "response_a", "response_b", "reference", "label"} | ITEM_META
 PROBE_FORMAT = 1
 """The version of the probe records: ``probe_format`` on a record, if given, must be it."""
 PROBE_META = {"probe_format", "base"}
@@ -99,9 +112,21 @@ class PointItem:
     response: str
     reference: str | None
     verdict: str | None
-    """``pass`` or ``fail``; None when only an integer score was given."""
+    """``pass`` or ``fail``; None when only an integer score (or a class) was given,
+    or when the annotators' labels have no consensus."""
     score: int | None
     source: str
+    annotations: tuple[Annotation, ...] = ()
+    """Each annotator's label (``labels``), when the item has several."""
+    category: str | None = None
+    metadata: JsonObject | None = None
+    label_class: str | None = None
+    """A categorical label: one of the declared classes (``--label-classes``)."""
+
+    @property
+    def consensus(self) -> bool:
+        """Whether the item has a pass/fail or score to measure the judge against."""
+        return self.verdict is not None or self.score is not None
 
     @property
     def labelled(self) -> bool:
@@ -121,7 +146,17 @@ class PairItem:
     response_b: str
     reference: str | None
     label: str | None
+    """``a``, ``b`` or ``tie``; ``NO_CONSENSUS`` when the annotators' labels tie; None
+    when no person judged the pair (``"label": null``)."""
     source: str
+    annotations: tuple[Annotation, ...] = ()
+    category: str | None = None
+    metadata: JsonObject | None = None
+
+    @property
+    def consensus(self) -> bool:
+        """Whether people judged the pair and agreed on one label."""
+        return self.label is not None and self.label != NO_CONSENSUS
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,9 +340,11 @@ def _fields(raw: JsonObject) -> set[str]:
     return INJECTION_FIELDS if "payload" in raw else POINT_FIELDS
 
 
-def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) -> Item:
+def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5),
+               classes: tuple[str, ...] = ()) -> Item:
     """One record to one item; raises _Bad naming the field. ``labels``: the range
-    of integer labels (``--label-scale``, 1-5 unless declared)."""
+    of integer labels (``--label-scale``, 1-5 unless declared); ``classes``: the
+    declared classes of categorical labels (``--label-classes``)."""
     if not isinstance(raw, dict):
         raise _Bad("", f"got {_got(raw)}; expected a JSON object")
     # Unknown fields first: a misspelt "promt" is named as such, not as a missing prompt.
@@ -322,32 +359,22 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5)) ->
         return _probe(raw, fields, item_id, prompt, reference, source)
     # An explicit null is an unlabelled item (a judge log as published); a missing
     # label stays an error, so a forgotten one is never read as "no human judgment".
-    unlabelled = "label" in raw and raw["label"] is None and raw.get("score") is None
+    unlabelled = ("label" in raw and raw["label"] is None and raw.get("score") is None
+                  and not raw.get("labels"))
+    category, metadata = parse_category(raw), parse_metadata(raw)
     if pairish:
+        pair_labels = parse_annotations(raw, pair_label, "one of 'a', 'b', 'tie'")
+        pair = (None if unlabelled else _str(raw, "label", "label", allowed=PAIR_LABELS)
+                if "label" in raw or not pair_labels else pair_consensus(pair_labels))
         return PairItem(item_id, prompt, _text(raw, "response_a"),
-                        _text(raw, "response_b"), reference,
-                        None if unlabelled else
-                        _str(raw, "label", "label", allowed=PAIR_LABELS), source)
-    response = _text(raw, "response")
+                        _text(raw, "response_b"), reference, None if unlabelled else pair,
+                        source, pair_labels, category, metadata)
     if unlabelled:
-        return PointItem(item_id, prompt, response, reference, None, None, source)
-    label = raw.get("label")
-    score = raw.get("score")
-    score_field = "score"
-    if isinstance(label, int) and not isinstance(label, bool) and score is None:
-        label, score, score_field = None, label, "label"
-    low, high = labels
-    integer = (f"an integer {low}-{high} (the label scale; declare another with "
-               "--label-scale LOW-HIGH)")
-    if label is not None and label not in PASS_FAIL:
-        raise _Bad("label", f"got {_got(label)}; expected 'pass', 'fail' or {integer}")
-    if score is not None and (isinstance(score, bool) or not isinstance(score, int)
-                              or not low <= score <= high):
-        raise _Bad(score_field, f"got {_got(score)}; expected {integer}")
-    if label is None and score is None:
-        raise _Bad("label", f"missing; expected 'pass', 'fail' or {integer}")
-    return PointItem(item_id, prompt, response, reference,
-                     label if isinstance(label, str) else None, score, source)
+        return PointItem(item_id, prompt, _text(raw, "response"), reference, None, None,
+                         source, (), category, metadata)
+    got = point_labels(raw, labels, classes)
+    return PointItem(item_id, prompt, _text(raw, "response"), reference, got.verdict,
+                     got.score, source, got.annotations, category, metadata, got.label_class)
 
 
 def _padded(raw: JsonObject, key: str, response: str) -> str:
@@ -412,14 +439,16 @@ def _item_id(item: Item) -> str:
     return item.id
 
 
-def load_judge_items(paths: Iterable[Path], labels: tuple[int, int] = (1, 5)) -> JudgeItems:
+def load_judge_items(paths: Iterable[Path], labels: tuple[int, int] = (1, 5),
+                     classes: tuple[str, ...] = ()) -> JudgeItems:
     """Every item of every file; bad lines become errors, the rest still load.
-    ``labels``: the range integer labels must be in."""
+    ``labels``: the range integer labels must be in; ``classes``: the declared
+    classes of categorical labels."""
     files, errors = data_files(paths, ITEM_SUFFIX)
 
     def parse(record: Record, errors: list[LoadError]) -> Item | None:
         try:
-            return parse_item(record.value, record.source, labels)
+            return parse_item(record.value, record.source, labels, classes)
         except _Bad as bad:
             errors.append(record.error(bad.field, bad.message))
             return None
@@ -473,7 +502,8 @@ class Recorded:
         return Slot(self.id, self.variant, self.order)
 
 
-def _verdict(raw: JsonObject, scale: Scale, kind: Mode | None) -> RecordedValue:
+def _verdict(raw: JsonObject, scale: Scale, kind: Mode | None,
+             classes: tuple[str, ...] = ()) -> RecordedValue:
     """The recorded verdict, held to what a live reply may be: a number on the
     judge's ``scale`` (or pass/fail) for a pointwise item, a pair label for a
     pairwise one (either, when the item is not known here)."""
@@ -481,7 +511,8 @@ def _verdict(raw: JsonObject, scale: Scale, kind: Mode | None) -> RecordedValue:
     if value is None:
         return None
     number = (f"a number from {scale.low} to {scale.high} (the judge's scale; declare "
-              "another with --scale LOW-HIGH), 'pass', 'fail'")
+              "another with --scale LOW-HIGH), 'pass', 'fail'"
+              + "".join(f", {c!r}" for c in classes))
     expected = {Mode.POINTWISE: f"{number} or null (unscored)",
                 Mode.PAIRWISE: "'a', 'b', 'tie' or null (unscored)",
                 None: f"{number}, 'a', 'b', 'tie' or null (unscored)"}[kind]
@@ -496,13 +527,16 @@ def _verdict(raw: JsonObject, scale: Scale, kind: Mode | None) -> RecordedValue:
             return value
         if isinstance(value, str) and value in PASS_FAIL:
             return value == "pass"
+        if isinstance(value, str) and value in classes:
+            return value  # a categorical item's class
     if kind is not Mode.POINTWISE and isinstance(value, str) and value in PAIR_LABELS:
         return value
     raise _Bad("verdict", f"got {_got(value)}; expected {expected}")
 
 
 def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
-                   kinds: Mapping[str, Mode] | None = None) -> Recorded:
+                   kinds: Mapping[str, Mode] | None = None,
+                   classes: tuple[str, ...] = ()) -> Recorded:
     """One recorded verdict; ``kinds`` says which items are pointwise and which
     pairwise, so each verdict is checked as that item's live reply would be."""
     if not isinstance(raw, dict):
@@ -521,7 +555,7 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
         raise _Bad("verdict", "missing; expected the verdict (or null when unscored), or "
                    "'position' with 'order' (the response shown first, second or a tie)")
     else:
-        verdict = _verdict(raw, scale, kind)
+        verdict = _verdict(raw, scale, kind, classes)
     return Recorded(item_id, order, sample, verdict, _str(raw, "raw", "raw", required=False),
                     Variant(_str(raw, "variant", "variant", allowed=[v.value for v in Variant]))
                     if "variant" in raw else Variant.ORIGINAL, source,
@@ -529,7 +563,7 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
 
 
 def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
-                  kinds: Mapping[str, Mode] | None = None
+                  kinds: Mapping[str, Mode] | None = None, classes: tuple[str, ...] = ()
                   ) -> tuple[tuple[Recorded, ...], tuple[LoadError, ...]]:
     """Every recorded verdict of one file, each checked against ``scale`` and its
     item's kind (see ``parse_recorded``); a bad line is an error and the others
@@ -541,7 +575,7 @@ def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
 
     def parse(line: Record, errors: list[LoadError]) -> Recorded | None:
         try:
-            return parse_recorded(line.value, line.source, scale, kinds)
+            return parse_recorded(line.value, line.source, scale, kinds, classes)
         except _Bad as bad:
             errors.append(line.error(bad.field, bad.message))
             return None
@@ -564,16 +598,17 @@ def item_kinds(items: JudgeItems) -> dict[str, Mode]:
 
 
 def with_judge_items(paths: Iterable[Path], meta: MetaSet,
-                     labels: tuple[int, int] = (1, 5)) -> MetaSet:
+                     labels: tuple[int, int] = (1, 5), classes: tuple[str, ...] = ()
+                     ) -> MetaSet:
     """``meta`` with the errors and files of the judge items under ``paths`` added
     (``*.ndjson`` files given or found in folders), for ``metaeval validate``;
     ``labels``: the range of integer labels (``[tool.metaeval.judge_audit]
-    label_scale``)."""
+    label_scale``); ``classes``: its ``label_classes``."""
     files = [p for p in paths if p.is_file() and p.suffix == ITEM_SUFFIX]
     files += [f for p in paths if p.is_dir() for f in sorted(p.rglob(f"*{ITEM_SUFFIX}"))]
     if not files:
         return meta
-    items = load_judge_items(files, labels)
+    items = load_judge_items(files, labels, classes)
     # A folder of judge items alone is not missing its meta-set files.
     holding = {str(p) for p in paths if p.is_dir() and any(p.rglob(f"*{ITEM_SUFFIX}"))}
     errors = tuple(e for e in meta.errors if not (e.line == 0 and e.path in holding))

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 PAGE_OF = {"findings": "findings.md", "judge-import-llmbar": "judge-audit.md",
-           "judge-import": "judge-own.md"}
+           "judge-import": "judge-own.md",
+           "judge-import-annotations": "judge-audit.md"}
 """A command documented on another command's page; the rest have ``docs/NAME.md``."""
 
 

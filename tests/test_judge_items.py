@@ -46,8 +46,8 @@ def test_every_bad_line_is_named_and_the_rest_load(tmp_path: Path) -> None:
         f"{path}:3: padded: got 1 characters; expected more than the response's 1",
         f"{path}:4: label: got 'pass'; expected one of 'fail'",
         f"{path}:5: id: got 'ok'; expected an id not already used (first at {path}:1)",
-        f"{path}:6: colour: unknown field; expected one of id, label, prompt, reference, "
-        "response, score",
+        f"{path}:6: colour: unknown field; expected one of category, id, label, labels, "
+        "metadata, prompt, reference, response, score",
     ]
 
 
@@ -98,7 +98,7 @@ def test_a_misspelt_key_is_named_first_with_a_did_you_mean(tmp_path: Path) -> No
     assert [p.id for p in items.pointwise] == ["d"]
     assert [(e.line, e.field, e.message.rpartition("; ")[2]) for e in items.errors] == [
         (1, "promt", "did you mean 'prompt'?"),
-        (2, "lable", "did you mean 'label'?"),
+        (2, "lable", "did you mean 'label' or 'labels'?"),
         (3, "paded", "did you mean 'padded'?"),
     ]
 

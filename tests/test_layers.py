@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("features", ("metaeval.graders", "metaeval.judges", "metaeval.audit", "metaeval.mutation",
                   "metaeval.meta_set", "metaeval.judge_items", "metaeval.llmbar",
                   "metaeval.recorded_forms", "metaeval.importers",
+                  "metaeval.judge_labels", "metaeval.annotation_files",
                   "metaeval.findings", "metaeval.init", "metaeval.scaffold",
                   "metaeval.project_package", "metaeval.workflow_install",
                   "metaeval.testing")),

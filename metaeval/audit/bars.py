@@ -29,3 +29,38 @@ class Bars:
 
 
 DEFAULT_BARS = Bars()
+
+
+ALT_EPSILONS = {"experts": 0.2, "skilled": 0.15, "crowd": 0.1}
+"""The alternative annotator test's epsilon by who the annotators are, as Calderon,
+Reichart and Dror (2025) recommend (``annotators`` in ``[tool.metaeval.judge_audit]``)."""
+DEFAULT_ANNOTATORS = "crowd"
+"""Unless declared: the smallest epsilon, the strictest test. A panel nobody said
+were experts is not given the experts' allowance."""
+
+
+@dataclass(frozen=True, slots=True)
+class AltSettings:
+    """The alternative annotator test's epsilon, where it was set, and whether a judge
+    must pass it (run) to gate."""
+
+    epsilon: float = ALT_EPSILONS[DEFAULT_ANNOTATORS]
+    epsilon_from: str = (f"default: annotators not declared, taken as {DEFAULT_ANNOTATORS} "
+                         "(the strictest)")
+    required: bool = False
+
+
+DEFAULT_ALT = AltSettings()
+
+
+def alt_settings(flag: float | None, configured: float | None, kind: str | None,
+                 required: bool = False) -> AltSettings:
+    """The epsilon from the flag, else the config's ``alt_epsilon``, else the declared
+    ``annotators`` kind, else ``DEFAULT_ANNOTATORS``."""
+    if flag is not None:
+        return AltSettings(flag, "--alt-epsilon", required)
+    if configured is not None:
+        return AltSettings(configured, "tool.metaeval.judge_audit.alt_epsilon", required)
+    if kind is not None:
+        return AltSettings(ALT_EPSILONS[kind], f"annotators = {kind!r}", required)
+    return AltSettings(required=required)

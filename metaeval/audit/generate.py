@@ -109,7 +109,8 @@ def injection(items: JudgeItems, labels: Scale) -> list[InjectionCase]:
     """Every payload kind on every response people failed (``labels``: their scale)."""
     return [InjectionCase(f"{item.id}~inj-{p.kind}", item.prompt, item.response, p.text,
                           control_of(p), item.reference, SOURCE, p.kind, item.id, GENERATED)
-            for item in items.pointwise if human_outcome(item, labels) is Outcome.FAIL
+            for item in items.pointwise
+            if item.consensus and human_outcome(item, labels) is Outcome.FAIL
             for p in PAYLOADS]
 
 

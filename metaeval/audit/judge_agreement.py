@@ -157,7 +157,9 @@ def computed(v: Value) -> bool:
 
 def point_agreement(items: tuple[PointItem, ...], table: VerdictTable,
                     scale: Scale, labels: Scale = DEFAULT_SCALE) -> PointAgreement | None:
-    """``labels``: the scale of people's integer labels and its pass mark."""
+    """``labels``: the scale of people's integer labels and its pass mark. Items whose
+    annotators have no consensus label are left out (see ``metaeval.judge_labels``)."""
+    items = tuple(i for i in items if i.consensus)
     if not items:
         return None
     human = [human_outcome(i, labels) for i in items]
@@ -196,7 +198,9 @@ def recorded_in(table: VerdictTable, item: str, order: Order) -> bool:
 
 
 def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgreement | None:
-    """Agreement of the judge with people on ``items``, which must all be labelled."""
+    """Items that people did not label (``"label": null``) or whose annotators have no
+    consensus label are left out."""
+    items = tuple(i for i in items if i.consensus)
     if not items:
         return None
     orders: list[OrderAgreement] = []

@@ -13,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from metaeval.audit.bars import DEFAULT_BARS, Bars
+from metaeval.audit.alt_test import PanelReport, panel_reports
+from metaeval.audit.bars import DEFAULT_ALT, DEFAULT_BARS, AltSettings, Bars
+from metaeval.audit.breakdown import CategoryFigures, by_category
+from metaeval.audit.class_agreement import ClassAgreement, class_agreement
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge
 from metaeval.audit.judge_agreement import (
     PairAgreement,
@@ -148,6 +151,14 @@ class JudgeAudit:
     probe_plan: ProbePlan | None = None
     strength: Strengths | None = None
     """How strongly the pairwise preferences were stated, when the log or reply says."""
+    annotators: tuple[PanelReport, ...] = ()
+    """Per kind of item with several annotators: the human ceiling and the alternative
+    annotator test."""
+    alt: AltSettings = DEFAULT_ALT
+    by_category: tuple[CategoryFigures, ...] | None = None
+    """``--by category``: the figures of each category; None when not asked."""
+    categorical: ClassAgreement | None = None
+    """Agreement on the items labelled with a declared class (``--label-classes``)."""
 
 
 class ProbeSource(Enum):
@@ -318,18 +329,53 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
     return reasons
 
 
+def class_reasons(agreement: ClassAgreement | None, bars: Bars) -> list[str]:
+    """The kappa bar on categorical items, as on pass/fail and pairs."""
+    if agreement is None:
+        return []
+    if not computed(agreement.kappa):
+        return [f"categorical kappa not computed ({agreement.kappa.reason}): the bar "
+                f"{bars.kappa:g} cannot be checked"]
+    if agreement.kappa.value < bars.kappa:
+        return [f"categorical kappa {agreement.kappa.value:.2f} < {bars.kappa:g}"]
+    return []
+
+
+def alt_reasons(reports: tuple[PanelReport, ...], settings: AltSettings) -> list[str]:
+    """A failed alternative annotator test, when it ran; when the config requires the
+    test, one that could not run (or no item with several annotators) too."""
+    reasons = []
+    for r in reports:
+        alt = r.alt
+        if alt.ran and not alt.passed:
+            reasons.append(f"alternative annotator test failed ({r.kind}): winning rate "
+                           f"{alt.omega:.2f} < 0.5 at epsilon {alt.epsilon:g}")
+        elif not alt.ran and settings.required:
+            reasons.append(f"alternative annotator test ({r.kind}) not run ({alt.reason})"
+                           "; tool.metaeval.judge_audit.require_alt_test is set")
+    if settings.required and not reports:
+        reasons.append("alternative annotator test not run (no item carries several "
+                       "annotators' labels); tool.metaeval.judge_audit.require_alt_test is set")
+    return reasons
+
+
 def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                 table: VerdictTable, *, source: AuditSource,
                 modes: frozenset[Mode] | None = None,
                 bars: Bars = DEFAULT_BARS, controls: Controls | None = None,
-                labels: Scale | None = None, generated: bool = False) -> JudgeAudit:
+                labels: Scale | None = None, generated: bool = False,
+                alt: AltSettings = DEFAULT_ALT, by: str | None = None,
+                classes: tuple[str, ...] = ()) -> JudgeAudit:
     """Measure and decide. ``modes``: what the judge is audited for (default: what the
     verdicts cover); each needs its probes run. Audited from recorded verdicts,
     items with none are left out (counted in ``not_recorded``); the controls
     always run on every probe. ``labels``: the scale of people's integer labels
     (default: the judge's own when both are 1-5, see ``label_scale``). ``generated``:
     probes were generated for this run, so a pairwise judge needs its pairwise length
-    and injection probes run to gate."""
+    and injection probes run to gate. ``alt``: the alternative annotator test's epsilon
+    and whether the judge must pass it to gate. ``by``: ``"category"`` breaks the
+    figures down by the items' category too (see ``metaeval.audit.breakdown``).
+    ``classes``: the declared classes of categorical items."""
     labels = labels if labels is not None else label_scale(scale)
     controls = controls if controls is not None else run_controls(items, bars)
     measured, missing = items, 0
@@ -356,12 +402,20 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                             labels)
     pair = pair_agreement(tuple(p for p in measured.pairwise if p.label is not None), table)
     probes = run_probes(measured, table, scale, bars)
+    panels = panel_reports(measured.pointwise, measured.pairwise, table, scale, labels, alt,
+                           classes)
+    categorical = class_agreement(measured.pointwise, table, classes)
     reasons = tuple(_reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
-                             generated))
+                             generated) + class_reasons(categorical, bars)
+                    + alt_reasons(panels, alt))
     verdict = (AuditVerdict.VOID if not controls.ok else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
                       unscored, verdicts, bars, modes, labels=labels,
                       samples=_samples(table, labelled),
-                      strength=strengths(measured.pairwise, table))
+                      strength=strengths(measured.pairwise, table),
+                      annotators=panels, alt=alt,
+                      by_category=None if by is None else by_category(
+                          measured, table, scale, labels, bars, alt, classes),
+                      categorical=categorical)

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
-from metaeval.audit.bars import DEFAULT_BARS, Bars
+from metaeval.audit.bars import DEFAULT_ALT, DEFAULT_BARS, AltSettings, Bars, alt_settings
+from metaeval.audit.breakdown import BY
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
 from metaeval.audit.collect import (
@@ -55,7 +56,9 @@ from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
 from metaeval.judges.reply import NO_TEMPLATES, ReplyRule, custom_hash, reply_rule
 from metaeval.judges.scales import (
     JudgeAuditSettings,
+    alt_epsilon,
     configured_audit,
+    declared_classes,
     declared_scale,
     describe,
 )
@@ -82,11 +85,12 @@ class ProbeSettings:
     seed: int = SEED
 
 
-def load_items(paths: Sequence[Path], labels: tuple[int, int] = (1, 5)) -> JudgeItems:
+def load_items(paths: Sequence[Path], labels: tuple[int, int] = (1, 5),
+               classes: tuple[str, ...] = ()) -> JudgeItems:
     """The items of ``paths``. Bad lines are kept in ``errors`` and left out, as
     meta-eval does: the rest is audited and the run ends with exit 2. Only when
     no item loads at all is it an InputError (every bad line named)."""
-    items = load_judge_items(paths, labels)
+    items = load_judge_items(paths, labels, classes)
     if not items.count:
         if items.errors:
             raise _fail(items.errors)
@@ -99,7 +103,8 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                     declared: Scale | None, scale_from: str,
                     allowed: AllowedModules, judges: JudgesSection,
                     labels: tuple[int, int] | None, label_pass_at: int | None,
-                    reply: ReplyRule | None = None) -> JudgeAudit:
+                    reply: ReplyRule | None = None, alt: AltSettings = DEFAULT_ALT,
+                    by: str | None = None, classes: tuple[str, ...] = ()) -> JudgeAudit:
     # The rule that reads the log's text is part of who the judge is (as a live
     # judge's reply rule is): re-read with another rule, it is another judge.
     identity = JudgeIdentity(spec, model="recorded", prompt_hash="" if reply is None else
@@ -121,7 +126,7 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                              "for it")
         identity, scale, built = named.identity, named.scale, True
     kinds = item_kinds(items)
-    records, errors = load_recorded(recorded, scale, kinds)
+    records, errors = load_recorded(recorded, scale, kinds, classes)
     if reply is not None:
         records = reread(records, reply, scale, kinds)
     if not records and errors:
@@ -131,7 +136,8 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
     records = tuple(r for r in records if r.id in known)
     audit = audit_judge(identity, scale, items, recorded_table(records),
                         source=AuditSource.RECORDED, bars=bars,
-                        labels=label_scale(scale, labels, label_pass_at))
+                        labels=label_scale(scale, labels, label_pass_at), alt=alt, by=by,
+                        classes=classes)
     return replace(audit, errors=audit.errors + tuple(bad), temperature_known=built)
 
 
@@ -150,7 +156,8 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
                     label_pass_at: int | None = None,
                     probes: ProbeSettings = ProbeSettings(),
                     notify: Callable[[str], None] | None = None,
-                    reply: ReplyRule | None = None) -> JudgeAudit:
+                    reply: ReplyRule | None = None, alt: AltSettings = DEFAULT_ALT,
+                    by: str | None = None, classes: tuple[str, ...] = ()) -> JudgeAudit:
     """Audit ``spec`` on ``items``: asked live (through the reply cache at ``cache``
     unless None), or read from ``recorded`` with no call made. ``scale`` declares
     the recorded judge's scale (``scale_from`` says where it was declared); a
@@ -161,12 +168,18 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     and bad recorded lines end in the audit's ``errors``: named, left out. ``probes``:
     which length and injection probes to run (see ``ProbeSettings``); ``notify`` is
     told, before a live judge is asked, what the probes will cost. ``reply``
-    (``--reply``): read each recorded ``raw`` text again by this rule."""
+    (``--reply``): read each recorded ``raw`` text again by this rule. ``alt``: the
+    alternative annotator test's epsilon and whether it is required to gate; ``by``:
+    ``"category"`` adds the figures of each category; ``classes``: the declared classes
+    of categorical labels (recorded verdicts only)."""
     if reply is not None and recorded is None:
         raise InputError("--reply: applies to --recorded only; a live judge's replies are "
                          "read by its own rule ('reply' under [tool.metaeval.judges.NAME])")
+    if by is not None and by not in BY:
+        raise InputError(f"--by: got {by!r}; expected one of {', '.join(map(repr, BY))}")
     audit = _audit(spec, items, recorded, samples, cache, bars, progress, scale, scale_from,
-                   allowed, judges, labels, label_pass_at, probes, notify, reply)
+                   allowed, judges, labels, label_pass_at, probes, notify, reply, alt, by,
+                   classes)
     return replace(audit, errors=items.errors + audit.errors)
 
 
@@ -176,7 +189,8 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
            labels: tuple[int, int] | None, label_pass_at: int | None,
            probes: ProbeSettings = ProbeSettings(),
            notify: Callable[[str], None] | None = None,
-           reply: ReplyRule | None = None) -> JudgeAudit:
+           reply: ReplyRule | None = None, alt: AltSettings = DEFAULT_ALT,
+           by: str | None = None, classes: tuple[str, ...] = ()) -> JudgeAudit:
     if samples is not None and samples < 1:
         raise InputError(f"--samples: got {samples!r}; expected an integer >= 1")
     if recorded is not None:
@@ -192,11 +206,15 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
             raise InputError("--probe-budget: applies to a live judge only; with --recorded "
                              "no call is made")
         audit = _recorded_audit(spec, items, recorded, bars, scale, scale_from, allowed,
-                                judges, labels, label_pass_at, reply)
+                                judges, labels, label_pass_at, reply, alt, by, classes)
         return replace(audit, probe_plan=plan_of(ProbeSource.FILES, items, probes.seed))
     if scale is not None:
         raise InputError(f"{scale_from}: applies to --recorded only; a live judge answers "
                          "on the scale of its own config")
+    if any(i.label_class is not None for i in items.pointwise):
+        raise InputError("categorical labels (--label-classes): audit them from recorded "
+                         "verdicts (--recorded); a live judge answers with a score or "
+                         "pass/fail, not a class")
     judge = build_judge(spec, allowed=allowed, judges=judges)
     people = label_scale(judge.scale, labels, label_pass_at)
     source = probes.source or (ProbeSource.FILES if items.probes else ProbeSource.GENERATED)
@@ -229,7 +247,7 @@ def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | N
             store.close()
     audit = audit_judge(judge.identity, judge.scale, items, table, source=AuditSource.LIVE,
                         modes=judge.modes, bars=bars, labels=people,
-                        generated=source is not ProbeSource.FILES)
+                        generated=source is not ProbeSource.FILES, alt=alt, by=by)
     return replace(audit, probe_plan=plan)
 
 
@@ -297,6 +315,13 @@ class JudgeAuditRequest:
     reply: str | None = None
     """``--reply``: re-read the recorded replies' ``raw`` text by this rule (a preset
     or a pattern); None: the recorded verdicts as they are."""
+    alt_epsilon: float | None = None
+    """``--alt-epsilon``: the alternative annotator test's epsilon; None: the config's
+    ``alt_epsilon``, else by its ``annotators`` kind (see ``alt_settings``)."""
+    by: str | None = None
+    """``--by``: ``category`` breaks the figures down by the items' category."""
+    label_classes: str | None = None
+    """``--label-classes``: categorical label classes, ``a,b,c``; None: the config's."""
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
@@ -353,14 +378,22 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
                          ">= 0, the most calls the probes may make")
     probes = ProbeSettings(None if source is None else ProbeSource(source), source_from,
                            request.write_probes, request.probe_budget)
-    audit = run_judge_audit(request.spec, load_items(paths, labels or (1, 5)),
+    classes = (declared_classes(request.label_classes, "--label-classes")
+               if request.label_classes is not None else settings.label_classes)
+    audit = run_judge_audit(request.spec, load_items(paths, labels or (1, 5), classes),
                             recorded=recorded, samples=request.samples, cache=cache, bars=bars,
                             progress=progress, scale=scale, scale_from=scale_from,
                             allowed=config.allowed_modules, judges=config.judges,
                             labels=labels, label_pass_at=label_pass, probes=probes,
                             notify=notify,
                             reply=None if request.reply is None else
-                            reply_rule(request.reply, where="--reply"))
+                            reply_rule(request.reply, where="--reply"),
+                            alt=alt_settings(
+                                None if request.alt_epsilon is None
+                                else alt_epsilon(request.alt_epsilon, "--alt-epsilon"),
+                                settings.alt_epsilon, settings.annotators,
+                                settings.require_alt_test), by=request.by,
+                            classes=classes)
     return JudgeAuditResult(audit, config.root)
 
 

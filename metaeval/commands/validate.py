@@ -19,11 +19,12 @@ from metaeval.meta_set import MetaSet, load_meta_sets
 def validate(paths: tuple[Path, ...], config: Config) -> MetaSet:
     """Everything under ``paths`` (default: the configured meta-sets), with every error."""
     targets = list(paths) or config.paths(config.meta_sets)
-    # Integer judge-item labels on the project's declared label scale, as judge-audit reads them.
-    labels = configured_audit(config.judge_audit).label_scale or (1, 5)
+    # Judge-item labels on the project's declared label scale and classes, as judge-audit
+    # reads them.
+    settings = configured_audit(config.judge_audit)
     return with_judge_items(targets, load_meta_sets(
         [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules, config.judges),
-        labels)
+        settings.label_scale or (1, 5), settings.label_classes)
 
 
 def validate_code(loaded: MetaSet) -> ExitCode:

@@ -63,9 +63,17 @@ class JudgeAuditSettings:
     """By key of ``BAR_KEYS``, only those set."""
     probes: str | None = None
     """Which probes run: one of ``PROBE_SOURCES``."""
+    annotators: str | None = None
+    """Who the annotators are (one of ``ANNOTATOR_KINDS``): the alternative annotator
+    test's default epsilon."""
+    alt_epsilon: float | None = None
+    require_alt_test: bool = False
+    label_classes: tuple[str, ...] = ()
+    """The declared classes of categorical labels."""
 
 
 PROBE_SOURCES = ("files", "generated", "both")
+ANNOTATOR_KINDS = ("experts", "skilled", "crowd")
 
 
 def configured_audit(judge_audit: JudgeAuditSection) -> JudgeAuditSettings:
@@ -104,8 +112,48 @@ def configured_audit(judge_audit: JudgeAuditSection) -> JudgeAuditSettings:
     if probes is not None and probes not in PROBE_SOURCES:
         raise InputError(f"{where}.probes: got {cut(repr(probes), 80)}; expected one of "
                          f"{', '.join(map(repr, PROBE_SOURCES))}")
+    kind = section.get("annotators")
+    if kind is not None and kind not in ANNOTATOR_KINDS:
+        raise InputError(f"{where}.annotators: got {cut(repr(kind), 80)}; expected one of "
+                         f"{', '.join(map(repr, ANNOTATOR_KINDS))}")
+    epsilon = section.get("alt_epsilon")
+    if epsilon is not None:
+        epsilon = alt_epsilon(epsilon, f"{where}.alt_epsilon")
+    required = section.get("require_alt_test", False)
+    if not isinstance(required, bool):
+        raise InputError(f"{where}.require_alt_test: got {cut(repr(required), 80)}; expected "
+                         "true or false")
+    classes = (declared_classes(section["label_classes"], f"{where}.label_classes")
+               if "label_classes" in section else ())
     return JudgeAuditSettings(scale, labels, label_pass_at, bars,
-                              probes if isinstance(probes, str) else None)
+                              probes if isinstance(probes, str) else None,
+                              kind if isinstance(kind, str) else None, epsilon, required,
+                              classes)
+
+
+def declared_classes(value: object, where: str) -> tuple[str, ...]:
+    """Categorical label classes: a list of strings (config) or ``a,b,c`` (flag); at
+    least two, each once, none of them ``pass``/``fail`` (a pass/fail label) or
+    an integer (a score)."""
+    names = value.split(",") if isinstance(value, str) else value
+    expected = ("expected at least two distinct class names, none 'pass', 'fail' or an "
+                "integer (e.g. hate,violence,none)")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError(f"{where}: got {cut(repr(value), 80)}; {expected}")
+    found = tuple(n.strip() for n in names)
+    if (len(found) < 2 or len(set(found)) != len(found) or any(
+            not n or n in ("pass", "fail") or n.lstrip("-").isdigit() for n in found)):
+        raise InputError(f"{where}: got {cut(repr(value), 80)}; {expected}")
+    return found
+
+
+def alt_epsilon(value: object, where: str) -> float:
+    """The alternative annotator test's epsilon: a number in [0, 1)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+        raise InputError(f"{where}: got {cut(repr(value), 80)}; expected a number in [0, 1) "
+                         "(the judge's allowed disadvantage; 0.2 experts, 0.15 skilled, "
+                         "0.1 crowd)")
+    return float(value)
 
 
 def configured_scale(judge_audit: JudgeAuditSection) -> Scale | None:

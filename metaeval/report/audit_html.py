@@ -24,6 +24,8 @@ from metaeval.audit.probes import ProbeStatus
 from metaeval.contract import Outcome
 from metaeval.meta_set import LoadError
 from metaeval.report import figures
+from metaeval.report.annotators import annotators_lines
+from metaeval.report.judge_audit import category_rows
 from metaeval.report.meta_eval import _category_rows
 
 CSS = """
@@ -322,6 +324,16 @@ def judge_audit_html(a: JudgeAudit) -> str:
               o.n) for o in q.orders], (q.consistent, q.both_orders) if q.both_orders else None),
             "Accuracy against people with the responses in each order (line: 95% interval), "
             "and how often the judge gave the same verdict in both orders."))
+    if a.annotators:
+        # The same lines as the table: every name in them escaped, the table kept as is.
+        lines = "\n".join(annotators_lines(a.annotators)).rstrip()
+        body += ["<h2>Several annotators: the human ceiling and the alternative annotator "
+                 f'test</h2>\n<pre id="annotators">{escape(lines)}</pre>']
+    if a.by_category is not None:
+        headers, rows = category_rows(a.by_category)
+        body += ["<h2>By category</h2>", _html_table(rows, headers),
+                 '<p class="meta">Each position probe at the audit\'s alpha, uncorrected: it '
+                 "says where to look; the verdict is on every item.</p>"]
     sc = a.self_consistency
     body.append(f"<p>Self-consistency: {escape(sc.reason)}</p>" if sc.reason else
                 f"<p>Self-consistency: Agreement^{sc.samples} "

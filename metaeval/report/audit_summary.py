@@ -6,7 +6,9 @@ from __future__ import annotations
 from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
 from metaeval.audit.meta_eval import CheckResult, MetaEvalResult
 from metaeval.audit.probes import ProbeStatus
+from metaeval.report.annotators import figure
 from metaeval.report.escape import md_code, md_plain
+from metaeval.report.judge_audit import category_rows
 from metaeval.report.summary import listed, table
 
 # --- meta-eval -----------------------------------------------------------------------
@@ -72,6 +74,21 @@ def judge_audit_summary(a: JudgeAudit) -> str:
                          f"{o.accuracy:.2f}", f"{o.kappa.value:.2f}"])
     if rows:
         out += [*table(["agreement", "n", "TPR", "TNR", "accuracy", "kappa"], rows), ""]
+    for r in a.annotators:
+        g, t = r.agreement, r.alt
+        out.append(f"Human ceiling ({r.kind}): annotators' alpha "
+                   f"{md_plain(figure(g.alpha))}, judge's alpha with them "
+                   f"{md_plain(figure(g.judge_alpha))}; alternative annotator "
+                   "test " + (f"not run ({md_plain(t.reason)})" if not t.ran else
+                              f"{'passed' if t.passed else 'failed'}: winning rate "
+                              f"{t.omega:.2f}, rho {t.rho:.2f}, epsilon {t.epsilon:g}") + ".")
+        out.append("")
+    if a.by_category is not None:
+        headers, rows = category_rows(a.by_category)
+        # table() escapes the cell separator itself: md_plain() must not do it twice.
+        out += ["**By category:**", *table(headers, [[md_plain(c).replace("\\|", "|")
+                                                      for c in row] for row in rows]),
+                ""]
     pr = a.probes
     out += ["**Probes:**", _probe("position", pr.position.status, pr.position.headline()),
             _probe("length", pr.length.status, pr.length.headline()),

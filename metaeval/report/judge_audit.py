@@ -9,6 +9,7 @@ import json
 
 from tabulate import tabulate
 
+from metaeval.audit.breakdown import CategoryFigures
 from metaeval.audit.collect import Calls
 from metaeval.audit.judge_agreement import (
     AGGREGATE,
@@ -22,12 +23,19 @@ from metaeval.audit.pair_probes import PairFlipResult
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.audit.strength import Strengths
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.report.annotators import (
+    annotators_document,
+    annotators_lines,
+    categorical_document,
+    categorical_lines,
+)
+from metaeval.report.annotators import name as printable
 from metaeval.report.escape import one_line
 
 NOT_RUN = "not run (no probe items with verdicts)"
 KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injection",
         "pairwise_length", "pairwise_injection", "probes", "controls", "calls", "verdict",
-        "reasons", "errors")
+        "reasons", "errors", "annotators", "by_category")
 
 
 def _value(v: Value) -> JsonObject:
@@ -182,7 +190,8 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                                "unscored": b.unscored, "alpha": b.alpha},
                       "labels": {"low": a.labels.low, "high": a.labels.high,
                                  "pass_at": a.labels.pass_at},
-                      "pointwise": _point(a.pointwise), "pairwise": _pair(a.pairwise)},
+                      "pointwise": _point(a.pointwise), "pairwise": _pair(a.pairwise),
+                      "categorical": categorical_document(a.categorical)},
         "self_consistency": {"samples": a.self_consistency.samples,
                              "n": a.self_consistency.n,
                              "all_agree": a.self_consistency.all_agree,
@@ -202,7 +211,50 @@ def audit_document(a: JudgeAudit) -> JsonObject:
         "verdict": a.verdict.value,
         "reasons": list(a.reasons),
         "errors": [str(e) for e in a.errors],
+        "annotators": annotators_document(a.annotators),
+        "by_category": None if a.by_category is None else [
+            _category_document(c) for c in a.by_category],
     }
+
+
+def _category_document(c: CategoryFigures) -> JsonObject:
+    return {"category": c.category, "items": c.items, "pointwise": _point(c.pointwise),
+            "pairwise": _pair(c.pairwise), "position": _position(c.position),
+            "annotators": annotators_document(c.annotators)}
+
+
+def category_rows(figures: tuple[CategoryFigures, ...]) -> tuple[list[str], list[list[str]]]:
+    """The by-category table (headers, rows): text cells, user names made printable."""
+    rows = []
+    for c in figures:
+        p, q = c.pointwise, c.pairwise
+        alt = c.annotators[0].alt if c.annotators else None
+        rows.append([
+            "(no category)" if c.category is None else printable(c.category), str(c.items),
+            "—" if p is None else f"{p.confusion.n}",
+            "—" if p is None else f"{_v(p.tpr)} / {_v(p.tnr)} / {_v(p.kappa)}",
+            "—" if q is None else str(q.n),
+            "—" if q is None else " ".join(f"{o.order.value} {o.accuracy:.2f}/{_v(o.kappa)}"
+                                           for o in q.orders),
+            c.position.status.value if c.position.status is ProbeStatus.NOT_RUN
+            else c.position.headline(),
+            "—" if not c.annotators else (f"{_v(c.annotators[0].agreement.alpha)} / "
+                                          f"{_v(c.annotators[0].agreement.judge_alpha)}"),
+            "—" if alt is None else ("not run" if not alt.ran else
+                                     f"{'passed' if alt.passed else 'FAILED'} "
+                                     f"omega {alt.omega:.2f} rho {alt.rho:.2f}")])
+    return (["category", "items", "pointwise n", "TPR / TNR / kappa", "pairwise n",
+             "accuracy/kappa by order", "position", "alpha people / with judge",
+             "alternative annotator test"], rows)
+
+
+def _category_lines(figures: tuple[CategoryFigures, ...] | None) -> list[str]:
+    if figures is None:
+        return []
+    headers, rows = category_rows(figures)
+    return ["by category (each position probe at the audit's alpha, uncorrected: it says "
+            "where to look, the verdict is on every item):",
+            tabulate(rows, headers=headers, disable_numparse=True), ""]
 
 
 def audit_json(a: JudgeAudit) -> str:
@@ -262,6 +314,9 @@ def audit_text(a: JudgeAudit) -> str:
             f"({q.consistency:.2f})" if q.both_orders else "no item recorded in both orders")
             + (f"; order {', '.join(missing)} not recorded" if missing else ""))
         out.append("")
+    out.extend(categorical_lines(a.categorical))
+    out.extend(annotators_lines(a.annotators))
+    out.extend(_category_lines(a.by_category))
     sc = a.self_consistency
     out.append(f"self-consistency: {sc.reason}" if sc.reason else
                f"self-consistency: Agreement^{sc.samples} {sc.rate:.2f} "

@@ -168,7 +168,16 @@ def test_a_bad_declared_scale_is_bad_input(project: Path, args: list[str],
     ("scale = 10", "tool.metaeval.judge_audit.scale: got 10; expected LOW-HIGH"),
     ("pass_at = 7", "tool.metaeval.judge_audit.pass_at: got 7; expected an integer in 1..5"),
     ('scal = "1-10"', "tool.metaeval.judge_audit.scal: unknown key; expected one of alpha, "
-                      "kappa_bar, label_pass_at, label_scale, pass_at, probes, scale"),
+                      "alt_epsilon, annotators, kappa_bar, label_classes, label_pass_at, "
+                      "label_scale, pass_at, probes, require_alt_test, scale"),
+    ('label_classes = ["hate"]', "tool.metaeval.judge_audit.label_classes: got ['hate']; "
+                                 "expected at least two distinct class names"),
+    ('annotators = "expert"', "tool.metaeval.judge_audit.annotators: got 'expert'; expected "
+                              "one of 'experts', 'skilled', 'crowd'"),
+    ("alt_epsilon = 1.5", "tool.metaeval.judge_audit.alt_epsilon: got 1.5; expected a number "
+                          "in [0, 1)"),
+    ('require_alt_test = "yes"', "tool.metaeval.judge_audit.require_alt_test: got 'yes'; "
+                                 "expected true or false"),
 ])
 def test_a_bad_judge_audit_table_is_bad_input(project: Path, table: str, message: str) -> None:
     (project / "pyproject.toml").write_text(f"[tool.metaeval.judge_audit]\n{table}\n")

@@ -1,0 +1,60 @@
+"""``judge-audit --by category``: the audit's agreement, position probe and the
+annotators' figures again on each category of items (the per-scenario tables
+published judge studies show), from the same verdict table.
+
+A breakdown is read beside the whole audit, never instead of it: the verdict is
+decided on every item, and each category's position probe is tested at the
+audit's alpha with no correction across categories (it says where to look, it
+does not gate). Items with no ``category`` form their own row (``None``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from metaeval.audit.alt_test import PanelReport, panel_reports
+from metaeval.audit.bars import AltSettings, Bars
+from metaeval.audit.collect import VerdictTable
+from metaeval.audit.judge_agreement import (
+    PairAgreement,
+    PointAgreement,
+    pair_agreement,
+    point_agreement,
+)
+from metaeval.audit.probes import PositionResult, position_probe
+from metaeval.judge_items import JudgeItems
+from metaeval.judges.base import Scale
+
+BY = ("category",)
+"""What ``--by`` may break an audit down by."""
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryFigures:
+    """One category's share of the audit."""
+
+    category: str | None
+    """The items' ``category``; None for the items that have none."""
+    items: int
+    pointwise: PointAgreement | None
+    pairwise: PairAgreement | None
+    position: PositionResult
+    annotators: tuple[PanelReport, ...]
+
+
+def by_category(items: JudgeItems, table: VerdictTable, scale: Scale, labels: Scale,
+                bars: Bars, alt: AltSettings, classes: tuple[str, ...] = ()
+                ) -> tuple[CategoryFigures, ...]:
+    """Each category of the labelled items, in name order, the uncategorised last."""
+    names = {i.category for i in items.pointwise} | {i.category for i in items.pairwise}
+    ordered = [*sorted(n for n in names if n is not None), *([None] if None in names else [])]
+    out = []
+    for name in ordered:
+        point = tuple(i for i in items.pointwise if i.category == name)
+        pair = tuple(i for i in items.pairwise if i.category == name)
+        out.append(CategoryFigures(
+            name, len(point) + len(pair), point_agreement(point, table, scale, labels),
+            pair_agreement(pair, table),
+            position_probe(pair, table, alpha=bars.alpha, chance=bars.chance_flip),
+            panel_reports(point, pair, table, scale, labels, alt, classes)))
+    return tuple(out)
