@@ -45,6 +45,14 @@ class Calls:
     made: int = 0
     cached: int = 0
     failed: int = 0
+    failures: tuple[tuple[str, int], ...] = ()
+    """The distinct reasons of the failed calls, each with its count, most frequent
+    first: what a run whose calls mostly failed names as its cause."""
+
+    @property
+    def asked(self) -> int:
+        """Every question put to the judge: made (failed ones included) or cached."""
+        return self.made + self.cached
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,14 +232,18 @@ def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
     decisions: dict[Slot, list[Decision]] = {}
     raw: dict[Slot, list[str]] = {}
     made = cached = failed = 0
+    reasons: Counter[str] = Counter()
     for (slot, _, _, read), reply in zip(asks, replies, strict=True):
         decisions.setdefault(slot, []).append(read(reply))
         raw.setdefault(slot, []).append(reply.raw)
         cached += reply.call.cached
         made += reply.call.called and not reply.call.cached
         failed += reply.call.failed
+        if reply.call.failed:
+            reasons[reply.reason] += 1
     return VerdictTable({k: tuple(v) for k, v in decisions.items()},
-                        {k: tuple(v) for k, v in raw.items()}, Calls(made, cached, failed))
+                        {k: tuple(v) for k, v in raw.items()},
+                        Calls(made, cached, failed, tuple(reasons.most_common())))
 
 
 def recorded_table(records: Sequence[Recorded]) -> VerdictTable:

@@ -58,7 +58,31 @@ class AuditVerdict(Enum):
     REPORT_ONLY = "report only"
     """Some bar missed or some bias found: its numbers may be shown, never gate."""
     VOID = "void"
-    """A control misbehaved: the detector is broken and the audit proves nothing."""
+    """A control misbehaved (the detector is broken), or most calls to the judge
+    failed (its numbers are the failures'): the audit proves nothing."""
+
+
+FAILED_CALLS_VOID = 0.5
+"""A live audit where more than this share of the questions put to the judge failed
+(the server down, refused, timing out, erroring) is void: its zeros are those of
+the failures, not the judge's. A few failed calls are unscored verdicts, weighed by
+the unscored bar."""
+
+SHOWN_FAILURES = 3
+"""How many distinct failure reasons a void audit names."""
+
+
+def failed_calls(calls: Calls) -> str | None:
+    """The reason a live audit is void when most of its calls failed, naming the first
+    few distinct errors with their counts; None when most calls got an answer."""
+    if not calls.failed or calls.failed <= FAILED_CALLS_VOID * calls.asked:
+        return None
+    named = "; ".join(f"{reason or 'no reason given'!r} x{count}"
+                      for reason, count in calls.failures[:SHOWN_FAILURES])
+    more = len(calls.failures) - SHOWN_FAILURES
+    return (f"the judge could not be reached: {calls.failed} of {calls.asked} calls failed "
+            f"(more than {FAILED_CALLS_VOID:.0%}), so its numbers are the failures'; "
+            f"errors: {named}" + (f"; and {more} other error(s)" if more > 0 else ""))
 
 
 _NO_PAIRS = VerdictTable()
@@ -343,9 +367,11 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     point = point_agreement(measured.pointwise, table, scale, labels)
     pair = pair_agreement(measured.pairwise, table)
     probes = run_probes(measured, table, scale, bars)
-    reasons = tuple(_reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
-                             generated))
-    verdict = (AuditVerdict.VOID if not controls.ok else
+    unreached = failed_calls(table.calls) if source is AuditSource.LIVE else None
+    reasons = tuple(([unreached] if unreached else [])
+                    + _reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
+                               generated))
+    verdict = (AuditVerdict.VOID if not controls.ok or unreached else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,

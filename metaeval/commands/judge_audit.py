@@ -272,7 +272,7 @@ class JudgeAuditRequest:
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
                  AuditVerdict.VOID: ExitCode.VOID}
-"""May gate 0, report only 1, void (a control failed) 3."""
+"""May gate 0, report only 1, void (a control failed, or most calls to the judge) 3."""
 
 
 @dataclass(frozen=True, slots=True)
