@@ -21,7 +21,8 @@ def gate_table(decided: Sequence[BarResult]) -> str:
     failing = [r for r in decided if r.status.fails]
     if failing:
         lines = [f"  - {r.bar.metric}: {_value(r)} not {r.bar.describe()}"
-                 if r.status is BarStatus.FAIL else f"  - {r.bar.metric}: {r.detail}"
+                 if r.status is BarStatus.FAIL and r.value is not None
+                 else f"  - {r.bar.metric}: {r.detail}"
                  for r in failing]
         return "\n".join([table, "", f"FAIL: {len(failing)} of {len(decided)} bars", *lines])
     return "\n".join([table, "", f"OK: {len(decided)} bars"])
