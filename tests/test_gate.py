@@ -202,3 +202,16 @@ def test_a_misspelt_metric_says_what_it_may_have_meant(metric: str, said: str) -
 def test_a_metric_of_a_result_not_given_says_so() -> None:
     (missing,) = decide([Bar("mutate:score", min=0)], Results(META_EVAL, {}, None), set())
     assert missing.detail == "not in the results; no mutate result given"
+
+
+def test_with_no_bar_a_judge_audit_result_is_still_held_to_its_verdict(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.metaeval]\n")
+    (tmp_path / "audit.json").write_text(json.dumps(_audit("report only")))
+    (tmp_path / "mutate.json").write_text(json.dumps(MUTATE))
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, ["gate", "audit.json"])
+    assert out.exit_code == 1 and "FAIL: 1 of 1 bars" in out.output, out.output
+    # Nothing to decide at all is still bad usage.
+    out = CliRunner().invoke(main, ["gate", "mutate.json"])
+    assert out.exit_code == 2 and "no bars" in out.output

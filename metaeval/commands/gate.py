@@ -19,13 +19,14 @@ from metaeval.gate import BarResult, decide, judge_verdicts, load_results
 
 def gate(results: Sequence[Path], calibration_path: Path | None,
          config: Config) -> tuple[BarResult, ...]:
-    """Every bar of ``config`` decided over ``results``; raises InputError when the
-    config has no bar or a file cannot be read."""
-    if not config.gate:
+    """Every bar of ``config`` decided over ``results``, and every judge-audit result
+    held to its verdict; raises InputError when a file cannot be read, or when there
+    is nothing to decide (no bar in the config and no judge-audit result)."""
+    loaded = load_results(list(results))
+    if not config.gate and not loaded.judge_audits:
         raise InputError("no bars: add [tool.metaeval.gate] to pyproject.toml, e.g. "
                          "\"meta-eval:evaluator.kappa\" = 0.8")
     calibrated = calibrated_versions(calibration_path or config.root / DEFAULT_PATH)
-    loaded = load_results(list(results))
     return (*decide(config.gate, loaded, calibrated),
             *judge_verdicts(loaded, config.gate_options))
 
