@@ -97,15 +97,23 @@ main.add_command(findings)
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--recorded", "recorded", multiple=True, type=click.Path(path_type=Path),
+              help="A judge's recorded verdicts (JSONL) to check; a .jsonl file whose first "
+                   "line is one is recognised without it. Checked against the judge items "
+                   "given beside it, when any.")
+@click.option("--scale", "scale_text", metavar="LOW-HIGH", default=None,
+              help="The recorded scores' scale (default 1-5, or [tool.metaeval.judge_audit] "
+                   "scale).")
 @FORMAT
 @user_errors
-def validate(paths: tuple[Path, ...], fmt: str) -> None:
-    """Check meta-set and judge-item files (default: the configured meta-sets); name
-    every bad line.
+def validate(paths: tuple[Path, ...], recorded: tuple[Path, ...], scale_text: str | None,
+             fmt: str) -> None:
+    """Check meta-set, judge-item and recorded-verdict files (default: the configured
+    meta-sets); count what loaded and name every bad line.
 
     Exit 0 when every line loads, 2 when any line (or file) is bad.
     """
-    result = run_validate(paths, load_config())
+    result = run_validate(paths, load_config(), recorded, scale_text)
     click.echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(validate_code(result))
 
