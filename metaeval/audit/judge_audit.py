@@ -169,6 +169,8 @@ class JudgeAudit:
     temperature_known: bool = True
     """False for a recorded judge metaeval cannot build: the log does not say."""
     probe_plan: ProbePlan | None = None
+    scale: Scale = DEFAULT_SCALE
+    """The scale the judge's pointwise scores are on, and its pass mark."""
 
 
 class ProbeSource(Enum):
@@ -376,4 +378,4 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
                       unscored, verdicts, bars, modes, labels=labels,
-                      samples=_samples(table, labelled))
+                      samples=_samples(table, labelled), scale=scale)

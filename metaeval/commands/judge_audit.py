@@ -91,7 +91,11 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                     declared: Scale | None, scale_from: str,
                     allowed: AllowedModules, judges: JudgesSection,
                     labels: tuple[int, int] | None, label_pass_at: int | None) -> JudgeAudit:
-    identity, scale = JudgeIdentity(spec, model="recorded"), declared or DEFAULT_SCALE
+    scale = declared or DEFAULT_SCALE
+    # A name only: its verdicts mean what the declared scale says, so that scale is
+    # part of who it is (--pass-at 0 and --pass-at 1 are two judges).
+    identity = JudgeIdentity(spec, model="recorded", scale="" if scale == DEFAULT_SCALE
+                             else f"{scale.low}-{scale.high} pass>={scale.pass_at}")
     built = False
     try:  # a judge we can build lends its identity, so its calibration applies to it
         named = build_judge(spec, allowed=allowed, judges=judges)

@@ -21,6 +21,7 @@ from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.pair_probes import PairFlipResult
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.judges.base import Mode
 
 NOT_RUN = "not run (no probe items with verdicts)"
 KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injection",
@@ -145,7 +146,9 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                   "temperature": j.temperature if a.temperature_known else None,
                   "endpoint": j.endpoint,
                   "version": j.version, "mode": a.source.value,
-                  "modes": modes},
+                  "modes": modes,
+                  "scale": {"low": a.scale.low, "high": a.scale.high,
+                            "pass_at": a.scale.pass_at}},
         "agreement": {"items": a.items, "not_recorded": a.not_recorded,
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,
                       "samples": a.samples.total, "unscored_samples": a.samples.unscored,
@@ -198,6 +201,7 @@ def audit_text(a: JudgeAudit) -> str:
         described = described.rsplit(" temperature=", 1)[0] + " temperature unknown"
     out = [f"judge: {described} (version {a.judge.version}; {a.source.value}; "
            f"audited for {modes})",
+           *_scale_lines(a),
            f"items: {a.items}" + (f" ({a.not_recorded} with no recorded verdict, left out)"
                                   if a.not_recorded else ""),
            *_plan_lines(a.probe_plan),
@@ -284,6 +288,16 @@ def audit_text(a: JudgeAudit) -> str:
         out.append(f"bad input (left out, exit 2): {len(a.errors)} line(s)")
         out.extend(f"  {e}" for e in a.errors)
     return "\n".join(out)
+
+
+def _scale_lines(a: JudgeAudit) -> list[str]:
+    """The judge's score range and pass mark, when it scores (a pairwise judge has none)."""
+    if Mode.POINTWISE not in a.modes:
+        return []
+    declared = a.source is AuditSource.RECORDED and not a.temperature_known
+    return [f"judge scale: {a.scale.low}-{a.scale.high}, a pass at >= {a.scale.pass_at}"
+            + (" (declared for the recorded scores: --scale, --pass-at or the config)"
+               if declared else "")]
 
 
 def _plan_lines(plan: ProbePlan | None) -> list[str]:

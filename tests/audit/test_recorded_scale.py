@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from metaeval.cli import main
 from metaeval.judge_items import load_recorded
-from metaeval.judges.base import Mode, Scale
+from metaeval.judges.base import JudgeIdentity, Mode, Scale
 
 HUGE = "1" + "0" * 399  # a 400-digit integer
 
@@ -196,3 +196,38 @@ def test_pass_at_alone_keeps_the_configured_scale(project: Path) -> None:
     result = _audit("--recorded", str(_ten_point_log(project)), "--pass-at", "9")
     point = json.loads(result.stdout)["agreement"]["pointwise"]
     assert (point["tp"], point["fn"]) == (0, 2)
+
+
+def _binary_log(project: Path) -> Path:
+    return _log(project, _pointwise("1", "0"))
+
+
+def test_the_declared_scale_and_pass_mark_are_in_the_json_the_table_and_the_version(
+        project: Path) -> None:
+    recorded = str(_binary_log(project))
+    everything = json.loads(_audit("--recorded", recorded, "--scale", "0-1",
+                                   "--pass-at", "0").stdout)
+    strict = json.loads(_audit("--recorded", recorded, "--scale", "0-1",
+                               "--pass-at", "1").stdout)
+    assert everything["judge"]["scale"] == {"low": 0, "high": 1, "pass_at": 0}
+    assert strict["judge"]["scale"] == {"low": 0, "high": 1, "pass_at": 1}
+    # Under pass-at 0 every verdict passes: another judge, so another version, and a
+    # calibration of the one never applies to the other.
+    assert everything["agreement"]["pointwise"]["fp"] == 2
+    assert strict["agreement"]["pointwise"]["fp"] == 0
+    assert everything["judge"]["version"] != strict["judge"]["version"]
+    table = CliRunner().invoke(main, ["judge-audit", "--judge", "logged", "--items",
+                                      "items.ndjson", "--recorded", recorded, "--scale", "0-1",
+                                      "--pass-at", "0"]).output
+    assert "judge: logged model=recorded scale=0-1,pass>=0 temperature unknown" in table
+    assert "judge scale: 0-1, a pass at >= 0 (declared for the recorded scores" in table
+
+
+def test_the_default_scale_keeps_a_recorded_judge_s_version(project: Path) -> None:
+    recorded = str(_log(project, _pointwise("5", "1")))
+    default = json.loads(_audit("--recorded", recorded).stdout)["judge"]
+    declared = json.loads(_audit("--recorded", recorded, "--scale", "1-5").stdout)["judge"]
+    assert default["scale"] == declared["scale"] == {"low": 1, "high": 5, "pass_at": 4}
+    # The same scale said or not is the same judge, with the version it always had.
+    assert default["version"] == declared["version"]
+    assert default["version"] == JudgeIdentity("logged", model="recorded").version
