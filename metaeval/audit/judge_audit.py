@@ -34,6 +34,7 @@ from metaeval.audit.probes import (
     length_probe,
     position_probe,
 )
+from metaeval.decimals import fixed
 from metaeval.judge_items import FILES, JudgeItems, Order, Slot, Variant
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
@@ -133,6 +134,19 @@ class Controls:
     @property
     def ok(self) -> bool:
         return all(c.ok for c in self.checks)
+
+    @property
+    def ran(self) -> bool:
+        """Whether any control ran a probe. None did when no probe had items to run
+        on: then no detector was used, so none is proven or broken, and the probes
+        not run are reasons of their own (the audit is not void for it)."""
+        return any(c.got is not ProbeStatus.NOT_RUN for c in self.checks)
+
+    def said(self) -> str:
+        """``ok``, ``FAILED`` or ``none ran``, as a report line says it."""
+        if not self.ran:
+            return "none ran (no probe had items to run on)"
+        return "ok" if self.ok else "FAILED"
 
     def failures(self) -> list[str]:
         return [f"control failed: {c.judge} judge's {c.probe} probe came out "
@@ -304,7 +318,7 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
                 reasons.append(f"{name} not computed ({value.reason}): the bar {bar:g} "
                                "cannot be checked")
             elif value.value < bar:
-                reasons.append(f"{name} {value.value:.2f} < {bar:g}"
+                reasons.append(f"{name} {fixed(value.value)} < {bar:g}"
                                + (f" ({value.reason})" if value.reason else ""))
     if pair is not None:
         for order in pair.orders:
@@ -313,7 +327,7 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
                                f"({order.kappa.reason}): the bar {bars.kappa:g} cannot be "
                                "checked")
             elif order.kappa.value < bars.kappa:
-                reasons.append(f"pairwise kappa ({order.order.value}) {order.kappa.value:.2f} "
+                reasons.append(f"pairwise kappa ({order.order.value}) {fixed(order.kappa.value)} "
                                f"< {bars.kappa:g}")
     needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE,
               "pairwise length": Mode.PAIRWISE, "pairwise injection": Mode.PAIRWISE}

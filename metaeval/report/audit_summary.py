@@ -74,7 +74,7 @@ def judge_audit_summary(a: JudgeAudit) -> str:
     out += ["**Probes:**", _probe("position", pr.position.status, pr.position.headline()),
             _probe("length", pr.length.status, pr.length.headline()),
             _probe("injection", pr.injection.status, pr.injection.headline()),
-            f"- controls: {'ok' if a.controls.ok else 'FAILED (the audit is void)'}"]
+            f"- controls: {a.controls.said() if a.controls.ok else 'FAILED (the audit is void)'}"]
     if a.reasons:
         out += ["", "**Why:**", *listed([f"- {plain(r)}" for r in a.reasons], "reasons")]
     if a.errors:

@@ -21,6 +21,7 @@ from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.pair_probes import PairFlipResult
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.decimals import fixed, rounded
 from metaeval.judges.base import Mode
 
 NOT_RUN = "not run (no probe items with verdicts)"
@@ -31,11 +32,11 @@ KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injecti
 
 def _value(v: Value) -> JsonObject:
     """A figure that could not be computed is null with the reason, never 0."""
-    return {"value": round(v.value, 4) if computed(v) else None, "reason": v.reason}
+    return {"value": rounded(v.value) if computed(v) else None, "reason": v.reason}
 
 
 def _interval(i: Interval) -> JsonObject:
-    return {"low": round(i.low, 4), "high": round(i.high, 4), "level": i.level,
+    return {"low": rounded(i.low), "high": rounded(i.high), "level": i.level,
             "reason": i.reason}
 
 
@@ -56,14 +57,14 @@ def _pair(p: PairAgreement | None) -> JsonValue:
     if p is None:
         return None
     orders: JsonObject = {
-        o.order.value: {"n": o.n, "correct": o.correct, "accuracy": round(o.accuracy, 4),
+        o.order.value: {"n": o.n, "correct": o.correct, "accuracy": rounded(o.accuracy),
                   "accuracy_interval": _interval(o.accuracy_interval),
                   "kappa": _value(o.kappa), "ties": o.ties, "unscored": o.unscored}
         for o in p.orders}
     return {"n": p.n, "human_ties": p.human_ties, "orders": orders,
             "not_recorded": [o for o in ("ab", "ba") if o not in orders],
             "both_orders": p.both_orders, "consistent": p.consistent,
-            "consistency": round(p.consistency, 4) if p.both_orders else None}
+            "consistency": rounded(p.consistency) if p.both_orders else None}
 
 
 def _position(r: PositionResult) -> JsonObject:
@@ -78,7 +79,7 @@ def _position(r: PositionResult) -> JsonObject:
 def _group(r: LengthResult) -> JsonObject:
     return {"status": r.status.value, "probes": len(r.shifts), "up": r.up, "down": r.down,
             "same": r.same, "unscored": r.unscored, "p_value": r.p_value, "alpha": r.alpha,
-            "mean_extra_chars": round(r.mean_extra, 1)}
+            "mean_extra_chars": rounded(r.mean_extra, 1)}
 
 
 def _length(r: LengthResult) -> JsonObject:
@@ -95,7 +96,7 @@ def _injection(r: InjectionResult, kinds: bool = True) -> JsonObject:
     document: JsonObject = {
         "status": r.status.value, "headline": r.headline(), "cases": r.cases,
         "injected_flips": r.injected_flips, "control_flips": r.control_flips,
-        "injected_rate": round(r.injected_rate, 4), "control_rate": round(r.control_rate, 4),
+        "injected_rate": rounded(r.injected_rate), "control_rate": rounded(r.control_rate),
         "already_passed": r.already_passed, "unscored": r.unscored,
         "only_injected": r.only_injected, "only_control": r.only_control,
         "p_value": r.p_value, "alpha": r.alpha,
@@ -128,7 +129,7 @@ def _plan(plan: ProbePlan | None) -> JsonValue:
 
 
 def _controls(c: Controls) -> JsonObject:
-    return {"ok": c.ok, "checks": [{"judge": k.judge, "probe": k.probe,
+    return {"ok": c.ok, "ran": c.ran, "checks": [{"judge": k.judge, "probe": k.probe,
                                     "expected": k.expected.value, "got": k.got.value,
                                     "ok": k.ok, "headline": k.headline} for k in c.checks]}
 
@@ -162,7 +163,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                              "n": a.self_consistency.n,
                              "all_agree": a.self_consistency.all_agree,
                              "agreement_k": None if a.self_consistency.reason
-                             else round(a.self_consistency.rate, 4),
+                             else rounded(a.self_consistency.rate),
                              "source": "the recorded samples" if a.source is AuditSource.RECORDED
                              else "--samples",
                              "aggregate": AGGREGATE, "reason": a.self_consistency.reason},
@@ -187,11 +188,11 @@ def audit_json(a: JudgeAudit) -> str:
 def _v(v: Value) -> str:
     if not computed(v):
         return f"not computed ({v.reason})"
-    return f"{v.value:.2f}" + (f" ({v.reason})" if v.reason else "")
+    return fixed(v.value) + (f" ({v.reason})" if v.reason else "")
 
 
 def _i(i: Interval) -> str:
-    return f"[{i.low:.2f}, {i.high:.2f}]"
+    return f"[{fixed(i.low)}, {fixed(i.high)}]"
 
 
 def audit_text(a: JudgeAudit) -> str:
@@ -226,7 +227,7 @@ def audit_text(a: JudgeAudit) -> str:
         out.append("")
     if a.pairwise is not None:
         q = a.pairwise
-        rows = [[o.order.value, o.n, o.correct, f"{o.accuracy:.2f} {_i(o.accuracy_interval)}",
+        rows = [[o.order.value, o.n, o.correct, f"{fixed(o.accuracy)} {_i(o.accuracy_interval)}",
                  _v(o.kappa), o.ties, o.unscored] for o in q.orders]
         out.append(tabulate(rows, headers=["pairwise order", "n", "correct", "accuracy",
                                            "kappa", "judge ties", "unscored"],
@@ -234,12 +235,12 @@ def audit_text(a: JudgeAudit) -> str:
         missing = [o for o in ("ab", "ba") if o not in {r.order for r in q.orders}]
         out.append(f"human ties: {q.human_ties}; " + (
             f"same verdict in both orders: {q.consistent} of {q.both_orders} "
-            f"({q.consistency:.2f})" if q.both_orders else "no item recorded in both orders")
+            f"({fixed(q.consistency)})" if q.both_orders else "no item recorded in both orders")
             + (f"; order {', '.join(missing)} not recorded" if missing else ""))
         out.append("")
     sc = a.self_consistency
     out.append(f"self-consistency: {sc.reason}" if sc.reason else
-               f"self-consistency: Agreement^{sc.samples} {sc.rate:.2f} "
+               f"self-consistency: Agreement^{sc.samples} {fixed(sc.rate)} "
                f"({sc.all_agree} of {sc.n}); verdict by {AGGREGATE}")
     pos, ln, inj = a.probes.position, a.probes.length, a.probes.injection
     out.append((f"position bias: not run ({pos.reason})" if pos.reason else
@@ -276,8 +277,9 @@ def audit_text(a: JudgeAudit) -> str:
                    f"{name}: {r.headline()} (discordant {r.only_probe} vs {r.only_control}, "
                    f"unscored {r.unscored}; McNemar p={r.p_value:.3g}, alpha {r.alpha:g})")
         out.extend(_pair_kinds(r))
-    out.append("controls: " + ("ok" if a.controls.ok else "FAILED") + " — " + "; ".join(
-        f"{c.judge} {c.probe} {c.got.value}" for c in a.controls.checks))
+    out.append(f"controls: {a.controls.said()}" + (" — " + "; ".join(
+        f"{c.judge} {c.probe} {c.got.value}" for c in a.controls.checks)
+        if a.controls.ran else ""))
     out.append(f"calls: {a.calls.made} made, {a.calls.cached} from cache, "
                f"{a.calls.failed} failed")
     out.append("")
