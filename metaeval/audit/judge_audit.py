@@ -185,6 +185,9 @@ class JudgeAudit:
     probe_plan: ProbePlan | None = None
     scale: Scale = DEFAULT_SCALE
     """The scale the judge's pointwise scores are on, and its pass mark."""
+    label_warning: str = ""
+    """Said when the label range was not declared and the integer labels do not reach
+    one of its ends: a range that is too wide changes the weighted kappa silently."""
 
 
 class ProbeSource(Enum):
@@ -249,6 +252,24 @@ def label_scale(judge: Scale, labels: tuple[int, int] | None = None,
         same = (low, high) == (judge.low, judge.high)
         pass_at = judge.pass_at if same else default_pass_at(low, high)
     return Scale(low, high, pass_at)
+
+
+def label_range_warning(items: JudgeItems, labels: Scale) -> str:
+    """A warning when the items' integer labels stay inside the (undeclared, default)
+    label range without reaching one of its ends: labels on 1-4 read on 1-5 give
+    another weighted kappa, and nothing else would say so. "" when they reach both
+    ends or there is no integer label."""
+    scores = [i.score for i in items.pointwise if i.score is not None]
+    if not scores or (min(scores) == labels.low and max(scores) == labels.high):
+        return ""
+    seen = f"{min(scores)}-{max(scores)}"
+    unreached = "; ".join(part for part in (
+        f"no label reaches {labels.high}" if max(scores) < labels.high else "",
+        f"none is as low as {labels.low}" if min(scores) > labels.low else "") if part)
+    return (f"{unreached} (integer labels seen: {seen}; read on {labels.low}-{labels.high}, "
+            "the default): the weighted kappa depends on the range; declare it with "
+            f"--label-scale LOW-HIGH (or label_scale), e.g. --label-scale {seen}, or "
+            f"--label-scale {labels.low}-{labels.high} if the labels are on that range")
 
 
 def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars) -> Probes:

@@ -28,6 +28,7 @@ from metaeval.audit.judge_audit import (
     ProbePlan,
     ProbeSource,
     audit_judge,
+    label_range_warning,
     label_scale,
 )
 from metaeval.config import NO_JUDGES, Config, JudgesSection
@@ -146,7 +147,8 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     told, before a live judge is asked, what the probes will cost."""
     audit = _audit(spec, items, recorded, samples, cache, bars, progress, scale, scale_from,
                    allowed, judges, labels, label_pass_at, probes, notify)
-    return replace(audit, errors=items.errors + audit.errors)
+    warning = label_range_warning(items, audit.labels) if labels is None else ""
+    return replace(audit, errors=items.errors + audit.errors, label_warning=warning)
 
 
 def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | None,

@@ -157,7 +157,8 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                       "bars": {"kappa": b.kappa, "tpr": b.tpr, "tnr": b.tnr,
                                "unscored": b.unscored, "alpha": b.alpha},
                       "labels": {"low": a.labels.low, "high": a.labels.high,
-                                 "pass_at": a.labels.pass_at},
+                                 "pass_at": a.labels.pass_at,
+                                 "warning": a.label_warning or None},
                       "pointwise": _point(a.pointwise), "pairwise": _pair(a.pairwise)},
         "self_consistency": {"samples": a.self_consistency.samples,
                              "n": a.self_consistency.n,
@@ -220,6 +221,8 @@ def audit_text(a: JudgeAudit) -> str:
         lab = a.labels
         out.append(f"human pass: label 'pass', or an integer label >= {lab.pass_at} on "
                    f"{lab.low}-{lab.high}")
+        if a.label_warning:
+            out.append(f"warning: {a.label_warning}")
         out.append(f"ordinal {lab.low}-{lab.high} on {p.ordinal_n} items "
                    f"({p.ordinal_unscored} unscored): "
                    f"weighted kappa linear {_v(p.weighted_linear)}, "

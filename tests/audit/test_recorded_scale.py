@@ -231,3 +231,37 @@ def test_the_default_scale_keeps_a_recorded_judge_s_version(project: Path) -> No
     # The same scale said or not is the same judge, with the version it always had.
     assert default["version"] == declared["version"]
     assert default["version"] == JudgeIdentity("logged", model="recorded").version
+
+
+def _ordinal(project: Path, labels: list[int]) -> list[str]:
+    (project / "items.ndjson").write_text("".join(
+        json.dumps({"id": f"s{n}", "prompt": "q", "response": "r", "label": label}) + "\n"
+        for n, label in enumerate(labels)))
+    log = _log(project, [json.dumps({"id": f"s{n}", "verdict": label})
+                         for n, label in enumerate(labels)])
+    return ["--recorded", str(log)]
+
+
+def test_labels_that_never_reach_the_default_range_s_top_are_warned_about(
+        project: Path) -> None:
+    args = _ordinal(project, [1, 2, 3, 4, 2, 3, 4, 1])
+    labels = json.loads(_audit(*args).stdout)["agreement"]["labels"]
+    assert labels["warning"].startswith("no label reaches 5 (integer labels seen: 1-4; read "
+                                        "on 1-5, the default)")
+    assert "--label-scale 1-4" in labels["warning"]
+    table = CliRunner().invoke(main, ["judge-audit", "--judge", "logged", "--items",
+                                      "items.ndjson", *args]).output
+    assert "\nwarning: no label reaches 5" in table
+    # Declared, whatever the range, it is what the user said: no warning.
+    assert json.loads(_audit(*args, "--label-scale", "1-4").stdout)["agreement"]["labels"][
+        "warning"] is None
+    assert json.loads(_audit(*args, "--label-scale", "1-5").stdout)["agreement"]["labels"][
+        "warning"] is None
+
+
+def test_labels_that_span_the_default_range_are_not_warned_about(project: Path) -> None:
+    args = _ordinal(project, [1, 2, 3, 4, 5, 3])
+    assert json.loads(_audit(*args).stdout)["agreement"]["labels"]["warning"] is None
+    low = _ordinal(project, [2, 3, 4, 5])
+    assert json.loads(_audit(*low).stdout)["agreement"]["labels"]["warning"].startswith(
+        "none is as low as 1")
