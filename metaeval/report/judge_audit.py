@@ -49,6 +49,7 @@ def _point(p: PointAgreement | None) -> JsonValue:
             "tnr": _value(p.tnr), "tnr_interval": _interval(p.tnr_interval),
             "kappa": _value(p.kappa), "kappa_interval": _interval(p.kappa_interval),
             "ordinal": {"n": p.ordinal_n, "unscored": p.ordinal_unscored,
+                        "pass_fail_only": p.ordinal_pass_fail,
                         "weighted_kappa_linear": _value(p.weighted_linear),
                         "weighted_kappa_quadratic": _value(p.weighted_quadratic)}}
 
@@ -223,8 +224,10 @@ def audit_text(a: JudgeAudit) -> str:
                    f"{lab.low}-{lab.high}")
         if a.label_warning:
             out.append(f"warning: {a.label_warning}")
+        no_score = (f"; {p.ordinal_pass_fail} judged pass/fail, with no score"
+                    if p.ordinal_pass_fail else "")
         out.append(f"ordinal {lab.low}-{lab.high} on {p.ordinal_n} items "
-                   f"({p.ordinal_unscored} unscored): "
+                   f"({p.ordinal_unscored} unscored{no_score}): "
                    f"weighted kappa linear {_v(p.weighted_linear)}, "
                    f"quadratic {_v(p.weighted_quadratic)}")
         out.append("")

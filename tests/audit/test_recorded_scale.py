@@ -265,3 +265,37 @@ def test_labels_that_span_the_default_range_are_not_warned_about(project: Path) 
     low = _ordinal(project, [2, 3, 4, 5])
     assert json.loads(_audit(*low).stdout)["agreement"]["labels"]["warning"].startswith(
         "none is as low as 1")
+
+
+def test_a_pass_fail_judge_on_integer_labels_is_not_called_unscored(project: Path) -> None:
+    labels = [1, 2, 3, 4, 5, 2, 4, 5]
+    (project / "items.ndjson").write_text("".join(
+        json.dumps({"id": f"s{n}", "prompt": "q", "response": "r", "label": label}) + "\n"
+        for n, label in enumerate(labels)))
+    log = _log(project, [json.dumps({"id": f"s{n}", "verdict": "pass" if label >= 4 else "fail"})
+                         for n, label in enumerate(labels)])
+    document = json.loads(_audit("--recorded", str(log)).stdout)["agreement"]
+    assert document["unscored"] == 0
+    ordinal = document["pointwise"]["ordinal"]
+    # Every verdict was decided (pass/fail): none unscored, none with a score to weigh.
+    assert (ordinal["n"], ordinal["unscored"], ordinal["pass_fail_only"]) == (8, 0, 8)
+    assert ordinal["weighted_kappa_linear"] == {
+        "value": None, "reason": "no cases: the judge answered pass/fail, with no score to "
+                                 "weigh against the integer labels"}
+    table = CliRunner().invoke(main, ["judge-audit", "--judge", "logged", "--items",
+                                      "items.ndjson", "--recorded", str(log)]).output
+    assert "ordinal 1-5 on 8 items (0 unscored; 8 judged pass/fail, with no score)" in table
+    assert "nothing scored" not in table
+
+
+def test_a_null_verdict_on_an_integer_label_is_still_unscored(project: Path) -> None:
+    labels = [1, 5, 2, 4]
+    (project / "items.ndjson").write_text("".join(
+        json.dumps({"id": f"s{n}", "prompt": "q", "response": "r", "label": label}) + "\n"
+        for n, label in enumerate(labels)))
+    log = _log(project, ['{"id": "s0", "verdict": 1}', '{"id": "s1", "verdict": 5}',
+                         '{"id": "s2", "verdict": null}', '{"id": "s3", "verdict": "pass"}'])
+    ordinal = json.loads(_audit("--recorded", str(log)).stdout)["agreement"]["pointwise"][
+        "ordinal"]
+    assert (ordinal["n"], ordinal["unscored"], ordinal["pass_fail_only"]) == (4, 1, 1)
+    assert ordinal["weighted_kappa_linear"]["value"] == 1.0  # the two scored agree
