@@ -139,6 +139,12 @@ def _calls(c: Calls) -> JsonObject:
     return {"made": c.made, "cached": c.cached, "failed": c.failed}
 
 
+def _labelled(a: JudgeAudit) -> int:
+    """The items with a human label (``a.items`` counts the probes too)."""
+    return ((a.pointwise.confusion.n if a.pointwise is not None else 0)
+            + (a.pairwise.n if a.pairwise is not None else 0))
+
+
 def audit_document(a: JudgeAudit) -> JsonObject:
     j = a.judge
     modes: JsonValue = [m.value for m in sorted(a.modes, key=lambda m: m.value)]
@@ -151,7 +157,8 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                   "modes": modes,
                   "scale": {"low": a.scale.low, "high": a.scale.high,
                             "pass_at": a.scale.pass_at}},
-        "agreement": {"items": a.items, "not_recorded": a.not_recorded,
+        "agreement": {"items": a.items, "labelled_items": _labelled(a),
+                      "probe_items": a.items - _labelled(a), "not_recorded": a.not_recorded,
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,
                       "samples": a.samples.total, "unscored_samples": a.samples.unscored,
                       "verdicts_with_no_scored_sample": a.samples.none_scored,
@@ -205,8 +212,9 @@ def audit_text(a: JudgeAudit) -> str:
     out = [f"judge: {described} (version {a.judge.version}; {a.source.value}; "
            f"audited for {modes})",
            *_scale_lines(a),
-           f"items: {a.items}" + (f" ({a.not_recorded} with no recorded verdict, left out)"
-                                  if a.not_recorded else ""),
+           f"items: {_labelled(a)} labelled, {a.items - _labelled(a)} probe(s)"
+           + (f" ({a.not_recorded} with no recorded verdict, left out)"
+              if a.not_recorded else ""),
            *_plan_lines(a.probe_plan),
            f"verdicts: {a.labelled_verdicts} on labelled items, {a.unscored} unscored; "
            f"samples: {a.samples.total}, {a.samples.unscored} unscored, "

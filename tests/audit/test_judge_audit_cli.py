@@ -199,3 +199,21 @@ def test_controls_that_ran_nothing_say_so_not_ok(tmp_path: Path) -> None:
 def test_controls_that_ran_say_ok(steady: Result, steady_json: dict[str, Any]) -> None:
     assert "controls: ok — biased position FOUND" in steady.output
     assert steady_json["controls"]["ran"] is True
+
+
+def test_items_are_counted_labelled_and_probes_apart(tmp_path: Path) -> None:
+    items = tmp_path / "items.ndjson"
+    items.write_text("".join(json.dumps({"id": f"i{n}", "prompt": "How do I reset it?",
+                                         "reference": "Hold the button for ten seconds.",
+                                         "response": "Hold the button for ten seconds.",
+                                         "label": "pass"}) + "\n" for n in range(3)))
+    args = ["judge-audit", "--judge", "steady", "--items", str(items), "--no-cache",
+            "--probes", "generated"]
+    table = CliRunner().invoke(main, args).output
+    document = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).stdout)
+    probes = sum(c["probes"] for c in document["probes"]["counts"])
+    assert probes > 0
+    assert f"\nitems: 3 labelled, {probes} probe(s)\n" in table
+    agreement = document["agreement"]
+    assert (agreement["labelled_items"], agreement["probe_items"]) == (3, probes)
+    assert agreement["items"] == 3 + probes
