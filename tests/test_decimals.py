@@ -35,3 +35,11 @@ def test_the_judge_audit_report_shows_a_kappa_of_minus_a_thousandth_as_zero() ->
     assert report._i(Interval(-0.0004, 0.5, 0.95)) == "[0.00, 0.50]"
     assert json.dumps(report._value(Value(-0.00001))) == '{"value": 0.0, "reason": ""}'
     assert report._v(Value(-0.3)) == "-0.30"  # a real disagreement keeps its sign
+
+
+def test_meta_eval_and_the_summaries_print_no_signed_zero_either() -> None:
+    from metaeval.report import audit_html, meta_eval
+
+    assert meta_eval._rate(Value(-0.001), Interval(-0.002, 0.4)) == "0.00 [0.00, 0.40]"
+    assert ">0.00</span>" in audit_html.number("kappa", -0.001)
+    assert audit_html._ci(Interval(-0.001, 0.5)) == ' <span class="ci">[0.00, 0.50]</span>'

@@ -22,6 +22,7 @@ from metaeval.audit.meta_eval import CheckResult, MetaEvalResult
 from metaeval.audit.metrics import Confusion, Interval, Value
 from metaeval.audit.probes import ProbeStatus
 from metaeval.contract import Outcome
+from metaeval.decimals import fixed
 from metaeval.meta_set import LoadError
 from metaeval.report import figures
 from metaeval.report.meta_eval import _category_rows
@@ -78,11 +79,11 @@ def number(metric: str, value: float, json_value: float | None = None, *,
     report's value in attributes, so the two can be compared."""
     shown = round(value if json_value is None else json_value, 4) + 0.0
     return (f'<span class="num" data-metric="{escape(metric)}" data-value="{shown!r}">'
-            f"{value:.{places}f}</span>")
+            f"{fixed(value, places)}</span>")
 
 
 def _ci(i: Interval) -> str:
-    return f' <span class="ci">[{i.low:.2f}, {i.high:.2f}]</span>'
+    return f' <span class="ci">[{fixed(i.low)}, {fixed(i.high)}]</span>'
 
 
 def _html_table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
 from metaeval.audit.meta_eval import CheckResult, MetaEvalResult
 from metaeval.audit.probes import ProbeStatus
+from metaeval.decimals import fixed
 from metaeval.report.summary import code, listed, plain, table
 
 # --- meta-eval -----------------------------------------------------------------------
@@ -13,8 +14,8 @@ from metaeval.report.summary import code, listed, plain, table
 
 def _rates(c: CheckResult) -> list[str]:
     m = c.measured
-    return [code(c.name), str(m.n), str(m.confusion.unscored), f"{m.tpr.value:.2f}",
-            f"{m.tnr.value:.2f}", f"{m.kappa.value:.2f}",
+    return [code(c.name), str(m.n), str(m.confusion.unscored), fixed(m.tpr.value),
+            fixed(m.tnr.value), fixed(m.kappa.value),
             " ".join(f.value for f in c.flags) or "—"]
 
 
@@ -62,12 +63,12 @@ def judge_audit_summary(a: JudgeAudit) -> str:
     rows = []
     if a.pointwise is not None:
         p = a.pointwise
-        rows.append(["pointwise", str(p.confusion.n), f"{p.tpr.value:.2f}",
-                     f"{p.tnr.value:.2f}", "—", f"{p.kappa.value:.2f}"])
+        rows.append(["pointwise", str(p.confusion.n), fixed(p.tpr.value),
+                     fixed(p.tnr.value), "—", fixed(p.kappa.value)])
     if a.pairwise is not None:
         for o in a.pairwise.orders:
             rows.append([f"pairwise, order {o.order.value}", str(o.n), "—", "—",
-                         f"{o.accuracy:.2f}", f"{o.kappa.value:.2f}"])
+                         fixed(o.accuracy), fixed(o.kappa.value)])
     if rows:
         out += [*table(["agreement", "n", "TPR", "TNR", "accuracy", "kappa"], rows), ""]
     pr = a.probes
