@@ -101,15 +101,23 @@ main.add_command(judge_import)
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--recorded", "recorded", multiple=True, type=click.Path(path_type=Path),
+              help="A judge's recorded verdicts (JSONL) to check; a .jsonl file whose first "
+                   "line is one is recognised without it. Checked against the judge items "
+                   "given beside it, when any.")
+@click.option("--scale", "scale_text", metavar="LOW-HIGH", default=None,
+              help="The recorded scores' scale (default 1-5, or [tool.metaeval.judge_audit] "
+                   "scale).")
 @FORMAT
 @user_errors
-def validate(paths: tuple[Path, ...], fmt: str) -> None:
-    """Check meta-set and judge-item files (default: the configured meta-sets); name
-    every bad line.
+def validate(paths: tuple[Path, ...], recorded: tuple[Path, ...], scale_text: str | None,
+             fmt: str) -> None:
+    """Check meta-set, judge-item and recorded-verdict files (default: the configured
+    meta-sets); count what loaded and name every bad line.
 
     Exit 0 when every line loads, 2 when any line (or file) is bad.
     """
-    result = run_validate(paths, load_config())
+    result = run_validate(paths, load_config(), recorded, scale_text)
     echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(validate_code(result))
 
@@ -377,7 +385,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
 
-    Exit 0 may gate; 1 report only; 2 bad input; 3 a control failed (audit void).
+    Exit 0 may gate; 1 report only; 2 bad input; 3 the audit is void (a control failed,
+    or most calls to the judge failed).
     """
     from datetime import UTC, datetime
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from metaeval.errors import InputError
-from metaeval.gate import Bar, parse_bars
+from metaeval.gate import DEFAULT_OPTIONS, Bar, GateOptions, parse_bars, parse_options
 from metaeval.importing import BUILTINS_ONLY, AllowedModules, is_module_name
 from metaeval.keys import cut, did_you_mean, reject_unknown
 
@@ -133,6 +133,8 @@ class Config:
     judge_audit: JudgeAuditSection = JudgeAuditSection()
     pyproject: Path | None = None
     """The file these settings were read from; None when there is none."""
+    gate_options: GateOptions = DEFAULT_OPTIONS
+    """``[tool.metaeval.gate]``'s settings beside its bars (``allow_report_only``)."""
 
     @property
     def mutate_targets(self) -> tuple[str, ...]:
@@ -214,6 +216,7 @@ def load_config(start: Path | None = None) -> Config:
     meta_eval = _meta_eval(section.get("meta_eval", {}), f"{pyproject}: tool.metaeval.meta_eval")
     mutate = _mutate_section(pyproject, section.get("mutate", {}))
     gate = parse_bars(section.get("gate", {}), f"{pyproject}: tool.metaeval.gate")
+    gate_options = parse_options(section.get("gate", {}), f"{pyproject}: tool.metaeval.gate")
     judges = section.get("judges", {})
     if not isinstance(judges, dict):
         raise InputError(f"{pyproject}: tool.metaeval.judges: got {_short(judges)}; expected "
@@ -221,7 +224,8 @@ def load_config(start: Path | None = None) -> Config:
     return Config(pyproject.parent, tuple(meta_sets), findings, meta_eval, mutate, gate,
                   _allowed_modules(pyproject, section),
                   JudgesSection(pyproject, MappingProxyType(judges)),
-                  JudgeAuditSection(pyproject, section.get("judge_audit")), pyproject)
+                  JudgeAuditSection(pyproject, section.get("judge_audit")), pyproject,
+                  gate_options)
 
 
 def _allowed_modules(pyproject: Path, section: dict[str, object]) -> AllowedModules:

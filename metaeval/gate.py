@@ -9,10 +9,13 @@ Results are the JSON documents of ``meta-eval``, ``judge-audit`` and ``mutate``
   (``judge-audit:steady.agreement.pointwise.kappa``),
 - ``mutate:<dotted path>`` (``mutate:score``, ``mutate:counts.Survived``).
 
-A metric missing from the results fails. A judge metric is enforced only when
-the calibration file has an entry for that judge's current identity; otherwise
-it is reported and does not fail. This module never passes a bar it could not
-read.
+A metric missing from the results fails (with the nearest names the results
+hold). A judge metric is enforced only when the calibration file has an entry
+for that judge's current identity; otherwise it is reported and does not fail.
+Every judge-audit result given is also held to its own verdict: anything but
+"may gate" fails (``judge-audit:<name>.verdict``), unless ``allow_report_only =
+true`` lets a "report only" audit be shown instead; a void one always fails.
+This module never passes a bar it could not read.
 """
 
 from __future__ import annotations
@@ -29,6 +32,21 @@ from metaeval.keys import cut, did_you_mean
 from metaeval.untrusted_json import JsonInputError, read_json_file
 
 SOURCES = ("meta-eval", "judge-audit", "mutate")
+OPTIONS = ("allow_report_only",)
+"""The keys of ``[tool.metaeval.gate]`` that are settings, not metric bars."""
+MAY_GATE = "may gate"
+REPORT_ONLY = "report only"
+
+
+@dataclass(frozen=True, slots=True)
+class GateOptions:
+    """The settings of ``[tool.metaeval.gate]`` beside its bars."""
+
+    allow_report_only: bool = False
+    """A judge-audit result whose verdict is "report only" is shown, not failed."""
+
+
+DEFAULT_OPTIONS = GateOptions()
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +56,12 @@ class Bar:
     metric: str
     min: float | None = None
     max: float | None = None
+    expect: str = ""
+    """A text the metric must be instead (a judge-audit verdict: "may gate")."""
 
     def describe(self) -> str:
+        if self.expect:
+            return f"= {self.expect!r}"
         parts = [f">= {self.min:g}" if self.min is not None else "",
                  f"<= {self.max:g}" if self.max is not None else ""]
         return " and ".join(p for p in parts if p)
@@ -88,12 +110,15 @@ def parse_bars(table: object, where: str) -> tuple[Bar, ...]:
         raise InputError(f"{where}: got {table!r}; expected a table of metric bars")
     bars = []
     for metric, spec in sorted(table.items()):
+        if metric in OPTIONS:
+            continue  # read by parse_options
         at = f"{where}.{cut(metric)!r}"
         source, sep, path = str(metric).partition(":")
         if not sep or source not in SOURCES or not path:
             raise InputError(f"{at}: not a metric name; expected SOURCE:PATH with SOURCE one "
                              f"of {', '.join(SOURCES)} (e.g. 'meta-eval:evaluator.kappa')"
-                             f"{did_you_mean(source, SOURCES) if sep else ''}")
+                             f"{did_you_mean(source, SOURCES) if sep else ''}"
+                             f"{'' if sep else did_you_mean(str(metric), OPTIONS)}")
         if _number(spec):
             bars.append(Bar(metric, min=_float(spec)))
             continue
@@ -107,6 +132,18 @@ def parse_bars(table: object, where: str) -> tuple[Bar, ...]:
                              "{min = N, max = N}")
         bars.append(Bar(metric, _float(spec.get("min")), _float(spec.get("max"))))
     return tuple(bars)
+
+
+def parse_options(table: object, where: str) -> GateOptions:
+    """The settings among ``[tool.metaeval.gate]``'s keys (``OPTIONS``)."""
+    if not isinstance(table, dict) or "allow_report_only" not in table:
+        return DEFAULT_OPTIONS
+    value = table["allow_report_only"]
+    if not isinstance(value, bool):
+        raise InputError(f"{where}.allow_report_only: got {shown(value)}; expected true or "
+                         "false (true: a judge-audit result that is 'report only' does not "
+                         "fail the gate)")
+    return GateOptions(allow_report_only=value)
 
 
 def _number(value: object) -> bool:
@@ -196,6 +233,40 @@ def _lookup(bar: Bar, results: Results) -> tuple[JsonValue, str | None]:
     return None, None
 
 
+def _near(bar: Bar, results: Results) -> str:
+    """Where a missing metric's path leaves the results, and the names close to the
+    part that is not there (`` did you mean ...``), so a misspelt metric says so."""
+    source, _, path = bar.metric.partition(":")
+    parts = path.split(".")
+    node: JsonValue
+    if source == "meta-eval":
+        if results.meta_eval is None:
+            return "; no meta-eval result given"
+        rows = {str(row.get("name")): row for row in _rows(results.meta_eval.get("checks"))}
+        evaluator = results.meta_eval.get("evaluator")
+        if isinstance(evaluator, dict):
+            rows["evaluator"] = evaluator
+        if parts[0] not in rows:
+            return did_you_mean(parts[0], rows)
+        node, parts = rows[parts[0]], parts[1:]
+    elif source == "judge-audit":
+        if parts[0] not in results.judge_audits:
+            given = sorted(results.judge_audits)
+            return (did_you_mean(parts[0], given) or
+                    f"; the judge-audit results given are of {', '.join(map(repr, given))}"
+                    if given else "; no judge-audit result given")
+        node, parts = dict(results.judge_audits[parts[0]]), parts[1:]
+    else:
+        if results.mutate is None:
+            return "; no mutate result given"
+        node = dict(results.mutate)
+    for part in parts:
+        if not isinstance(node, dict) or part not in node:
+            return did_you_mean(part, node) if isinstance(node, dict) else ""
+        node = node[part]
+    return ""
+
+
 def _rows(node: JsonValue) -> list[dict[str, JsonValue]]:
     return [row for row in node if isinstance(row, dict)] if isinstance(node, list) else []
 
@@ -205,7 +276,8 @@ def decide(bars: Sequence[Bar], results: Results, calibrated: set[str]) -> list[
     for bar in bars:
         value, judge_version = _lookup(bar, results)
         if not _number(value):
-            found = "not in the results" if value is None else f"not a number: {shown(value)}"
+            found = (f"not in the results{_near(bar, results)}" if value is None
+                     else f"not a number: {shown(value)}")
             decided.append(BarResult(bar, BarStatus.MISSING, None, found))
             continue
         assert isinstance(value, int | float)
@@ -218,4 +290,33 @@ def decide(bars: Sequence[Bar], results: Results, calibrated: set[str]) -> list[
             detail = (f"judge identity {judge_version} has no calibration entry; "
                       f"{'within' if ok else 'outside'} the bar, not enforced")
         decided.append(BarResult(bar, status, number, detail))
+    return decided
+
+
+def judge_verdicts(results: Results, options: GateOptions = DEFAULT_OPTIONS
+                   ) -> list[BarResult]:
+    """Every judge-audit result held to its verdict: "may gate" passes; "report only"
+    fails unless ``options.allow_report_only`` (then it is reported); anything else
+    (a void audit, no verdict) fails. A gate must never pass a judge its audit refused."""
+    decided = []
+    for name, document in sorted(results.judge_audits.items()):
+        verdict = document.get("verdict")
+        bar = Bar(f"judge-audit:{name}.verdict", expect=MAY_GATE)
+        reasons = document.get("reasons")
+        why = [r for r in reasons if isinstance(r, str)] if isinstance(reasons, list) else []
+        said = f"verdict {shown(verdict)}" + (f" ({'; '.join(why[:3])}"
+                                              f"{'; ...' if len(why) > 3 else ''})"
+                                              if why else "")
+        if verdict == MAY_GATE:
+            decided.append(BarResult(bar, BarStatus.PASS, None, "verdict 'may gate'"))
+        elif verdict == REPORT_ONLY and options.allow_report_only:
+            decided.append(BarResult(bar, BarStatus.REPORTED, None,
+                                     f"{said}; shown, not enforced (allow_report_only)"))
+        else:
+            allowed = (" (allow_report_only = true lets 'report only' through, never "
+                       "'void')" if verdict != REPORT_ONLY else
+                       "; the judge may not gate (allow_report_only = true in "
+                       "[tool.metaeval.gate] shows it instead)")
+            decided.append(BarResult(bar, BarStatus.FAIL, None,
+                                     f"{said}; expected 'may gate'{allowed}"))
     return decided

@@ -5,9 +5,12 @@ Ignored until edited (``mutants/``), an example labelled meta-set
 (``meta_sets/``), the test that holds the graders to it, ``[tool.metaeval]`` in
 ``pyproject.toml`` with the package as the mutate target, and a CI workflow that
 installs what the project declares: one job, or (``shards``) a baseline job, a
-matrix of shards and a merge job that gates. It is idempotent, and it never overwrites a
-file without ``force``; the user's ``pyproject.toml`` is only ever appended to,
-and never when it already has a ``[tool.metaeval]`` table. Every file is
+matrix of shards and a merge job that gates; when the project configures judges
+(``[tool.metaeval.judges]``), the workflow audits each and runs ``metaeval gate``
+over the results, so a judge that may not gate fails the check. It is
+idempotent, and it never overwrites a file without ``force``; the user's
+``pyproject.toml`` is only ever appended to, and never when it already has a
+``[tool.metaeval]`` table. Every file is
 rendered before the first is written, so an error (no package found) writes
 nothing.
 """
@@ -42,6 +45,10 @@ WORKFLOW = "workflows/metaeval.yml"
 SHARDED_WORKFLOW = "workflows/metaeval-shards.yml"
 MAX_SHARDS = 256
 """A GitHub Actions matrix runs at most 256 jobs."""
+# A judge name goes into the workflow's YAML, a shell command and a file name; a
+# key's environment variable into a secret's name. Anything else is left out.
+_JUDGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
 
 
 class Action(Enum):
@@ -131,12 +138,66 @@ class _Project:
                        "MATRIX": json.dumps(list(range(1, self.shards + 1)))}
         return _render(WORKFLOW if self.shards is None else SHARDED_WORKFLOW, {
             **sharded,
+            "JUDGE_STEPS": self._judge_steps(),
             "METAEVAL_SPEC": json.dumps(metaeval.spec),
             "METAEVAL_ORIGIN": metaeval.origin,
             "PYTHON": f"3.{self._python_minor()}",
             "INSTALL": "\n".join(" " * 10 + c for c in install.commands)
                        or " " * 10 + "# nothing of the project to install",
         })
+
+    def _judges(self) -> list[tuple[str, str]]:
+        """The names of ``[tool.metaeval.judges]`` the workflow can audit, each with the
+        environment variable of its API key ("" when it names none)."""
+        tool = self.pyproject.get("tool")
+        section = tool.get("metaeval") if isinstance(tool, dict) else None
+        judges = section.get("judges") if isinstance(section, dict) else None
+        found = []
+        for name, table in sorted(judges.items()) if isinstance(judges, dict) else []:
+            if not _JUDGE_NAME.fullmatch(name):
+                self.notes.append(f"warning: workflow: judge {cut(name)!r} left out: expected "
+                                  "a name of letters, digits, '_', '.' and '-'")
+                continue
+            key = table.get("api_key_env", "") if isinstance(table, dict) else ""
+            if not isinstance(key, str) or (key and not _ENV_NAME.fullmatch(key)):
+                self.notes.append(f"warning: workflow: judge {name!r}: api_key_env "
+                                  f"{cut(repr(key))} is no environment variable name; its "
+                                  "step is given no key")
+                key = ""
+            found.append((name, key))
+        return found
+
+    def _judge_steps(self) -> str:
+        """A judge-audit step per configured judge, then a gate over the results."""
+        judges = self._judges()
+        if not judges:
+            return ""
+        self.notes.append("workflow: judge-audit of " + ", ".join(n for n, _ in judges)
+                          + ", then metaeval gate over the results")
+        steps = []
+        for name, key in judges:
+            env = (f"        env:\n          {key}: ${{{{ secrets.{key} }}}}\n" if key else "")
+            steps.append(
+                f"      - name: May the judge gate? ({name})\n"
+                "        if: always()\n"
+                "        # Exit 1 (report only) is failed by the gate below, naming why; 2 and 3\n"
+                "        # (bad input, a void audit) fail here.\n"
+                f"{env}"
+                "        run: mkdir -p metaeval-reports && metaeval judge-audit --judge "
+                f"{name} --format json --html metaeval-reports/judge-audit-{name}.html "
+                '--summary "$GITHUB_STEP_SUMMARY" > '
+                f"metaeval-reports/judge-audit-{name}.json || [ $? -eq 1 ]\n")
+        steps.append(
+            "      - name: Release bars\n"
+            "        if: always()\n"
+            "        # [tool.metaeval.gate]'s bars, and every judge held to its audit's verdict.\n"
+            "        run: |\n"
+            "          mkdir -p metaeval-reports\n"
+            "          metaeval meta-eval --format json > metaeval-reports/meta-eval.json "
+            "|| [ $? -eq 1 ]\n"
+            "          metaeval gate metaeval-reports/meta-eval.json "
+            'metaeval-reports/judge-audit-*.json --summary "$GITHUB_STEP_SUMMARY"\n')
+        return "".join(steps)
 
     def _python_minor(self) -> int:
         project = self.pyproject.get("project")

@@ -597,18 +597,29 @@ def item_kinds(items: JudgeItems) -> dict[str, Mode]:
     return kinds
 
 
+def judge_items_under(paths: Iterable[Path], labels: tuple[int, int] = (1, 5),
+                      classes: tuple[str, ...] = ()) -> JudgeItems:
+    """The judge items of the ``*.ndjson`` files given or found in folders under
+    ``paths`` (none: nothing loaded); ``classes``: the declared label classes."""
+    paths = list(paths)
+    files = [p for p in paths if p.is_file() and p.suffix == ITEM_SUFFIX]
+    files += [f for p in paths if p.is_dir() for f in sorted(p.rglob(f"*{ITEM_SUFFIX}"))]
+    return load_judge_items(files, labels, classes) if files else JudgeItems()
+
+
 def with_judge_items(paths: Iterable[Path], meta: MetaSet,
-                     labels: tuple[int, int] = (1, 5), classes: tuple[str, ...] = ()
+                     labels: tuple[int, int] = (1, 5), classes: tuple[str, ...] = (),
+                     items: JudgeItems | None = None
                      ) -> MetaSet:
     """``meta`` with the errors and files of the judge items under ``paths`` added
     (``*.ndjson`` files given or found in folders), for ``metaeval validate``;
     ``labels``: the range of integer labels (``[tool.metaeval.judge_audit]
-    label_scale``); ``classes``: its ``label_classes``."""
-    files = [p for p in paths if p.is_file() and p.suffix == ITEM_SUFFIX]
-    files += [f for p in paths if p.is_dir() for f in sorted(p.rglob(f"*{ITEM_SUFFIX}"))]
-    if not files:
+    label_scale``); ``classes``: its ``label_classes``; ``items``: those
+    ``judge_items_under`` already loaded from them."""
+    paths = list(paths)
+    items = items if items is not None else judge_items_under(paths, labels, classes)
+    if not items.files and not items.errors:
         return meta
-    items = load_judge_items(files, labels, classes)
     # A folder of judge items alone is not missing its meta-set files.
     holding = {str(p) for p in paths if p.is_dir() and any(p.rglob(f"*{ITEM_SUFFIX}"))}
     errors = tuple(e for e in meta.errors if not (e.line == 0 and e.path in holding))

@@ -9,7 +9,18 @@ from click.testing import CliRunner
 from metaeval.cli import main
 from metaeval.contract import JsonObject
 from metaeval.errors import InputError
-from metaeval.gate import Bar, BarStatus, Results, decide, load_results, parse_bars
+from metaeval.gate import (
+    Bar,
+    BarResult,
+    BarStatus,
+    GateOptions,
+    Results,
+    decide,
+    judge_verdicts,
+    load_results,
+    parse_bars,
+    parse_options,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -112,3 +123,95 @@ def test_gate_on_real_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     out = runner.invoke(main, ["gate", "meta.json", "audit.json"])
     assert out.exit_code == 1
     assert f"meta-eval:evaluator.kappa: {kappa:.4g} not >= {kappa + 0.01:g}" in out.output
+
+
+def _audit(verdict: object, reasons: list[str] | None = None) -> JsonObject:
+    return {**AUDIT, "verdict": verdict, "reasons": list(reasons or [])}  # type: ignore[dict-item]
+
+
+def _verdicts(verdict: object, allow: bool = False) -> list[BarResult]:
+    return judge_verdicts(Results(None, {"gpt-judge": _audit(verdict, ["length bias FOUND"])},
+                                  None), GateOptions(allow_report_only=allow))
+
+
+def test_a_judge_audit_is_held_to_its_verdict() -> None:
+    (passed,) = _verdicts("may gate")
+    assert passed.status is BarStatus.PASS and passed.bar.metric == "judge-audit:gpt-judge.verdict"
+    (refused,) = _verdicts("report only")
+    assert refused.status is BarStatus.FAIL and refused.status.fails
+    assert "verdict 'report only' (length bias FOUND)" in refused.detail
+    assert "allow_report_only = true" in refused.detail
+    for void in ("void", None, 3):
+        assert _verdicts(void)[0].status is BarStatus.FAIL
+
+
+def test_allow_report_only_shows_a_report_only_judge_but_never_a_void_one() -> None:
+    (shown_only,) = _verdicts("report only", allow=True)
+    assert shown_only.status is BarStatus.REPORTED and not shown_only.status.fails
+    assert _verdicts("void", allow=True)[0].status is BarStatus.FAIL
+
+
+def test_allow_report_only_is_a_setting_not_a_bar() -> None:
+    table = {"allow_report_only": True, "mutate:score": 0.9}
+    assert parse_bars(table, "gate") == (Bar("mutate:score", min=0.9),)
+    assert parse_options(table, "gate") == GateOptions(allow_report_only=True)
+    assert parse_options({"mutate:score": 0.9}, "gate") == GateOptions()
+    with pytest.raises(InputError, match=r"gate\.allow_report_only: got 'yes'; expected true"):
+        parse_options({"allow_report_only": "yes"}, "gate")
+    with pytest.raises(InputError, match="did you mean 'allow_report_only'"):
+        parse_bars({"allow_report_onyl": True}, "gate")
+
+
+def test_gate_fails_on_a_judge_audit_that_may_not_gate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    monkeypatch.chdir(REPO)
+    audit = runner.invoke(main, ["judge-audit", "--judge", "biased", "--format", "json",
+                                 "--no-cache"])
+    assert audit.exit_code == 1, audit.output  # report only: its biases were found
+    (tmp_path / "audit.json").write_text(audit.output)
+    (tmp_path / "mutate.json").write_text(json.dumps(MUTATE))
+    (tmp_path / "pyproject.toml").write_text('[tool.metaeval.gate]\n"mutate:score" = 0.5\n')
+    monkeypatch.chdir(tmp_path)
+    out = runner.invoke(main, ["gate", "mutate.json", "audit.json"])
+    assert out.exit_code == 1, out.output
+    assert "FAIL: 1 of 2 bars" in out.output
+    assert "judge-audit:biased.verdict: verdict 'report only' (" in out.output
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.metaeval.gate]\n"mutate:score" = 0.5\nallow_report_only = true\n')
+    out = runner.invoke(main, ["gate", "mutate.json", "audit.json"])
+    assert out.exit_code == 0, out.output
+    assert "not enforced (allow_report_only)" in out.output
+
+
+@pytest.mark.parametrize(("metric", "said"), [
+    ("mutate:counts.Survivd", "not in the results; did you mean 'Survived'?"),
+    ("meta-eval:refund_isued.tpr", "not in the results; did you mean 'refund_issued'?"),
+    ("meta-eval:evaluator.kapa", "not in the results; did you mean 'kappa'?"),
+    ("judge-audit:gpt-jduge.verdict", "not in the results; did you mean 'gpt-judge'?"),
+    ("judge-audit:other.verdict", "the judge-audit results given are of 'gpt-judge'"),
+    # Nothing close: no guess.
+    ("mutate:counts.Zebra", "not in the results"),
+])
+def test_a_misspelt_metric_says_what_it_may_have_meant(metric: str, said: str) -> None:
+    (missing,) = decide([Bar(metric, min=0)], results(), set())
+    assert missing.status is BarStatus.MISSING
+    assert missing.detail.endswith(said), missing.detail
+
+
+def test_a_metric_of_a_result_not_given_says_so() -> None:
+    (missing,) = decide([Bar("mutate:score", min=0)], Results(META_EVAL, {}, None), set())
+    assert missing.detail == "not in the results; no mutate result given"
+
+
+def test_with_no_bar_a_judge_audit_result_is_still_held_to_its_verdict(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.metaeval]\n")
+    (tmp_path / "audit.json").write_text(json.dumps(_audit("report only")))
+    (tmp_path / "mutate.json").write_text(json.dumps(MUTATE))
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, ["gate", "audit.json"])
+    assert out.exit_code == 1 and "FAIL: 1 of 1 bars" in out.output, out.output
+    # Nothing to decide at all is still bad usage.
+    out = CliRunner().invoke(main, ["gate", "mutate.json"])
+    assert out.exit_code == 2 and "no bars" in out.output

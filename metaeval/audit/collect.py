@@ -48,7 +48,13 @@ class Calls:
     failed: int = 0
     failures: tuple[tuple[str, int], ...] = ()
     """Why calls failed: the distinct reasons (as the backend gave them, redacted
-    there) with how many calls each, most frequent first, at most ``FAILURES``."""
+    there) with how many calls each, most frequent first, at most ``FAILURES``: what
+    a run whose calls mostly failed names as its cause."""
+
+    @property
+    def asked(self) -> int:
+        """Every question put to the judge: made (failed ones included) or cached."""
+        return self.made + self.cached
 
 
 FAILURES = 5

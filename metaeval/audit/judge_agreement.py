@@ -20,6 +20,7 @@ from metaeval.audit.metrics import (
     Confusion,
     Interval,
     Value,
+    Weights,
     confusion,
     kappa,
     kappa_interval,
@@ -66,6 +67,9 @@ class PointAgreement:
     """The judge's scale, the one ``ScoredItem.score`` is on."""
     scored: tuple[ScoredItem, ...] = ()
     """Every item, in order: what people and the judge said (the figures' data)."""
+    ordinal_pass_fail: int = 0
+    """Of the ``ordinal_n`` items, those the judge answered pass/fail, with no score:
+    decided, so not unscored, but with no number to set beside the integer label."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +171,7 @@ def point_agreement(items: tuple[PointItem, ...], table: VerdictTable,
     c = confusion(human, judged)
     scored = [(i.score, ordinal(table.decided(i.id), scale, labels)) for i in items
               if i.score is not None]
+    pass_fail = sum(isinstance(table.decided(i.id), bool) for i in items if i.score is not None)
     hs = [h for h, _ in scored if h is not None]
     gs = [g for _, g in scored]
     points = list(range(labels.low, labels.high + 1))
@@ -175,9 +180,23 @@ def point_agreement(items: tuple[PointItem, ...], table: VerdictTable,
     return PointAgreement(
         c, tpr(c), wilson_interval(c.tp, c.positives), tnr(c), wilson_interval(c.tn, c.negatives),
         kappa(human, judged), kappa_interval(human, judged),
-        len(scored), sum(g is None for g in gs),
-        scored_weighted_kappa(hs, gs, "linear", points),
-        scored_weighted_kappa(hs, gs, "quadratic", points), scale, each)
+        len(scored), sum(g is None for g in gs) - pass_fail,
+        _weighted(hs, gs, "linear", points, pass_fail),
+        _weighted(hs, gs, "quadratic", points, pass_fail), scale, each, pass_fail)
+
+
+PASS_FAIL_ONLY = (f"{NO_CASES}: the judge answered pass/fail, with no score to weigh against "
+                  "the integer labels")
+
+
+def _weighted(human: list[int], judged: list[int | None], weights: Weights,
+              points: list[int], pass_fail: int) -> Value:
+    """Weighted kappa over the scored items; when the judge gave no score at all
+    because it answered pass/fail, it is not computed for that reason, never
+    "nothing scored" beside a count of 0 unscored."""
+    if pass_fail and all(g is None for g in judged):
+        return Value(0.0, PASS_FAIL_ONLY)
+    return scored_weighted_kappa(human, judged, weights, points)
 
 
 def _number(decision: Decision) -> float | None:

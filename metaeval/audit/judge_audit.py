@@ -38,6 +38,7 @@ from metaeval.audit.probes import (
     position_probe,
 )
 from metaeval.audit.strength import Strengths, strengths
+from metaeval.decimals import fixed
 from metaeval.judge_items import FILES, JudgeItems, Order, Slot, Variant
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
@@ -62,7 +63,31 @@ class AuditVerdict(Enum):
     REPORT_ONLY = "report only"
     """Some bar missed or some bias found: its numbers may be shown, never gate."""
     VOID = "void"
-    """A control misbehaved: the detector is broken and the audit proves nothing."""
+    """A control misbehaved (the detector is broken), or most calls to the judge
+    failed (its numbers are the failures'): the audit proves nothing."""
+
+
+FAILED_CALLS_VOID = 0.5
+"""A live audit where more than this share of the questions put to the judge failed
+(the server down, refused, timing out, erroring) is void: its zeros are those of
+the failures, not the judge's. A few failed calls are unscored verdicts, weighed by
+the unscored bar."""
+
+SHOWN_FAILURES = 3
+"""How many distinct failure reasons a void audit names."""
+
+
+def failed_calls(calls: Calls) -> str | None:
+    """The reason a live audit is void when most of its calls failed, naming the first
+    few distinct errors with their counts; None when most calls got an answer."""
+    if not calls.failed or calls.failed <= FAILED_CALLS_VOID * calls.asked:
+        return None
+    named = "; ".join(f"{reason or 'no reason given'!r} x{count}"
+                      for reason, count in calls.failures[:SHOWN_FAILURES])
+    more = len(calls.failures) - SHOWN_FAILURES
+    return (f"the judge could not be reached: {calls.failed} of {calls.asked} calls failed "
+            f"(more than {FAILED_CALLS_VOID:.0%}), so its numbers are the failures'; "
+            f"errors: {named}" + (f"; and {more} other error(s)" if more > 0 else ""))
 
 
 _NO_PAIRS = VerdictTable()
@@ -114,6 +139,19 @@ class Controls:
     def ok(self) -> bool:
         return all(c.ok for c in self.checks)
 
+    @property
+    def ran(self) -> bool:
+        """Whether any control ran a probe. None did when no probe had items to run
+        on: then no detector was used, so none is proven or broken, and the probes
+        not run are reasons of their own (the audit is not void for it)."""
+        return any(c.got is not ProbeStatus.NOT_RUN for c in self.checks)
+
+    def said(self) -> str:
+        """``ok``, ``FAILED`` or ``none ran``, as a report line says it."""
+        if not self.ran:
+            return "none ran (no probe had items to run on)"
+        return "ok" if self.ok else "FAILED"
+
     def failures(self) -> list[str]:
         return [f"control failed: {c.judge} judge's {c.probe} probe came out "
                 f"{c.got.value}, expected {c.expected.value} ({c.headline}); the detector "
@@ -159,6 +197,11 @@ class JudgeAudit:
     """``--by category``: the figures of each category; None when not asked."""
     categorical: ClassAgreement | None = None
     """Agreement on the items labelled with a declared class (``--label-classes``)."""
+    scale: Scale = DEFAULT_SCALE
+    """The scale the judge's pointwise scores are on, and its pass mark."""
+    label_warning: str = ""
+    """Said when the label range was not declared and the integer labels do not reach
+    one of its ends: a range that is too wide changes the weighted kappa silently."""
 
 
 class ProbeSource(Enum):
@@ -223,6 +266,24 @@ def label_scale(judge: Scale, labels: tuple[int, int] | None = None,
         same = (low, high) == (judge.low, judge.high)
         pass_at = judge.pass_at if same else default_pass_at(low, high)
     return Scale(low, high, pass_at)
+
+
+def label_range_warning(items: JudgeItems, labels: Scale) -> str:
+    """A warning when the items' integer labels stay inside the (undeclared, default)
+    label range without reaching one of its ends: labels on 1-4 read on 1-5 give
+    another weighted kappa, and nothing else would say so. "" when they reach both
+    ends or there is no integer label."""
+    scores = [i.score for i in items.pointwise if i.score is not None]
+    if not scores or (min(scores) == labels.low and max(scores) == labels.high):
+        return ""
+    seen = f"{min(scores)}-{max(scores)}"
+    unreached = "; ".join(part for part in (
+        f"no label reaches {labels.high}" if max(scores) < labels.high else "",
+        f"none is as low as {labels.low}" if min(scores) > labels.low else "") if part)
+    return (f"{unreached} (integer labels seen: {seen}; read on {labels.low}-{labels.high}, "
+            "the default): the weighted kappa depends on the range; declare it with "
+            f"--label-scale LOW-HIGH (or label_scale), e.g. --label-scale {seen}, or "
+            f"--label-scale {labels.low}-{labels.high} if the labels are on that range")
 
 
 def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars) -> Probes:
@@ -299,7 +360,7 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
                 reasons.append(f"{name} not computed ({value.reason}): the bar {bar:g} "
                                "cannot be checked")
             elif value.value < bar:
-                reasons.append(f"{name} {value.value:.2f} < {bar:g}"
+                reasons.append(f"{name} {fixed(value.value)} < {bar:g}"
                                + (f" ({value.reason})" if value.reason else ""))
     if pair is not None:
         for order in pair.orders:
@@ -308,7 +369,7 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
                                f"({order.kappa.reason}): the bar {bars.kappa:g} cannot be "
                                "checked")
             elif order.kappa.value < bars.kappa:
-                reasons.append(f"pairwise kappa ({order.order.value}) {order.kappa.value:.2f} "
+                reasons.append(f"pairwise kappa ({order.order.value}) {fixed(order.kappa.value)} "
                                f"< {bars.kappa:g}")
     needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE,
               "pairwise length": Mode.PAIRWISE, "pairwise injection": Mode.PAIRWISE}
@@ -405,10 +466,12 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     panels = panel_reports(measured.pointwise, measured.pairwise, table, scale, labels, alt,
                            classes)
     categorical = class_agreement(measured.pointwise, table, classes)
-    reasons = tuple(_reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
-                             generated) + class_reasons(categorical, bars)
+    unreached = failed_calls(table.calls) if source is AuditSource.LIVE else None
+    reasons = tuple(([unreached] if unreached else [])
+                    + _reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
+                               generated) + class_reasons(categorical, bars)
                     + alt_reasons(panels, alt))
-    verdict = (AuditVerdict.VOID if not controls.ok else
+    verdict = (AuditVerdict.VOID if not controls.ok or unreached else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
@@ -418,4 +481,4 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                       annotators=panels, alt=alt,
                       by_category=None if by is None else by_category(
                           measured, table, scale, labels, bars, alt, classes),
-                      categorical=categorical)
+                      categorical=categorical, scale=scale)

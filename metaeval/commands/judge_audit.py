@@ -36,6 +36,7 @@ from metaeval.audit.judge_audit import (
     ProbePlan,
     ProbeSource,
     audit_judge,
+    label_range_warning,
     label_scale,
 )
 from metaeval.config import NO_JUDGES, Config, JudgesSection
@@ -105,11 +106,15 @@ def _recorded_audit(spec: str, items: JudgeItems, recorded: Path, bars: Bars,
                     labels: tuple[int, int] | None, label_pass_at: int | None,
                     reply: ReplyRule | None = None, alt: AltSettings = DEFAULT_ALT,
                     by: str | None = None, classes: tuple[str, ...] = ()) -> JudgeAudit:
-    # The rule that reads the log's text is part of who the judge is (as a live
-    # judge's reply rule is): re-read with another rule, it is another judge.
-    identity = JudgeIdentity(spec, model="recorded", prompt_hash="" if reply is None else
-                             custom_hash(NO_TEMPLATES, reply, "recorded"))
     scale = declared or DEFAULT_SCALE
+    # A name only: its verdicts mean what the declared scale says, so that scale is
+    # part of who it is (--pass-at 0 and --pass-at 1 are two judges); so is the rule
+    # that reads the log's text (as a live judge's reply rule is): re-read with
+    # another rule, it is another judge.
+    identity = JudgeIdentity(spec, model="recorded", prompt_hash="" if reply is None else
+                             custom_hash(NO_TEMPLATES, reply, "recorded"),
+                             scale="" if scale == DEFAULT_SCALE
+                             else f"{scale.low}-{scale.high} pass>={scale.pass_at}")
     built = False
     try:  # a judge we can build lends its identity, so its calibration applies to it
         named = build_judge(spec, allowed=allowed, judges=judges)
@@ -180,7 +185,8 @@ def run_judge_audit(spec: str, items: JudgeItems, *, recorded: Path | None = Non
     audit = _audit(spec, items, recorded, samples, cache, bars, progress, scale, scale_from,
                    allowed, judges, labels, label_pass_at, probes, notify, reply, alt, by,
                    classes)
-    return replace(audit, errors=items.errors + audit.errors)
+    warning = label_range_warning(items, audit.labels) if labels is None else ""
+    return replace(audit, errors=items.errors + audit.errors, label_warning=warning)
 
 
 def _audit(spec: str, items: JudgeItems, recorded: Path | None, samples: int | None,
@@ -326,7 +332,7 @@ class JudgeAuditRequest:
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
                  AuditVerdict.VOID: ExitCode.VOID}
-"""May gate 0, report only 1, void (a control failed) 3."""
+"""May gate 0, report only 1, void (a control failed, or most calls to the judge) 3."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,32 +1,137 @@
-"""``metaeval validate``: load meta-set and judge-item files and name every bad line.
+"""``metaeval validate``: load meta-set, judge-item and recorded-verdict files and
+name every bad line.
 
 Loads the files given (default: the configured meta-sets), the meta-set lines
-through the checks they declare and the ``*.ndjson`` judge items beside them;
-returns the loaded set with every error. Never prints.
+through the checks they declare, the ``*.ndjson`` judge items beside them, and
+recorded verdicts (a judge's log for ``judge-audit --recorded``): the files named
+by ``--recorded``, and every ``.jsonl`` file whose first record is a recorded
+verdict (``{"id", "verdict", ...}`` and nothing a meta-set run has). Returns what
+loaded, counted, with every error. Never prints.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.config import Config
-from metaeval.errors import ExitCode
-from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
-from metaeval.judges.scales import configured_audit
+from metaeval.errors import ExitCode, shown
+from metaeval.judge_items import (
+    ITEM_SUFFIX,
+    RECORDED_FIELDS,
+    JudgeItems,
+    item_kinds,
+    judge_items_under,
+    load_recorded,
+    with_judge_items,
+)
+from metaeval.judges.base import DEFAULT_SCALE, Scale
+from metaeval.judges.scales import configured_audit, declared_scale
 from metaeval.meta_set import MetaSet, load_meta_sets
+from metaeval.untrusted_json import LoadError, read_jsonl
+
+META_SUFFIX = ".jsonl"
 
 
-def validate(paths: tuple[Path, ...], config: Config) -> MetaSet:
-    """Everything under ``paths`` (default: the configured meta-sets), with every error."""
-    targets = list(paths) or config.paths(config.meta_sets)
-    # Judge-item labels on the project's declared label scale and classes, as judge-audit
-    # reads them.
+@dataclass(frozen=True, slots=True)
+class Validated:
+    """What ``validate`` loaded: meta-set runs, judge items and probes, recorded
+    verdicts, with every file read and every error."""
+
+    meta: MetaSet
+    """The runs; its ``errors`` and ``files`` are those of every kind of file."""
+    items: int = 0
+    """Judge items with a human label (pointwise and pairwise)."""
+    probes: int = 0
+    """Probe records (length, injection, pairwise length and injection)."""
+    verdicts: int = 0
+    """Recorded verdicts (one per line of a judge's log)."""
+    recorded: tuple[str, ...] = ()
+    """The files read as recorded verdicts."""
+
+    @property
+    def errors(self) -> tuple[LoadError, ...]:
+        return self.meta.errors
+
+
+def looks_recorded(path: Path) -> bool:
+    """Whether the first record of ``path`` is a recorded verdict: an object with a
+    ``verdict`` and only the fields a recorded verdict has (a meta-set run has
+    ``task``, ``trajectory`` or ``messages`` and no ``verdict``)."""
+    for record in read_jsonl(path, []):
+        value = record.value
+        return isinstance(value, dict) and "verdict" in value and set(value) <= RECORDED_FIELDS
+    return False
+
+
+def _split(targets: Sequence[Path], recorded: Sequence[Path]
+           ) -> tuple[list[Path], list[Path]]:
+    """(what is read as meta-sets and judge items, what is read as recorded verdicts):
+    folders are opened so a log inside one is not read as a meta-set."""
+    meta: list[Path] = []
+    logs: list[Path] = list(recorded)
+    for target in targets:
+        if target in logs:
+            continue
+        found = sorted(target.rglob(f"*{META_SUFFIX}")) if target.is_dir() else []
+        if found and any(looks_recorded(f) for f in found):
+            meta.extend(f for f in found if not looks_recorded(f))
+            logs.extend(f for f in found if looks_recorded(f))
+            meta.extend(f for f in target.rglob(f"*{ITEM_SUFFIX}"))
+        elif target.is_file() and target.suffix == META_SUFFIX and looks_recorded(target):
+            logs.append(target)
+        else:
+            meta.append(target)
+    return meta, logs
+
+
+def validate(paths: tuple[Path, ...], config: Config, recorded: tuple[Path, ...] = (),
+             scale_text: str | None = None) -> Validated:
+    """Everything under ``paths`` (default: the configured meta-sets, unless only
+    ``recorded`` is given), with every error. ``recorded``: judge logs to check as
+    recorded verdicts, on the scale ``scale_text`` (``--scale``, else the config's
+    ``scale``, else 1-5); each verdict is checked as its item's when the items are
+    among ``paths``, and an id no loaded item has is an error then."""
+    targets = list(paths) or ([] if recorded else config.paths(config.meta_sets))
     settings = configured_audit(config.judge_audit)
-    return with_judge_items(targets, load_meta_sets(
-        [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules, config.judges),
-        settings.label_scale or (1, 5), settings.label_classes)
+    # Integer judge-item labels on the project's declared label scale, as judge-audit reads them.
+    labels, classes = settings.label_scale or (1, 5), settings.label_classes
+    meta_paths, logs = _split(targets, recorded)
+    items = judge_items_under(meta_paths, labels, classes)
+    runs = [t for t in meta_paths if t.suffix != ITEM_SUFFIX]
+    meta = load_meta_sets(runs, config.allowed_modules, config.judges) if runs else MetaSet(
+        (), (), ())
+    meta = with_judge_items(meta_paths, meta, labels, classes, items)
+    scale = settings.scale or DEFAULT_SCALE
+    if scale_text is not None:
+        scale = declared_scale(scale_text, None, scale_where="--scale", pass_where="--scale")
+    verdicts, errors = _recorded(logs, scale, items, classes)
+    labelled = len(items.pointwise) + len(items.pairwise)
+    return Validated(MetaSet(meta.runs, meta.errors + errors,
+                             meta.files + tuple(str(p) for p in logs)),
+                     labelled, len(items.probes), verdicts, tuple(str(p) for p in logs))
 
 
-def validate_code(loaded: MetaSet) -> ExitCode:
+def _recorded(logs: Sequence[Path], scale: Scale, items: JudgeItems,
+              classes: tuple[str, ...] = ()) -> tuple[int, tuple[LoadError, ...]]:
+    kinds = item_kinds(items) if items.count else None
+    count, errors = 0, list[LoadError]()
+    for log in logs:
+        found, bad = load_recorded(log, scale, kinds, classes)
+        errors.extend(bad)
+        for record in found:
+            if kinds is not None and record.id not in kinds:
+                path, _, line = record.source.rpartition(":")
+                errors.append(LoadError(path, int(line) if line.isdigit() else 0, "id",
+                                        f"got {shown(record.id)}; expected the id of a loaded "
+                                        "judge item"))
+            else:
+                count += 1
+    return count, tuple(sorted(errors, key=lambda e: (e.path, e.line)))
+
+
+def validate_code(loaded: Validated) -> ExitCode:
     """0 when every line loads, 2 when any line (or file) is bad."""
     return ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
+

@@ -90,6 +90,10 @@ class JudgeIdentity:
     endpoint: str = ""
     """Where it is asked: an HTTP judge's normalised base URL, a command judge's
     command line, a callable's import path; "" for a judge with nowhere else."""
+    scale: str = ""
+    """A recorded judge's declared scale and pass mark (``0-1 pass>=1``) when it is
+    not the default 1-5 pass>=4: what its recorded scores mean is part of what it
+    decides. "" for a judge that carries its own scale in its config."""
 
     @property
     def version(self) -> str:
@@ -98,13 +102,16 @@ class JudgeIdentity:
         # calibration entries) it had before endpoints were part of the identity.
         if self.endpoint:
             parts.append(self.endpoint)
+        if self.scale:  # likewise: a recorded judge on the default scale keeps its version
+            parts.append(f"scale {self.scale}")
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
 
     def describe(self) -> str:
         model = f" model={self.model}" if self.model else ""
         endpoint = f" endpoint={self.endpoint}" if self.endpoint else ""
         prompt = f" prompt={self.prompt_hash}" if self.prompt_hash else ""
-        return f"{self.name}{model}{endpoint}{prompt} temperature={self.temperature:g}"
+        scale = f" scale={self.scale.replace(' ', ',')}" if self.scale else ""
+        return f"{self.name}{model}{endpoint}{prompt}{scale} temperature={self.temperature:g}"
 
 
 @dataclass(frozen=True, slots=True)

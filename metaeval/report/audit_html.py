@@ -22,6 +22,7 @@ from metaeval.audit.meta_eval import CheckResult, MetaEvalResult
 from metaeval.audit.metrics import Confusion, Interval, Value
 from metaeval.audit.probes import ProbeStatus
 from metaeval.contract import Outcome
+from metaeval.decimals import fixed
 from metaeval.meta_set import LoadError
 from metaeval.report import figures
 from metaeval.report.annotators import annotators_lines
@@ -80,11 +81,11 @@ def number(metric: str, value: float, json_value: float | None = None, *,
     report's value in attributes, so the two can be compared."""
     shown = round(value if json_value is None else json_value, 4) + 0.0
     return (f'<span class="num" data-metric="{escape(metric)}" data-value="{shown!r}">'
-            f"{value:.{places}f}</span>")
+            f"{fixed(value, places)}</span>")
 
 
 def _ci(i: Interval) -> str:
-    return f' <span class="ci">[{i.low:.2f}, {i.high:.2f}]</span>'
+    return f' <span class="ci">[{fixed(i.low)}, {fixed(i.high)}]</span>'
 
 
 def _html_table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> str:
@@ -294,7 +295,7 @@ def judge_audit_html(a: JudgeAudit) -> str:
         described = described.rsplit(" temperature=", 1)[0] + " temperature unknown"
     modes = ", ".join(sorted(m.value for m in a.modes)) or "nothing"
     verdict = {AuditVerdict.MAY_GATE: "may gate", AuditVerdict.REPORT_ONLY: "report only",
-               AuditVerdict.VOID: "void: a control failed, the audit proves nothing"}
+               AuditVerdict.VOID: "void: the audit proves nothing (see why below)"}
     body = [f"<h1>metaeval judge-audit: {escape(a.judge.name)}</h1>",
             f'<p class="meta">{escape(described)} (version {escape(a.judge.version)}; '
             f"{escape(a.source.value)}; audited for {escape(modes)}). {a.items} items; "

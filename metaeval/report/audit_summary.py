@@ -6,6 +6,7 @@ from __future__ import annotations
 from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
 from metaeval.audit.meta_eval import CheckResult, MetaEvalResult
 from metaeval.audit.probes import ProbeStatus
+from metaeval.decimals import fixed
 from metaeval.report.annotators import figure
 from metaeval.report.escape import md_code, md_plain
 from metaeval.report.judge_audit import category_rows
@@ -16,8 +17,8 @@ from metaeval.report.summary import listed, table
 
 def _rates(c: CheckResult) -> list[str]:
     m = c.measured
-    return [md_code(c.name), str(m.n), str(m.confusion.unscored), f"{m.tpr.value:.2f}",
-            f"{m.tnr.value:.2f}", f"{m.kappa.value:.2f}",
+    return [md_code(c.name), str(m.n), str(m.confusion.unscored), fixed(m.tpr.value),
+            fixed(m.tnr.value), fixed(m.kappa.value),
             " ".join(f.value for f in c.flags) or "—"]
 
 
@@ -66,12 +67,12 @@ def judge_audit_summary(a: JudgeAudit) -> str:
     rows = []
     if a.pointwise is not None:
         p = a.pointwise
-        rows.append(["pointwise", str(p.confusion.n), f"{p.tpr.value:.2f}",
-                     f"{p.tnr.value:.2f}", "—", f"{p.kappa.value:.2f}"])
+        rows.append(["pointwise", str(p.confusion.n), fixed(p.tpr.value),
+                     fixed(p.tnr.value), "—", fixed(p.kappa.value)])
     if a.pairwise is not None:
         for o in a.pairwise.orders:
             rows.append([f"pairwise, order {o.order.value}", str(o.n), "—", "—",
-                         f"{o.accuracy:.2f}", f"{o.kappa.value:.2f}"])
+                         fixed(o.accuracy), fixed(o.kappa.value)])
     if rows:
         out += [*table(["agreement", "n", "TPR", "TNR", "accuracy", "kappa"], rows), ""]
     for r in a.annotators:
@@ -93,7 +94,7 @@ def judge_audit_summary(a: JudgeAudit) -> str:
     out += ["**Probes:**", _probe("position", pr.position.status, pr.position.headline()),
             _probe("length", pr.length.status, pr.length.headline()),
             _probe("injection", pr.injection.status, pr.injection.headline()),
-            f"- controls: {'ok' if a.controls.ok else 'FAILED (the audit is void)'}"]
+            f"- controls: {a.controls.said() if a.controls.ok else 'FAILED (the audit is void)'}"]
     if a.reasons:
         out += ["", "**Why:**", *listed([f"- {md_plain(r)}" for r in a.reasons], "reasons")]
     if a.calls.failed:

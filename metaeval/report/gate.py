@@ -23,7 +23,7 @@ def gate_table(decided: Sequence[BarResult]) -> str:
     failing = [r for r in decided if r.status.fails]
     if failing:
         lines = [f"  - {one_line(r.bar.metric)}: {_value(r)} not {one_line(r.bar.describe())}"
-                 if r.status is BarStatus.FAIL
+                 if r.status is BarStatus.FAIL and r.value is not None
                  else f"  - {one_line(r.bar.metric)}: {one_line(r.detail)}"
                  for r in failing]
         return "\n".join([table, "", f"FAIL: {len(failing)} of {len(decided)} bars", *lines])

@@ -23,6 +23,8 @@ from metaeval.audit.pair_probes import PairFlipResult
 from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.audit.strength import Strengths
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.decimals import fixed, rounded
+from metaeval.judges.base import Mode
 from metaeval.report.annotators import (
     annotators_document,
     annotators_lines,
@@ -40,11 +42,11 @@ KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injecti
 
 def _value(v: Value) -> JsonObject:
     """A figure that could not be computed is null with the reason, never 0."""
-    return {"value": round(v.value, 4) if computed(v) else None, "reason": v.reason}
+    return {"value": rounded(v.value) if computed(v) else None, "reason": v.reason}
 
 
 def _interval(i: Interval) -> JsonObject:
-    return {"low": round(i.low, 4), "high": round(i.high, 4), "level": i.level,
+    return {"low": rounded(i.low), "high": rounded(i.high), "level": i.level,
             "reason": i.reason}
 
 
@@ -57,6 +59,7 @@ def _point(p: PointAgreement | None) -> JsonValue:
             "tnr": _value(p.tnr), "tnr_interval": _interval(p.tnr_interval),
             "kappa": _value(p.kappa), "kappa_interval": _interval(p.kappa_interval),
             "ordinal": {"n": p.ordinal_n, "unscored": p.ordinal_unscored,
+                        "pass_fail_only": p.ordinal_pass_fail,
                         "weighted_kappa_linear": _value(p.weighted_linear),
                         "weighted_kappa_quadratic": _value(p.weighted_quadratic)}}
 
@@ -65,14 +68,14 @@ def _pair(p: PairAgreement | None) -> JsonValue:
     if p is None:
         return None
     orders: JsonObject = {
-        o.order.value: {"n": o.n, "correct": o.correct, "accuracy": round(o.accuracy, 4),
+        o.order.value: {"n": o.n, "correct": o.correct, "accuracy": rounded(o.accuracy),
                   "accuracy_interval": _interval(o.accuracy_interval),
                   "kappa": _value(o.kappa), "ties": o.ties, "unscored": o.unscored}
         for o in p.orders}
     return {"n": p.n, "human_ties": p.human_ties, "orders": orders,
             "not_recorded": [o for o in ("ab", "ba") if o not in orders],
             "both_orders": p.both_orders, "consistent": p.consistent,
-            "consistency": round(p.consistency, 4) if p.both_orders else None}
+            "consistency": rounded(p.consistency) if p.both_orders else None}
 
 
 def _strength(s: Strengths | None) -> JsonValue:
@@ -105,7 +108,7 @@ def _position(r: PositionResult) -> JsonObject:
 def _group(r: LengthResult) -> JsonObject:
     return {"status": r.status.value, "probes": len(r.shifts), "up": r.up, "down": r.down,
             "same": r.same, "unscored": r.unscored, "p_value": r.p_value, "alpha": r.alpha,
-            "mean_extra_chars": round(r.mean_extra, 1)}
+            "mean_extra_chars": rounded(r.mean_extra, 1)}
 
 
 def _length(r: LengthResult) -> JsonObject:
@@ -122,7 +125,7 @@ def _injection(r: InjectionResult, kinds: bool = True) -> JsonObject:
     document: JsonObject = {
         "status": r.status.value, "headline": r.headline(), "cases": r.cases,
         "injected_flips": r.injected_flips, "control_flips": r.control_flips,
-        "injected_rate": round(r.injected_rate, 4), "control_rate": round(r.control_rate, 4),
+        "injected_rate": rounded(r.injected_rate), "control_rate": rounded(r.control_rate),
         "already_passed": r.already_passed, "unscored": r.unscored,
         "only_injected": r.only_injected, "only_control": r.only_control,
         "p_value": r.p_value, "alpha": r.alpha,
@@ -155,7 +158,7 @@ def _plan(plan: ProbePlan | None) -> JsonValue:
 
 
 def _controls(c: Controls) -> JsonObject:
-    return {"ok": c.ok, "checks": [{"judge": k.judge, "probe": k.probe,
+    return {"ok": c.ok, "ran": c.ran, "checks": [{"judge": k.judge, "probe": k.probe,
                                     "expected": k.expected.value, "got": k.got.value,
                                     "ok": k.ok, "headline": k.headline} for k in c.checks]}
 
@@ -172,6 +175,12 @@ def failure_lines(c: Calls) -> list[str]:
             + ([f"  {more} call(s): other reasons"] if more > 0 else []))
 
 
+def _labelled(a: JudgeAudit) -> int:
+    """The items with a human label (``a.items`` counts the probes too)."""
+    return ((a.pointwise.confusion.n if a.pointwise is not None else 0)
+            + (a.pairwise.n if a.pairwise is not None else 0))
+
+
 def audit_document(a: JudgeAudit) -> JsonObject:
     j = a.judge
     modes: JsonValue = [m.value for m in sorted(a.modes, key=lambda m: m.value)]
@@ -181,22 +190,26 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                   "temperature": j.temperature if a.temperature_known else None,
                   "endpoint": j.endpoint,
                   "version": j.version, "mode": a.source.value,
-                  "modes": modes},
-        "agreement": {"items": a.items, "not_recorded": a.not_recorded,
+                  "modes": modes,
+                  "scale": {"low": a.scale.low, "high": a.scale.high,
+                            "pass_at": a.scale.pass_at}},
+        "agreement": {"items": a.items, "labelled_items": _labelled(a),
+                      "probe_items": a.items - _labelled(a), "not_recorded": a.not_recorded,
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,
                       "samples": a.samples.total, "unscored_samples": a.samples.unscored,
                       "verdicts_with_no_scored_sample": a.samples.none_scored,
                       "bars": {"kappa": b.kappa, "tpr": b.tpr, "tnr": b.tnr,
                                "unscored": b.unscored, "alpha": b.alpha},
                       "labels": {"low": a.labels.low, "high": a.labels.high,
-                                 "pass_at": a.labels.pass_at},
+                                 "pass_at": a.labels.pass_at,
+                                 "warning": a.label_warning or None},
                       "pointwise": _point(a.pointwise), "pairwise": _pair(a.pairwise),
                       "categorical": categorical_document(a.categorical)},
         "self_consistency": {"samples": a.self_consistency.samples,
                              "n": a.self_consistency.n,
                              "all_agree": a.self_consistency.all_agree,
                              "agreement_k": None if a.self_consistency.reason
-                             else round(a.self_consistency.rate, 4),
+                             else rounded(a.self_consistency.rate),
                              "source": "the recorded samples" if a.source is AuditSource.RECORDED
                              else "--samples",
                              "aggregate": AGGREGATE, "reason": a.self_consistency.reason},
@@ -264,11 +277,11 @@ def audit_json(a: JudgeAudit) -> str:
 def _v(v: Value) -> str:
     if not computed(v):
         return f"not computed ({v.reason})"
-    return f"{v.value:.2f}" + (f" ({v.reason})" if v.reason else "")
+    return fixed(v.value) + (f" ({v.reason})" if v.reason else "")
 
 
 def _i(i: Interval) -> str:
-    return f"[{i.low:.2f}, {i.high:.2f}]"
+    return f"[{fixed(i.low)}, {fixed(i.high)}]"
 
 
 def audit_text(a: JudgeAudit) -> str:
@@ -279,8 +292,10 @@ def audit_text(a: JudgeAudit) -> str:
     out = [f"judge: {one_line(described)} (version {one_line(a.judge.version)}; "
            f"{a.source.value}; "
            f"audited for {modes})",
-           f"items: {a.items}" + (f" ({a.not_recorded} with no recorded verdict, left out)"
-                                  if a.not_recorded else ""),
+           *_scale_lines(a),
+           f"items: {_labelled(a)} labelled, {a.items - _labelled(a)} probe(s)"
+           + (f" ({a.not_recorded} with no recorded verdict, left out)"
+              if a.not_recorded else ""),
            *_plan_lines(a.probe_plan),
            f"verdicts: {a.labelled_verdicts} on labelled items, {a.unscored} unscored; "
            f"samples: {a.samples.total}, {a.samples.unscored} unscored, "
@@ -296,14 +311,18 @@ def audit_text(a: JudgeAudit) -> str:
         lab = a.labels
         out.append(f"human pass: label 'pass', or an integer label >= {lab.pass_at} on "
                    f"{lab.low}-{lab.high}")
+        if a.label_warning:
+            out.append(f"warning: {a.label_warning}")
+        no_score = (f"; {p.ordinal_pass_fail} judged pass/fail, with no score"
+                    if p.ordinal_pass_fail else "")
         out.append(f"ordinal {lab.low}-{lab.high} on {p.ordinal_n} items "
-                   f"({p.ordinal_unscored} unscored): "
+                   f"({p.ordinal_unscored} unscored{no_score}): "
                    f"weighted kappa linear {_v(p.weighted_linear)}, "
                    f"quadratic {_v(p.weighted_quadratic)}")
         out.append("")
     if a.pairwise is not None:
         q = a.pairwise
-        rows = [[o.order.value, o.n, o.correct, f"{o.accuracy:.2f} {_i(o.accuracy_interval)}",
+        rows = [[o.order.value, o.n, o.correct, f"{fixed(o.accuracy)} {_i(o.accuracy_interval)}",
                  _v(o.kappa), o.ties, o.unscored] for o in q.orders]
         out.append(tabulate(rows, headers=["pairwise order", "n", "correct", "accuracy",
                                            "kappa", "judge ties", "unscored"],
@@ -311,7 +330,7 @@ def audit_text(a: JudgeAudit) -> str:
         missing = [o for o in ("ab", "ba") if o not in {r.order for r in q.orders}]
         out.append(f"human ties: {q.human_ties}; " + (
             f"same verdict in both orders: {q.consistent} of {q.both_orders} "
-            f"({q.consistency:.2f})" if q.both_orders else "no item recorded in both orders")
+            f"({fixed(q.consistency)})" if q.both_orders else "no item recorded in both orders")
             + (f"; order {', '.join(missing)} not recorded" if missing else ""))
         out.append("")
     out.extend(categorical_lines(a.categorical))
@@ -319,7 +338,7 @@ def audit_text(a: JudgeAudit) -> str:
     out.extend(_category_lines(a.by_category))
     sc = a.self_consistency
     out.append(f"self-consistency: {sc.reason}" if sc.reason else
-               f"self-consistency: Agreement^{sc.samples} {sc.rate:.2f} "
+               f"self-consistency: Agreement^{sc.samples} {fixed(sc.rate)} "
                f"({sc.all_agree} of {sc.n}); verdict by {AGGREGATE}")
     pos, ln, inj = a.probes.position, a.probes.length, a.probes.injection
     out.append((f"position bias: not run ({pos.reason})" if pos.reason else
@@ -358,8 +377,9 @@ def audit_text(a: JudgeAudit) -> str:
                    f"{name}: {r.headline()} (discordant {r.only_probe} vs {r.only_control}, "
                    f"unscored {r.unscored}; McNemar p={r.p_value:.3g}, alpha {r.alpha:g})")
         out.extend(_pair_kinds(r))
-    out.append("controls: " + ("ok" if a.controls.ok else "FAILED") + " — " + "; ".join(
-        f"{one_line(c.judge)} {c.probe} {c.got.value}" for c in a.controls.checks))
+    out.append(f"controls: {a.controls.said()}" + (" — " + "; ".join(
+        f"{one_line(c.judge)} {c.probe} {c.got.value}" for c in a.controls.checks)
+        if a.controls.ran else ""))
     out.append(f"calls: {a.calls.made} made, {a.calls.cached} from cache, "
                f"{a.calls.failed} failed" + (", because:" if a.calls.failures else ""))
     out.extend(failure_lines(a.calls))
@@ -371,6 +391,16 @@ def audit_text(a: JudgeAudit) -> str:
         out.append(f"bad input (left out, exit 2): {len(a.errors)} line(s)")
         out.extend(f"  {one_line(str(e))}" for e in a.errors)
     return "\n".join(out)
+
+
+def _scale_lines(a: JudgeAudit) -> list[str]:
+    """The judge's score range and pass mark, when it scores (a pairwise judge has none)."""
+    if Mode.POINTWISE not in a.modes:
+        return []
+    declared = a.source is AuditSource.RECORDED and not a.temperature_known
+    return [f"judge scale: {a.scale.low}-{a.scale.high}, a pass at >= {a.scale.pass_at}"
+            + (" (declared for the recorded scores: --scale, --pass-at or the config)"
+               if declared else "")]
 
 
 def _plan_lines(plan: ProbePlan | None) -> list[str]:

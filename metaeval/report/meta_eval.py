@@ -14,6 +14,7 @@ from tabulate import tabulate
 from metaeval.audit.meta_eval import Category, CheckResult, Measured, MetaEvalResult
 from metaeval.audit.metrics import Interval, Value
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.decimals import fixed
 from metaeval.meta_set import LoadError
 from metaeval.report.escape import one_line
 
@@ -101,7 +102,7 @@ def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
 
 def _rate(v: Value, i: Interval) -> str:
     mark = "*" if v.reason else ""
-    return f"{v.value:.2f}{mark} [{i.low:.2f}, {i.high:.2f}]"
+    return f"{fixed(v.value)}{mark} [{fixed(i.low)}, {fixed(i.high)}]"
 
 
 def _row(c: CheckResult) -> list[str | int]:
@@ -109,11 +110,11 @@ def _row(c: CheckResult) -> list[str | int]:
     k = m.confusion
     weighted = "-"
     if m.weighted_kappa is not None:
-        weighted = f"{m.weighted_kappa[0].value:.2f}/{m.weighted_kappa[1].value:.2f}"
+        weighted = f"{fixed(m.weighted_kappa[0].value)}/{fixed(m.weighted_kappa[1].value)}"
     return [one_line(c.name), m.n, k.passed, k.failed, k.unscored, k.tp, k.fn, k.tn, k.fp,
             _rate(m.tpr, m.tpr_ci), _rate(m.tnr, m.tnr_ci),
-            f"{m.precision.value:.2f}{'*' if m.precision.reason else ''}",
-            f"{m.balanced_accuracy.value:.2f}", _rate(m.kappa, m.kappa_ci), weighted,
+            f"{fixed(m.precision.value)}{'*' if m.precision.reason else ''}",
+            fixed(m.balanced_accuracy.value), _rate(m.kappa, m.kappa_ci), weighted,
             " ".join(f.value for f in c.flags) or "-"]
 
 

@@ -1,25 +1,38 @@
-"""What ``metaeval validate`` prints: every bad line, then how much loaded."""
+"""What ``metaeval validate`` prints: every bad line, then how much of each kind loaded."""
 
 from __future__ import annotations
 
 import json
 
-from metaeval.meta_set import MetaSet
+from metaeval.commands.validate import Validated
 from metaeval.report.escape import one_line
 
 
-def validation_text(result: MetaSet) -> str:
+def validation_text(result: Validated) -> str:
     lines = [one_line(str(error)) for error in result.errors]
     bad = len({(e.path, e.line) for e in result.errors})
-    summary = (f"{_count(len(result.runs), 'run')} loaded from "
-               f"{_count(len(result.files), 'file')}; {_count(bad, 'bad line')}")
+    # Runs are named when there are some, or when nothing else loaded.
+    loaded = ([_count(len(result.meta.runs), "run")]
+              if result.meta.runs or not (result.items or result.probes or result.recorded)
+              else [])
+    if result.items or result.probes:
+        loaded.append(_count(result.items, "judge item")
+                      + (f" (and {_count(result.probes, 'probe')})" if result.probes else ""))
+    if result.recorded:
+        loaded.append(_count(result.verdicts, "recorded verdict"))
+    summary = (f"{', '.join(loaded)} loaded from {_count(len(result.meta.files), 'file')}; "
+               f"{_count(bad, 'bad line')}")
     return "\n".join([*lines, summary])
 
 
-def validation_json(result: MetaSet) -> str:
+def validation_json(result: Validated) -> str:
     document = {
-        "files": list(result.files),
-        "loaded": len(result.runs),
+        "files": list(result.meta.files),
+        "loaded": len(result.meta.runs),
+        "judge_items": result.items,
+        "probes": result.probes,
+        "recorded_verdicts": result.verdicts,
+        "recorded_files": list(result.recorded),
         "errors": [{"path": e.path, "line": e.line, "field": e.field, "message": e.message}
                    for e in result.errors],
     }

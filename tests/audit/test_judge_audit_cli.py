@@ -174,3 +174,46 @@ def test_recorded_audit_of_a_judge_metaeval_can_build_takes_its_identity(
     unknown = json.loads(_audit("--judge", "gpt-x", "--recorded", str(recorded),
                                 "--format", "json").output)["judge"]
     assert (unknown["name"], unknown["model"]) == ("gpt-x", "recorded")
+
+
+def test_controls_that_ran_nothing_say_so_not_ok(tmp_path: Path) -> None:
+    items = tmp_path / "p.ndjson"
+    items.write_text("".join(json.dumps({"id": f"i{n}", "prompt": "q", "response": "r",
+                                         "label": "pass" if n < 2 else "fail"}) + "\n"
+                             for n in range(4)))
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"id": f"i{n}", "verdict": 5 if n < 2 else 1}) + "\n"
+                           for n in range(4)))
+    args = ["judge-audit", "--judge", "logged", "--items", str(items), "--recorded", str(log)]
+    table = CliRunner().invoke(main, args)
+    assert "controls: none ran (no probe had items to run on)\n" in table.output
+    assert "controls: ok" not in table.output
+    document = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).stdout)
+    assert document["controls"]["ran"] is False
+    # Not void for it: nothing was detected, so no detector is in doubt; the probes
+    # not run keep the judge at report only.
+    assert document["verdict"] == "report only"
+    assert any("length probe not run" in r for r in document["reasons"])
+
+
+def test_controls_that_ran_say_ok(steady: Result, steady_json: dict[str, Any]) -> None:
+    assert "controls: ok — biased position FOUND" in steady.output
+    assert steady_json["controls"]["ran"] is True
+
+
+def test_items_are_counted_labelled_and_probes_apart(tmp_path: Path) -> None:
+    items = tmp_path / "items.ndjson"
+    items.write_text("".join(json.dumps({"id": f"i{n}", "prompt": "How do I reset it?",
+                                         "reference": "Hold the button for ten seconds.",
+                                         "response": "Hold the button for ten seconds.",
+                                         "label": "pass"}) + "\n" for n in range(3)))
+    args = ["judge-audit", "--judge", "steady", "--items", str(items), "--no-cache",
+            "--probes", "generated"]
+    table = CliRunner().invoke(main, args).output
+    document = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).stdout)
+    probes = sum(c["probes"] for c in document["probes"]["counts"])
+    assert probes > 0
+    assert f"\nitems: 3 labelled, {probes} probe(s)\n" in table
+    agreement = document["agreement"]
+    assert (agreement["labelled_items"], agreement["probe_items"]) == (3, probes)
+    assert agreement["items"] == 3 + probes

@@ -188,7 +188,8 @@ def test_a_declared_label_scale_and_pass_mark_are_used(tmp_path: Path) -> None:
                   "--label-scale", "0-4", "--label-pass-at", "3", "--format", "json")
     assert result.exit_code in (0, 1), result.output
     document = json.loads(result.output)
-    assert document["agreement"]["labels"] == {"low": 0, "high": 4, "pass_at": 3}
+    assert document["agreement"]["labels"] == {"low": 0, "high": 4, "pass_at": 3,
+                                               "warning": None}
     point = document["agreement"]["pointwise"]
     tn, fp, fn, tp = confusion_matrix([h >= 3 for h, _ in pairs], [g >= 4 for _, g in pairs],
                                       labels=[False, True]).ravel()

@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from metaeval.cli import main
 from metaeval.judge_items import load_recorded
-from metaeval.judges.base import Mode, Scale
+from metaeval.judges.base import JudgeIdentity, Mode, Scale
 
 HUGE = "1" + "0" * 399  # a 400-digit integer
 
@@ -205,3 +205,106 @@ def test_pass_at_alone_keeps_the_configured_scale(project: Path) -> None:
     result = _audit("--recorded", str(_ten_point_log(project)), "--pass-at", "9")
     point = json.loads(result.stdout)["agreement"]["pointwise"]
     assert (point["tp"], point["fn"]) == (0, 2)
+
+
+def _binary_log(project: Path) -> Path:
+    return _log(project, _pointwise("1", "0"))
+
+
+def test_the_declared_scale_and_pass_mark_are_in_the_json_the_table_and_the_version(
+        project: Path) -> None:
+    recorded = str(_binary_log(project))
+    everything = json.loads(_audit("--recorded", recorded, "--scale", "0-1",
+                                   "--pass-at", "0").stdout)
+    strict = json.loads(_audit("--recorded", recorded, "--scale", "0-1",
+                               "--pass-at", "1").stdout)
+    assert everything["judge"]["scale"] == {"low": 0, "high": 1, "pass_at": 0}
+    assert strict["judge"]["scale"] == {"low": 0, "high": 1, "pass_at": 1}
+    # Under pass-at 0 every verdict passes: another judge, so another version, and a
+    # calibration of the one never applies to the other.
+    assert everything["agreement"]["pointwise"]["fp"] == 2
+    assert strict["agreement"]["pointwise"]["fp"] == 0
+    assert everything["judge"]["version"] != strict["judge"]["version"]
+    table = CliRunner().invoke(main, ["judge-audit", "--judge", "logged", "--items",
+                                      "items.ndjson", "--recorded", recorded, "--scale", "0-1",
+                                      "--pass-at", "0"]).output
+    assert "judge: logged model=recorded scale=0-1,pass>=0 temperature unknown" in table
+    assert "judge scale: 0-1, a pass at >= 0 (declared for the recorded scores" in table
+
+
+def test_the_default_scale_keeps_a_recorded_judge_s_version(project: Path) -> None:
+    recorded = str(_log(project, _pointwise("5", "1")))
+    default = json.loads(_audit("--recorded", recorded).stdout)["judge"]
+    declared = json.loads(_audit("--recorded", recorded, "--scale", "1-5").stdout)["judge"]
+    assert default["scale"] == declared["scale"] == {"low": 1, "high": 5, "pass_at": 4}
+    # The same scale said or not is the same judge, with the version it always had.
+    assert default["version"] == declared["version"]
+    assert default["version"] == JudgeIdentity("logged", model="recorded").version
+
+
+def _ordinal(project: Path, labels: list[int]) -> list[str]:
+    (project / "items.ndjson").write_text("".join(
+        json.dumps({"id": f"s{n}", "prompt": "q", "response": "r", "label": label}) + "\n"
+        for n, label in enumerate(labels)))
+    log = _log(project, [json.dumps({"id": f"s{n}", "verdict": label})
+                         for n, label in enumerate(labels)])
+    return ["--recorded", str(log)]
+
+
+def test_labels_that_never_reach_the_default_range_s_top_are_warned_about(
+        project: Path) -> None:
+    args = _ordinal(project, [1, 2, 3, 4, 2, 3, 4, 1])
+    labels = json.loads(_audit(*args).stdout)["agreement"]["labels"]
+    assert labels["warning"].startswith("no label reaches 5 (integer labels seen: 1-4; read "
+                                        "on 1-5, the default)")
+    assert "--label-scale 1-4" in labels["warning"]
+    table = CliRunner().invoke(main, ["judge-audit", "--judge", "logged", "--items",
+                                      "items.ndjson", *args]).output
+    assert "\nwarning: no label reaches 5" in table
+    # Declared, whatever the range, it is what the user said: no warning.
+    assert json.loads(_audit(*args, "--label-scale", "1-4").stdout)["agreement"]["labels"][
+        "warning"] is None
+    assert json.loads(_audit(*args, "--label-scale", "1-5").stdout)["agreement"]["labels"][
+        "warning"] is None
+
+
+def test_labels_that_span_the_default_range_are_not_warned_about(project: Path) -> None:
+    args = _ordinal(project, [1, 2, 3, 4, 5, 3])
+    assert json.loads(_audit(*args).stdout)["agreement"]["labels"]["warning"] is None
+    low = _ordinal(project, [2, 3, 4, 5])
+    assert json.loads(_audit(*low).stdout)["agreement"]["labels"]["warning"].startswith(
+        "none is as low as 1")
+
+
+def test_a_pass_fail_judge_on_integer_labels_is_not_called_unscored(project: Path) -> None:
+    labels = [1, 2, 3, 4, 5, 2, 4, 5]
+    (project / "items.ndjson").write_text("".join(
+        json.dumps({"id": f"s{n}", "prompt": "q", "response": "r", "label": label}) + "\n"
+        for n, label in enumerate(labels)))
+    log = _log(project, [json.dumps({"id": f"s{n}", "verdict": "pass" if label >= 4 else "fail"})
+                         for n, label in enumerate(labels)])
+    document = json.loads(_audit("--recorded", str(log)).stdout)["agreement"]
+    assert document["unscored"] == 0
+    ordinal = document["pointwise"]["ordinal"]
+    # Every verdict was decided (pass/fail): none unscored, none with a score to weigh.
+    assert (ordinal["n"], ordinal["unscored"], ordinal["pass_fail_only"]) == (8, 0, 8)
+    assert ordinal["weighted_kappa_linear"] == {
+        "value": None, "reason": "no cases: the judge answered pass/fail, with no score to "
+                                 "weigh against the integer labels"}
+    table = CliRunner().invoke(main, ["judge-audit", "--judge", "logged", "--items",
+                                      "items.ndjson", "--recorded", str(log)]).output
+    assert "ordinal 1-5 on 8 items (0 unscored; 8 judged pass/fail, with no score)" in table
+    assert "nothing scored" not in table
+
+
+def test_a_null_verdict_on_an_integer_label_is_still_unscored(project: Path) -> None:
+    labels = [1, 5, 2, 4]
+    (project / "items.ndjson").write_text("".join(
+        json.dumps({"id": f"s{n}", "prompt": "q", "response": "r", "label": label}) + "\n"
+        for n, label in enumerate(labels)))
+    log = _log(project, ['{"id": "s0", "verdict": 1}', '{"id": "s1", "verdict": 5}',
+                         '{"id": "s2", "verdict": null}', '{"id": "s3", "verdict": "pass"}'])
+    ordinal = json.loads(_audit("--recorded", str(log)).stdout)["agreement"]["pointwise"][
+        "ordinal"]
+    assert (ordinal["n"], ordinal["unscored"], ordinal["pass_fail_only"]) == (4, 1, 1)
+    assert ordinal["weighted_kappa_linear"]["value"] == 1.0  # the two scored agree
