@@ -174,7 +174,7 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                  "wrongly failed by", "unscored by"],
         tablefmt="simple", disable_numparse=True))
     warned = sorted({f.value for c in (*result.checks, result.evaluator) for f in c.flags
-                     if not f.fails})
+                     if not c.fails(f)})
     if result.failed:
         parts.append("FAIL: a bar is missed, a regression or a tautology is flagged")
     else:
