@@ -108,6 +108,8 @@ def validate(paths: tuple[Path, ...], fmt: str) -> None:
     Exit 0 when every line loads, 2 when any line (or file) is bad.
     """
     result = run_validate(paths, load_config())
+    for warning in result.warnings:  # loaded all the same: a note, never an exit code
+        echo(f"warning: {one_line(str(warning))}", err=True)
     echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(validate_code(result))
 
@@ -270,6 +272,8 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
                                             resamples), load_config())
     loaded = outcome.loaded
+    for warning in loaded.warnings:  # measured all the same: a note, never an exit code
+        echo(f"warning: {one_line(str(warning))}", err=True)
     if outcome.result is None:
         for error in loaded.errors:
             echo(one_line(str(error)), err=True)  # one line each, whatever it quotes

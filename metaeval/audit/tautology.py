@@ -51,9 +51,11 @@ class Ablation(Enum):
 def ablate(x: EvalInput, ablation: Ablation, other: Trajectory) -> EvalInput:
     """``x`` with one part taken away; ``other`` is used by SWAPPED_TRAJECTORY only."""
     if ablation is Ablation.NO_ANSWER:
-        kept = tuple(e for e in x.trajectory.events
-                     if not (isinstance(e, Message) and e.role == "assistant"))
-        return replace(x, trajectory=Trajectory(kept))
+        events = x.trajectory.events
+        keep = [i for i, e in enumerate(events)
+                if not (isinstance(e, Message) and e.role == "assistant")]
+        return replace(x, trajectory=Trajectory(tuple(events[i] for i in keep),
+                                                tuple(x.trajectory.at(i) for i in keep)))
     if ablation is Ablation.EMPTY_TRAJECTORY:
         return replace(x, trajectory=Trajectory())
     if ablation is Ablation.FINAL_IS_INITIAL:
