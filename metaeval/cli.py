@@ -246,13 +246,16 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
 @click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
               default=None, help="Also write the results as one HTML page with figures "
                                  "(needs the extra metaeval[report], i.e. matplotlib).")
+@click.option("--show-runs", is_flag=True,
+              help="List, per check, the ids of the runs it let through or wrongly failed "
+                   "(the table; the JSON always has them, per category).")
 @SUMMARY
 @FORMAT
 @user_errors
 def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | None,
               min_kappa: float | None, baseline: Path | None, seed: int | None,
-              resamples: int | None, html_path: Path | None, summary_path: Path | None,
-              fmt: str) -> None:
+              resamples: int | None, html_path: Path | None, show_runs: bool,
+              summary_path: Path | None, fmt: str) -> None:
     """Run every check over the meta-sets (default: the configured ones) and measure
     each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
 
@@ -281,8 +284,11 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
              err=True)
         sys.exit(outcome.code)
     result = outcome.result
-    render = meta_eval_json if fmt == "json" else meta_eval_table
-    echo(render(result, files=loaded.files, errors=loaded.errors))
+    if fmt == "json":
+        echo(meta_eval_json(result, files=loaded.files, errors=loaded.errors))
+    else:
+        echo(meta_eval_table(result, files=loaded.files, errors=loaded.errors,
+                             show_runs=show_runs))
     from metaeval.report.audit_summary import meta_eval_summary
     from metaeval.report.summary import append_summary
 

@@ -364,9 +364,13 @@ def _check_spec(raw: JsonValue, where: str, allowed: AllowedModules,
     spec = CheckSpec(grader, params, name)
     try:
         # A spec that cannot become a grader: bad input, found now.
-        build_grader(spec, allowed, judges)
+        built = build_grader(spec, allowed, judges)
     except CheckSpecError as e:
         raise _Bad(join_field(where, e.field), _bounded(e.message)) from e
+    if not name and ":" in grader and isinstance(built.name, str) and built.name:
+        # A user's grader is known by its own name, as labels and bars would write it,
+        # not by the import path that found it.
+        return CheckSpec(grader, params, built.name)
     return spec
 
 
