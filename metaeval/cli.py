@@ -118,6 +118,8 @@ def validate(paths: tuple[Path, ...], recorded: tuple[Path, ...], scale_text: st
     Exit 0 when every line loads, 2 when any line (or file) is bad.
     """
     result = run_validate(paths, load_config(), recorded, scale_text)
+    for warning in result.meta.warnings:  # loaded all the same: a note, never an exit code
+        echo(f"warning: {one_line(str(warning))}", err=True)
     echo(validation_json(result) if fmt == "json" else validation_text(result))
     sys.exit(validate_code(result))
 
@@ -254,13 +256,16 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
 @click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
               default=None, help="Also write the results as one HTML page with figures "
                                  "(needs the extra metaeval[report], i.e. matplotlib).")
+@click.option("--show-runs", is_flag=True,
+              help="List, per check, the ids of the runs it let through or wrongly failed "
+                   "(the table; the JSON always has them, per category).")
 @SUMMARY
 @FORMAT
 @user_errors
 def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | None,
               min_kappa: float | None, baseline: Path | None, seed: int | None,
-              resamples: int | None, html_path: Path | None, summary_path: Path | None,
-              fmt: str) -> None:
+              resamples: int | None, html_path: Path | None, show_runs: bool,
+              summary_path: Path | None, fmt: str) -> None:
     """Run every check over the meta-sets (default: the configured ones) and measure
     each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
 
@@ -280,6 +285,8 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
                                             resamples), load_config())
     loaded = outcome.loaded
+    for warning in loaded.warnings:  # measured all the same: a note, never an exit code
+        echo(f"warning: {one_line(str(warning))}", err=True)
     if outcome.result is None:
         for error in loaded.errors:
             echo(one_line(str(error)), err=True)  # one line each, whatever it quotes
@@ -287,8 +294,11 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
              err=True)
         sys.exit(outcome.code)
     result = outcome.result
-    render = meta_eval_json if fmt == "json" else meta_eval_table
-    echo(render(result, files=loaded.files, errors=loaded.errors))
+    if fmt == "json":
+        echo(meta_eval_json(result, files=loaded.files, errors=loaded.errors))
+    else:
+        echo(meta_eval_table(result, files=loaded.files, errors=loaded.errors,
+                             show_runs=show_runs))
     from metaeval.report.audit_summary import meta_eval_summary
     from metaeval.report.summary import append_summary
 

@@ -28,6 +28,8 @@ DEFAULT_META_SETS = ("meta_sets",)
 DEFAULT_FINDINGS = "mutants/findings.json"
 DEFAULT_SEED = 0
 DEFAULT_RESAMPLES = 1000
+UNTESTED_CHOICES = ("warn", "fail")
+DEFAULT_UNTESTED = "warn"
 
 TOP_KEYS = ("allowed_modules", "findings", "gate", "judge_audit", "judges", "meta_eval",
             "meta_sets", "mutate")
@@ -66,12 +68,14 @@ class Bars:
 @dataclass(frozen=True, slots=True)
 class MetaEvalConfig:
     """``[tool.metaeval.meta_eval]``: bars for every check, bars per check
-    (``[tool.metaeval.meta_eval.checks.NAME]``), and the bootstrap's seed and size."""
+    (``[tool.metaeval.meta_eval.checks.NAME]``), the bootstrap's seed and size, and
+    whether a check no run makes fail fails the run (``untested``)."""
 
     bars: Bars = Bars()
     check_bars: dict[str, Bars] = field(default_factory=dict)
     seed: int = DEFAULT_SEED
     resamples: int = DEFAULT_RESAMPLES
+    untested: str = DEFAULT_UNTESTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,7 +271,7 @@ def _bars(table: dict[str, object], where: str, extra: tuple[str, ...] = ()) -> 
 def _meta_eval(section: object, where: str) -> MetaEvalConfig:
     if not isinstance(section, dict):
         raise InputError(f"{where}: got {section!r}; expected a table")
-    bars = _bars(section, where, ("checks", "seed", "resamples"))
+    bars = _bars(section, where, ("checks", "seed", "resamples", "untested"))
     checks = section.get("checks", {})
     if not isinstance(checks, dict):
         raise InputError(f"{where}.checks: got {checks!r}; expected a table of check names")
@@ -282,7 +286,11 @@ def _meta_eval(section: object, where: str) -> MetaEvalConfig:
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise InputError(f"{where}.{key}: got {value!r}; expected an integer >= {low}")
         ints[key] = value
-    return MetaEvalConfig(bars, check_bars, ints["seed"], ints["resamples"])
+    untested = section.get("untested", DEFAULT_UNTESTED)
+    if untested not in UNTESTED_CHOICES:
+        raise InputError(f"{where}.untested: got {untested!r}; expected one of "
+                         f"{', '.join(map(repr, UNTESTED_CHOICES))}")
+    return MetaEvalConfig(bars, check_bars, ints["seed"], ints["resamples"], str(untested))
 
 
 def _mutate_section(pyproject: Path, section: object) -> MutateSection:

@@ -9,6 +9,7 @@ never let an unscored finding become a pass, nor average a failed gate away.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -65,10 +66,32 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool returned to the agent for the call ``call_id``."""
+    """What a tool returned to the agent for the call ``call_id``.
+
+    ``is_error``: the harness marked the result an error (a native ``is_error``,
+    an importer's flag); ``failed`` also reads an error from the content.
+    """
 
     call_id: str
     content: JsonValue
+    is_error: bool = False
+
+    @property
+    def failed(self) -> bool:
+        """The call did not do its work: marked an error, or content that says so (a
+        string starting with the word "error", an object with a non-empty ``error``)."""
+        if self.is_error:
+            return True
+        content = self.content
+        if isinstance(content, str):
+            return _ERROR_TEXT.match(content) is not None
+        if isinstance(content, dict):
+            return content.get("error") not in (None, False, "", [], {})
+        return False
+
+
+# "Error: flight HAT030 not available", "ERROR - timeout"; not "errors were fixed".
+_ERROR_TEXT = re.compile(r"\s*error\b(?!s)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +114,46 @@ E = TypeVar("E", Message, ToolCall, ToolResult, Timeout, Error)
 
 @dataclass(frozen=True, slots=True)
 class Trajectory:
-    """The recorded events of one run, in order."""
+    """The recorded events of one run, in order.
+
+    ``origins`` names where each event was read, for evidence that points back
+    into the file: ``trajectory[1].tool_calls[0]`` for the first call of a chat
+    message, ``trajectory[2].content[1]`` for a block of a message. Empty when the
+    events are the file's own list (``at`` then says ``trajectory[i]``).
+    """
 
     events: tuple[Event, ...] = ()
+    origins: tuple[str, ...] = ()
+
+    def at(self, index: int) -> str:
+        """Where the event at ``index`` of ``events`` was read, in the file's terms."""
+        if len(self.origins) == len(self.events) and 0 <= index < len(self.origins):
+            return self.origins[index]
+        return f"trajectory[{index}]"
+
+    def results(self) -> dict[int, int]:
+        """Each answered tool call's position in ``events`` -> its result's position.
+
+        Paired by id and position: a result answers the earliest call before it with
+        its id that no result has answered yet, so a reused id (two calls ``c1``) pairs
+        each call with its own result, not with the last result of that id."""
+        waiting: dict[str, list[int]] = {}
+        paired: dict[int, int] = {}
+        for i, event in enumerate(self.events):
+            if isinstance(event, ToolCall):
+                waiting.setdefault(event.id, []).append(i)
+            elif isinstance(event, ToolResult) and waiting.get(event.call_id):
+                paired[waiting[event.call_id].pop(0)] = i
+        return paired
+
+    def failed_calls(self) -> frozenset[int]:
+        """Positions of the tool calls whose result says they failed (``ToolResult.failed``)."""
+        found = set()
+        for call, result in self.results().items():
+            event = self.events[result]
+            if isinstance(event, ToolResult) and event.failed:
+                found.add(call)
+        return frozenset(found)
 
     def answer(self) -> str | None:
         """The last assistant message, or None when there is none or the run ends

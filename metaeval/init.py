@@ -117,7 +117,8 @@ class _Project:
 
     def section(self) -> str:
         targets = ", ".join(json.dumps(p.path) for p in self.packages)
-        return _render(PYPROJECT_SECTION, {"TARGETS": targets})
+        names = ", ".join(json.dumps(p.name) for p in self.packages)
+        return _render(PYPROJECT_SECTION, {"TARGETS": targets, "PACKAGES": names})
 
     def workflow(self) -> str:
         metaeval = installed_metaeval()

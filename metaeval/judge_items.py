@@ -623,4 +623,4 @@ def with_judge_items(paths: Iterable[Path], meta: MetaSet,
     # A folder of judge items alone is not missing its meta-set files.
     holding = {str(p) for p in paths if p.is_dir() and any(p.rglob(f"*{ITEM_SUFFIX}"))}
     errors = tuple(e for e in meta.errors if not (e.line == 0 and e.path in holding))
-    return MetaSet(meta.runs, errors + items.errors, meta.files + items.files)
+    return MetaSet(meta.runs, errors + items.errors, meta.files + items.files, meta.warnings)

@@ -56,7 +56,7 @@ LABEL_FIELDS = {"verdict", "score", "criteria", "rationale", "labeller"}
 EVENT_TYPES = ("message", "tool_call", "tool_result", "timeout", "error")
 EVENT_FIELDS = {"message": {"type", "role", "content"},
                 "tool_call": {"type", "id", "tool", "args"},
-                "tool_result": {"type", "call_id", "content"},
+                "tool_result": {"type", "call_id", "content", "is_error"},
                 "timeout": {"type", "detail"},
                 "error": {"type", "detail"}}
 # Every key an OpenAI chat message may carry, in a request or a logged reply;
@@ -101,11 +101,16 @@ class MetaRun:
 
 @dataclass(frozen=True, slots=True)
 class MetaSet:
-    """What loading found: the good runs, every error, and the files read."""
+    """What loading found: the good runs, every error, and the files read.
+
+    ``warnings``: what loaded but deserves a look (a reused tool-call id), in the
+    same ``file:line: field: message`` form; never a reason to leave a run out.
+    """
 
     runs: tuple[MetaRun, ...]
     errors: tuple[LoadError, ...]
     files: tuple[str, ...]
+    warnings: tuple[LoadError, ...] = ()
 
 
 class _Bad(Exception):
@@ -173,7 +178,11 @@ def _native_event(raw: JsonObject, where: str) -> list[Event]:
         return [ToolCall(_str(raw, "id", f"{where}.id"), _str(raw, "tool", f"{where}.tool"),
                          _object(raw, "args", f"{where}.args"))]
     if kind == "tool_result":
-        return [ToolResult(_str(raw, "call_id", f"{where}.call_id"), raw.get("content"))]
+        is_error = raw.get("is_error", False)
+        if not isinstance(is_error, bool):
+            raise _Bad(f"{where}.is_error", f"got {_got(is_error)}; expected true or false")
+        return [ToolResult(_str(raw, "call_id", f"{where}.call_id"), raw.get("content"),
+                           is_error)]
     detail = _str(raw, "detail", f"{where}.detail", required=False)
     return [Timeout(detail) if kind == "timeout" else Error(detail)]
 
@@ -254,6 +263,7 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
         problems.append(_Bad("trajectory", f"got {_got(raw)}; expected a list of events"))
         return Trajectory()
     events: list[Event] = []
+    origins: list[str] = []
     call_ids: set[str] = set()
     for i, item in enumerate(raw):
         where = f"trajectory[{i}]"
@@ -272,10 +282,43 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
                     raise _Bad(f"{where}.{field_name}", f"got {shown(event.call_id)}; expected "
                                "the id of an earlier tool call")
             events.extend(new)
+            origins.extend(_origins(new, where, "type" not in item))
         except _Bad as bad:
             problems.append(bad)
             call_ids.update(_call_ids(item))
-    return Trajectory(tuple(events))
+    return Trajectory(tuple(events), tuple(origins))
+
+
+def _origins(new: Sequence[Event], where: str, chat: bool) -> list[str]:
+    """Where each event read from the item at ``where`` sits in the file: the item
+    itself, or for a chat message with tool calls, its text and each call."""
+    if not chat or not any(isinstance(e, ToolCall) for e in new):
+        return [where] * len(new)
+    found: list[str] = []
+    calls = 0
+    for event in new:
+        if isinstance(event, ToolCall):
+            found.append(f"{where}.tool_calls[{calls}]")
+            calls += 1
+        else:
+            found.append(f"{where}.content")
+    return found
+
+
+def reused_call_ids(trajectory: Trajectory) -> list[tuple[str, str, str]]:
+    """(where, id, where first) for each tool call whose id an earlier call of the run
+    used: accepted (results pair by id and position), but worth a warning, since a
+    reader that pairs by id alone gets those results wrong."""
+    first: dict[str, str] = {}
+    found = []
+    for i, event in enumerate(trajectory.events):
+        if isinstance(event, ToolCall):
+            at = trajectory.at(i)
+            if event.id in first:
+                found.append((at, event.id, first[event.id]))
+            else:
+                first[event.id] = at
+    return found
 
 
 # --- task and label ------------------------------------------------------------------
@@ -321,9 +364,13 @@ def _check_spec(raw: JsonValue, where: str, allowed: AllowedModules,
     spec = CheckSpec(grader, params, name)
     try:
         # A spec that cannot become a grader: bad input, found now.
-        build_grader(spec, allowed, judges)
+        built = build_grader(spec, allowed, judges)
     except CheckSpecError as e:
         raise _Bad(join_field(where, e.field), _bounded(e.message)) from e
+    if not name and ":" in grader and isinstance(built.name, str) and built.name:
+        # A user's grader is known by its own name, as labels and bars would write it,
+        # not by the import path that found it.
+        return CheckSpec(grader, params, built.name)
     return spec
 
 
@@ -422,12 +469,19 @@ def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONL
     check may name by import path (the default: none, only the built-ins);
     ``judges``: its ``[tool.metaeval.judges]``, the names a judge check may use."""
     files, errors = data_files(paths)
+    warnings: list[LoadError] = []
 
     def parse(record: Record, errors: list[LoadError]) -> MetaRun | None:
         run, problems = parse_run(record.value, record.source, allowed, judges)
         errors.extend(record.error(p.field, p.message) for p in problems)
+        if run is not None:
+            warnings.extend(
+                record.error(f"{at}.id", f"tool-call id {shown(call_id)} reused (first at "
+                             f"{first}); each result pairs with the earliest unanswered call "
+                             "of its id")
+                for at, call_id, first in reused_call_ids(run.input.trajectory))
         return run
 
     runs = load_unique(files, errors, parse, lambda run: run.id,
                        lambda record, run, first: repeated_id(record, run.id, first))
-    return MetaSet(tuple(runs), tuple(errors), tuple(str(f) for f in files))
+    return MetaSet(tuple(runs), tuple(errors), tuple(str(f) for f in files), tuple(warnings))

@@ -57,7 +57,7 @@ def assert_graders(meta_set: MetaSet | str | Path | Sequence[str | Path], *,
     result = meta_eval(loaded.runs, settings, allowed=allowed, judges=config.judges)
     problems = []
     for check in result.checks:
-        bad = [f for f in check.flags if f.fails or f.value in forbid]
+        bad = [f for f in check.flags if check.fails(f) or f.value in forbid]
         if bad:
             m = check.measured
             problems.append(

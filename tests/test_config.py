@@ -44,7 +44,7 @@ def project(tmp_path: Path, text: str) -> Path:
      "'timeout_factor' or 'timeout_constant'?"),
     ('[tool.metaeval.meta_eval]\nresample = 10\n',
      "tool.metaeval.meta_eval.resample: unknown key; expected one of checks, min_kappa, "
-     "min_tnr, min_tpr, resamples, seed; did you mean 'resamples'?"),
+     "min_tnr, min_tpr, resamples, seed, untested; did you mean 'resamples'?"),
     ('[tool.metaeval.meta_eval.checks.refund_issued]\nmin_tnp = 0.9\n',
      "tool.metaeval.meta_eval.checks.refund_issued.min_tnp: unknown key; expected one of "
      "min_kappa, min_tnr, min_tpr; did you mean 'min_tpr' or 'min_tnr'?"),
@@ -94,6 +94,15 @@ def test_allowed_modules_must_be_a_list_of_module_names(tmp_path: Path, value: s
     with pytest.raises(InputError, match=r"tool\.metaeval\.allowed_modules: got .*; expected "
                                          r"a list of package or module names"):
         load_config(project(tmp_path, f"[tool.metaeval]\nallowed_modules = {value}\n"))
+
+
+def test_untested_is_warn_or_fail(tmp_path: Path) -> None:
+    assert load_config(project(tmp_path, "")).meta_eval.untested == "warn"
+    strict = project(tmp_path, '[tool.metaeval.meta_eval]\nuntested = "fail"\n')
+    assert load_config(strict).meta_eval.untested == "fail"
+    with pytest.raises(InputError, match=r"tool\.metaeval\.meta_eval\.untested: got 'error'; "
+                                         r"expected one of 'warn', 'fail'"):
+        load_config(project(tmp_path, '[tool.metaeval.meta_eval]\nuntested = "error"\n'))
 
 
 def test_the_repository_config_is_read_clean() -> None:

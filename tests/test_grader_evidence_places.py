@@ -14,6 +14,7 @@ from metaeval.contract import CheckSpec, EvalInput, Evidence, Finding, JsonObjec
 from metaeval.errors import CheckSpecError
 from metaeval.graders import build_grader
 from metaeval.graders.judge_check import JudgeGrader
+from metaeval.importing import AllowedModules
 from tests.builders import assistant, call, result, run, user
 from tests.judges.test_judge_grader import Recording
 
@@ -96,7 +97,9 @@ def test_registry_errors_list_the_choices_separately() -> None:
         build_grader(CheckSpec("tool_order", {"before": "a", "after": "b", "afer": "c"}))
     assert "expected: after, before" in unknown.value.message
     with pytest.raises(CheckSpecError) as none:
-        build_grader(CheckSpec("grounded_numbers", {"tool": "x"}))
+        # every built-in takes a parameter now; a user factory may take none
+        build_grader(CheckSpec("tests.fixtures.user_graders:always_pass", {"tool": "x"}),
+                     AllowedModules(("tests.fixtures.user_graders",)))
     assert "expected: none" in none.value.message
     with pytest.raises(CheckSpecError) as builtin:
         build_grader(CheckSpec("refund_issued", {}))

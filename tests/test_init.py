@@ -36,6 +36,8 @@ def test_init_scaffolds_a_repository_around_its_package(tmp_path: Path) -> None:
     config = tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["metaeval"]
     assert config["meta_sets"] == ["meta_sets"]
     assert config["mutate"]["targets"] == ["shop"]
+    # the project's own graders may be named by import path in its meta-sets
+    assert config["allowed_modules"] == ["shop"]
     assert "metaeval mutate --since origin/main --baseline mutants/findings.json" in (
         tmp_path / ".github/workflows/metaeval.yml").read_text()
     example = (tmp_path / "mutants/example.py").read_text()

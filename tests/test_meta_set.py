@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from metaeval.contract import (
+    Finding,
     JsonObject,
     JsonValue,
     Message,
@@ -146,10 +148,31 @@ def test_openai_chat_and_native_give_identical_findings(tmp_path: Path) -> None:
     result = load_meta_sets([write(tmp_path / "set.jsonl", native, chat)])
     assert result.errors == ()
     a, b = result.runs
-    assert a.input.trajectory == b.input.trajectory
+    assert a.input.trajectory.events == b.input.trajectory.events
     findings = [[g.grade(r.input) for g in build_graders(r.input.task.checks)] for r in (a, b)]
-    assert findings[0] == findings[1]
+
+    def decided(fs: list[Finding]) -> list[object]:
+        return [(f.grader, f.outcome, f.score, [e.detail for e in f.evidence]) for f in fs]
+
+    assert decided(findings[0]) == decided(findings[1])
     assert [f.outcome for f in findings[0]] == [Outcome.PASS] * 5
+    # Evidence names each file's own positions: the chat's calls sit inside messages.
+    for (native_f, chat_f) in zip(*findings, strict=True):
+        for n, c in zip(native_f.evidence, chat_f.evidence, strict=True):
+            assert _names_an_item(n.at, native["trajectory"]), n.at  # type: ignore[arg-type]
+            assert _names_an_item(c.at, messages), c.at
+    ats = {e.at for f in findings[1] for e in f.evidence}
+    assert any(".tool_calls[" in at for at in ats), ats
+
+
+def _names_an_item(at: str, items: list[Any]) -> bool:
+    """``at`` is not a trajectory position, or names an item (and block) of ``items``."""
+    found = re.fullmatch(r"trajectory\[(\d+)\](?:\.tool_calls\[(\d+)\]|\.content)?", at)
+    if not at.startswith("trajectory["):
+        return True
+    if found is None or int(found[1]) >= len(items):
+        return False
+    return found[2] is None or int(found[2]) < len(items[int(found[1])].get("tool_calls", []))
 
 
 def test_chat_messages_become_events(tmp_path: Path) -> None:

@@ -21,10 +21,11 @@ from metaeval.audit.tautology import (
     SELF_COMPARISON,
     Sensitivity,
     StaticReport,
+    independence,
     sensitivity,
     static_flags,
 )
-from metaeval.config import NO_JUDGES, Bars, JudgesSection
+from metaeval.config import NO_JUDGES, UNTESTED_CHOICES, Bars, JudgesSection
 from metaeval.contract import Outcome
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.meta_set import MetaRun
@@ -34,7 +35,12 @@ class Flag(Enum):
     """Why a check's numbers cannot be trusted, or why it misses what it promised."""
 
     TAUTOLOGY = "TAUTOLOGY"
-    """No ablation moved its verdict: it does not depend on what the agent did."""
+    """No ablation moved its verdict although the set shows it could have (a swap with a
+    trajectory it decides otherwise, or a source that reads only the task): it does not
+    depend on what the agent did."""
+    UNTESTED = "UNTESTED"
+    """No run in the set makes it fail: a gap in the meta-set, not a fault of the check.
+    A warning unless ``[tool.metaeval.meta_eval] untested = "fail"``."""
     CASE_ONLY = CASE_ONLY
     """Its source reads only the task (the case file), never the trajectory or final state."""
     SELF_COMPARISON = SELF_COMPARISON
@@ -56,7 +62,9 @@ class Flag(Enum):
     def fails(self) -> bool:
         """Whether this flag makes the command exit 1 (CONSTANT and NO-SIGNAL only warn:
         a bar on kappa or on the rates is how a project says how much signal it needs)."""
-        return self not in {Flag.CONSTANT, Flag.NO_SIGNAL}
+        return self not in {Flag.CONSTANT, Flag.NO_SIGNAL, Flag.UNTESTED}
+
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +75,17 @@ class Settings:
     check_bars: Mapping[str, Bars] = field(default_factory=dict)
     seed: int = metrics.SEED
     resamples: int = metrics.RESAMPLES
+    untested: str = "warn"
+    """``warn`` or ``fail``: whether an UNTESTED check fails the run (``UNTESTED_CHOICES``)."""
+
+    def __post_init__(self) -> None:
+        if self.untested not in UNTESTED_CHOICES:
+            raise ValueError(f"untested: got {self.untested!r}; expected one of "
+                             f"{', '.join(UNTESTED_CHOICES)}")
+
+    def fails(self, flag: Flag) -> bool:
+        """Whether ``flag`` fails the run under these settings."""
+        return flag.fails or (flag is Flag.UNTESTED and self.untested == "fail")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +118,12 @@ class CheckResult:
     notes: tuple[str, ...]
     sensitivity: Sensitivity | None = None
     static: tuple[StaticReport, ...] = ()
+    failing: tuple[Flag, ...] | None = None
+    """The flags that fail the run under its settings; None: those whose ``fails`` says so."""
+
+    def fails(self, flag: Flag) -> bool:
+        """Whether ``flag`` of this check fails the run (UNTESTED does when configured)."""
+        return flag in self.failing if self.failing is not None else flag.fails
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +163,7 @@ class MetaEvalResult:
     def failed(self) -> bool:
         """A bar missed, a regression, a tautology, or a check gone since the baseline."""
         every = (*self.checks, self.evaluator)
-        return bool(self.baseline_missing) or any(f.fails for c in every for f in c.flags)
+        return bool(self.baseline_missing) or any(c.fails(f) for c in every for f in c.flags)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +231,7 @@ def _bar_flags(m: Measured, bars: Bars) -> tuple[list[Flag], list[str]]:
 
 
 def _regression(m: Measured, flags: Sequence[Flag], before: BaselineCheck | None,
-                ) -> tuple[list[Flag], list[str]]:
+                settings: Settings) -> tuple[list[Flag], list[str]]:
     if before is None:
         return [], []
     notes = []
@@ -215,7 +240,7 @@ def _regression(m: Measured, flags: Sequence[Flag], before: BaselineCheck | None
                              ("kappa", m.kappa.value, before.kappa)):
         if round(now, 4) < round(then, 4):
             notes.append(f"{label} {then:.4f} -> {now:.4f} since the baseline")
-    new = sorted({f.value for f in flags if f.fails} - set(before.flags))
+    new = sorted({f.value for f in flags if settings.fails(f)} - set(before.flags))
     if new:
         notes.append(f"new since the baseline: {', '.join(new)}")
     return ([Flag.REGRESSION], notes) if notes else ([], [])
@@ -231,22 +256,42 @@ def _check_result(name: str, cases: Sequence[Case], settings: Settings,
     static: tuple[StaticReport, ...] = ()
     if check is not None:
         sens = sensitivity(check)
-        if sens.tautology:
-            flags.append(Flag.TAUTOLOGY)
-            notes.append("its verdict does not depend on what the agent did: no ablation "
-                         f"moved it on any of {sens.runs} runs")
         static = static_flags(check.graders)
+        why = independence(sens, static)
+        if why is not None:
+            flags.append(Flag.TAUTOLOGY)
+            notes.append(why)
         for report in static:
             for text in report.flags:
                 flag = Flag(text)
                 if flag not in flags:
                     flags.append(flag)
             notes.extend(f"{report.function}: {d}" for d in report.details)
+        if why is None and not any(c.graded is Outcome.FAIL for c in cases):
+            flags.append(Flag.UNTESTED)
+            notes.append(_untested_note(cases, sens))
     for more, more_notes in (_signal_flags(cases, m), _bar_flags(m, bars or Bars())):
         flags.extend(more)
         notes.extend(more_notes)
-    regressed, regress_notes = _regression(m, flags, baseline.get(name))
-    return CheckResult(name, m, (*flags, *regressed), (*notes, *regress_notes), sens, static)
+    regressed, regress_notes = _regression(m, flags, baseline.get(name), settings)
+    every = (*flags, *regressed)
+    return CheckResult(name, m, every, (*notes, *regress_notes), sens, static,
+                       tuple(f for f in every if settings.fails(f)))
+
+
+def _untested_note(cases: Sequence[Case], sens: Sensitivity) -> str:
+    """What an UNTESTED flag means for this check, and what to do about it."""
+    note = "UNTESTED: no run in the set makes it fail; add a near-miss that does"
+    human_fail = sum(c.human is Outcome.FAIL for c in cases)
+    if human_fail:
+        note += (f" (people failed {human_fail} of its runs and it failed none of them: "
+                 "see its TNR)")
+    if sens.unmoved:
+        # Say why this is no TAUTOLOGY: ablations only take things away, and no run
+        # holds a trajectory it would fail to swap in.
+        note += ("; no ablation moved its verdict either, which with no failing run to "
+                 "swap from shows a gap in the set, not a tautology")
+    return note
 
 
 def _categories(grading: Grading) -> tuple[tuple[str, Category], ...]:

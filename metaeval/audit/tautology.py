@@ -4,7 +4,11 @@ Two detectors, each proven by a grader it must flag and one it must not:
 
 * **dynamic**: re-grade every run after each ablation (answer removed,
   trajectory emptied, final state replaced by the initial one, trajectory
-  swapped with another run's). A check whose verdict never moves is a TAUTOLOGY.
+  swapped with another run's). A verdict that never moves is a TAUTOLOGY only
+  when the set shows it could have: some run was given the trajectory of a run
+  on which the check decided otherwise, and still kept its verdict. A check
+  that no run makes fail cannot move under ablations that only take things
+  away; that is a gap in the set (UNTESTED), not a tautology.
 * **static**: parse the grading function's source with libcst and flag one that
   reads only the task (the case file), never the trajectory or the final state
   (CASE-ONLY), and comparisons whose two sides both come from the task, or are
@@ -47,9 +51,11 @@ class Ablation(Enum):
 def ablate(x: EvalInput, ablation: Ablation, other: Trajectory) -> EvalInput:
     """``x`` with one part taken away; ``other`` is used by SWAPPED_TRAJECTORY only."""
     if ablation is Ablation.NO_ANSWER:
-        kept = tuple(e for e in x.trajectory.events
-                     if not (isinstance(e, Message) and e.role == "assistant"))
-        return replace(x, trajectory=Trajectory(kept))
+        events = x.trajectory.events
+        keep = [i for i, e in enumerate(events)
+                if not (isinstance(e, Message) and e.role == "assistant")]
+        return replace(x, trajectory=Trajectory(tuple(events[i] for i in keep),
+                                                tuple(x.trajectory.at(i) for i in keep)))
     if ablation is Ablation.EMPTY_TRAJECTORY:
         return replace(x, trajectory=Trajectory())
     if ablation is Ablation.FINAL_IS_INITIAL:
@@ -59,20 +65,33 @@ def ablate(x: EvalInput, ablation: Ablation, other: Trajectory) -> EvalInput:
 
 @dataclass(frozen=True, slots=True)
 class Sensitivity:
-    """How many graded runs each ablation moved (a verdict that changed)."""
+    """How many graded runs each ablation moved (a verdict that changed).
+
+    ``contrasts``: swaps that gave a run the trajectory of a run on which the
+    check's verdict differs; with none, an unmoved verdict proves nothing.
+    """
 
     moved: tuple[tuple[Ablation, int], ...]
     runs: int
+    contrasts: int = 0
+
+    @property
+    def unmoved(self) -> bool:
+        """No ablation moved any verdict on any run."""
+        return self.runs > 0 and all(n == 0 for _, n in self.moved)
 
     @property
     def tautology(self) -> bool:
-        """No ablation moved any verdict on any run: the verdict ignores what the agent did."""
-        return self.runs > 0 and all(n == 0 for _, n in self.moved)
+        """Unmoved although some run got a trajectory that the check decides otherwise
+        on its own run: the verdict is shown not to follow the trajectory."""
+        return self.unmoved and self.contrasts > 0
 
 
 def sensitivity(check: CheckRuns) -> Sensitivity:
     """Re-grade every run of ``check`` under every ablation and count verdicts that moved."""
     n = len(check.runs)
+    contrasts = sum(case.graded is not check.cases[(i + 1) % n].graded
+                    for i, case in enumerate(check.cases))
     moved = []
     for ablation in Ablation:
         count = 0
@@ -82,7 +101,7 @@ def sensitivity(check: CheckRuns) -> Sensitivity:
             after = safe_grade(grader, ablate(run.input, ablation, other)).effective_outcome()
             count += after is not case.graded
         moved.append((ablation, count))
-    return Sensitivity(tuple(moved), n)
+    return Sensitivity(tuple(moved), n, contrasts)
 
 
 # --- static --------------------------------------------------------------------------
@@ -252,3 +271,24 @@ def static_flags(graders: Sequence[Grader]) -> tuple[StaticReport, ...]:
         seen.add(key)
         reports.append(static_report(grader))
     return tuple(reports)
+
+
+# --- both ------------------------------------------------------------------------------
+
+
+def independence(sens: Sensitivity, static: Sequence[StaticReport]) -> str | None:
+    """Why a check's verdict is shown not to depend on what the agent did, or None
+    when nothing shows it: the swap (``Sensitivity.tautology``), or an unmoved
+    verdict from a grading function whose source reads only the task (CASE-ONLY).
+    An unmoved verdict with neither proof is no finding of this module."""
+    if not sens.unmoved:
+        return None
+    if sens.tautology:
+        return ("its verdict does not depend on what the agent did: no ablation moved it on "
+                f"any of {sens.runs} runs, not even {sens.contrasts} swaps with a trajectory "
+                "it decides otherwise")
+    case_only = [r.function for r in static if CASE_ONLY in r.flags]
+    if case_only:
+        return ("its verdict does not depend on what the agent did: no ablation moved it on "
+                f"any of {sens.runs} runs, and {', '.join(case_only)} reads only the task")
+    return None

@@ -79,7 +79,8 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
                     for name, bars in config.meta_eval.check_bars.items()},
         seed=config.meta_eval.seed if request.seed is None else request.seed,
         resamples=(config.meta_eval.resamples if request.resamples is None
-                   else request.resamples))
+                   else request.resamples),
+        untested=config.meta_eval.untested)
     if not loaded.runs:
         return MetaEvalOutcome(tuple(targets), loaded, None)
     result = measure(loaded.runs, settings, before, allowed=config.allowed_modules,

@@ -109,7 +109,7 @@ def validate(paths: tuple[Path, ...], config: Config, recorded: tuple[Path, ...]
     verdicts, errors = _recorded(logs, scale, items, classes)
     labelled = len(items.pointwise) + len(items.pairwise)
     return Validated(MetaSet(meta.runs, meta.errors + errors,
-                             meta.files + tuple(str(p) for p in logs)),
+                             meta.files + tuple(str(p) for p in logs), meta.warnings),
                      labelled, len(items.probes), verdicts, tuple(str(p) for p in logs))
 
 

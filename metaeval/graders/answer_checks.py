@@ -39,6 +39,18 @@ microseconds on a long answer; the engine counts CPU time, so a busy machine
 does not make a sane pattern time out."""
 
 
+SCOPES = ("last", "any")
+"""Where the answer checks look: the last assistant message (the answer, the default,
+as their names promise) or any assistant message of the run."""
+
+
+def _want_scope(value: object) -> str:
+    if value not in SCOPES:
+        raise CheckSpecError("scope", f"got {value!r}; expected one of "
+                             f"{', '.join(map(repr, SCOPES))}")
+    return str(value)
+
+
 def _answer_at(x: EvalInput) -> tuple[str, str] | None:
     """(where, text) of the answer, or None when the trace has none."""
     index = x.trajectory.answer_index()
@@ -46,7 +58,21 @@ def _answer_at(x: EvalInput) -> tuple[str, str] | None:
         return None
     answer = x.trajectory.events[index]
     assert isinstance(answer, Message)  # answer_index points at an assistant message
-    return f"trajectory[{index}]", answer.content
+    return x.trajectory.at(index), answer.content
+
+
+def _said(x: EvalInput, scope: str) -> list[tuple[str, str]]:
+    """(where, text) of what ``scope`` reads: the answer alone, or every assistant
+    message. Empty when there is nothing to read."""
+    if scope == "last":
+        answer = _answer_at(x)
+        return [answer] if answer is not None else []
+    return [(x.trajectory.at(i), m.content) for i, m in x.trajectory.indexed(Message)
+            if m.role == "assistant"]
+
+
+def _no_answer() -> Judgement:
+    return unscored(NO_ANSWER, Evidence("trajectory", "no final assistant message"))
 
 
 def _want_numbers(value: object) -> tuple[Decimal, ...]:
@@ -68,15 +94,18 @@ def _compiled(source: str) -> regex.Pattern[str]:
     raise CheckSpecError("pattern", f"got {shown(source)}; not a regular expression: {why}")
 
 
-def answer_contains(text: object = None, pattern: object = None, numbers: object = None, *,
-                    name: str = "") -> RuleGrader:
+def answer_contains(text: object = None, pattern: object = None, numbers: object = None,
+                    scope: object = "last", *, name: str = "") -> RuleGrader:
     """The answer contains ``text`` (case-insensitive), matches the regular
-    expression ``pattern``, or shows every figure in ``numbers``; exactly one."""
+    expression ``pattern``, or shows every figure in ``numbers``; exactly one.
+    ``scope``: the last assistant message (the answer), or ``any`` of them (the
+    figures of ``numbers`` may then be shown in different messages)."""
     given = [k for k, v in (("text", text), ("pattern", pattern), ("numbers", numbers))
              if v is not None]
     if len(given) != 1:
         raise CheckSpecError("text", f"got {given or 'none'}; expected exactly one of "
                              "text, pattern or numbers")
+    where = _want_scope(scope)
     params: JsonObject
     if text is not None:
         needle = want_str(text, "text")
@@ -107,52 +136,79 @@ def answer_contains(text: object = None, pattern: object = None, numbers: object
             if missing:
                 return False, f"answer lacks {', '.join(missing)}"
             return True, f"answer shows {', '.join(str(n) for n in wanted)}"
+    if where != "last":
+        params["scope"] = where
 
     def check(x: EvalInput) -> Judgement:
-        answer = _answer_at(x)
-        if answer is None:
-            return unscored(NO_ANSWER, Evidence("trajectory", "no final assistant message"))
-        at, reply = answer
-        ok, detail = found(reply)
-        if ok is None:  # the pattern ran out of time: undecided, never a pass
-            return unscored(detail, Evidence(at, detail))
-        return passed(Evidence(at, detail)) if ok else failed(Evidence(at, detail))
+        said = _said(x, where)
+        if not said:
+            return _no_answer()
+        if where == "any" and numbers is not None:
+            # the figures may be spread over several messages: read them as one
+            said = [(", ".join(at for at, _ in said), "\n".join(t for _, t in said))]
+        undecided: Judgement | None = None
+        detail = ""
+        for at, reply in said:
+            ok, detail = found(reply)
+            if ok:
+                return passed(Evidence(at, detail))
+            if ok is None:  # the pattern ran out of time: undecided, never a pass
+                undecided = unscored(detail, Evidence(at, detail))
+        if undecided is not None:
+            return undecided
+        if where == "any" and x.trajectory.answer_index() is None:
+            return _no_answer()  # cut short: it may have said it next
+        return failed(Evidence(said[-1][0] if len(said) == 1 else "trajectory",
+                               detail if len(said) == 1 else
+                               f"no assistant message of {len(said)}: {detail}"))
 
     return rule("answer_contains", check, name=name, params=params, rank=RANK_ANSWER)
 
 
-def grounded_numbers(*, name: str = "") -> RuleGrader:
-    """Every figure in the answer appears in a tool result or a user message.
+def grounded_numbers(scope: object = "last", *, name: str = "") -> RuleGrader:
+    """Every figure in the answer (``scope`` ``any``: in every assistant message)
+    appears in a tool result, a user message or a system message (the policy).
 
     Counts (whole numbers up to 12) and years are ignored; thousands separators
     and rounding to the precision shown are tolerated ("$49.99" is grounded by
-    a tool's 49.99, "about 50" by 49.99, "$48" by nothing that rounds to 48).
+    a tool's 49.99, "about 50" by 49.99, "$48" by nothing that rounds to 48);
+    four or more digits inside a source's identifier ("certificate_7504069")
+    ground the number ("Certificate 7504069").
     """
+    where = _want_scope(scope)
 
     def check(x: EvalInput) -> Judgement:
-        answer = _answer_at(x)
-        if answer is None:
-            return unscored(NO_ANSWER, Evidence("trajectory", "no final assistant message"))
-        at, reply = answer
+        said = _said(x, where)
+        if not said:
+            return _no_answer()
         sources: list[Decimal] = []
         for _, result in x.trajectory.indexed(ToolResult):
             sources.extend(values_in(result.content))
         for _, message in x.trajectory.indexed(Message):
-            if message.role == "user":
+            if message.role in ("user", "system"):
                 sources.extend(values_in(message.content))
-        claimed = [f for f in figures(reply) if not (f.is_count or f.is_year)]
-        ungrounded = [f.text for f in claimed if not any(f.shown_by(s) for s in sources)]
-        if ungrounded:
-            return failed(Evidence(at, f"ungrounded figures: {', '.join(ungrounded)}"))
-        return passed(Evidence(at, f"{len(claimed)} figures, all grounded"))
+        claimed = 0
+        for at, reply in said:
+            figures_here = [f for f in figures(reply) if not (f.is_count or f.is_year)]
+            claimed += len(figures_here)
+            ungrounded = [f.text for f in figures_here
+                          if not any(f.shown_by(s) for s in sources)]
+            if ungrounded:
+                return failed(Evidence(at, f"ungrounded figures: {', '.join(ungrounded)}"))
+        if x.trajectory.answer_index() is None:
+            return _no_answer()
+        return passed(Evidence(said[-1][0] if len(said) == 1 else "trajectory",
+                               f"{claimed} figures, all grounded"))
 
-    return rule("grounded_numbers", check, name=name, params={}, rank=RANK_ANSWER)
+    params: JsonObject = {} if where == "last" else {"scope": where}
+    return rule("grounded_numbers", check, name=name, params=params, rank=RANK_ANSWER)
 
 
-def answer_states(facts: object, *, name: str = "") -> RuleGrader:
+def answer_states(facts: object, scope: object = "last", *, name: str = "") -> RuleGrader:
     """End to end: the answer tells the user the outcome the task expected. Each
     key in ``facts`` names a hidden fact in ``task.criteria``; a string must
     appear in the answer (case-insensitive), a number must be shown as a figure.
+    ``scope`` ``any``: each fact may be stated in any assistant message.
 
     It compares the trajectory's answer with the criteria, never the case
     file's own copy of an answer (the classic tautology).
@@ -160,28 +216,37 @@ def answer_states(facts: object, *, name: str = "") -> RuleGrader:
     keys = want_str_list(facts, "facts")
     if not keys:
         raise CheckSpecError("facts", "got []; expected at least one key of task.criteria")
+    where = _want_scope(scope)
 
     def check(x: EvalInput) -> Judgement:
-        answer = _answer_at(x)
-        if answer is None:
-            return unscored(NO_ANSWER, Evidence("trajectory", "no final assistant message"))
-        at, reply = answer
-        shown = {f.value for f in figures(reply)}
+        said = _said(x, where)
+        if not said:
+            return _no_answer()
         missing = []
+        stated_at: list[str] = []
         for key in keys:
             value = x.task.criteria.get(key)
             if isinstance(value, str) and value:
-                found = value.casefold() in reply.casefold()
+                hits = [at for at, reply in said if value.casefold() in reply.casefold()]
             elif isinstance(value, int | float) and not isinstance(value, bool):
-                found = Decimal(str(value)) in shown
+                hits = [at for at, reply in said
+                        if Decimal(str(value)) in {f.value for f in figures(reply)}]
             else:
                 return unscored(f"task.criteria.{key} is {value!r}; expected a string or a "
                                 "number to look for", Evidence("task.criteria", key))
-            if not found:
+            if hits:
+                stated_at.append(hits[0])
+            else:
                 missing.append(f"{key}={value!r}")
+        at = said[-1][0] if len(said) == 1 else "trajectory"
         if missing:
+            if where == "any" and x.trajectory.answer_index() is None:
+                return _no_answer()  # cut short: it may have said it next
             return failed(Evidence(at, f"answer does not state {', '.join(missing)}"))
-        return passed(Evidence(at, f"answer states {', '.join(keys)}"))
+        first = stated_at[0] if len(set(stated_at)) == 1 else at
+        return passed(Evidence(first, f"answer states {', '.join(keys)}"))
 
-    return rule("answer_states", check, name=name, params={"facts": list(keys)},
-                rank=RANK_ANSWER)
+    params: JsonObject = {"facts": list(keys)}
+    if where != "last":
+        params["scope"] = where
+    return rule("answer_states", check, name=name, params=params, rank=RANK_ANSWER)

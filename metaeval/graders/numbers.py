@@ -16,6 +16,10 @@ from metaeval.contract import JsonValue
 # A figure not glued to a word on its left: thousands groups or plain digits,
 # then optional decimals. "A1182" is an identifier, not a number.
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\d)")
+# Digits inside an identifier ("certificate_7504069", "ORD48213"): a source that
+# returns one grounds a reply that shows the number. Four digits at least, so a
+# flight "HAT030" does not ground "$30".
+_GLUED = re.compile(r"\d{4,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,13 +56,15 @@ def figures(text: str) -> list[Figure]:
 
 
 def values_in(node: JsonValue) -> Iterator[Decimal]:
-    """Every number in a JSON value: numeric leaves, and figures inside strings."""
+    """Every number in a JSON value: numeric leaves, figures inside strings, and
+    runs of four or more digits inside identifiers (what a source can ground)."""
     if isinstance(node, bool) or node is None:
         return
     if isinstance(node, int | float):
         yield Decimal(str(node))
     elif isinstance(node, str):
         yield from (f.value for f in figures(node))
+        yield from (Decimal(m.group(0)) for m in _GLUED.finditer(node))
     elif isinstance(node, list):
         for item in node:
             yield from values_in(item)

@@ -95,7 +95,7 @@ def build_grader(spec: CheckSpec, allowed: AllowedModules = BUILTINS_ONLY,
     if not isinstance(grader, Grader):
         raise CheckSpecError("grader", f"{spec.grader!r} returned {grader!r}; expected a "
                              "Grader (name, version, kind, cost_rank, grade)")
-    return Renamed(grader, spec.name) if spec.name else grader
+    return Renamed(grader, spec.name) if spec.name and spec.name != grader.name else grader
 
 
 def build_graders(specs: Iterable[CheckSpec], allowed: AllowedModules = BUILTINS_ONLY,

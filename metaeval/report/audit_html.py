@@ -111,7 +111,7 @@ def _matrix(name: str, c: Confusion) -> figures.Matrix:
 
 def _check_row(c: CheckResult) -> str:
     m, k = c.measured, c.measured.confusion
-    flags = " ".join(f'<span class="{"flag" if f.fails else "warn"}">{escape(f.value)}</span>'
+    flags = " ".join(f'<span class="{"flag" if c.fails(f) else "warn"}">{escape(f.value)}</span>'
                      for f in c.flags) or "-"
     cells = [f"<td>{escape(c.name)}</td>",
              *(f'<td class="n">{v}</td>' for v in (m.n, k.passed, k.failed, k.unscored)),

@@ -26,7 +26,7 @@ def meta_eval_summary(result: MetaEvalResult, *, files: int = 0, errors: int = 0
     """Every check's rates, then each failing flag with its reason (the bar missed,
     the drop since the baseline, why it is a tautology)."""
     checks = (*result.checks, result.evaluator)
-    failing = [c for c in checks if any(f.fails for f in c.flags)]
+    failing = [c for c in checks if any(c.fails(f) for f in c.flags)]
     mark = "❌" if result.failed or errors else "✅"
     head = (f"{len(failing)} of {len(checks)} checks fail" if failing else
             f"all {len(checks)} checks meet their bars")
@@ -39,7 +39,7 @@ def meta_eval_summary(result: MetaEvalResult, *, files: int = 0, errors: int = 0
     if failing:
         lines = []
         for c in failing:
-            flags = ", ".join(f.value for f in c.flags if f.fails)
+            flags = ", ".join(f.value for f in c.flags if c.fails(f))
             notes = "; ".join(c.notes)
             lines.append(f"- {md_code(c.name)}: {flags}"
                          + (f" — {md_plain(notes)}" if notes else ""))

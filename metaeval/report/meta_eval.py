@@ -151,8 +151,28 @@ def _category_rows(result: MetaEvalResult) -> list[list[str | int]]:
     return rows
 
 
+def _wrong_runs(result: MetaEvalResult) -> list[str]:
+    """``--show-runs``: per check (the evaluator last), the ids of the runs it let
+    through (people failed, it passed) and wrongly failed (people passed, it failed)."""
+    wrong: dict[str, tuple[list[str], list[str]]] = {}
+    for _, category in result.categories:
+        for check, cell in category.cells:
+            through, failed = wrong.setdefault(check, ([], []))
+            through.extend(cell.let_through)
+            failed.extend(cell.wrongly_failed)
+    order = [c.name for c in result.checks] + [result.evaluator.name]
+    lines = []
+    for name in order:
+        for label, ids in zip(("let through", "wrongly failed"), wrong.get(name, ([], [])),
+                              strict=True):
+            if ids:
+                lines.append(f"  {one_line(name)}: {label} {len(ids)}: "
+                             + ", ".join(one_line(i) for i in ids))
+    return lines or ["  none: every check agrees with people on every run it decided"]
+
+
 def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
-                    errors: tuple[LoadError, ...] = ()) -> str:
+                    errors: tuple[LoadError, ...] = (), show_runs: bool = False) -> str:
     runs = result.evaluator.measured.n
     settings = result.settings
     parts = [f"meta-eval: {runs} runs from {len(files)} file(s); positive = human pass; "
@@ -174,8 +194,12 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
         headers=["category", "runs", "evaluator agrees", "caught by", "let through by",
                  "wrongly failed by", "unscored by"],
         tablefmt="simple", disable_numparse=True))
+    if show_runs:
+        parts.append("runs each check got wrong (let through: people failed it, the check "
+                     "passed; wrongly failed: people passed it, the check failed):\n"
+                     + "\n".join(_wrong_runs(result)))
     warned = sorted({f.value for c in (*result.checks, result.evaluator) for f in c.flags
-                     if not f.fails})
+                     if not c.fails(f)})
     if result.failed:
         parts.append("FAIL: a bar is missed, a regression or a tautology is flagged")
     else:

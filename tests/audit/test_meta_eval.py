@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
@@ -13,9 +15,9 @@ from metaeval.audit.meta_eval import (
     meta_eval,
 )
 from metaeval.config import Bars
-from metaeval.contract import Outcome
-from metaeval.meta_set import MetaSet, load_meta_sets
-from tests.audit.conftest import ALLOW_FIXTURES, UserMetaSet
+from metaeval.contract import CheckSpec, Outcome
+from metaeval.meta_set import MetaRun, MetaSet, load_meta_sets
+from tests.audit.conftest import ALLOW_FIXTURES, FIXTURES, UserMetaSet
 
 FAST = Settings(resamples=100)
 BUILT_IN_CHECKS = {"answer_mentions_refund", "grounded_numbers", "lookup_before_refund",
@@ -36,6 +38,8 @@ def test_every_built_in_check_has_both_labels_and_defined_intervals(
         assert not m.tpr_ci.reason and not m.tnr_ci.reason, check.name
         assert m.tpr_ci.low <= m.tpr.value <= m.tpr_ci.high
         assert Flag.TAUTOLOGY not in check.flags and Flag.CASE_ONLY not in check.flags
+        # every check of the repository's set is failed by some run: none is UNTESTED
+        assert Flag.UNTESTED not in check.flags, check.name
     refund = next(c for c in result.checks if c.name == "refund_issued").measured
     assert (refund.tpr.value, refund.tnr.value) == (1.0, 1.0)
 
@@ -154,3 +158,61 @@ def test_a_grader_that_raises_is_unscored_never_a_pass(user_meta_set: UserMetaSe
     result = measure_grading(grading, FAST)
     measured = next(c for c in result.checks if c.name == "raises").measured
     assert (measured.tpr.value, measured.tnr.value, measured.confusion.unscored) == (0, 0, 38)
+
+
+def _checked_by(runs: tuple[MetaRun, ...], *specs: CheckSpec) -> list[MetaRun]:
+    """The runs with ``specs`` as their task's only checks (labels fall back to the verdict)."""
+    return [replace(r, input=replace(r.input, task=replace(r.input.task, checks=specs)))
+            for r in runs]
+
+
+# The guard of the issue: no run of the repository's set calls this tool.
+NEVER_VIOLATED = CheckSpec("no_tool_called", {"tool": "update_reservation_passengers"},
+                           "never_update_passengers")
+
+
+def test_a_trajectory_guard_no_run_violates_is_untested_not_a_tautology(
+        repo_meta_set: MetaSet) -> None:
+    runs = _checked_by(repo_meta_set.runs, NEVER_VIOLATED,
+                       CheckSpec("no_tool_called", {"tool": "cancel_order"}, "no_cancel"))
+    result = meta_eval(runs, FAST)
+    by_name = {c.name: c for c in result.checks}
+    guard = by_name["never_update_passengers"]
+    assert Flag.TAUTOLOGY not in guard.flags
+    assert Flag.UNTESTED in guard.flags and Flag.CONSTANT in guard.flags
+    assert any(n.startswith("UNTESTED: no run in the set makes it fail; add a near-miss that "
+                            "does") for n in guard.notes)
+    assert guard.sensitivity is not None and guard.sensitivity.unmoved
+    # a warning by default: the run passes on it
+    assert not guard.fails(Flag.UNTESTED) and not result.failed
+    # the mirror: a guard some run violates is neither
+    caught = by_name["no_cancel"]
+    assert not {Flag.UNTESTED, Flag.TAUTOLOGY} & set(caught.flags)
+
+
+def test_untested_fails_the_run_when_the_config_says_so(repo_meta_set: MetaSet) -> None:
+    runs = _checked_by(repo_meta_set.runs, NEVER_VIOLATED)
+    result = meta_eval(runs, replace(FAST, untested="fail"))
+    guard = result.checks[0]
+    assert guard.fails(Flag.UNTESTED) and result.failed
+    with pytest.raises(ValueError, match="untested: got 'error'; expected one of warn, fail"):
+        Settings(untested="error")
+
+
+def test_graders_that_read_only_the_task_are_still_tautologies(repo_meta_set: MetaSet) -> None:
+    # One varies across the set (so the swap shows it ignores the trajectory), one is
+    # constant (so only its source shows it): both are flagged, neither is UNTESTED.
+    runs = _checked_by(repo_meta_set.runs,
+                       CheckSpec(f"{FIXTURES}:task_is_refund", {}, "task_is_refund"),
+                       CheckSpec(f"{FIXTURES}:task_has_criteria", {}, "task_has_criteria"))
+    result = meta_eval(runs, FAST, allowed=ALLOW_FIXTURES)
+    by_name = {c.name: c for c in result.checks}
+    varies, constant = by_name["task_is_refund"], by_name["task_has_criteria"]
+    assert Flag.TAUTOLOGY in varies.flags and Flag.UNTESTED not in varies.flags
+    assert varies.sensitivity is not None and varies.sensitivity.tautology
+    assert any("swaps with a trajectory it decides otherwise" in n for n in varies.notes)
+    assert {Flag.TAUTOLOGY, Flag.CASE_ONLY} <= set(constant.flags)
+    assert Flag.UNTESTED not in constant.flags
+    assert constant.sensitivity is not None and not constant.sensitivity.tautology
+    assert any("reads only the task" in n for n in constant.notes)
+    assert result.failed

@@ -143,3 +143,47 @@ def test_no_file_is_bad_input_and_an_empty_meta_set_proves_nothing(tmp_path: Pat
     empty = run(str(tmp_path))
     assert empty.exit_code == 3
     assert "no run to measure" in empty.output
+
+
+def test_show_runs_lists_the_runs_each_check_let_through_or_wrongly_failed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    shown = run(*FAST, "--show-runs")
+    assert shown.exit_code == 0, shown.output
+    section = shown.output.split("runs each check got wrong")[1]
+    # the ids come from the per-category cells the JSON holds: read them from there
+    document = json.loads(run(*FAST, "--format", "json").output)
+    through = sorted(i for cat in document["categories"].values()
+                     for i in cat["checks"].get("answer_mentions_refund", {}).get(
+                         "let_through", []))
+    assert through == ["over-refusal-02"]
+    assert "  answer_mentions_refund: let through 1: over-refusal-02" in section
+    assert ("  lookup_before_refund: wrongly failed 1: alternative-path-02-search-only"
+            in section)
+    # a check that got no run wrong is not listed; without the flag, no section
+    assert "refund_issued:" not in section
+    assert "runs each check got wrong" not in run(*FAST).output
+
+
+def test_a_user_grader_is_named_by_its_name_attribute_not_its_import_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.metaeval]\nallowed_modules = ["{FIXTURES}"]\n')
+    monkeypatch.chdir(tmp_path)
+    lines = []
+    for path in sorted(META_SETS.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if record["task"]["id"] != "refund-damaged-item":
+                continue
+            record["task"]["checks"] = [
+                {"grader": f"{FIXTURES}:answer_resolves_task"},
+                {"grader": f"{FIXTURES}:always_pass", "name": "kept_as_given"}]
+            # a label for the check by the name people would write
+            record["label"]["criteria"] = {"answer_resolves_task": record["label"]["verdict"]}
+            lines.append(json.dumps(record))
+    (tmp_path / "user.jsonl").write_text("\n".join(lines) + "\n")
+    result = run("user.jsonl", *FAST, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    names = [c["name"] for c in json.loads(result.output)["checks"]]
+    assert names == ["answer_resolves_task", "kept_as_given"]

@@ -8,7 +8,9 @@ from metaeval.audit.tautology import (
     SELF_COMPARISON,
     Ablation,
     ablate,
+    independence,
     sensitivity,
+    static_flags,
     static_report,
 )
 from metaeval.contract import CheckSpec, EvalInput, Kind, Outcome, Trajectory
@@ -41,9 +43,14 @@ def test_the_case_file_grader_is_a_tautology_and_the_fixed_one_is_not(
     checks = {c.name: c for c in grade_runs(loaded.runs, ALLOW_FIXTURES).checks}
     defective = sensitivity(checks["answer_from_case"])
     fixed = sensitivity(checks["answer_resolves_task"])
-    assert defective.tautology
+    # It passes every run, so no swap brings a trajectory it decides otherwise: the
+    # ablations alone cannot prove it; its source, read with them, does.
+    assert defective.unmoved and defective.contrasts == 0 and not defective.tautology
     assert dict(defective.moved) == dict.fromkeys(Ablation, 0)
-    assert not fixed.tautology
+    why = independence(defective, static_flags(checks["answer_from_case"].graders))
+    assert why is not None and "reads only the task" in why
+    assert not fixed.unmoved and not fixed.tautology
+    assert independence(fixed, static_flags(checks["answer_resolves_task"].graders)) is None
     moved = dict(fixed.moved)
     assert moved[Ablation.NO_ANSWER] > 0 and moved[Ablation.EMPTY_TRAJECTORY] > 0
     # the final state is not what this grader reads: that ablation must not move it
@@ -121,3 +128,16 @@ def test_a_lambda_grader_has_no_function_to_read_and_is_not_flagged() -> None:
     report = static_report(RuleGrader("x", "1", Kind.GATE, RANK_USER, lambda x: passed()))
     assert report.flags == ()
     assert report.note
+
+
+def test_an_unmoved_verdict_that_reads_the_trajectory_is_no_proof(
+        repo_meta_set: MetaSet) -> None:
+    # No run calls this tool: ablations only take calls away, and every swap brings a
+    # trajectory it also passes. Nothing shows the verdict ignores the trajectory.
+    spec = CheckSpec("no_tool_called", {"tool": "update_reservation_passengers"})
+    runs = [replace(r, input=replace(r.input, task=replace(r.input.task, checks=(spec,))))
+            for r in repo_meta_set.runs]
+    check = grade_runs(runs).checks[0]
+    sens = sensitivity(check)
+    assert sens.unmoved and sens.contrasts == 0 and not sens.tautology
+    assert independence(sens, static_flags(check.graders)) is None

@@ -1,0 +1,244 @@
+"""The built-in graders on real multi-turn runs (issue 36, item 4): the answer said
+before a closing line, a refused write, a policy's figures and an identifier's
+digits, a reused tool-call id, and evidence that names the position in the file.
+Each case has its mirror, a run on which the grader must still say no."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from metaeval.cli import main
+from metaeval.contract import (
+    CheckSpec,
+    EvalInput,
+    Finding,
+    JsonValue,
+    Message,
+    Outcome,
+    Timeout,
+    ToolResult,
+    Trajectory,
+)
+from metaeval.errors import CheckSpecError
+from metaeval.graders import build_grader
+from metaeval.meta_set import load_meta_sets
+from tests.builders import assistant, call, result, run, user
+
+SAFE_TRAVELS = (user("Change my flight to HAT030, reservation ZFA04Y."),
+                call("c1", "get_reservation", reservation_id="ZFA04Y"),
+                result("c1", {"reservation_id": "ZFA04Y", "total": 30}),
+                assistant("Your reservation ZFA04Y now departs on HAT030; the fee was $30."),
+                assistant("Safe travels!"))
+
+
+def grade(grader: str, x: EvalInput, **params: JsonValue) -> Finding:
+    return build_grader(CheckSpec(grader, params)).grade(x)
+
+
+# --- 1. the answer said before a closing line ------------------------------------------
+
+
+def test_scope_any_finds_what_the_agent_said_before_its_last_message() -> None:
+    x = run(*SAFE_TRAVELS, criteria={"flight": "HAT030", "fee": 30})
+    # "last" is the answer, as the names promise: the closing line lacks it
+    assert grade("answer_contains", x, text="HAT030").outcome is Outcome.FAIL
+    said = grade("answer_contains", x, text="HAT030", scope="any")
+    assert said.outcome is Outcome.PASS and said.evidence[0].at == "trajectory[3]"
+    assert grade("answer_states", x, facts=["flight", "fee"], scope="any").outcome \
+        is Outcome.PASS
+    assert grade("answer_states", x, facts=["flight", "fee"]).outcome is Outcome.FAIL
+    assert grade("answer_contains", x, numbers=[30], scope="any").outcome is Outcome.PASS
+
+
+def test_scope_any_still_fails_a_run_that_never_said_it_and_waits_on_a_cut_one() -> None:
+    x = run(*SAFE_TRAVELS, criteria={"flight": "HAT031"})
+    assert grade("answer_contains", x, text="HAT031", scope="any").outcome is Outcome.FAIL
+    assert grade("answer_states", x, facts=["flight"], scope="any").outcome is Outcome.FAIL
+    cut = run(*SAFE_TRAVELS, Timeout("60 s"), criteria={"flight": "HAT031"})
+    # it may have said it next: undecided, never a fail nor a pass
+    assert grade("answer_contains", cut, text="HAT031", scope="any").outcome \
+        is Outcome.UNSCORED
+    with pytest.raises(CheckSpecError, match="scope: got 'all'; expected one of 'last', 'any'"):
+        build_grader(CheckSpec("answer_contains", {"text": "x", "scope": "all"}))
+
+
+# --- 2. a tool call whose result is an error ----------------------------------------------
+
+REFUSED = (user("Move me to HAT030."),
+           call("c1", "update_reservation_flights", flight="HAT030"),
+           result("c1", "Error: flight HAT030 not available"),
+           assistant("Sorry, HAT030 is full."))
+
+
+def test_a_refused_write_did_not_happen_unless_the_check_counts_failed_calls() -> None:
+    x = run(*REFUSED)
+    guard = grade("no_tool_called", x, tool="update_reservation_flights")
+    assert guard.outcome is Outcome.PASS
+    assert guard.evidence[0].detail.endswith("(1 failed call not counted)")
+    counted = grade("no_tool_called", x, tool="update_reservation_flights",
+                    failed_calls="count")
+    assert counted.outcome is Outcome.FAIL
+    assert grade("tool_called", x, tool="update_reservation_flights").outcome is Outcome.FAIL
+    assert grade("tool_called", x, tool="update_reservation_flights",
+                 failed_calls="count").outcome is Outcome.PASS
+    with pytest.raises(CheckSpecError, match="failed_calls: got 'skip'"):
+        build_grader(CheckSpec("no_tool_called", {"tool": "x", "failed_calls": "skip"}))
+
+
+def test_a_write_that_worked_still_fails_the_guard() -> None:
+    done = run(user("Move me."), call("c1", "update_reservation_flights", flight="HAT031"),
+               result("c1", {"status": "updated", "errors": []}), assistant("Done."))
+    assert grade("no_tool_called", done, tool="update_reservation_flights").outcome \
+        is Outcome.FAIL
+    unanswered = run(user("Move me."), call("c1", "update_reservation_flights"))
+    assert grade("no_tool_called", unanswered, tool="update_reservation_flights").outcome \
+        is Outcome.FAIL
+
+
+@pytest.mark.parametrize(("content", "is_error", "failed"), [
+    ("Error: flight HAT030 not available", False, True),
+    ("  error - timeout", False, True),
+    ({"error": "not found"}, False, True),
+    ({"status": "ok"}, True, True),
+    ("Errors were fixed in the booking", False, False),
+    ({"error": None, "status": "ok"}, False, False),
+    ("The error rate is low", False, False),
+    (["Error"], False, False),
+])
+def test_what_counts_as_a_failed_result(content: JsonValue, is_error: bool,
+                                        failed: bool) -> None:
+    assert ToolResult("c1", content, is_error).failed is failed
+
+
+# --- 3. grounded_numbers: the policy and an identifier's digits ------------------------
+
+
+def test_figures_from_the_system_prompt_and_inside_identifiers_are_grounded() -> None:
+    policy = Message("system", "Cancellations within 24 hours are free; after that the fee "
+                               "is $30.")
+    x = run(policy, user("Cancel it and send the certificate."),
+            call("c1", "issue_certificate", amount=100),
+            result("c1", {"id": "certificate_7504069"}),
+            assistant("Done: within 24 hours there is no $30 fee. Certificate 7504069 "
+                      "is yours."))
+    finding = grade("grounded_numbers", x)
+    assert finding.outcome is Outcome.PASS, finding.evidence
+
+
+def test_a_figure_no_source_shows_is_still_ungrounded() -> None:
+    x = run(Message("system", "The fee is $30."), user("Send the certificate."),
+            call("c1", "issue_certificate"), result("c1", {"id": "certificate_7504069"}),
+            assistant("Certificate 7504070 is yours; the fee was $35 on HAT030."))
+    finding = grade("grounded_numbers", x)
+    assert finding.outcome is Outcome.FAIL
+    assert finding.evidence[0].detail == "ungrounded figures: 7504070, 35"
+    # three digits inside a flight number do not ground a price
+    flight = run(user("Which flight?"), call("c1", "search"), result("c1", "HAT030"),
+                 assistant("It costs $30."))
+    assert grade("grounded_numbers", flight).outcome is Outcome.FAIL
+
+
+# --- 4. a reused tool-call id --------------------------------------------------------------
+
+
+def test_results_pair_with_their_calls_by_id_and_position() -> None:
+    # The harness reused "c1": pairing by id alone would give the write the lookup's
+    # result and call it a success.
+    x = run(user("Move me."), call("c1", "update_reservation_flights", flight="HAT030"),
+            result("c1", "Error: flight HAT030 not available"),
+            call("c1", "get_reservation"), result("c1", {"flight": "HAT029"}),
+            assistant("You stay on HAT029."))
+    assert x.trajectory.results() == {1: 2, 3: 4}
+    assert x.trajectory.failed_calls() == frozenset({1})
+    assert grade("no_tool_called", x, tool="update_reservation_flights").outcome \
+        is Outcome.PASS
+    # the mirror: the same calls, the write answered with success this time
+    ok = run(user("Move me."), call("c1", "update_reservation_flights", flight="HAT030"),
+             result("c1", {"status": "updated"}),
+             call("c1", "get_reservation"), result("c1", "Error: not found"),
+             assistant("You are on HAT030."))
+    assert grade("no_tool_called", ok, tool="update_reservation_flights").outcome \
+        is Outcome.FAIL
+    parallel = Trajectory((call("c1", "a"), call("c1", "b"), result("c1", "A"),
+                           result("c1", "Error")))
+    assert parallel.results() == {0: 2, 1: 3} and parallel.failed_calls() == frozenset({1})
+
+
+def _line(run_id: str, trajectory: list[dict[str, object]]) -> str:
+    return json.dumps({"id": run_id, "task": {"id": "t", "checks": [
+        {"grader": "no_tool_called", "tool": "cancel"}]},
+        "trajectory": trajectory, "label": {"verdict": "pass"}})
+
+
+def _reusing() -> list[dict[str, object]]:
+    return [{"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "a", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "A"},
+            {"role": "assistant", "content": "more", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "b", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "B"},
+            {"role": "assistant", "content": "done"}]
+
+
+def test_a_reused_id_loads_with_a_warning_naming_both_places(tmp_path: Path) -> None:
+    fresh = [dict(m) for m in _reusing()]
+    fresh[3] = {"role": "assistant", "content": "more", "tool_calls": [
+        {"id": "c2", "type": "function", "function": {"name": "b", "arguments": "{}"}}]}
+    fresh[4] = {"role": "tool", "tool_call_id": "c2", "content": "B"}
+    path = tmp_path / "set.jsonl"
+    path.write_text(_line("reuses", _reusing()) + "\n" + _line("fresh", fresh) + "\n")
+    loaded = load_meta_sets([path])
+    assert loaded.errors == () and len(loaded.runs) == 2
+    assert [str(w) for w in loaded.warnings] == [
+        f"{path}:1: trajectory[3].tool_calls[0].id: tool-call id 'c1' reused (first at "
+        "trajectory[1].tool_calls[0]); each result pairs with the earliest unanswered call "
+        "of its id"]
+    cli = CliRunner().invoke(main, ["validate", str(path)])
+    assert cli.exit_code == 0
+    assert "warning: " in cli.stderr and "tool-call id 'c1' reused" in cli.stderr
+
+
+# --- 5. evidence names the position in the file ---------------------------------------------
+
+
+def test_evidence_names_the_message_and_the_block_it_read(tmp_path: Path) -> None:
+    chat: list[dict[str, object]] = [{"role": "user", "content": "Cancel my order."},
+            {"role": "assistant", "content": "Cancelling now.", "tool_calls": [
+                {"id": "k0", "type": "function", "function": {"name": "get", "arguments": "{}"}},
+                {"id": "k1", "type": "function",
+                 "function": {"name": "cancel", "arguments": "{\"id\": 7}"}}]},
+            {"role": "tool", "tool_call_id": "k0", "content": "{}"},
+            {"role": "tool", "tool_call_id": "k1", "content": "{\"status\": \"cancelled\"}"},
+            {"role": "assistant", "content": "Cancelled."}]
+    path = tmp_path / "set.jsonl"
+    path.write_text(_line("chat", chat) + "\n")
+    (loaded,) = load_meta_sets([path]).runs
+    finding = grade("no_tool_called", loaded.input, tool="cancel")
+    assert finding.outcome is Outcome.FAIL
+    # the call is the second of the message at file position 1, not flattened event 3
+    assert finding.evidence[0].at == "trajectory[1].tool_calls[1]"
+    answer = grade("answer_contains", loaded.input, text="cancelled")
+    assert answer.evidence[0].at == "trajectory[4]"
+    said = grade("answer_contains", loaded.input, text="cancelling", scope="any")
+    assert said.evidence[0].at == "trajectory[1].content"
+
+
+def test_a_native_result_may_say_it_is_an_error(tmp_path: Path) -> None:
+    called: dict[str, object] = {"type": "tool_call", "id": "c1", "tool": "cancel", "args": {}}
+    answered: dict[str, object] = {"type": "tool_result", "call_id": "c1",
+                                   "content": {"status": "denied"}, "is_error": True}
+    events = [called, answered]
+    bad = [called, {**answered, "is_error": "yes"}]
+    path = tmp_path / "set.jsonl"
+    path.write_text(_line("flagged", events) + "\n" + _line("bad", bad) + "\n")
+    loaded = load_meta_sets([path])
+    assert [str(e) for e in loaded.errors] == [
+        f"{path}:2: trajectory[1].is_error: got 'yes'; expected true or false"]
+    (flagged,) = loaded.runs
+    assert flagged.input.trajectory.failed_calls() == frozenset({0})
+    assert grade("no_tool_called", flagged.input, tool="cancel").outcome is Outcome.PASS
