@@ -124,7 +124,7 @@ def findings_export(sarif_file: Path | None, html_file: Path | None,
     if html_file is not None:
         from metaeval.report.mutation_html import findings_report, mutation_html
 
-        report = findings_report(tracked, load_config().root, vcs.today())
+        report = findings_report(tracked, load_config().root, vcs.today(), str(path))
         try:
             write_atomic(html_file, mutation_html(report, "metaeval findings"))
             click.echo(f"wrote {html_file}")

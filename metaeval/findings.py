@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
+from metaeval.data_paths import checked_name
 from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
@@ -220,9 +221,12 @@ def _parse_entry(item: object, where: str) -> FindingEntry:
     until = text("until", required=False)
     if until:
         parse_date(until, f"{where}.until")
+    # The path is read back by ``findings export --html`` and shown in reports: a
+    # findings file comes from a branch, so it may name only a file in the repository.
+    path = checked_name(text("path"), f"{where}.path")
     entry = FindingEntry(
         text("fingerprint"), text("mutant_id"), text("rule"), text("mutant_status"),
-        text("path"), line, text("qualname"), text("breaks", required=False),
+        path, line, text("qualname"), text("breaks", required=False),
         "\n".join(diff), seen("first_seen"), seen("last_seen"), status,
         text("reason", required=False), text("accepted_by", required=False), until)
     if status is FindingStatus.ACCEPTED and not entry.reason:
