@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from metaeval.data_paths import file_digest
 from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.model import Mutant, MutantResult, Status
@@ -59,10 +60,10 @@ def plan_hash(mutants: Sequence[Mutant], mutate_section: Mapping[str, object],
              m.target, m.ignored_reason, s.start_line, s.start_column, s.end_line,
              s.end_column])
     for name in project_test_files(root):
-        try:
-            add([name, hashlib.sha256((root / name).read_bytes()).hexdigest()])
-        except OSError:
-            add([name, "missing"])
+        try:  # a test file linked to /dev/zero or a fifo is hashed as a name, never read
+            add([name, file_digest(root, name, name)])
+        except InputError:
+            add([name, "refused"])
     return digest.hexdigest()
 
 
