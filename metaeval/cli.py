@@ -271,7 +271,8 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     def write_html(path: Path) -> None:
         from metaeval.report.audit_html import meta_eval_html
 
-        write_atomic(path, meta_eval_html(result, files=loaded.files, errors=loaded.errors))
+        write_atomic(path, meta_eval_html(result, files=loaded.files, errors=loaded.errors),
+                     follow_links=True)
 
     outputs_then_exit(outcome.code, [(html_path, write_html),
         (summary_path, lambda p: append_summary(p, meta_eval_summary(
@@ -393,7 +394,7 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     def write_html(path: Path) -> None:
         from metaeval.report.audit_html import judge_audit_html
 
-        write_atomic(path, judge_audit_html(audit))
+        write_atomic(path, judge_audit_html(audit), follow_links=True)
 
     outputs_then_exit(result.code, [(html_path, write_html),
         (summary_path, lambda p: append_summary(p, judge_audit_summary(audit)))])

@@ -117,7 +117,7 @@ def findings_export(sarif_file: Path | None, html_file: Path | None,
     failed: list[OutputError] = []
     if sarif_file is not None:
         try:
-            write_atomic(sarif_file, sarif(tracked, vcs.today()))
+            write_atomic(sarif_file, sarif(tracked, vcs.today()), follow_links=True)
             click.echo(f"wrote {sarif_file}")
         except OutputError as e:
             failed.append(e)
@@ -126,7 +126,8 @@ def findings_export(sarif_file: Path | None, html_file: Path | None,
 
         report = findings_report(tracked, load_config().root, vcs.today(), str(path))
         try:
-            write_atomic(html_file, mutation_html(report, "metaeval findings"))
+            write_atomic(html_file, mutation_html(report, "metaeval findings"),
+                         follow_links=True)
             click.echo(f"wrote {html_file}")
         except OutputError as e:
             failed.append(e)

@@ -160,7 +160,7 @@ def dumps(findings: Findings) -> str:
 def save(findings: Findings, path: Path) -> None:
     """Write atomically, so a crash never leaves half a findings file; ``OutputError``
     when it cannot be written (the file then stays as it was)."""
-    write_atomic(path, dumps(findings))
+    write_atomic(path, dumps(findings), follow_links=False)  # tracked data: a branch's file
 
 
 def load(path: Path, *, missing_ok: bool = True) -> Findings:

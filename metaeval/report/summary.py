@@ -44,7 +44,7 @@ def append_summary(path: Path, text: str) -> None:
         raise OutputError(path, e) from e
     if before and not before.endswith("\n\n"):
         before += "\n" if before.endswith("\n") else "\n\n"
-    write_atomic(path, before + text.rstrip("\n") + "\n")
+    write_atomic(path, before + text.rstrip("\n") + "\n", follow_links=True)
 
 
 def code(text: str) -> str:

@@ -112,7 +112,8 @@ class CoverageMap:
         """Write the map with the digests of every file it depends on; ``OutputError``
         when it cannot be written. The shapes of files unchanged since the map
         already there are taken from it, not parsed again."""
-        write_atomic(path, json.dumps(self.document(root, _known_shapes(path))))
+        write_atomic(path, json.dumps(self.document(root, _known_shapes(path))),
+                     follow_links=False)
 
     def document(self, root: Path, known: Mapping[str, tuple[str, Shape]] | None = None
                  ) -> dict[str, object]:

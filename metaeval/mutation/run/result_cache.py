@@ -208,7 +208,7 @@ class ResultCache:
             self.limits = (baseline_duration, timeout)
         write_atomic(self.path, json.dumps({"format": FORMAT, "baseline": self.limits[0],
                                             "timeout": self.limits[1],
-                                            "entries": self.entries}))
+                                            "entries": self.entries}), follow_links=False)
 
 
 # --- parsed modules --------------------------------------------------------------------

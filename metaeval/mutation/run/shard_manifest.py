@@ -100,7 +100,7 @@ def write_manifest(shard: ShardPlan, results: Sequence[MutantResult] | None, *,
         "baseline": baseline, "timeout": timeout,
         "results": {r.mutant.id: _result_entry(r) for r in results or ()},
     }
-    write_atomic(shard.path, json.dumps(document, indent=1) + "\n")
+    write_atomic(shard.path, json.dumps(document, indent=1) + "\n", follow_links=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,4 +266,5 @@ def write_timings(path: Path, results: Sequence[MutantResult]) -> None:
     """Each result's duration (a cached one's as measured when it ran), for
     ``--timings``; mutants settled without running are left out."""
     timings = {r.mutant.id: round(r.duration, 4) for r in results if r.duration > 0}
-    write_atomic(path, json.dumps(timings, indent=1, sort_keys=True) + "\n")
+    write_atomic(path, json.dumps(timings, indent=1, sort_keys=True) + "\n",
+                 follow_links=True)
