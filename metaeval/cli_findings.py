@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from metaeval import vcs
-from metaeval.cli_parts import FORMAT, user_errors
+from metaeval.cli_parts import FORMAT, refuse_inputs_as_outputs, user_errors
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.files import write_atomic
@@ -113,6 +113,8 @@ def findings_export(sarif_file: Path | None, html_file: Path | None,
         raise InputError("findings export: nothing to write; give --sarif PATH, --html PATH "
                          "or both")
     path = _findings_path(findings_file)
+    refuse_inputs_as_outputs([("--sarif", sarif_file), ("--html", html_file)],
+                             [("--file", path, "")])
     tracked = load_findings(path)
     failed: list[OutputError] = []
     if sarif_file is not None:

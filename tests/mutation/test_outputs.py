@@ -28,7 +28,7 @@ from metaeval.mutation.run.options import Isolation
 from metaeval.mutation.wire import ChildSpec
 from metaeval.report.mutate_outcome import plan_and_run
 from tests.mutation.test_runner import project
-from tests.mutation.test_session import PRICING, SURVIVOR, FakeRunner, shop_here
+from tests.mutation.test_session import PRICING, SURVIVOR, FakeRunner, never_run, shop_here
 
 __all__ = ["shop_here"]  # a fixture, used by name
 
@@ -218,3 +218,21 @@ def test_a_report_over_a_fifo_is_refused_not_replaced(
     assert_shown_then_failed(result, shop_here / "report.json")
     assert "it is a fifo; expected a regular file" in result.stderr
     assert (shop_here / "report.json").is_fifo()
+
+
+def test_a_report_over_a_target_is_refused_before_any_mutant_runs(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", never_run)
+    source = shop_here / "shop" / "pricing.py"
+    before = source.read_bytes()
+    result = mutate("--report", "shop/pricing.py")
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert result.stderr == (f"error: --report {source}: is also an input (PATHS); refusing "
+                             "to overwrite it\n")
+    assert source.read_bytes() == before
+    findings = shop_here / "mutants" / "findings.json"
+    findings.parent.mkdir(exist_ok=True)
+    findings.write_text('{"version": 1, "findings": []}\n', encoding="utf-8")
+    result = mutate("--sarif", "mutants/findings.json")
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert "--sarif mutants/findings.json: is also an input (--baseline)" in result.stderr
