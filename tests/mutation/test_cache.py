@@ -325,3 +325,12 @@ def test_a_dependency_outside_the_project_by_absolute_path_still_hits(tmp_path: 
     assert ResultCache(root, ("-q",)).lookup(mutant()) is not None
     (tmp_path / "lib.py").write_text("x = 2\n", encoding="utf-8")
     assert ResultCache(root, ("-q",)).lookup(mutant()) is None
+
+
+def test_a_cache_linked_to_a_device_is_a_cold_cache_with_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from metaeval.mutation.cache_files import read_cache
+
+    (tmp_path / "mutate-cache.json").symlink_to("/dev/zero")
+    assert read_cache(tmp_path / "mutate-cache.json") is None
+    assert "a character device" in capsys.readouterr().err
