@@ -21,7 +21,7 @@ from enum import Enum
 from pathlib import Path
 
 from metaeval.data_paths import checked_name
-from metaeval.errors import InputError, shown
+from metaeval.errors import InputError, OutputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
 from metaeval.untrusted_json import JsonInputError, read_json_file
@@ -159,7 +159,15 @@ def dumps(findings: Findings) -> str:
 
 def save(findings: Findings, path: Path) -> None:
     """Write atomically, so a crash never leaves half a findings file; ``OutputError``
-    when it cannot be written (the file then stays as it was)."""
+    when it cannot be written (the file then stays as it was), or when an entry's
+    path lies outside the repository (a mutant of an installed module found on
+    ``sys.path``): ``load`` refuses such a path, so it is never written."""
+    for e in findings.entries:
+        try:
+            checked_name(e.path, f"finding {e.fingerprint[:12]} ({e.mutant_id}): path")
+        except InputError as error:
+            raise OutputError(path, OSError(None, f"{error}; the findings file tracks "
+                                            "survivors in the repository only")) from error
     write_atomic(path, dumps(findings), follow_links=False)  # tracked data: a branch's file
 
 

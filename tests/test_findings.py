@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from metaeval.errors import InputError
+from metaeval.errors import InputError, OutputError
 from metaeval.findings import (
     Findings,
     FindingStatus,
@@ -153,6 +153,19 @@ def test_a_path_inside_the_repository_loads(tmp_path: Path) -> None:
     path = tmp_path / "findings.json"
     save(baseline_of(result(mutant(path="src/shop/./guards.py"), Status.SURVIVED)), path)
     assert [e.path for e in load(path).entries] == ["src/shop/./guards.py"]
+
+
+def test_a_survivor_outside_the_repository_is_never_written_to_the_file(
+        tmp_path: Path) -> None:
+    # A target found on sys.path has an absolute path, which load would refuse:
+    # saving it would leave a findings file the next run cannot read.
+    path = tmp_path / "findings.json"
+    outside = baseline_of(result(mutant(path="/usr/lib/python3/shop/guards.py"),
+                                 Status.SURVIVED))
+    with pytest.raises(OutputError, match=r"path: got '/usr/lib/python3/shop/guards\.py'; "
+                                          r"expected a path inside the repository"):
+        save(outside, path)
+    assert not path.exists()
 
 
 def test_accept_needs_a_reason_and_a_known_finding() -> None:
