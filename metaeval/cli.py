@@ -31,6 +31,7 @@ from metaeval.cli_parts import (
     executor_options,
     init_shards,
     outputs_then_exit,
+    refuse_inputs_as_outputs,
     shard_options,
     user_errors,
 )
@@ -197,6 +198,12 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     from metaeval.report.mutation import mutation_json, mutation_text
     from metaeval.report.progress import MutateProgress
 
+    _mutate_outputs_are_no_inputs(
+        paths, mutants_dir, baseline_path, update_baseline, cache_path, timings_path,
+        coverage_path, merge_dirs, [("--report", report_path), ("--sarif", sarif_path),
+                                    ("--html", html_path), ("--summary", summary_path),
+                                    ("--write-timings", write_timings),
+                                    ("--write-coverage", write_coverage)])
     request = MutateRequest(
         paths=paths, jobs=jobs, timeout_factor=timeout_factor,
         timeout_constant=timeout_constant, mutants_dir=mutants_dir, report_path=report_path,
@@ -235,6 +242,34 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     outputs_then_exit(outcome.code, [
         (summary_path, lambda p: append_summary(p, mutate_summary(outcome)))],
         outcome.write_errors)
+
+
+def _mutate_outputs_are_no_inputs(
+        paths: tuple[str, ...], mutants_dir: Path | None, baseline: Path | None,
+        update_baseline: bool, cache: Path | None, timings: Path | None,
+        coverage: Path | None, merge_dirs: tuple[Path, ...],
+        outputs: list[tuple[str, Path | None]]) -> None:
+    """``refuse_inputs_as_outputs`` for ``mutate``: the targets (a report over a source
+    file would be the tree written), the patch mutants, the findings file (an output
+    itself with ``--update-baseline``, by design), the caches and shard files read."""
+    from metaeval.mutation.run.shard_manifest import GLOB
+
+    config = load_config()
+    root = config.root  # where --report, --mutants and targets are taken from
+    findings = baseline or config.root / config.findings
+    inputs: list[tuple[str, Path | None, str]] = [
+        *(("PATHS", root / spec.partition(":")[0], "*.py")
+          for spec in (paths or config.mutate_targets)),
+        ("--mutants", root / (mutants_dir or Path("mutants")), "*.py"),
+        ("--cache", cache, ""), ("--timings", timings, ""), ("--coverage", coverage, ""),
+        *(("--merge", d, GLOB) for d in merge_dirs)]
+    if update_baseline:
+        outputs = [*outputs, ("--baseline", findings)]
+    else:
+        inputs.append(("--baseline", findings, ""))
+    refuse_inputs_as_outputs(
+        [(flag, root / path if flag == "--report" and path is not None else path)
+         for flag, path in outputs], inputs)
 
 
 @main.command("meta-eval")
@@ -282,8 +317,13 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
         from metaeval.report.figures import require
 
         require()  # before the work, not after it
+    config = load_config()
+    refuse_inputs_as_outputs(
+        [("--html", html_path), ("--summary", summary_path)],
+        [*(("META_SET", p, "*.jsonl") for p in (paths or config.paths(config.meta_sets))),
+         ("--baseline", baseline, "")])
     outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
-                                            resamples), load_config())
+                                            resamples), config)
     loaded = outcome.loaded
     for warning in loaded.warnings:  # measured all the same: a note, never an exit code
         echo(f"warning: {one_line(str(warning))}", err=True)
@@ -305,7 +345,8 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     def write_html(path: Path) -> None:
         from metaeval.report.audit_html import meta_eval_html
 
-        write_atomic(path, meta_eval_html(result, files=loaded.files, errors=loaded.errors))
+        write_atomic(path, meta_eval_html(result, files=loaded.files, errors=loaded.errors),
+                     follow_links=True)
 
     outputs_then_exit(outcome.code, [(html_path, write_html),
         (summary_path, lambda p: append_summary(p, meta_eval_summary(
@@ -412,6 +453,11 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
 
         require()  # before the judge is asked, not after
     config = load_config()
+    items = items_paths or tuple(p / "judge" for p in config.paths(config.meta_sets))
+    refuse_inputs_as_outputs(
+        [("--write-probes", write_probes), ("--html", html_path), ("--summary", summary_path),
+         ("--calibration", calibration_path if write else None)],
+        [*(("--items", p, "*.ndjson") for p in items), ("--recorded", recorded, "*")])
     flags = {"kappa_bar": kappa_bar, "tpr_bar": tpr_bar, "tnr_bar": tnr_bar,
              "unscored_bar": unscored_bar, "alpha": alpha}
     request = JudgeAuditRequest(
@@ -443,7 +489,7 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     def write_html(path: Path) -> None:
         from metaeval.report.audit_html import judge_audit_html
 
-        write_atomic(path, judge_audit_html(audit))
+        write_atomic(path, judge_audit_html(audit), follow_links=True)
 
     outputs_then_exit(result.code, [(html_path, write_html),
         (summary_path, lambda p: append_summary(p, judge_audit_summary(audit)))])
@@ -466,6 +512,8 @@ def judge_import_llmbar(dataset: Path, result: Path | None, items_out: Path,
 
     if recorded_out is not None and result is None:
         raise InputError("--recorded: needs --result, the judge's LLMBar result.json")
+    refuse_inputs_as_outputs([("--items", items_out), ("--recorded", recorded_out)],
+                             [("DATASET", dataset, ""), ("--result", result, "")])
     converted = convert_llmbar(dataset, result, prefix=prefix)
     write_ndjson(items_out, converted.items)
     echo(f"{len(converted.items)} items -> {items_out}")
@@ -499,15 +547,18 @@ def judge_import_annotations(annotations: Path, kind: str, judge_file: Path | No
 
     if recorded_out is not None and judge_file is None:
         raise InputError("--recorded: needs --judge-labels, the judge's labels")
+    refuse_inputs_as_outputs([("--items", items_out), ("--recorded", recorded_out)],
+                             [("ANNOTATIONS", annotations, ""),
+                              ("--judge-labels", judge_file, "")])
     pointwise = kind == "pointwise"
     done = import_annotations(annotations, pointwise=pointwise,
                               extra=parse_maps(maps, pointwise), judge_file=judge_file,
                               judge=judge)
-    write_atomic(items_out, ndjson(done.items))
-    click.echo(f"{len(done.items)} items -> {items_out}")
+    write_atomic(items_out, ndjson(done.items), follow_links=True)
+    echo(f"{len(done.items)} items -> {items_out}")
     if recorded_out is not None:
-        write_atomic(recorded_out, ndjson(done.recorded))
-        click.echo(f"{len(done.recorded)} recorded verdicts -> {recorded_out}"
+        write_atomic(recorded_out, ndjson(done.recorded), follow_links=True)
+        echo(f"{len(done.recorded)} recorded verdicts -> {recorded_out}"
                    + (f" ({done.judge_only} on items no annotator labelled, left out)"
                       if done.judge_only else ""))
 
@@ -531,6 +582,9 @@ def gate(results: tuple[Path, ...], calibration_path: Path | None,
     from metaeval.commands.gate import gate_code
     from metaeval.report.gate import gate_json, gate_table
 
+    refuse_inputs_as_outputs([("--summary", summary_path)],
+                             [*(("RESULTS", r, "*") for r in results),
+                              ("--calibration", calibration_path, "")])
     decided = run_gate(results, calibration_path, load_config())
     echo(gate_json(decided) if fmt == "json" else gate_table(decided))
     from metaeval.report.summary import append_summary, gate_summary

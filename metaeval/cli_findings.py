@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from metaeval import vcs
-from metaeval.cli_parts import FORMAT, echo, user_errors
+from metaeval.cli_parts import FORMAT, echo, refuse_inputs_as_outputs, user_errors
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.files import write_atomic
@@ -115,20 +115,23 @@ def findings_export(sarif_file: Path | None, html_file: Path | None,
         raise InputError("findings export: nothing to write; give --sarif PATH, --html PATH "
                          "or both")
     path = _findings_path(findings_file)
+    refuse_inputs_as_outputs([("--sarif", sarif_file), ("--html", html_file)],
+                             [("--file", path, "")])
     tracked = load_findings(path)
     failed: list[OutputError] = []
     if sarif_file is not None:
         try:
-            write_atomic(sarif_file, sarif(tracked, vcs.today()))
+            write_atomic(sarif_file, sarif(tracked, vcs.today()), follow_links=True)
             echo(f"wrote {sarif_file}")
         except OutputError as e:
             failed.append(e)
     if html_file is not None:
         from metaeval.report.mutation_html import findings_report, mutation_html
 
-        report = findings_report(tracked, load_config().root, vcs.today())
+        report = findings_report(tracked, load_config().root, vcs.today(), str(path))
         try:
-            write_atomic(html_file, mutation_html(report, "metaeval findings"))
+            write_atomic(html_file, mutation_html(report, "metaeval findings"),
+                         follow_links=True)
             echo(f"wrote {html_file}")
         except OutputError as e:
             failed.append(e)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from metaeval.cli_parts import echo, user_errors
+from metaeval.cli_parts import echo, refuse_inputs_as_outputs, user_errors
 from metaeval.importers.common import Converted
 from metaeval.llmbar import write_ndjson
 
@@ -26,8 +26,11 @@ def _prefix(default: str) -> Callable[[Callable[..., None]], Callable[..., None]
                         help="Item id prefix.")
 
 
-def _write(converted: Converted, items_out: Path | None, recorded_out: Path,
+def _write(log: Path, converted: Converted, items_out: Path | None, recorded_out: Path,
            hint: str) -> None:
+    # Checked before anything is written: an output over the log would lose it.
+    refuse_inputs_as_outputs([("--items", items_out), ("--recorded", recorded_out)],
+                             [("LOG", log, "")])
     if items_out is not None:
         write_ndjson(items_out, converted.items)
         echo(f"{len(converted.items)} items -> {items_out}")
@@ -51,7 +54,7 @@ def mt_bench_pair(log: Path, items_out: Path, recorded_out: Path, prefix: str) -
     """FastChat llm_judge gpt-4_pair.jsonl: both games of each pair."""
     from metaeval.importers.mt_bench import convert
 
-    _write(convert(log, single=False, prefix=prefix), items_out, recorded_out,
+    _write(log, convert(log, single=False, prefix=prefix), items_out, recorded_out,
            "the positions are mapped; re-read the replies with --reply mt-bench if you wish")
 
 
@@ -65,7 +68,7 @@ def mt_bench_single(log: Path, items_out: Path, recorded_out: Path, prefix: str)
     """FastChat llm_judge gpt-4_single.jsonl: one 1-10 rating per answer."""
     from metaeval.importers.mt_bench import convert
 
-    _write(convert(log, single=True, prefix=prefix), items_out, recorded_out,
+    _write(log, convert(log, single=True, prefix=prefix), items_out, recorded_out,
            "ratings are 1-10: audit with --scale 1-10 (and --pass-at N)")
 
 
@@ -79,7 +82,7 @@ def arena_hard(log: Path, items_out: Path, recorded_out: Path, prefix: str) -> N
     """Arena-Hard-Auto model_judgment/<judge>/<model>.jsonl: both games, A>>B scores."""
     from metaeval.importers.arena_hard import convert
 
-    _write(convert(log, prefix=prefix), items_out, recorded_out,
+    _write(log, convert(log, prefix=prefix), items_out, recorded_out,
            "response_a is the baseline (A in game 1); re-read with --reply arena if you wish")
 
 
@@ -96,7 +99,7 @@ def alpaca_eval(log: Path, items_out: Path, recorded_out: Path, prefix: str,
     """AlpacaEval results/<model>/<annotator>/annotations.json: one order per item."""
     from metaeval.importers.alpaca_eval import convert
 
-    _write(convert(log, prefix=prefix, seed=seed), items_out, recorded_out,
+    _write(log, convert(log, prefix=prefix, seed=seed), items_out, recorded_out,
            "one order per item: the position probe cannot run on this log")
 
 
@@ -123,6 +126,6 @@ def codes(log: Path, recorded_out: Path, codes: tuple[str, ...], id_field: str,
 
     if order is not None and order_field is not None:
         raise InputError("--order: given with --order-field; expected one of them")
-    _write(convert(log, parse_codes(codes), id_field=id_field, code_field=code_field,
+    _write(log, convert(log, parse_codes(codes), id_field=id_field, code_field=code_field,
                    order_field=order_field, order=order, sample_field=sample_field),
            None, recorded_out, "recorded verdicts only: audit them with your own --items")

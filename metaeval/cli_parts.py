@@ -6,6 +6,7 @@ but ``metaeval.cli``."""
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
@@ -59,6 +60,40 @@ def outputs_then_exit(code: ExitCode, writes: Sequence[Write],
     if failed and code is not ExitCode.VOID:
         code = ExitCode.BAD_INPUT
     sys.exit(code)
+
+
+Input = tuple[str, Path | None, str]
+"""A command's input: its flag, its path (None: not given), and for a directory
+the pattern of the files the command reads in it (``*.ndjson``)."""
+
+
+def refuse_inputs_as_outputs(outputs: Sequence[tuple[str, Path | None]],
+                             inputs: Sequence[Input]) -> None:
+    """An ``InputError`` when an output already exists as one of the inputs (the same
+    file, through a link or a hard link alike, or a file the command reads in an
+    input directory): ``--write-probes items.ndjson`` would replace the labelled
+    items with the probes made from them. Checked before any work starts."""
+    read: dict[tuple[int, int], str] = {}
+    for flag, path, pattern in inputs:
+        if path is None:
+            continue
+        for file in (sorted(path.rglob(pattern)) if path.is_dir() else [path]):
+            try:
+                info = os.stat(file)
+            except OSError:
+                continue  # a missing input is the loader's to say
+            read.setdefault((info.st_dev, info.st_ino), flag)
+    for flag, path in outputs:
+        if path is None:
+            continue
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue  # not there yet: nothing of the inputs' to lose
+        source = read.get((info.st_dev, info.st_ino))
+        if source is not None:
+            raise InputError(f"{flag} {path}: is also an input ({source}); refusing to "
+                             "overwrite it")
 
 
 def user_errors(command: Callable[P, R]) -> Callable[P, R]:

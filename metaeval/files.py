@@ -16,24 +16,40 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 from pathlib import Path
 
+from metaeval.data_paths import kind_of
 from metaeval.errors import OutputError
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, *, follow_links: bool) -> None:
     """Replace ``path`` by ``text`` (UTF-8) in one step, creating its directory.
 
-    An existing file keeps its mode, and a symbolic link stays one: the file it
-    points at is replaced. Raises ``OutputError`` when the directory or the file
-    cannot be written.
+    An existing file keeps its mode. ``follow_links``: a path the user named (a
+    ``--report``, their pyproject.toml) may be a symbolic link, which stays one:
+    the file it points at is replaced. A path metaeval chose (a cache, a report in
+    ``.metaeval/``, the calibration or findings file, a shard manifest) is refused
+    when it or its directory is a link (``follow_links=False``): a branch that
+    links ``.metaeval/mutation-report.json`` to a source file must not get that
+    file overwritten. An existing target that is not a regular file (a device, a
+    fifo, a socket, a directory) is refused either way. Raises ``OutputError``
+    when the directory or the file cannot be written, naming why.
     """
-    if path.is_symlink():  # a user's linked pyproject.toml stays linked
-        path = path.resolve()
+    if path.is_symlink() or (not follow_links and path.parent.is_symlink()):
+        if not follow_links:
+            link = path if path.is_symlink() else path.parent
+            raise OutputError(path, OSError(errno.ELOOP, f"{link} is a symbolic link; "
+                                            "metaeval writes no file of its own through one"))
+        path = path.resolve()  # a user's linked pyproject.toml stays linked
     try:
-        mode = path.stat().st_mode & 0o7777
+        info = path.stat()
     except OSError:
-        mode = None
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise OutputError(path, OSError(None, f"it is {kind_of(info.st_mode)}; expected a "
+                                        "regular file or none, refusing to replace it"))
+    mode = info.st_mode & 0o7777 if info is not None else None
     try:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
-from metaeval.errors import InputError, shown
+from metaeval.data_paths import checked_name
+from metaeval.errors import InputError, OutputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
 from metaeval.untrusted_json import JsonInputError, read_json_file
@@ -158,8 +159,16 @@ def dumps(findings: Findings) -> str:
 
 def save(findings: Findings, path: Path) -> None:
     """Write atomically, so a crash never leaves half a findings file; ``OutputError``
-    when it cannot be written (the file then stays as it was)."""
-    write_atomic(path, dumps(findings))
+    when it cannot be written (the file then stays as it was), or when an entry's
+    path lies outside the repository (a mutant of an installed module found on
+    ``sys.path``): ``load`` refuses such a path, so it is never written."""
+    for e in findings.entries:
+        try:
+            checked_name(e.path, f"finding {e.fingerprint[:12]} ({e.mutant_id}): path")
+        except InputError as error:
+            raise OutputError(path, OSError(None, f"{error}; the findings file tracks "
+                                            "survivors in the repository only")) from error
+    write_atomic(path, dumps(findings), follow_links=False)  # tracked data: a branch's file
 
 
 def load(path: Path, *, missing_ok: bool = True) -> Findings:
@@ -220,9 +229,12 @@ def _parse_entry(item: object, where: str) -> FindingEntry:
     until = text("until", required=False)
     if until:
         parse_date(until, f"{where}.until")
+    # The path is read back by ``findings export --html`` and shown in reports: a
+    # findings file comes from a branch, so it may name only a file in the repository.
+    path = checked_name(text("path"), f"{where}.path")
     entry = FindingEntry(
         text("fingerprint"), text("mutant_id"), text("rule"), text("mutant_status"),
-        text("path"), line, text("qualname"), text("breaks", required=False),
+        path, line, text("qualname"), text("breaks", required=False),
         "\n".join(diff), seen("first_seen"), seen("last_seen"), status,
         text("reason", required=False), text("accepted_by", required=False), until)
     if status is FindingStatus.ACCEPTED and not entry.reason:

@@ -273,7 +273,7 @@ def scaffold(root: Path, *, force: bool = False, package: str | None = None,
         if isinstance(item, Step):
             steps.append(item)
         else:
-            write_atomic(item[0], item[1])
+            write_atomic(item[0], item[1], follow_links=True)
             steps.append(item[2])
     steps.append(_gitignore(root))
     return Scaffolded(tuple(steps), tuple(project.notes))
@@ -285,5 +285,6 @@ def _gitignore(root: Path) -> Step:
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if any(line.strip() in (".metaeval", ".metaeval/") for line in text.splitlines()):
         return Step(".gitignore", Action.KEPT)
-    write_atomic(path, text + ("" if not text or text.endswith("\n") else "\n") + ".metaeval/\n")
+    write_atomic(path, text + ("" if not text or text.endswith("\n") else "\n") + ".metaeval/\n",
+                 follow_links=True)
     return Step(".gitignore", Action.APPENDED if text else Action.CREATED)

@@ -96,4 +96,5 @@ def _verdicts(item_id: str, run: JsonObject, where: str) -> list[JsonObject]:
 
 def write_ndjson(path: Path, records: tuple[JsonObject, ...]) -> None:
     """One record a line, written atomically; ``OutputError`` when it cannot be."""
-    write_atomic(path, "".join(json.dumps(record) + "\n" for record in records))
+    write_atomic(path, "".join(json.dumps(record) + "\n" for record in records),
+                 follow_links=True)

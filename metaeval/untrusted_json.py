@@ -19,6 +19,7 @@ This module only reads: it never imports or calls anything a file names.
 from __future__ import annotations
 
 import codecs
+import errno
 import json
 import math
 import re
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from metaeval.contract import JsonValue
+from metaeval.data_paths import read_bounded
 from metaeval.errors import InputError, clipped, shown
 
 MAX_DEPTH = 64
@@ -190,10 +192,31 @@ def parse_json(text: str, *, max_depth: int = MAX_DEPTH) -> JsonValue:
     return value
 
 
+DATA_LIMIT = 1 << 30
+"""Bytes of one data, cache or result file: far past any real one, and a file
+that is not one (``/dev/zero`` linked in as a cache) never eats the memory."""
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of the regular file at ``path``, links followed (a user's linked
+    meta-set is read); a device, fifo or file past ``DATA_LIMIT`` is a
+    ``JsonInputError``, an ``OSError`` is left to the caller."""
+    try:
+        real = path.resolve()
+    except RuntimeError as e:  # a link loop on Python 3.11; later ones raise OSError
+        raise OSError(errno.ELOOP, str(e), str(path)) from e
+    try:
+        return read_bounded(real, DATA_LIMIT, str(path))
+    except JsonInputError:
+        raise
+    except InputError as e:
+        raise JsonInputError("", str(e).removeprefix(f"{path}: ")) from e
+
+
 def read_json_file(path: Path) -> JsonValue:
     """A file holding one JSON document; an ``OSError`` is left to the caller (a
     missing cache is not an error, a missing findings file may be)."""
-    data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
+    data = _read_regular(path).removeprefix(codecs.BOM_UTF8)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -244,8 +267,8 @@ def read_jsonl(path: Path, errors: list[LoadError]) -> Iterator[Record]:
     Lines are yielded as they are read, so that the caller's own errors about a
     record and this reader's errors come out in the order of the lines."""
     try:
-        data = path.read_bytes()
-    except OSError as e:
+        data = _read_regular(path)
+    except (OSError, JsonInputError) as e:
         errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
         return
     for number, raw in enumerate(data.removeprefix(codecs.BOM_UTF8).split(b"\n"), start=1):

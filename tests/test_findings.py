@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from metaeval.errors import InputError
+from metaeval.errors import InputError, OutputError
 from metaeval.findings import (
     Findings,
     FindingStatus,
@@ -129,6 +129,12 @@ def test_the_file_round_trips_sorted_and_stable(tmp_path: Path) -> None:
     ({"status": "accepted", "reason": None}, "reason: missing"),
     ({"until": "next week"}, "until: got 'next week'; expected a date YYYY-MM-DD"),
     ({"line": "12"}, "line: got '12'; expected an integer"),
+    # A findings file comes from a branch: its paths are read back into reports.
+    ({"path": "/proc/self/environ"},
+     "findings[0].path: got '/proc/self/environ'; expected a path inside the repository"),
+    ({"path": "../../../../etc/passwd"}, "path: got '../../../../etc/passwd'; expected a path"),
+    ({"path": "shop/../../secret.py"}, "path: got 'shop/../../secret.py'; expected a path"),
+    ({"path": ""}, "path: got ''; expected a path inside the repository"),
 ])
 def test_bad_findings_files_name_the_field(tmp_path: Path, change: dict[str, object],
                                            words: str) -> None:
@@ -140,6 +146,26 @@ def test_bad_findings_files_name_the_field(tmp_path: Path, change: dict[str, obj
     with pytest.raises(InputError, match=r"findings\[0\]") as caught:
         load(path)
     assert words in str(caught.value)
+
+
+def test_a_path_inside_the_repository_loads(tmp_path: Path) -> None:
+    # The detector's "no": a nested relative path, with a dot part, is a path metaeval writes.
+    path = tmp_path / "findings.json"
+    save(baseline_of(result(mutant(path="src/shop/./guards.py"), Status.SURVIVED)), path)
+    assert [e.path for e in load(path).entries] == ["src/shop/./guards.py"]
+
+
+def test_a_survivor_outside_the_repository_is_never_written_to_the_file(
+        tmp_path: Path) -> None:
+    # A target found on sys.path has an absolute path, which load would refuse:
+    # saving it would leave a findings file the next run cannot read.
+    path = tmp_path / "findings.json"
+    outside = baseline_of(result(mutant(path="/usr/lib/python3/shop/guards.py"),
+                                 Status.SURVIVED))
+    with pytest.raises(OutputError, match=r"path: got '/usr/lib/python3/shop/guards\.py'; "
+                                          r"expected a path inside the repository"):
+        save(outside, path)
+    assert not path.exists()
 
 
 def test_accept_needs_a_reason_and_a_known_finding() -> None:

@@ -19,7 +19,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "metaeval"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("shared", ("metaeval", "metaeval.errors", "metaeval.files", "metaeval.keys",
+    ("shared", ("metaeval", "metaeval.errors", "metaeval.files", "metaeval.data_paths",
+                "metaeval.keys",
                 "metaeval.contract", "metaeval.importing", "metaeval.state", "metaeval.vcs",
                 "metaeval.untrusted_json", "metaeval.config", "metaeval.gate")),
     ("features", ("metaeval.graders", "metaeval.judges", "metaeval.audit", "metaeval.mutation",

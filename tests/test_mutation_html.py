@@ -6,16 +6,19 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
 from metaeval.contract import JsonObject
+from metaeval.errors import InputError
 from metaeval.findings import FindingEntry, Findings, FindingStatus, Seen
 from metaeval.mutation.find.diffs import unified_diff
 from metaeval.report.mutation_html import bundle, findings_report, mutation_html
@@ -151,3 +154,82 @@ def test_an_unwritable_html_path_still_writes_the_sarif(tmp_path: Path) -> None:
     assert done.exit_code == 2
     assert sarif.is_file() and f"wrote {sarif}" in done.stdout
     assert done.stderr.startswith(f"error: {page}: cannot write:")
+
+
+# --- a findings file names only files inside the repository --------------------------
+
+
+def _export(project: Path, findings: dict[str, object], monkeypatch: Any) -> Any:
+    (project / "pyproject.toml").write_text("[project]\nname = 'shop'\n", encoding="utf-8")
+    path = project / "findings.json"
+    path.write_text(json.dumps(findings), encoding="utf-8")
+    monkeypatch.chdir(project)
+    return CliRunner().invoke(main, ["findings", "export", "--html", "out.html",
+                                     "--file", str(path)])
+
+
+def _findings_naming(name: str, tmp_path: Path) -> dict[str, object]:
+    from metaeval.findings import dumps
+
+    document = json.loads(dumps(Findings((finding(),))))
+    document["findings"][0]["path"] = name
+    return dict(document)
+
+
+def test_findings_export_never_puts_the_environment_in_the_page(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("METAEVAL_TEST_SECRET", "sk-do-not-leak")
+    done = _export(tmp_path, _findings_naming("/proc/self/environ", tmp_path), monkeypatch)
+    assert done.exit_code == 2
+    assert "findings[0].path: got '/proc/self/environ'; expected a path inside the " \
+           "repository" in done.stderr
+    assert not (tmp_path / "out.html").exists()
+    assert "sk-do-not-leak" not in done.output
+
+
+def test_findings_export_refuses_a_link_out_of_the_repository(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    # The name passes the loader's text check; the file system shows where it leads.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("TOKEN = 'sk-do-not-leak'\n", encoding="utf-8")
+    project = tmp_path / "project"
+    (project / "shop").mkdir(parents=True)
+    (project / "shop" / "pricing.py").symlink_to(outside / "secret.py")
+    done = _export(project, _findings_naming("shop/pricing.py", tmp_path), monkeypatch)
+    assert done.exit_code == 2, done.output
+    assert "path: got 'shop/pricing.py'; expected a path inside the repository" in done.stderr
+    assert "leads to" in done.stderr and not (project / "out.html").exists()
+
+
+def test_findings_export_refuses_a_device_and_a_fifo(tmp_path: Path, monkeypatch: Any) -> None:
+    project = tmp_path / "project"
+    (project / "shop").mkdir(parents=True)
+    (project / "shop" / "zero.py").symlink_to("/dev/zero")  # leaves the tree too
+    os.mkfifo(project / "shop" / "pipe.py")  # inside the tree, but never a source file
+    done = _export(project, _findings_naming("shop/pipe.py", tmp_path), monkeypatch)
+    assert done.exit_code == 2, done.output
+    assert "pipe.py' is a fifo; expected a regular file" in done.stderr
+    done = _export(project, _findings_naming("shop/zero.py", tmp_path), monkeypatch)
+    assert done.exit_code == 2, done.output
+    assert "leads to '/dev/zero'" in done.stderr
+
+
+def test_findings_report_reads_a_link_that_stays_inside(tmp_path: Path) -> None:
+    # The "no" of the checks above: a link within the repository is an ordinary source.
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "pricing.py").write_text(SOURCE, encoding="utf-8")
+    (tmp_path / "shop").symlink_to(tmp_path / "real")
+    report = plain(findings_report(Findings((finding(),)), tmp_path, TODAY))
+    assert report["files"]["shop/pricing.py"]["source"] == SOURCE
+
+
+def test_findings_report_refuses_a_source_past_the_bound(tmp_path: Path,
+                                                          monkeypatch: Any) -> None:
+    import metaeval.report.mutation_html as page
+
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "pricing.py").write_text(SOURCE, encoding="utf-8")
+    monkeypatch.setattr(page, "SOURCE_LIMIT", len(SOURCE) - 1)
+    with pytest.raises(InputError, match=rf"holds {len(SOURCE)} bytes; expected at most"):
+        findings_report(Findings((finding(),)), tmp_path, TODAY, "f.json")

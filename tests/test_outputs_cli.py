@@ -102,3 +102,92 @@ def test_judge_audit_shows_the_audit_before_an_unwritable_calibration_file(
     assert "verdict: may gate" in result.stdout  # the finished audit is not lost
     assert_one_error(result, calibration,
                      f"{tmp_path / 'not-a-dir'} is not a directory (ENOTDIR)")
+
+
+def test_judge_audit_never_writes_a_calibration_file_through_a_dangling_link(
+        tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    calibration = tmp_path / "repo" / "calibration.json"
+    calibration.parent.mkdir()
+    calibration.symlink_to(outside / "made-by-metaeval.json")
+    result = invoke("judge-audit", "--items", str(ROOT / "meta_sets" / "judge"), "--no-cache",
+                    "--judge", "steady", "--write", "--calibration", str(calibration))
+    assert "verdict: may gate" in result.stdout
+    assert_one_error(result, calibration, f"{calibration} is a symbolic link; metaeval "
+                     "writes no file of its own through one (ELOOP)")
+    assert os.listdir(outside) == []
+
+
+# --- an output that is one of the command's inputs -------------------------------------
+
+
+def _judge_items(tmp_path: Path) -> Path:
+    folder = tmp_path / "judge"
+    folder.mkdir()
+    for name in ("pointwise.ndjson", "position.ndjson"):
+        (folder / name).write_bytes((ROOT / "meta_sets" / "judge" / name).read_bytes())
+    return folder
+
+
+def test_write_probes_over_the_items_is_refused_before_the_judge_is_asked(
+        tmp_path: Path) -> None:
+    items = _judge_items(tmp_path) / "pointwise.ndjson"
+    before = items.read_bytes()
+    result = invoke("judge-audit", "--items", str(items), "--no-cache", "--judge", "steady",
+                    "--write-probes", str(items))
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert result.stderr == (f"error: --write-probes {items}: is also an input (--items); "
+                             "refusing to overwrite it\n")
+    assert result.stdout == ""  # no audit ran
+    assert items.read_bytes() == before
+
+
+def test_an_output_over_a_file_read_from_an_input_folder_or_by_a_link_is_refused(
+        tmp_path: Path) -> None:
+    folder = _judge_items(tmp_path)
+    result = invoke("judge-audit", "--items", str(folder), "--no-cache", "--judge", "steady",
+                    "--html", str(folder / "position.ndjson"))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "is also an input (--items)" in result.stderr
+    (tmp_path / "probes.ndjson").symlink_to(folder / "pointwise.ndjson")
+    result = invoke("judge-audit", "--items", str(folder), "--no-cache", "--judge", "steady",
+                    "--write-probes", str(tmp_path / "probes.ndjson"))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "is also an input (--items)" in result.stderr
+
+
+def test_write_probes_to_a_new_file_beside_the_items_is_written(tmp_path: Path) -> None:
+    # The "no": a new file in the items' folder replaces nothing that was read.
+    folder = _judge_items(tmp_path)
+    probes = folder / "generated.ndjson"
+    result = invoke("judge-audit", "--items", str(folder / "pointwise.ndjson"), "--no-cache",
+                    "--judge", "steady", "--probes", "generated", "--write-probes", str(probes))
+    assert "is also an input" not in result.stderr
+    assert probes.is_file() and result.exit_code in (ExitCode.OK, ExitCode.FINDINGS)
+
+
+def test_findings_export_over_its_own_findings_file_is_refused(tmp_path: Path) -> None:
+    path = tracked(tmp_path)
+    before = path.read_bytes()
+    result = invoke("findings", "export", "--html", str(path), "--file", str(path))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert result.stderr == (f"error: --html {path}: is also an input (--file); refusing to "
+                             "overwrite it\n")
+    assert path.read_bytes() == before
+
+
+def test_meta_eval_html_over_a_meta_set_and_gate_summary_over_a_result_are_refused(
+        tmp_path: Path) -> None:
+    meta_set = tmp_path / "runs.jsonl"
+    meta_set.write_bytes((ROOT / "meta_sets" / "support_near_misses.jsonl").read_bytes())
+    result = invoke("meta-eval", str(tmp_path), "--summary", str(meta_set))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "--summary " + str(meta_set) + ": is also an input (META_SET)" in result.stderr
+    results = tmp_path / "result.json"
+    results.write_text("{}\n", encoding="utf-8")
+    os.link(results, tmp_path / "hard.md")  # the same file by another name
+    result = invoke("gate", str(results), "--summary", str(tmp_path / "hard.md"))
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "is also an input (RESULTS)" in result.stderr
+    assert results.read_text(encoding="utf-8") == "{}\n"

@@ -135,3 +135,18 @@ def test_judge_audit_summary_shows_the_found_biases_and_a_steady_judge_clean(
     assert "- position: clean" in text
     assert text.startswith(f"### {'✅' if steady.exit_code == 0 else '❌'} metaeval "
                            "judge-audit: `steady`")
+
+
+def test_a_summary_over_a_fifo_is_one_error_never_a_read_that_waits(tmp_path: Path) -> None:
+    import os
+
+    from metaeval.errors import OutputError
+
+    os.mkfifo(tmp_path / "summary.md")
+    with pytest.raises(OutputError, match=r"cannot read it to append: .*is a fifo; expected a "
+                                          r"regular file"):
+        append_summary(tmp_path / "summary.md", "### one\n")
+    (tmp_path / "latin.md").write_bytes(b"caf\xe9\n")
+    with pytest.raises(OutputError, match="cannot read it to append: 'utf-8' codec"):
+        append_summary(tmp_path / "latin.md", "### one\n")
+    assert (tmp_path / "latin.md").read_bytes() == b"caf\xe9\n"

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metaeval.untrusted_json import MAX_DEPTH, JsonInputError, _check_depth, parse_json
+from metaeval.untrusted_json import (
+    MAX_DEPTH,
+    JsonInputError,
+    LoadError,
+    _check_depth,
+    parse_json,
+    read_json_file,
+    read_jsonl,
+)
 
 DEEP = "[" * 1000 + "]" * 1000
 
@@ -98,3 +108,24 @@ def test_the_depth_scan_is_linear_on_an_unterminated_string_of_escaped_quotes() 
     with pytest.raises(JsonInputError):
         parse_json(text)
     assert time.perf_counter() - start < 1
+
+
+def test_a_data_file_that_is_a_device_or_a_fifo_is_never_read(tmp_path: Path) -> None:
+    # A branch commits .metaeval/mutate-cache.json -> /dev/zero: read whole, it
+    # would take the memory; a fifo would wait for a writer forever.
+    (tmp_path / "cache.json").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "runs.jsonl")
+    with pytest.raises(JsonInputError, match="'/dev/zero' is a character device; expected a "
+                                             "regular file"):
+        read_json_file(tmp_path / "cache.json")
+    errors: list[LoadError] = []
+    assert list(read_jsonl(tmp_path / "runs.jsonl", errors)) == []
+    assert len(errors) == 1 and "is a fifo; expected a regular file" in str(errors[0])
+
+
+def test_a_linked_data_file_is_read_through_its_link(tmp_path: Path) -> None:
+    # The "no": a user's meta-set linked from elsewhere is theirs to link.
+    (tmp_path / "real.json").write_text('{"a": 1}', encoding="utf-8")
+    (tmp_path / "linked.json").symlink_to(tmp_path / "real.json")
+    assert read_json_file(tmp_path / "linked.json") == {"a": 1}
+

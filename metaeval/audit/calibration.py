@@ -68,7 +68,9 @@ def write_calibration(path: Path, audit: JudgeAudit, today: date) -> bool:
     entries = _read(path)
     entries.append(entry(audit, today))
     text = json.dumps({"format_version": FORMAT_VERSION, "entries": entries}, indent=2)
-    write_atomic(path, text + "\n")  # OutputError when it cannot be written
+    # Never through a link: a dangling calibration.json link would create a file
+    # outside the repository. OutputError when it cannot be written.
+    write_atomic(path, text + "\n", follow_links=False)
     return True
 
 

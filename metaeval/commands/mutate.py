@@ -64,6 +64,7 @@ from metaeval.mutation.run.shard_manifest import (
     write_timings,
 )
 from metaeval.mutation.run.shards import fill_costs, share
+from metaeval.mutation.run.source_tree import TreeState, snapshot, tree_written
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +167,9 @@ class MutatePlan:
     the warm runner records (what ``--trace-only`` traces)."""
     execute: Execute | None = None
     """Runs the mutants elsewhere (``--executor ray``); None: this machine's isolation."""
+    tree: TreeState | None = None
+    """The source tree's files before any test process started, to tell a run whose
+    tests wrote into the tree (a void run) from one whose tests did not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +226,7 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
     operators = configured_operators(config.mutate)
     settings = mutate_settings(config.mutate)
     root = config.root
+    tree = snapshot(root)  # before the warm runner starts the suite below
     targets = list(request.paths) or list(config.mutate_targets)
     cache_file = (root / CACHE_FILE if request.cache_path is None
                   else Path.cwd() / request.cache_path)
@@ -299,7 +304,7 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
             stop = ExitCode.OK
     return MutatePlan(request, root, tuple(mutants), options, tuple(notes), stop, cache_file,
                       scan, report_file, request.baseline_path or config.root / config.findings,
-                      warm, shard, digest, packages, execute)
+                      warm, shard, digest, packages, execute, tree)
 
 
 def _executor(request: MutateRequest, options: RunOptions) -> Execute | None:
@@ -438,6 +443,10 @@ def run_plan(plan: MutatePlan, progress: Progress | None = None) -> MutateResult
     except VoidRun as e:
         return MutateResult(ExitCode.VOID, root, plan.notes,
                             after=(Message(f"error: {e}", stderr=True),))
+    changed = tree_written(plan.tree) if plan.tree is not None else ""
+    if changed:  # no report, no cache: results of a tree that moved under the tests
+        return MutateResult(ExitCode.VOID, root, plan.notes,
+                            after=(Message(f"error: {changed}", stderr=True),))
     # Like the report: the caches are written only by a run that finished.
     warnings = [_save_cache(lambda: cache.save(run.baseline_duration, run.timeout))
                 if cache is not None else None,

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from metaeval.data_paths import kind_of
 from metaeval.judges.base import (
     CallInfo,
     Choice,
@@ -83,6 +84,16 @@ class ReplyCache:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._reading = self._writing = False
+        # The cache is metaeval's own file: never opened through a link (a dangling
+        # one would create a database outside the repository, a live one would
+        # write into whatever it points at), and never a device or a fifo.
+        link = next((p for p in (path, path.parent) if p.is_symlink()), None)
+        if link is not None:
+            self._off(f"{link} is a symbolic link, which metaeval does not write through")
+            return
+        if path.exists() and not path.is_file():
+            self._off(f"it is {kind_of(path.stat().st_mode)}, not a regular file")
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)

@@ -61,6 +61,12 @@ class MutateOutcome:
     shown after the table, which they never hold back."""
 
 
+def _own(path: Path, root: Path) -> bool:
+    """Whether ``path`` is in metaeval's own directory, ``.metaeval/``, where a
+    symbolic link is never written through (the report's default lives there)."""
+    return path.absolute().is_relative_to(root.absolute() / ".metaeval")
+
+
 def finish(result: MutateResult, *, html: Path | None = None) -> MutateOutcome:
     """Write the report and SARIF files of ``result`` and say what it found; ``html``:
     the report as a page too, the standard viewer inlined (``--html``)."""
@@ -71,14 +77,15 @@ def finish(result: MutateResult, *, html: Path | None = None) -> MutateOutcome:
     document = mutation_report(result.run, result.root)
     if report is not None:
         try:
-            write_atomic(report, json.dumps(document, indent=2) + "\n")
+            write_atomic(report, json.dumps(document, indent=2) + "\n",
+                         follow_links=not _own(report, result.root))
         except OutputError as e:
             failed.append(e)
             report = None
     after = list(result.after)
     if html is not None:
         try:
-            write_atomic(html, mutation_html(document))
+            write_atomic(html, mutation_html(document), follow_links=True)
             after.append(Message(f"report: HTML in {html}"))
         except OutputError as e:
             failed.append(e)
@@ -94,7 +101,8 @@ def finish(result: MutateResult, *, html: Path | None = None) -> MutateOutcome:
         if tracked.sarif is not None and result.sarif_path is not None:
             what = "new survivors" if tracked.new_only else "open survivors"
             try:
-                write_atomic(result.sarif_path, sarif(tracked.sarif, vcs.today()))
+                write_atomic(result.sarif_path, sarif(tracked.sarif, vcs.today()),
+                             follow_links=True)
                 after.append(Message(f"findings: SARIF of the {what} in {result.sarif_path}"))
             except OutputError as e:
                 failed.append(e)

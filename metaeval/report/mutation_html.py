@@ -9,7 +9,8 @@ version, registry URL, sha256); this module only reads it. ``findings_report``
 turns the tracked findings into the same schema, for ``findings export --html``.
 
 Rendering only: nothing here runs a mutant or reads anything but the bundle and,
-for findings, the source files they point at.
+for findings, the source files they point at, and only those inside the
+repository (``data_paths``): a findings file is data from a branch.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.data_paths import SOURCE_LIMIT, inside_root, read_bounded
 from metaeval.findings import FindingEntry, Findings, FindingStatus
 from metaeval.report.mutation import SCHEMA_VERSION, THRESHOLDS
 
@@ -134,19 +136,35 @@ def _finding_mutant(e: FindingEntry, today: dt.date, lines: list[str]) -> JsonOb
     return mutant
 
 
-def findings_report(findings: Findings, root: Path, today: dt.date) -> JsonObject:
+def _source(root: Path, name: str, where: str) -> str:
+    """The text of the source file a finding names, "" when there is none: the name
+    comes from a findings file (data), so it must lead to a regular file inside
+    ``root`` of bounded size, else an ``InputError`` naming ``where``; its text
+    goes into the page, so nothing outside the repository may reach it."""
+    try:
+        data = read_bounded(inside_root(root, name, where), SOURCE_LIMIT, where)
+    except OSError:
+        return ""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+
+
+def findings_report(findings: Findings, root: Path, today: dt.date,
+                    where: str = "findings") -> JsonObject:
     """The tracked findings as a mutation-testing-report-schema document: an open
     finding shows with its mutant's status, an accepted one as Ignored with who
     accepted it and why. A source file that cannot be read is shown as the lines
-    the finding's diff removed, so the finding still has a place to sit."""
+    the finding's diff removed, so the finding still has a place to sit. ``where``
+    names the findings file in errors: a path leading out of ``root`` (by a
+    symbolic link), to a file that is not regular or past ``SOURCE_LIMIT`` is an
+    ``InputError``."""
     files: dict[str, JsonValue] = {}
     sources: dict[str, list[str]] = {}
     for e in findings.entries:
-        if e.path not in sources:
-            try:
-                source = (root / e.path).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                source = ""
+        if e.path not in sources:  # entries are sorted: named by fingerprint, not index
+            source = _source(root, e.path, f"{where}: finding {e.fingerprint[:12]}: path")
             sources[e.path] = source.splitlines()
             files[e.path] = {"language": "python", "source": source, "mutants": []}
         lines = sources[e.path]

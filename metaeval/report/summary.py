@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from metaeval.errors import OutputError
+from metaeval.data_paths import read_bounded
+from metaeval.errors import InputError, OutputError
 from metaeval.files import write_atomic
 from metaeval.findings import FindingEntry
 from metaeval.gate import BarResult, BarStatus
@@ -29,6 +30,8 @@ from metaeval.mutation.score import UNDETECTED, mutation_score, status_counts
 from metaeval.report.escape import md_code, md_plain
 from metaeval.report.mutate_outcome import MutateOutcome
 
+SUMMARY_LIMIT = 64 * 1024 * 1024
+"""Bytes of a summary file read to append to (GitHub keeps 1 MiB of a step's)."""
 LISTED = 20
 """At most this many survivors, bars or checks are listed; the rest are counted."""
 
@@ -36,13 +39,17 @@ LISTED = 20
 def append_summary(path: Path, text: str) -> None:
     """Add ``text`` to the Markdown file at ``path`` (created when missing), in one
     atomic write. Raises ``OutputError`` when it cannot be read or written."""
-    try:
-        before = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:  # a fifo or a device is never read: it would block or never end
+        before = (read_bounded(path.resolve(), SUMMARY_LIMIT, str(path)).decode("utf-8")
+                  if path.exists() else "")
     except OSError as e:
         raise OutputError(path, e) from e
+    except (InputError, UnicodeDecodeError) as e:
+        why = str(e).removeprefix(f"{path}: ")
+        raise OutputError(path, OSError(None, f"cannot read it to append: {why}")) from e
     if before and not before.endswith("\n\n"):
         before += "\n" if before.endswith("\n") else "\n\n"
-    write_atomic(path, before + text.rstrip("\n") + "\n")
+    write_atomic(path, before + text.rstrip("\n") + "\n", follow_links=True)
 
 
 def one_line_diff(diff: str) -> str:

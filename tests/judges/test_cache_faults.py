@@ -229,3 +229,32 @@ def test_no_cache_can_be_made_so_the_run_goes_on_without(modes: Path, where: str
     assert result["values"] == [4.0, 4.0, 4.0] and result["calls"] == 3
     [warning] = result["warnings"]
     assert "without the cache" in warning
+
+
+@pytest.mark.parametrize("kind", ["dangling", "live", "folder", "fifo"])
+def test_a_cache_at_a_link_or_a_special_file_is_never_opened(tmp_path: Path, kind: str) -> None:
+    # .metaeval/judge-cache.sqlite comes with the branch: linked, it would make a
+    # database outside the repository or write into the file it points at.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "pricing.py").write_text("PRICE = 1\n", encoding="utf-8")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    path = repo / ".metaeval" / "judge-cache.sqlite"
+    if kind == "folder":
+        (repo / ".metaeval").symlink_to(outside)
+    else:
+        path.parent.mkdir()
+        if kind == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to(outside / ("made.sqlite" if kind == "dangling" else "pricing.py"))
+    warnings: list[str] = []
+    cache = ReplyCache(path, warn=warnings.append)
+    values, backend = _ask(cache)
+    cache.close()
+    assert values == [4.0] * 3 and backend.calls == 3
+    assert len(warnings) == 1 and "without the cache" in warnings[0]
+    assert ("a fifo, not a regular file" if kind == "fifo" else "is a symbolic link") in warnings[0]
+    assert sorted(os.listdir(outside)) == ["pricing.py"]
+    assert (outside / "pricing.py").read_text(encoding="utf-8") == "PRICE = 1\n"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -273,3 +275,62 @@ def test_mutate_with_a_poisoned_cache_runs_cold_and_warns_once(tmp_path: Path) -
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 2 and "Traceback" not in done.stderr
     assert "fork: 0 mutants run, 4 from cache" in mutate(project, cache)  # rewritten, good again
+
+
+def _poisoned(root: Path, name: str) -> None:
+    """The cache at ``root`` with the stored entry's deps naming ``name`` too."""
+    path = root / ".metaeval" / "mutate-cache.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    for entry in document["entries"].values():
+        entry["deps"][name] = "0" * 64
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["/dev/zero", "../outside.py", "tests/pipe.py"])
+def test_a_dependency_that_is_no_regular_file_is_a_miss_never_a_read(
+        tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # A cache comes from another job: "/dev/zero" as a dependency to hash would be
+    # read until memory ran out, a fifo until a writer came.
+    (tmp_path / "p").mkdir()
+    root = project(tmp_path / "p")
+    os.mkfifo(root / "tests" / "pipe.py")
+    (tmp_path / "outside.py").write_text("x = 1\n", encoding="utf-8")
+    cache = ResultCache(root, ("-q",))
+    cache.store(MutantResult(mutant(), Status.KILLED, killed_by=("tests/test_calc.py::t",),
+                             covered_by=("tests/test_calc.py::t",), duration=0.5), None)
+    cache.save(1.0, 8.0)
+    assert ResultCache(root, ("-q",)).lookup(mutant()) is not None  # the "no": a hit
+    capsys.readouterr()
+    _poisoned(root, name)
+    assert ResultCache(root, ("-q",)).lookup(mutant()) is None
+    warning = capsys.readouterr().err
+    assert f"deps: {name!r}" in warning and "counted as changed" in warning
+
+
+def test_a_dependency_outside_the_project_by_absolute_path_still_hits(tmp_path: Path) -> None:
+    # metaeval records the files outside the project its tests ran by absolute path.
+    (tmp_path / "p").mkdir()
+    root = project(tmp_path / "p")
+    (tmp_path / "lib.py").write_text("x = 1\n", encoding="utf-8")
+    cache = ResultCache(root, ("-q",))
+    cache.store(MutantResult(mutant(), Status.KILLED, killed_by=("tests/test_calc.py::t",),
+                             covered_by=("tests/test_calc.py::t",), duration=0.5), None)
+    cache.save(1.0, 8.0)
+    path = root / ".metaeval" / "mutate-cache.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    lib = str(tmp_path / "lib.py")
+    for entry in document["entries"].values():
+        entry["deps"][lib] = hashlib.sha256(b"x = 1\n").hexdigest()
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert ResultCache(root, ("-q",)).lookup(mutant()) is not None
+    (tmp_path / "lib.py").write_text("x = 2\n", encoding="utf-8")
+    assert ResultCache(root, ("-q",)).lookup(mutant()) is None
+
+
+def test_a_cache_linked_to_a_device_is_a_cold_cache_with_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from metaeval.mutation.cache_files import read_cache
+
+    (tmp_path / "mutate-cache.json").symlink_to("/dev/zero")
+    assert read_cache(tmp_path / "mutate-cache.json") is None
+    assert "a character device" in capsys.readouterr().err

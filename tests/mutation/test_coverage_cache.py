@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -211,3 +212,29 @@ def test_saving_again_takes_unchanged_files_shapes_from_the_map_there(tmp_path: 
     path.write_text("[1, 2]")
     saved(root)
     assert json.loads(path.read_text())["shapes"]["prices.py"]["skeleton"] != "from the map"
+
+
+def test_a_map_naming_a_special_file_counts_it_as_changed_and_never_reads_it(
+        tmp_path: Path) -> None:
+    # The map comes from another job or a branch: its digests name files to hash.
+    root = project(tmp_path)
+    path = saved(root)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["digests"]["/dev/zero"] = "0" * 64
+    document["digests"]["stock.py"] = document["digests"].pop(next(
+        name for name in document["digests"] if name.endswith("stock.py")))
+    path.write_text(json.dumps(document), encoding="utf-8")
+    reuse, warning = load_reuse(path, root, ("prices", "stock"), ("-q",))
+    assert "digests: '/dev/zero'" in warning and "a character device" in warning
+    assert "counted as changed" in warning
+    assert reuse is not None and reuse.tests == {TESTS[0]: 0.5, TESTS[1]: 0.25}
+
+
+def test_a_map_whose_source_became_a_fifo_retraces_its_tests(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = saved(root)
+    (root / "prices.py").unlink()
+    os.mkfifo(root / "prices.py")  # read_text would wait for a writer forever
+    reuse, warning = load_reuse(path, root, ("prices", "stock"), ("-q",))
+    assert "'prices.py'" in warning and "a fifo" in warning
+    assert reuse is not None and reuse.tests == {TESTS[1]: 0.25}

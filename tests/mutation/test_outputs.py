@@ -28,7 +28,7 @@ from metaeval.mutation.run.options import Isolation
 from metaeval.mutation.wire import ChildSpec
 from metaeval.report.mutate_outcome import plan_and_run
 from tests.mutation.test_runner import project
-from tests.mutation.test_session import PRICING, SURVIVOR, FakeRunner, shop_here
+from tests.mutation.test_session import PRICING, SURVIVOR, FakeRunner, never_run, shop_here
 
 __all__ = ["shop_here"]  # a fixture, used by name
 
@@ -182,3 +182,57 @@ def test_a_temp_dir_that_fills_up_mid_run_is_a_void_run(
     assert outcome.after[0].text.startswith(f"error: cannot write the scratch files in "
                                             f"{scratch[0]}: No space left on device")
     assert not scratch[0].exists()  # removed on the way out
+
+
+def test_a_report_linked_to_a_source_file_never_overwrites_it(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A branch commits .metaeval/mutation-report.json -> ../shop/pricing.py.
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    source = shop_here / "shop" / "pricing.py"
+    before = source.read_bytes()
+    report = shop_here / ".metaeval" / "mutation-report.json"
+    report.parent.mkdir()
+    report.symlink_to(Path("..") / "shop" / "pricing.py")
+    result = mutate("--no-cache")
+    assert_shown_then_failed(result, report)
+    assert "is a symbolic link; metaeval writes no file of its own through one" in result.stderr
+    assert source.read_bytes() == before and report.is_symlink()
+
+
+def test_a_report_the_user_links_elsewhere_is_written_there(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The "no": a --report outside .metaeval/ that the user linked is theirs to link.
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    (shop_here / "reports").mkdir()
+    (shop_here / "latest.json").symlink_to(shop_here / "reports" / "run.json")
+    result = mutate("--no-cache", "--report", "latest.json")
+    assert result.exit_code == ExitCode.FINDINGS, result.output
+    assert (shop_here / "reports" / "run.json").is_file()
+
+
+def test_a_report_over_a_fifo_is_refused_not_replaced(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    os.mkfifo(shop_here / "report.json")
+    result = mutate("--no-cache", "--report", "report.json")
+    assert_shown_then_failed(result, shop_here / "report.json")
+    assert "it is a fifo; expected a regular file" in result.stderr
+    assert (shop_here / "report.json").is_fifo()
+
+
+def test_a_report_over_a_target_is_refused_before_any_mutant_runs(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "run_mutants", never_run)
+    source = shop_here / "shop" / "pricing.py"
+    before = source.read_bytes()
+    result = mutate("--report", "shop/pricing.py")
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert result.stderr == (f"error: --report {source}: is also an input (PATHS); refusing "
+                             "to overwrite it\n")
+    assert source.read_bytes() == before
+    findings = shop_here / "mutants" / "findings.json"
+    findings.parent.mkdir(exist_ok=True)
+    findings.write_text('{"version": 1, "findings": []}\n', encoding="utf-8")
+    result = mutate("--sarif", "mutants/findings.json")
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert "--sarif mutants/findings.json: is also an input (--baseline)" in result.stderr

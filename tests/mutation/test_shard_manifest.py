@@ -127,6 +127,15 @@ def test_the_plan_hash_sees_code_config_operators_since_and_tests(tmp_path: Path
                              tmp_path)
 
 
+def test_the_plan_hash_never_reads_a_test_file_linked_to_a_device(tmp_path: Path) -> None:
+    # A branch can add tests/test_zero.py -> /dev/zero; the plan is hashed before any
+    # test runs, so it must not read that until memory runs out.
+    (tmp_path / "test_x.py").write_text("def test(): pass\n")
+    base = plan_hash([_mutant("a")], {}, [], None, tmp_path)
+    (tmp_path / "test_zero.py").symlink_to("/dev/zero")
+    assert plan_hash([_mutant("a")], {}, [], None, tmp_path) != base
+
+
 def test_timings_round_trip_and_bad_ones_are_named(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     write_timings(path, [MutantResult(_mutant("a"), Status.KILLED, duration=1.25),

@@ -118,4 +118,4 @@ class ScanCache:
     def save(self) -> None:
         """Write the cache; ``OutputError`` when it cannot be written."""
         write_atomic(self.path, json.dumps({"format": FORMAT, "version": __version__,
-                                            "entries": self.used}))
+                                            "entries": self.used}), follow_links=False)

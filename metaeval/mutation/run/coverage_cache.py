@@ -20,13 +20,14 @@ nothing else, and an unreadable file is a cold cache with a warning.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval import __version__
+from metaeval.data_paths import SOURCE_LIMIT, file_digest, read_bounded
+from metaeval.errors import InputError
 from metaeval.files import write_atomic
 from metaeval.mutation.run.result_cache import project_test_files
 from metaeval.mutation.run.source_shape import LineMap, Shape, shape_of
@@ -51,24 +52,30 @@ class _Digests:
         self.shapes = shapes or {}
         """Shapes already known, each with its file's digest when it was taken."""
 
-    def path(self, name: str) -> Path:
-        return Path(name) if Path(name).is_absolute() else self.root / name
+        self.refused: list[str] = []
+        """Why names of the map were not read (a special file, a name climbing out)."""
 
     def __call__(self, name: str) -> str:
+        # The names come from a file on disk (data): only regular files are read, so
+        # "/dev/zero" or a fifo is a changed file, never a read that does not end.
         if name not in self.known:
             try:
-                self.known[name] = hashlib.sha256(self.path(name).read_bytes()).hexdigest()
-            except OSError:
-                self.known[name] = "missing"
+                self.known[name] = file_digest(self.root, name, f"digests: {name!r}")
+            except InputError as e:
+                self.known[name] = "refused"
+                self.refused.append(str(e))
         return self.known[name]
 
     def shape(self, name: str) -> Shape | None:
         known = self.shapes.get(name)
         if known is not None and known[0] == self(name):
             return known[1]
+        if self(name) in ("refused", "missing"):
+            return None
+        path = Path(name) if Path(name).is_absolute() else self.root / name
         try:
-            return shape_of(self.path(name).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
+            return shape_of(read_bounded(path.resolve(), SOURCE_LIMIT, name).decode("utf-8"))
+        except (OSError, InputError, UnicodeDecodeError):
             return None
 
 
@@ -105,7 +112,8 @@ class CoverageMap:
         """Write the map with the digests of every file it depends on; ``OutputError``
         when it cannot be written. The shapes of files unchanged since the map
         already there are taken from it, not parsed again."""
-        write_atomic(path, json.dumps(self.document(root, _known_shapes(path))))
+        write_atomic(path, json.dumps(self.document(root, _known_shapes(path))),
+                     follow_links=False)
 
     def document(self, root: Path, known: Mapping[str, tuple[str, Shape]] | None = None
                  ) -> dict[str, object]:
@@ -170,8 +178,10 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
         return None, f"warning: {path}: not a coverage map metaeval wrote; tracing every test"
     digest = _Digests(root.resolve())
     changed = {name for name, value in digests.items() if digest(name) != value}
+    warning = "".join(f"warning: {path}: {why}; counted as changed\n"
+                      for why in digest.refused).rstrip("\n")
     if changed & set(_shared(root)) or set(_shared(root)) - set(digests):
-        return None, ""  # every test depends on these
+        return None, warning  # every test depends on these
     stale = {t for t in tests if _test_file(t) in changed}
     maps = {name: LineMap(shapes[name], new) for name in changed & shapes.keys()
             if (new := digest.shape(name)) is not None}
@@ -185,10 +195,10 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
             stale.update(r.tests)
     kept = {t: d for t, d in tests.items() if t not in stale}
     if not kept:
-        return None, ""
+        return None, warning
     return Reuse(kept, tuple(_without(r, stale) for r in moved if set(r.tests) - stale),
                  len(stale & tests.keys()),
-                 {**others, **{t: d for t, d in tests.items() if t in stale}}), ""
+                 {**others, **{t: d for t, d in tests.items() if t in stale}}), warning
 
 
 def _moved(run: CodeRun, where: LineMap) -> CodeRun:

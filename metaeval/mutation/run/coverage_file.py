@@ -65,7 +65,7 @@ def write_coverage_file(path: Path, cmap: CoverageMap, plan: str,
     root = (Path.cwd() if root is None else root).resolve()
     # ``document`` names the project's files from its root: a shard's checkout may
     # lie elsewhere.
-    write_atomic(path, json.dumps({PLAN_FIELD: plan, **cmap.document(root)}))
+    write_atomic(path, json.dumps({PLAN_FIELD: plan, **cmap.document(root)}), follow_links=True)
 
 
 def read_coverage_file(path: Path, plan: str) -> CoverageFile:

@@ -23,11 +23,13 @@ import hashlib
 import json
 import math
 import os
+import sys
 from pathlib import Path
 
 from metaeval import __version__
 from metaeval.contract import JsonValue
-from metaeval.errors import shown
+from metaeval.data_paths import file_digest
+from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.cache_files import cold, outdated, read_cache
 from metaeval.mutation.coverage import Coverage
@@ -102,12 +104,14 @@ class ResultCache:
     # --- hashing -------------------------------------------------------------------
 
     def _digest(self, name: str) -> str:
+        # A cached entry's deps name files (data): only regular files are read, so
+        # "/dev/zero" or a fifo is a changed dependency, said once, never read.
         if name not in self._digests:
-            path = Path(name) if Path(name).is_absolute() else self.root / name
             try:
-                self._digests[name] = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
-                self._digests[name] = "missing"
+                self._digests[name] = file_digest(self.root, name, f"deps: {name!r}")
+            except InputError as e:
+                self._digests[name] = "refused"
+                print(f"warning: {self.path}: {e}; counted as changed", file=sys.stderr)
         return self._digests[name]
 
     def _tests(self) -> tuple[str, ...]:
@@ -204,7 +208,7 @@ class ResultCache:
             self.limits = (baseline_duration, timeout)
         write_atomic(self.path, json.dumps({"format": FORMAT, "baseline": self.limits[0],
                                             "timeout": self.limits[1],
-                                            "entries": self.entries}))
+                                            "entries": self.entries}), follow_links=False)
 
 
 # --- parsed modules --------------------------------------------------------------------

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from metaeval.data_paths import file_digest
 from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.model import Mutant, MutantResult, Status
@@ -59,10 +60,10 @@ def plan_hash(mutants: Sequence[Mutant], mutate_section: Mapping[str, object],
              m.target, m.ignored_reason, s.start_line, s.start_column, s.end_line,
              s.end_column])
     for name in project_test_files(root):
-        try:
-            add([name, hashlib.sha256((root / name).read_bytes()).hexdigest()])
-        except OSError:
-            add([name, "missing"])
+        try:  # a test file linked to /dev/zero or a fifo is hashed as a name, never read
+            add([name, file_digest(root, name, name)])
+        except InputError:
+            add([name, "refused"])
     return digest.hexdigest()
 
 
@@ -99,7 +100,7 @@ def write_manifest(shard: ShardPlan, results: Sequence[MutantResult] | None, *,
         "baseline": baseline, "timeout": timeout,
         "results": {r.mutant.id: _result_entry(r) for r in results or ()},
     }
-    write_atomic(shard.path, json.dumps(document, indent=1) + "\n")
+    write_atomic(shard.path, json.dumps(document, indent=1) + "\n", follow_links=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,4 +266,5 @@ def write_timings(path: Path, results: Sequence[MutantResult]) -> None:
     """Each result's duration (a cached one's as measured when it ran), for
     ``--timings``; mutants settled without running are left out."""
     timings = {r.mutant.id: round(r.duration, 4) for r in results if r.duration > 0}
-    write_atomic(path, json.dumps(timings, indent=1, sort_keys=True) + "\n")
+    write_atomic(path, json.dumps(timings, indent=1, sort_keys=True) + "\n",
+                 follow_links=True)
