@@ -57,6 +57,6 @@ COUNT = Range(0, 10**7, "a count from 0 to 10000000", integer=True)
 
 def clamp_seconds(value: float) -> float:
     """``value`` within ``SECONDS``: what metaeval writes of a time it measured."""
-    if not math.isfinite(value) or value < SECONDS.low:
+    if math.isnan(value):
         return SECONDS.low
-    return min(value, SECONDS.high)
+    return min(max(value, SECONDS.low), SECONDS.high)
