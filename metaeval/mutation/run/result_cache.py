@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from pathlib import Path
 
@@ -221,19 +220,6 @@ class ResultCache:
                        "duration": clamp_seconds(result.duration),
                        "in_tests": clamp_seconds(result.in_tests), "detail": result.detail},
         }
-
-    def durations(self, mutants: list[Mutant] | tuple[Mutant, ...]) -> dict[str, float]:
-        """The measured duration of each mutant the cache holds a result of, whether
-        or not its files changed since: a cost estimate for ``--shard``, not a result."""
-        found: dict[str, float] = {}
-        for mutant in mutants:
-            entry = self.entries.get(self.key(mutant))
-            result = entry.get("result") if entry is not None else None
-            value = result.get("duration") if isinstance(result, dict) else None
-            if isinstance(value, int | float) and not isinstance(value, bool) and (
-                    math.isfinite(value) and value > 0):
-                found[mutant.id] = float(value)
-        return found
 
     def last_limits(self) -> tuple[float, float]:
         """The baseline duration and time limit of the run that filled the cache."""
