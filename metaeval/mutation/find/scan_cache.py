@@ -43,8 +43,11 @@ _SPAN_FIELDS = frozenset(f.name for f in fields(Span))
 def _decode_mutant(data: JsonValue) -> Mutant:
     # Every field is a string but the kind and the span: a wrong type or a span out
     # of range is refused here, not met later as a crash in the middle of a run.
-    if not isinstance(data, dict) or not set(data) <= _MUTANT_FIELDS:
-        raise JsonInputError("", f"got {shown(data)}; expected a mutant as metaeval writes it")
+    # Every field, as ``asdict`` writes them: a rewrite mutant read back without its
+    # ``mutated_source`` would put an empty module in place, killed by any test.
+    if not isinstance(data, dict) or set(data) != _MUTANT_FIELDS:
+        raise JsonInputError("", f"got {shown(data)}; expected a mutant as metaeval writes "
+                                 f"it, with the fields {sorted(_MUTANT_FIELDS)}")
     span = data.get("span")
     if not isinstance(span, dict) or set(span) != _SPAN_FIELDS or not all(
             LINE.holds(v) for v in span.values()):
@@ -59,10 +62,7 @@ def _decode_mutant(data: JsonValue) -> Mutant:
     except ValueError:
         raise JsonInputError("kind", f"got {shown(data.get('kind'))}; expected one of "
                              f"{', '.join(k.value for k in MutantKind)}") from None
-    try:
-        return Mutant(**texts, kind=kind, span=Span(**span))  # type: ignore[arg-type]
-    except TypeError as e:  # a field missing
-        raise JsonInputError("", f"expected every field of a mutant ({e})") from None
+    return Mutant(**texts, kind=kind, span=Span(**span))  # type: ignore[arg-type]
 
 
 def _decode(entry: object) -> tuple[list[Mutant], frozenset[str]]:
