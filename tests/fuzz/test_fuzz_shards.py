@@ -136,8 +136,13 @@ def test_valid_timings_load_with_every_value(out: Path, timings: dict[str, float
     assert read_timings(path) == timings
 
 
-@given(st.dictionaries(texts, seconds, min_size=1, max_size=4).flatmap(
-    lambda d: st.tuples(st.just(d), breaks(d, lambda record, path: None))), st.booleans())
+def _timings_and_break(d: dict[str, object]) -> st.SearchStrategy[tuple[dict[str, object],
+                                                                        Break]]:
+    return st.tuples(st.just(d), breaks(d, lambda record, path: None))
+
+
+@given(st.dictionaries(texts, seconds.map(lambda v: v), min_size=1, max_size=4)
+       .map(lambda d: dict[str, object](d)).flatmap(_timings_and_break), st.booleans())
 @example(({"a": 1.0}, Break("replace", ("a",), 1e308, True)), True)
 @example(({"a": 1.0}, Break("replace", ("a",), -1e9, True)), True)
 @example(({"a": 1.0}, Break("replace", ("a",), Raw("NaN"), True)), True)
