@@ -209,3 +209,18 @@ def test_a_manifest_metaeval_writes_always_reads_back(tmp_path: Path) -> None:
     assert (manifest.baseline, manifest.timeout) == (86400.0, 86400.0)
     assert manifest.results["a"]["duration"] == 86400.0
     assert manifest.results["a"]["in_tests"] == 0.0
+
+
+def test_a_shard_reporting_beyond_its_share_or_plan_is_named(tmp_path: Path) -> None:
+    # Forged or mixed up: a result for a mutant another shard was assigned (it would
+    # have overridden that shard's), or a count from another plan.
+    _write(tmp_path / "x", 1, 2, ["a", "c"], results=["a", "c", "b"])
+    _write(tmp_path / "y", 2, 2, ["b", "d"])
+    problems = check_shards(_all(tmp_path), PLAN, IDS)
+    assert len(problems) == 1 and "has 1 results for mutants not assigned to it, e.g. 'b'" \
+        in problems[0]
+    (tmp_path / "x" / "shard-1-of-2.json").unlink()
+    _write(tmp_path / "x", 1, 2, ["a", "c"])
+    assert check_shards(_all(tmp_path), PLAN, IDS) == []  # as written: one whole run
+    assert "says its plan holds 4 mutants; this plan holds 5" in check_shards(
+        _all(tmp_path), PLAN, [*IDS, "e"])[0]

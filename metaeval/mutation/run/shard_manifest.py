@@ -10,10 +10,14 @@ finished, and each result. It is written twice: when the run starts
 that says so.
 
 ``check_shards`` proves a set of manifests is one whole run of one plan: none
-missing, none twice, none from another plan, each finished with a result for
-every mutant it was assigned, and the shares together exactly the plan. Each
-problem is one line naming the file. Manifests are data: read as JSON, checked
-field by field, never executed.
+missing, none twice, none from another plan or another count of mutants, each
+finished with a result for every mutant it was assigned and for no other, and
+the shares together exactly the plan. Each problem is one line naming the file
+(the first few missing shards by name, the rest counted). Manifests are data:
+read as JSON, checked field by field (every number in range: ``k`` and ``n`` as
+``--shard`` takes them, times within ``limits.SECONDS``), never executed. What
+they cannot prove is that a shard ran what it says: the merge trusts the
+artifacts of its own workflow run.
 """
 
 from __future__ import annotations
@@ -250,6 +254,17 @@ def check_shards(manifests: Sequence[Manifest], plan: str,
         if not m.finished or missing:
             problems.append(f"{m.path}: shard {m.k}/{m.n} did not finish ("
                             f"{len(m.assigned) - len(missing)} of {len(m.assigned)} results)")
+        # A shard reports on its own share of this plan, nothing else.
+        if m.planned != len(planned_ids):
+            problems.append(f"{m.path}: shard {m.k}/{m.n} says its plan holds {m.planned} "
+                            f"mutants; this plan holds {len(planned_ids)}")
+        if len(set(m.assigned)) != len(m.assigned):
+            problems.append(f"{m.path}: shard {m.k}/{m.n} is assigned "
+                            f"{len(m.assigned) - len(set(m.assigned))} mutants twice")
+        unassigned = set(m.results) - set(m.assigned)
+        if unassigned:
+            problems.append(f"{m.path}: shard {m.k}/{m.n} has {len(unassigned)} results for "
+                            f"mutants not assigned to it, e.g. {shown(min(unassigned))}")
     if problems:
         return problems
     assigned = [i for m in manifests for i in m.assigned]
