@@ -291,6 +291,8 @@ def _saved_entry(root: Path) -> tuple[Path, dict[str, object]]:
     ("status", "Bogus", "result.status: got 'Bogus'; expected one of"),
     # Settled without running, never cached: an entry saying so was not written by a run.
     ("status", "Ignored", "result.status: got 'Ignored'"),
+    # Found by the fuzz suite: a list is unhashable, and was a TypeError.
+    ("status", ["Killed"], "result.status: got ['Killed']"),
     ("killed_by", "t", "result.killed_by: got 't'; expected a list of test ids"),
     ("detail", None, "result.detail: got None"),
 ])

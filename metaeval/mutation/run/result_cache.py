@@ -71,7 +71,7 @@ def _bad_entry(entry: object) -> str | None:
     if not isinstance(result, dict):
         return f".result: got {shown(result)}; expected an object"
     status = result.get("status")
-    if status not in _CACHED:
+    if not isinstance(status, str) or status not in _CACHED:  # a list is not hashable
         return (f".result.status: got {shown(status)}; expected one of "
                 f"{', '.join(sorted(_CACHED))}")
     for name in ("killed_by", "covered_by"):
