@@ -183,7 +183,7 @@ def shard_options(command: Callable[P, R]) -> Callable[P, R]:
                                         "shard-K-of-N.json (default: the report's)."),
         click.option("--timings", "timings_path", type=file, default=None,
                      help="JSON of mutant id to seconds that --shard balances by "
-                          "(default: the result cache's durations)."),
+                          "(default: a stable hash of the ids)."),
         click.option("--write-timings", "write_timings", type=file, default=None,
                      help="After a finished run, write each mutant's seconds here "
                           "(for --timings)."),

@@ -37,3 +37,15 @@ def today() -> dt.date:
 def remote_url(root: Path, remote: str = "origin") -> str:
     """The URL of ``remote`` of the repository at ``root``, or "unknown"."""
     return _git(root, "remote", "get-url", remote)
+
+
+def tracked(path: Path) -> bool:
+    """Whether git tracks the file at ``path`` in the repository that holds it; False
+    outside a repository, for a file git does not know, or when git cannot say."""
+    try:
+        out = subprocess.run(["git", "--literal-pathspecs", "ls-files", "--error-unmatch",
+                              "--", path.name], cwd=path.parent, capture_output=True,
+                             timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0

@@ -296,8 +296,8 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
     report_file = root / (request.report_path or Path(settings.report))
     shard = None
     if request.shard is not None and found:
-        shard, mutants = _take_share(request, mutants, options, cache_file, notes,
-                                     digest, report_file.parent, timings)
+        shard, mutants = _take_share(request, mutants, notes, digest, report_file.parent,
+                                     timings)
         if not mutants and stop is None:
             notes.append(Message(f"nothing to run: shard {shard.k}/{shard.n} has no mutant "
                                  f"of the {shard.planned}"))
@@ -341,26 +341,21 @@ def _check_coverage_flags(request: MutateRequest) -> None:
                          "read its file with --coverage)")
 
 
-def _take_share(request: MutateRequest, mutants: list[Mutant], options: RunOptions,
-                cache_file: Path, notes: list[Message], digest: str,
-                report_dir: Path, timings: dict[str, float] | None
+def _take_share(request: MutateRequest, mutants: list[Mutant], notes: list[Message],
+                digest: str, report_dir: Path, timings: dict[str, float] | None
                 ) -> tuple[ShardPlan, list[Mutant]]:
     """This shard's place and share of ``mutants``, balanced by the cost of each: the
-    ``--timings`` file, else the durations the result cache measured, else a stable
-    hash of the ids (said in ``notes``)."""
+    ``--timings`` file, else a stable hash of the ids (said in ``notes``). Never the
+    result cache: shards run one after another in one checkout would each find what
+    the one before wrote there, split differently, and the merge would refuse them;
+    every shard of a plan must see the same cost data."""
     assert request.shard is not None
     k, n = request.shard
-    if timings is not None:
-        known = timings
-        source = f"the timings in {request.timings_path}"
-    else:
-        known = {} if request.no_cache else ResultCache(
-            options.root, _cache_settings(options), cache_file).durations(mutants)
-        source = "the durations the result cache measured"
-    known = {m.id: known[m.id] for m in mutants if m.id in known}
+    known = {} if timings is None else {m.id: timings[m.id] for m in mutants if m.id in timings}
+    source = f"the timings in {request.timings_path}"
     if not known:
-        source = ("a stable hash of each mutant id: no timings (--timings FILE, written by "
-                  "--write-timings) and no measured durations in the result cache")
+        source = ("a stable hash of each mutant id: no timings for these mutants (--timings "
+                  "FILE, written by --write-timings)")
     costs = fill_costs([m.id for m in mutants], known)
     for m in mutants:
         if m.ignored_reason:  # settled without running

@@ -33,6 +33,11 @@ from tests.fuzz.strategies import (
 
 dates = st.dates(dt.date(1900, 1, 1), dt.date(2200, 12, 31)).map(dt.date.isoformat)
 seen = st.fixed_dictionaries({"commit": texts, "date": texts})
+# A valid entry's path is relative and stays inside the repository: parts of any
+# character but "/" and NUL, none of them "..", not empty.
+paths = st.lists(st.text(st.characters(codec="utf-8", exclude_characters="/\x00"),
+                         min_size=1, max_size=8).filter(lambda part: part != ".."),
+                 min_size=1, max_size=3).map("/".join)
 
 
 @st.composite
@@ -40,7 +45,7 @@ def entries(draw: st.DrawFn) -> dict[str, object]:
     entry: dict[str, object] = {
         "fingerprint": draw(names), "mutant_id": draw(texts), "rule": draw(texts),
         "mutant_status": draw(st.sampled_from(["Survived", "NoCoverage"])),
-        "path": draw(texts), "line": draw(st.integers(-(10**400), 10**400)),
+        "path": draw(paths), "line": draw(st.integers(-(10**400), 10**400)),
         "qualname": draw(texts), "first_seen": draw(seen), "last_seen": draw(seen),
         "status": draw(st.sampled_from(["open", "accepted"]))}
     if draw(st.booleans()):

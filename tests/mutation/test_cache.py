@@ -334,3 +334,129 @@ def test_a_cache_linked_to_a_device_is_a_cold_cache_with_a_warning(
     (tmp_path / "mutate-cache.json").symlink_to("/dev/zero")
     assert read_cache(tmp_path / "mutate-cache.json") is None
     assert "a character device" in capsys.readouterr().err
+def _saved_entry(root: Path) -> tuple[Path, dict[str, object]]:
+    cache = ResultCache(root, ())
+    cache.store(MutantResult(mutant(), Status.KILLED, killed_by=("t",), covered_by=("t",),
+                             duration=0.5, in_tests=0.25), None)
+    cache.save(1.0, 8.0)
+    path = root / ".metaeval" / "mutate-cache.json"
+    return path, json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("field", "value", "named"), [
+    ("duration", 1e308, "result.duration: got 1e+308; expected a number of seconds"),
+    ("duration", -1e9, "result.duration: got -1000000000.0"),
+    ("in_tests", "0.5", "result.in_tests: got '0.5'"),
+    ("status", "Bogus", "result.status: got 'Bogus'; expected one of"),
+    # Settled without running, never cached: an entry saying so was not written by a run.
+    ("status", "Ignored", "result.status: got 'Ignored'"),
+    # Found by the fuzz suite: a list is unhashable, and was a TypeError.
+    ("status", ["Killed"], "result.status: got ['Killed']"),
+    ("killed_by", "t", "result.killed_by: got 't'; expected a list of test ids"),
+    ("detail", None, "result.detail: got None"),
+])
+def test_an_entry_out_of_range_makes_the_whole_cache_cold_with_one_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: object,
+        named: str) -> None:
+    root = project(tmp_path)
+    path, document = _saved_entry(root)
+    assert ResultCache(root, ()).lookup(mutant()) is not None  # as written: trusted
+    assert capsys.readouterr().err == ""
+    entries = document["entries"]
+    assert isinstance(entries, dict)
+    (key, entry), = entries.items()
+    entry["result"][field] = value  # the key: 64 hex digits, named by its first 40
+    path.write_text(json.dumps(document), encoding="utf-8")
+    cache = ResultCache(root, ())
+    assert cache.lookup(mutant()) is None and cache.last_limits() == (0.0, 0.0)
+    line = only_warning(capsys.readouterr().err, path)
+    assert f"entries.{key[:37]}... (64 characters).{named}" in line
+
+
+def test_limits_out_of_range_make_the_cache_cold(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = project(tmp_path)
+    path, document = _saved_entry(root)
+    document["timeout"] = 1e308
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert ResultCache(root, ()).lookup(mutant()) is None
+    assert "baseline and timeout: got 1e+308" in only_warning(capsys.readouterr().err, path)
+
+
+def test_what_a_run_measured_beyond_the_range_is_saved_within_it(tmp_path: Path) -> None:
+    # Its own file must read back: a mutant that ran two days is stored as one day.
+    root = project(tmp_path)
+    cache = ResultCache(root, ())
+    cache.store(MutantResult(mutant(), Status.TIMEOUT, covered_by=("t",),
+                             duration=2 * 86400.0), None)
+    cache.save(3 * 86400.0, float("inf"))
+    again = ResultCache(root, ())
+    found = again.lookup(mutant())
+    assert found is not None and found.duration == 86400.0
+    assert again.last_limits() == (86400.0, 86400.0)
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root,
+                   check=True, capture_output=True)
+
+
+def test_a_cache_git_tracks_is_ignored_with_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = project(tmp_path)
+    path, _ = _saved_entry(root)
+    scan = ScanCache(root)
+    find_mutants(["calc.py"], root, (), scan)
+    scan.save()
+    _git(root, "init", "-q")
+    # In the repository, not tracked (.metaeval/ is git-ignored): this machine's own.
+    assert ResultCache(root, ()).lookup(mutant()) is not None
+    assert ScanCache(root).entries
+    assert capsys.readouterr().err == ""
+    # Force-added to the branch: whoever wrote the branch wrote every result in it.
+    _git(root, "add", "-f", ".metaeval")
+    assert ResultCache(root, ()).lookup(mutant()) is None
+    assert "tracked by git" in only_warning(capsys.readouterr().err, path)
+    assert ScanCache(root).entries == {}
+    only_warning(capsys.readouterr().err, root / ".metaeval" / "mutate-scan-cache.json")
+
+
+def test_mutate_runs_every_mutant_when_the_cache_came_with_the_branch(tmp_path: Path) -> None:
+    project = copy_shop(tmp_path)
+    (project / "no_patches").mkdir()
+    cache = project / ".metaeval" / "mutate-cache.json"
+    assert "fork: 4 mutants run, 0 from cache" in mutate(project, cache)
+    _git(project, "init", "-q")
+    _git(project, "add", "-f", str(cache))
+    done = subprocess.run([METAEVAL, "mutate", "shop/pricing.py:discount_cents", "--mutants",
+                           "no_patches", "--cache", str(cache), "--report",
+                           str(tmp_path / "r.json")], cwd=project, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "fork: 4 mutants run, 0 from cache" in done.stdout
+    assert f"warning: {cache}: tracked by git" in done.stderr
+
+
+@pytest.mark.parametrize(("where", "value", "named"), [
+    ("start_line", -1, "mutants[0].span: got"),
+    ("end_column", 10**400, "mutants[0].span: got"),
+    ("start_line", True, "mutants[0].span: got"),
+])
+def test_a_scan_entry_out_of_range_makes_the_scan_cache_cold_with_one_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, value: object,
+        named: str) -> None:
+    root = project(tmp_path)
+    scan = ScanCache(root)
+    first = find_mutants(["calc.py"], root, (), scan)
+    scan.save()
+    assert ScanCache(root).entries and capsys.readouterr().err == ""  # as written: read
+    path = root / ".metaeval" / "mutate-scan-cache.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    entry = next(iter(document["entries"].values()))
+    entry["mutants"][0]["span"][where] = value
+    path.write_text(json.dumps(document), encoding="utf-8")
+    again = ScanCache(root)
+    assert again.entries == {}
+    line = only_warning(capsys.readouterr().err, path)
+    assert "not a scan cache: entries." in line and named in line
+    assert find_mutants(["calc.py"], root, (), again) == first

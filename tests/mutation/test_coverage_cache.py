@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from textwrap import dedent
 
+import pytest
+
 from metaeval.mutation.run.coverage_cache import CoverageMap, load_reuse
 from metaeval.mutation.wire import CodeRun
 
@@ -238,3 +240,55 @@ def test_a_map_whose_source_became_a_fifo_retraces_its_tests(tmp_path: Path) -> 
     reuse, warning = load_reuse(path, root, ("prices", "stock"), ("-q",))
     assert "'prices.py'" in warning and "a fifo" in warning
     assert reuse is not None and reuse.tests == {TESTS[1]: 0.25}
+@pytest.mark.parametrize(("where", "value", "field"), [
+    # Each was read as it was: NaN and 1e308 seconds made every mutant's limit
+    # unreachable ("no tests ran", exit 3), -1e9 made survivors detected Timeouts.
+    ("tests", float("nan"), "tests.tests/test_prices.py::test_prices"),
+    ("tests", 1e308, "tests.tests/test_prices.py::test_prices"),
+    ("tests", -1e9, "tests.tests/test_prices.py::test_prices"),
+    ("tests", "0.5", "tests.tests/test_prices.py::test_prices"),
+    ("others", 1e308, "others.tests/test_prices.py::test_prices"),
+    ("line", -5, "ran[0].line"),
+    pytest.param("line", 10**400, "ran[0].line", id="line-400-digits"),
+    ("index", 7, "ran[0].lines[0][1][0]"),
+])
+def test_a_number_out_of_range_is_a_cold_cache_with_one_warning_naming_it(
+        tmp_path: Path, where: str, value: object, field: str) -> None:
+    root = project(tmp_path)
+    path = saved(root)
+    document = json.loads(path.read_text())
+    if where in ("tests", "others"):
+        document.setdefault(where, {})[TESTS[0]] = value
+    elif where == "line":
+        document["ran"][0]["line"] = value
+    else:
+        document["ran"][0]["lines"][0][1][0] = value
+    # allow_nan: the file holds NaN as Python's json writes it, as the old reader took it.
+    path.write_text(json.dumps(document, allow_nan=True))
+    reuse, warning = load_reuse(path, root, ("prices", "stock"), ("-q",))
+    assert reuse is None
+    assert warning.startswith(f"warning: {path}: ") and warning.count("warning") == 1
+    assert "tracing every test" in warning
+    if where != "tests" or value == value:  # NaN is refused by the JSON reader itself
+        assert f"{field}:" in warning
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root,
+                   check=True, capture_output=True)
+
+
+def test_a_map_git_tracks_is_never_read_and_an_ignored_one_is(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = saved(root)
+    _git(root, "init", "-q")
+    # In the repository but not tracked (as .metaeval/ is, git-ignored): read.
+    reuse, warning = load_reuse(path, root, ("prices", "stock"), ("-q",))
+    assert reuse is not None and warning == ""
+    # Committed with the branch: whoever wrote the branch wrote the map.
+    _git(root, "add", "-f", str(path))
+    reuse, warning = load_reuse(path, root, ("prices", "stock"), ("-q",))
+    assert reuse is None and warning.startswith(f"warning: {path}: tracked by git")
+    # A --coverage file the command line names is the user's choice, tracked or not.
+    reuse, warning = load_reuse(path, root, ("prices", "stock"), ("-q",), cache=False)
+    assert reuse is not None and warning == ""

@@ -110,6 +110,22 @@ def test_a_malformed_file_exits_2_naming_it(
     assert "Traceback" not in done.stderr
 
 
+def test_negative_test_times_exit_2_instead_of_turning_survivors_into_timeouts(
+        traced: tuple[Path, Path, dict[str, str]], tmp_path: Path) -> None:
+    # -1e9 seconds per test made each mutant's limit negative: the shop's two
+    # survivors became detected Timeouts and the score rose from 64.3% to 85.7%.
+    project, cov, _ = traced
+    document = json.loads(cov.read_text())
+    document["tests"] = {test: -1e9 for test in document["tests"]}
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(document))
+    done = _mutate(project, "--coverage", str(forged))
+    assert done.returncode == 2, done.stdout
+    assert f"error: --coverage: {forged}: field 'tests." in done.stderr
+    assert "got -1000000000.0; expected a number of seconds from 0 to 86400" in done.stderr
+    assert "Timeout" not in done.stdout and "Traceback" not in done.stderr
+
+
 def test_trace_only_needs_a_file_and_fork_isolation(tmp_path: Path) -> None:
     project = copy_shop(tmp_path)
     done = _mutate(project, "--trace-only")
@@ -150,10 +166,28 @@ def test_the_file_reads_back_with_its_plan_packages_and_relative_files(tmp_path:
     ("salt", "[1]", "field 'salt': got '[1]'; expected [format, metaeval version"),
     ("salt", json.dumps([FORMAT, "0.0.0", ["pkg"], []]),
      "expected a map written by this metaeval"),
-    ("tests", {"t": "slow"}, "field 'tests': got {'t': 'slow'}; expected an object of test id"),
+    ("tests", [], "field 'tests': got []; expected an object of test id to seconds"),
+    ("tests", {"t": "slow"}, "field 'tests.t': got 'slow'; expected a number of seconds"),
+    # A time sets the limit of every mutant the test runs: below 0 a survivor would be
+    # a detected Timeout; 1e308 (finite, but twice is infinity) a limit never reached.
+    ("tests", {"t": -1e9}, "field 'tests.t': got -1000000000.0; expected a number of "
+                           "seconds from 0 to 86400"),
+    ("tests", {"t": 1e308}, "field 'tests.t': got 1e+308; expected a number of seconds"),
+    ("tests", {"t": 10**400}, "field 'tests.t': got 1000"),
+    ("others", {"t": -1}, "field 'others.t': got -1; expected a number of seconds"),
     ("digests", [], "field 'digests': got []; expected an object of file name"),
-    ("ran", [{"module": "m"}], "field 'ran[0]': got {'module': 'm'}; expected a record"),
-    ("shapes", {"pkg/m.py": {"skeleton": "x"}}, "field 'shapes.pkg/m.py'"),
+    ("ran", [{"module": "m"}], "field 'ran[0].file': missing"),
+    ("ran", [{"module": "m", "file": "f", "line": -1, "name": "f", "tests": []}],
+     "field 'ran[0].line': got -1; expected a line number"),
+    # An index past the record's tests was an IndexError in the middle of the run.
+    ("ran", [{"module": "m", "file": "f", "line": 1, "name": "f", "tests": ["t"],
+              "lines": [[[2], [1]]]}],
+     "field 'ran[0].lines[0][1][0]': got 1; expected an index into this record's 1 tests"),
+    ("ran", [{"module": "m", "file": "f", "line": 1, "name": "f", "tests": ["t"],
+              "lines": [[[2.5], [0]]]}], "field 'ran[0].lines[0][0][0]': got 2.5"),
+    ("shapes", {"pkg/m.py": {"skeleton": "x"}}, "field 'shapes.pkg/m.py.functions'"),
+    ("shapes", {"pkg/m.py": {"skeleton": "x", "functions": {"f": [1, 10**9, "d"]}}},
+     "field 'shapes.pkg/m.py.functions.f[1]': got 1000000000; expected a line number"),
 ])
 def test_each_bad_field_is_named_with_what_was_expected(
         tmp_path: Path, field: str, value: object, expected: str) -> None:

@@ -106,3 +106,23 @@ def test_a_bad_shard_exits_2_naming_it(value: str, tmp_path: Path) -> None:
     done = _mutate(tmp_path, "--shard", value)
     assert done.returncode == 2
     assert f"got '{value}'; expected k/n" in done.stderr
+
+
+def test_shards_run_one_after_another_in_one_checkout_merge(tmp_path: Path) -> None:
+    # With the result cache on: the first shard writes it; the second once balanced
+    # by the durations in it, split differently, and the merge refused the shares.
+    project = copy_shop(tmp_path)
+    said = []
+    for k in (1, 2):
+        done = subprocess.run([METAEVAL, "mutate", "--jobs", "2", "--shard", f"{k}/2",
+                               "--shard-out", str(tmp_path / f"out/s{k}"),
+                               "--report", str(tmp_path / f"r{k}.json")],
+                              cwd=project, capture_output=True, text=True, timeout=180)
+        assert done.returncode in (0, 1), done.stderr
+        said.append(done.stderr)
+    assert (project / ".metaeval" / "mutate-cache.json").is_file()
+    merged = _mutate(project, "--merge", str(tmp_path / "out"), "--format", "json")
+    assert merged.returncode == 1, merged.stderr  # the shop's survivors, as one run
+    assert "--merge: 2 shards, 16 mutants" in merged.stderr
+    assert len(_statuses(json.loads(merged.stdout))) == 16
+    assert all("balanced by a stable hash of each mutant id" in s for s in said)

@@ -152,3 +152,84 @@ def test_timings_round_trip_and_bad_ones_are_named(tmp_path: Path) -> None:
     path.write_text('{"a": 1, "a": 2}')
     with pytest.raises(InputError, match=r"--timings: .*t\.json: .*a"):
         read_timings(path)
+
+
+@pytest.mark.parametrize(("where", "value", "named"), [
+    ("n", 100_000_000, "n: got 100000000; expected a shard count from 1 to 10000"),
+    ("n", 0, "n: got 0; expected a shard count"),
+    ("k", 3, "k: got 3; expected a shard number from 1 to n (2)"),
+    ("k", True, "k: got True"),
+    ("planned", -1, "planned: got -1; expected a count"),
+    ("baseline", 1e308, "baseline: got 1e+308; expected a number of seconds from 0 to 86400"),
+    ("timeout", -1, "timeout: got -1; expected a number of seconds"),
+    ("duration", 1e308, "results: a: duration: got 1e+308; expected a number of seconds"),
+    ("in_tests", -1e9, "results: a: in_tests: got -1000000000.0"),
+])
+def test_a_number_out_of_range_names_the_file_and_field(
+        tmp_path: Path, where: str, value: object, named: str) -> None:
+    path = _write(tmp_path, 1, 2, ["a", "c"])
+    read_manifest(path)  # as written: read
+    data = json.loads(path.read_text())
+    if where in ("duration", "in_tests"):
+        data["results"]["a"][where] = value
+    else:
+        data[where] = value
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as caught:
+        read_manifest(path)
+    assert str(caught.value).startswith(f"{path}: ") and named in str(caught.value)
+
+
+def test_many_missing_shards_are_counted_after_the_first_few(tmp_path: Path) -> None:
+    # Two manifests saying n = 10000 (the most --shard takes): the first five
+    # missing by name, the rest as one count, not 9,998 lines.
+    _write(tmp_path / "x", 1, 10_000, ["a", "c"])
+    _write(tmp_path / "y", 2, 10_000, ["b", "d"])
+    problems = check_shards(_all(tmp_path), PLAN, IDS)
+    assert problems == [*(f"shard {k}/10000 is missing (no shard-{k}-of-10000.json)"
+                          for k in range(3, 8)),
+                        "... and 9993 more shards of 10000 missing (9998 in all)"]
+    # Five missing are all named, with no count.
+    _write(tmp_path / "z", 1, 7, ["a", "b", "c", "d"])
+    _write(tmp_path / "w", 2, 7, [])
+    problems = check_shards(_all(tmp_path / "z") + _all(tmp_path / "w"), PLAN, IDS)
+    assert len(problems) == 5 and problems[-1].startswith("shard 7/7 is missing")
+
+
+def test_what_write_timings_writes_reads_back_with_timings(tmp_path: Path) -> None:
+    # A mutant measured past the range (1e308 s once made a file --timings refused)
+    # is written at the bound; the file always reads back.
+    path = tmp_path / "t.json"
+    write_timings(path, [MutantResult(_mutant("a"), Status.KILLED, duration=1e308),
+                         MutantResult(_mutant("b"), Status.TIMEOUT, duration=float("inf")),
+                         MutantResult(_mutant("c"), Status.KILLED, duration=0.123456)])
+    assert read_timings(path) == {"a": 86400.0, "b": 86400.0, "c": 0.1235}
+    path.write_text('{"a": 86401}')
+    with pytest.raises(InputError, match=r"a: got 86401; expected a number of seconds from 0"):
+        read_timings(path)
+
+
+def test_a_manifest_metaeval_writes_always_reads_back(tmp_path: Path) -> None:
+    shard = ShardPlan(1, 1, PLAN, 1, ("a",), tmp_path)
+    write_manifest(shard, [MutantResult(_mutant("a"), Status.TIMEOUT, duration=1e308,
+                                        in_tests=float("nan"))],
+                   finished=True, baseline=1e308, timeout=float("inf"))
+    manifest = read_manifest(shard.path)
+    assert (manifest.baseline, manifest.timeout) == (86400.0, 86400.0)
+    assert manifest.results["a"]["duration"] == 86400.0
+    assert manifest.results["a"]["in_tests"] == 0.0
+
+
+def test_a_shard_reporting_beyond_its_share_or_plan_is_named(tmp_path: Path) -> None:
+    # Forged or mixed up: a result for a mutant another shard was assigned (it would
+    # have overridden that shard's), or a count from another plan.
+    _write(tmp_path / "x", 1, 2, ["a", "c"], results=["a", "c", "b"])
+    _write(tmp_path / "y", 2, 2, ["b", "d"])
+    problems = check_shards(_all(tmp_path), PLAN, IDS)
+    assert len(problems) == 1 and "has 1 results for mutants not assigned to it, e.g. 'b'" \
+        in problems[0]
+    (tmp_path / "x" / "shard-1-of-2.json").unlink()
+    _write(tmp_path / "x", 1, 2, ["a", "c"])
+    assert check_shards(_all(tmp_path), PLAN, IDS) == []  # as written: one whole run
+    assert "says its plan holds 4 mutants; this plan holds 5" in check_shards(
+        _all(tmp_path), PLAN, [*IDS, "e"])[0]

@@ -1,6 +1,8 @@
 """The rewrite mutants of each module text, kept under ``.metaeval/``, so that a
-rerun with nothing changed does not parse with libcst again. A missing,
-outdated or unreadable file is an empty cache."""
+rerun with nothing changed does not parse with libcst again. A missing or
+outdated file is an empty cache; an unreadable one, one git tracks, or one with
+a single entry that is not what a scan writes (a field of the wrong type, a span
+out of range) is an empty cache with one warning naming the file and field."""
 
 from __future__ import annotations
 
@@ -12,11 +14,14 @@ from pathlib import Path
 
 from metaeval import __version__
 from metaeval.contract import JsonValue
+from metaeval.errors import shown
 from metaeval.files import write_atomic
 from metaeval.mutation.cache_files import cold, outdated, read_cache
 from metaeval.mutation.find.operators import Operator
 from metaeval.mutation.find.targets import scan_module as mutants_and_scopes
 from metaeval.mutation.model import Mutant, MutantKind, Span
+from metaeval.mutation.run.limits import LINE
+from metaeval.untrusted_json import JsonInputError, join_field
 
 FORMAT = 1
 
@@ -36,30 +41,46 @@ _SPAN_FIELDS = frozenset(f.name for f in fields(Span))
 
 
 def _decode_mutant(data: JsonValue) -> Mutant:
-    # Every field is a string but the kind and the span: a wrong type is refused
-    # here, not met later as a crash in the middle of a run.
-    if not isinstance(data, dict) or not set(data) <= _MUTANT_FIELDS:
-        raise ValueError("not a mutant")
+    # Every field is a string but the kind and the span: a wrong type or a span out
+    # of range is refused here, not met later as a crash in the middle of a run.
+    # Every field, as ``asdict`` writes them: a rewrite mutant read back without its
+    # ``mutated_source`` would put an empty module in place, killed by any test.
+    if not isinstance(data, dict) or set(data) != _MUTANT_FIELDS:
+        raise JsonInputError("", f"got {shown(data)}; expected a mutant as metaeval writes "
+                                 f"it, with the fields {sorted(_MUTANT_FIELDS)}")
     span = data.get("span")
     if not isinstance(span, dict) or set(span) != _SPAN_FIELDS or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in span.values()):
-        raise ValueError("not a span")
+            LINE.holds(v) for v in span.values()):
+        raise JsonInputError("span", f"got {shown(span)}; expected {sorted(_SPAN_FIELDS)}, "
+                             f"each {LINE.expected}")
     texts = {k: v for k, v in data.items() if k not in ("kind", "span")}
-    if not all(isinstance(v, str) for v in texts.values()):
-        raise ValueError("not a mutant")
-    return Mutant(**texts, kind=MutantKind(data.get("kind")),  # type: ignore[arg-type]
-                  span=Span(**span))  # type: ignore[arg-type]
+    for name, value in texts.items():
+        if not isinstance(value, str):
+            raise JsonInputError(name, f"got {shown(value)}; expected a string")
+    try:
+        kind = MutantKind(data.get("kind"))
+    except ValueError:
+        raise JsonInputError("kind", f"got {shown(data.get('kind'))}; expected one of "
+                             f"{', '.join(k.value for k in MutantKind)}") from None
+    return Mutant(**texts, kind=kind, span=Span(**span))  # type: ignore[arg-type]
 
 
 def _decode(entry: object) -> tuple[list[Mutant], frozenset[str]]:
-    """An entry back into mutants; ValueError or TypeError when damaged."""
+    """An entry back into mutants; ``JsonInputError`` naming the field when damaged."""
     if not isinstance(entry, dict):
-        raise ValueError("not an entry")
+        raise JsonInputError("", f"got {shown(entry)}; expected an object")
     mutants, scopes = entry.get("mutants"), entry.get("scopes")
-    if not isinstance(mutants, list) or not isinstance(scopes, list) or not all(
-            isinstance(s, str) for s in scopes):
-        raise ValueError("not an entry")
-    return [_decode_mutant(m) for m in mutants], frozenset(scopes)
+    if not isinstance(mutants, list):
+        raise JsonInputError("mutants", f"got {shown(mutants)}; expected a list")
+    if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+        raise JsonInputError("scopes", f"got {shown(scopes)}; expected a list of names")
+    found = []
+    for i, m in enumerate(mutants):
+        try:
+            found.append(_decode_mutant(m))
+        except JsonInputError as e:
+            raise JsonInputError(f"mutants[{i}].{e.field}".rstrip("."), e.message) from None
+    return found, frozenset(scopes)
 
 
 class ScanCache:
@@ -73,6 +94,7 @@ class ScanCache:
         self.path = path or root.resolve() / ".metaeval" / SCAN_FILE_NAME
         self.entries: dict[str, object] = {}
         self.used: dict[str, object] = {}
+        self._decoded: dict[str, tuple[list[Mutant], frozenset[str]]] = {}
         data = read_cache(self.path)
         if data is None or outdated(data, format=FORMAT, version=__version__):
             return  # none yet, or another format's or version's: scan again
@@ -80,7 +102,18 @@ class ScanCache:
         if not isinstance(entries, dict):
             cold(self.path, "not a scan cache: expected an object with entries")
             return
+        decoded = {}
+        for key, entry in entries.items():
+            try:
+                decoded[key] = _decode(entry)
+            except JsonInputError as e:
+                # One damaged entry and none is trusted: a mutant read back is code
+                # the run puts in place. One line, naming the first.
+                where = join_field("entries", key) + (f".{e.field}" if e.field else "")
+                cold(self.path, f"not a scan cache: {where}: {e.message}")
+                return
         self.entries = dict(entries)
+        self._decoded = decoded
 
     @staticmethod
     def _key(source: str, path: str, module: str, operators: Sequence[Operator] | None,
@@ -100,14 +133,10 @@ class ScanCache:
                  operators: Sequence[Operator] | None, message_strings: bool = False
                  ) -> tuple[list[Mutant], frozenset[str]]:
         key = self._key(source, path, module, operators, message_strings)
-        entry = self.entries.get(key)
-        if entry is not None:
-            try:
-                found = _decode(entry)
-                self.used[key] = entry
-                return found
-            except (TypeError, ValueError):
-                pass  # a damaged entry: scan again
+        known = self._decoded.get(key)
+        if known is not None:
+            self.used[key] = self.entries[key]
+            return list(known[0]), known[1]
         mutants, scopes = mutants_and_scopes(source, path=path, module=module,
                                              operators=operators,
                                              message_strings=message_strings)

@@ -29,9 +29,13 @@ from metaeval import __version__
 from metaeval.data_paths import SOURCE_LIMIT, file_digest, read_bounded
 from metaeval.errors import InputError
 from metaeval.files import write_atomic
+from metaeval.mutation.cache_files import TRACKED, outdated
+from metaeval.mutation.run.coverage_data import known_shapes, map_fields
 from metaeval.mutation.run.result_cache import project_test_files
 from metaeval.mutation.run.source_shape import LineMap, Shape, shape_of
 from metaeval.mutation.wire import CodeRun, Reuse
+from metaeval.untrusted_json import JsonInputError, read_json_file
+from metaeval.vcs import tracked
 
 COVERAGE_FILE_NAME = "mutate-coverage.json"
 """Kept next to the result cache."""
@@ -144,38 +148,39 @@ class CoverageMap:
                 "ran": [r.to_json() for r in ran]}
 
 
-def _known_shapes(path: Path) -> dict[str, tuple[str, Shape]]:
+def _known_shapes(path: Path) -> Mapping[str, tuple[str, Shape]]:
     """The shapes in the map at ``path`` with their files' digests; none when there
     is no map there or it is not one (each file is then parsed)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        digests, shapes = document["digests"], document["shapes"]
-        return {str(name): (str(digests[name]), Shape.from_json(shape))
-                for name, shape in shapes.items() if name in digests}
-    except (OSError, KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        return known_shapes(map_fields(read_json_file(path)))
+    except (OSError, JsonInputError):
         return {}
 
 
-def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Sequence[str]
-               ) -> tuple[Reuse | None, str]:
+def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Sequence[str],
+               *, cache: bool = True) -> tuple[Reuse | None, str]:
     """The records of the map at ``path`` that still hold, and a warning when the
-    file could not be read (None and "" when there is no map, or none holds)."""
+    file could not be read or a field of it is out of range (None and "" when there
+    is no map, or none holds). ``cache``: the file is the coverage cache, not a
+    ``--coverage`` file named on the command line, so one git tracks is ignored."""
+    if cache and tracked(path):
+        return None, f"warning: {path}: {TRACKED}; tracing every test"
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = read_json_file(path)
     except FileNotFoundError:
         return None, ""
-    except (OSError, ValueError, RecursionError) as e:
+    except (OSError, JsonInputError) as e:
         return None, f"warning: {path}: cannot read the coverage map ({e}); tracing every test"
+    if outdated(document, salt=_salt(packages, pytest_args)):
+        return None, ""  # another metaeval's, packages' or pytest arguments': stale
     try:
-        if document["salt"] != _salt(packages, pytest_args):
-            return None, ""
-        tests = {str(k): float(v) for k, v in document["tests"].items()}
-        digests = {str(k): str(v) for k, v in document["digests"].items()}
-        ran = tuple(CodeRun.from_json(r) for r in document["ran"])
-        shapes = {str(k): Shape.from_json(v) for k, v in document["shapes"].items()}
-        others = {str(k): float(v) for k, v in document.get("others", {}).items()}
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None, f"warning: {path}: not a coverage map metaeval wrote; tracing every test"
+        found = map_fields(document)
+    except JsonInputError as e:
+        # One line for the whole file: a map with one bad number is not trusted at all.
+        return None, (f"warning: {path}: not a coverage map metaeval wrote: {e}; tracing "
+                      "every test")
+    tests, digests, ran = found.tests, found.digests, found.ran
+    shapes, others = found.shapes, found.others
     digest = _Digests(root.resolve())
     changed = {name for name, value in digests.items() if digest(name) != value}
     warning = "".join(f"warning: {path}: {why}; counted as changed\n"

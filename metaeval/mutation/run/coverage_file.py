@@ -7,7 +7,8 @@ every planned mutant). Each shard passes it with ``--coverage FILE``: its warm
 runner reuses the records that still hold instead of tracing the whole suite
 again. A shard without the file traces on its own.
 
-The file comes from another job, so it is data: read as JSON, field by field,
+The file comes from another job, so it is data: read as JSON, field by field
+(``coverage_data``: every duration, line number and test index in its range),
 never imported or called. A file for another plan, written by another metaeval,
 or not a map at all is refused (``InputError``, exit 2) rather than quietly
 traced around: a pipeline that hands its shards the wrong file should say so.
@@ -25,8 +26,7 @@ from metaeval import __version__
 from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.run.coverage_cache import FORMAT, CoverageMap
-from metaeval.mutation.run.source_shape import Shape
-from metaeval.mutation.wire import CodeRun
+from metaeval.mutation.run.coverage_data import REQUIRED, map_fields
 from metaeval.untrusted_json import JsonInputError, parse_json, read_json_file
 
 PLAN_FIELD = "plan_hash"
@@ -87,7 +87,7 @@ def load_coverage_file(path: Path) -> CoverageFile:
     if not isinstance(document, dict):
         raise InputError(f"--coverage: {path}: got {shown(document)}; expected an object "
                          "written by metaeval mutate --write-coverage")
-    for field in (PLAN_FIELD, "salt", "tests", "digests", "shapes", "ran"):
+    for field in (PLAN_FIELD, *REQUIRED):
         if field not in document:
             raise InputError(f"--coverage: {path}: field {field!r} is missing; expected in "
                              "every coverage file (metaeval mutate --trace-only "
@@ -95,29 +95,15 @@ def load_coverage_file(path: Path) -> CoverageFile:
     plan = document[PLAN_FIELD]
     if not isinstance(plan, str) or not plan:
         raise bad(PLAN_FIELD, plan, "a plan hash (a string)")
-    packages, pytest_args = _salt(document["salt"], bad)
-    tests = document["tests"]
-    if not isinstance(tests, dict) or not all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in tests.values()):
-        raise bad("tests", tests, "an object of test id to seconds")
-    digests = document["digests"]
-    if not isinstance(digests, dict) or not all(isinstance(v, str) for v in digests.values()):
-        raise bad("digests", digests, "an object of file name to its sha256")
-    shapes, ran = document["shapes"], document["ran"]
-    if not isinstance(shapes, dict):
-        raise bad("shapes", shapes, "an object of file name to its shape")
-    if not isinstance(ran, list):
-        raise bad("ran", ran, "a list of the code each test ran")
-    for name, shape in shapes.items():
-        try:
-            Shape.from_json(shape)
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise bad(f"shapes.{name}", shape, "a file's shape as metaeval writes it") from e
-    for index, record in enumerate(ran):
-        try:
-            CodeRun.from_json(record)
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise bad(f"ran[{index}]", record, "a record of code a test ran") from e
+    # Every field, numbers by their range: the shards' results hang on this file's
+    # durations (a test's time sets its mutants' limits) and its line records.
+    try:
+        fields = map_fields({k: v for k, v in document.items() if k != PLAN_FIELD})
+    except JsonInputError as e:
+        raise InputError(f"--coverage: {path}: field {e.field!r}: {e.message} (metaeval "
+                         "mutate --trace-only --write-coverage writes every field)") from e
+    packages, pytest_args = _salt(fields.salt, bad)
+    tests = fields.tests
     return CoverageFile(path, plan, packages, pytest_args, len(tests))
 
 

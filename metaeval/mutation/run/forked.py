@@ -106,7 +106,8 @@ def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -
         if warning:
             print(warning, file=sys.stderr)
     if kept is not None:
-        reuse, warning = load_reuse(kept, options.root, packages, options.pytest_args)
+        reuse, warning = load_reuse(kept, options.root, packages, options.pytest_args,
+                                    cache=options.coverage_file is None)
         if warning:
             print(warning, file=sys.stderr)
         if reuse is not None:

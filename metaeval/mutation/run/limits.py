@@ -41,3 +41,22 @@ slow survivor would count as a Timeout: detected."""
 TIMEOUT_CONSTANT = Range(0, 86400, "a number of seconds from 0 to 86400")
 """Up to a day: more is a limit no one waits for."""
 JOBS = Range(0, 1024, "an integer from 0 to 1024 (0: one per core)", integer=True)
+
+# --- numbers in files another run or job wrote (caches, coverage, manifests, timings) ---
+
+SECONDS = Range(0, 86400, "a number of seconds from 0 to 86400 (a day)")
+"""A test's or a mutant's duration, a baseline's or a time limit, as read back from a
+file: no run waits a day, and a bound keeps a sum of them finite (``1e308`` twice
+is infinity) and a limit from them reachable. What metaeval writes is clamped to
+it (``clamp_seconds``), so its own files always read back."""
+LINE = Range(0, 10**7, "a line number from 0 to 10000000", integer=True)
+"""A line number in a coverage record (``co_firstlineno`` is 0 for some code)."""
+COUNT = Range(0, 10**7, "a count from 0 to 10000000", integer=True)
+"""How many mutants a plan holds, as a manifest says."""
+
+
+def clamp_seconds(value: float) -> float:
+    """``value`` within ``SECONDS``: what metaeval writes of a time it measured."""
+    if math.isnan(value):
+        return SECONDS.low
+    return min(max(value, SECONDS.low), SECONDS.high)

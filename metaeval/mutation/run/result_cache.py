@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -34,6 +33,8 @@ from metaeval.files import write_atomic
 from metaeval.mutation.cache_files import cold, outdated, read_cache
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantResult, Status
+from metaeval.mutation.run.limits import SECONDS, clamp_seconds
+from metaeval.untrusted_json import join_field
 
 CACHE_FILE = ".metaeval/mutate-cache.json"
 FORMAT = 1
@@ -49,12 +50,42 @@ Entry = dict[str, object]
 
 
 def _limit(value: JsonValue) -> float:
-    # An int too large for a float is refused before math.isfinite raises OverflowError.
-    if isinstance(value, bool) or not isinstance(value, int | float) or (
-            isinstance(value, int) and not 0 <= value <= 10**9) or not (
-            math.isfinite(value) and value >= 0):
-        raise ValueError(f"got {shown(value)}; expected a number of seconds")
+    if not SECONDS.holds(value):
+        raise ValueError(f"got {shown(value)}; expected {SECONDS.expected}")
+    assert isinstance(value, int | float)
     return float(value)
+
+
+_CACHED = frozenset(s.value for s in CACHEABLE)
+
+
+def _bad_entry(entry: object) -> str | None:
+    """The field of a cache entry that is not what ``store`` writes, and why; None
+    for a good one. A result is a status, tests and seconds in range: an entry
+    that says otherwise was not written by a run, and the cache is not trusted."""
+    if not isinstance(entry, dict):
+        return f": got {shown(entry)}; expected an object"
+    deps, result = entry.get("deps"), entry.get("result")
+    if not isinstance(entry.get("listing"), str):
+        return f".listing: got {shown(entry.get('listing'))}; expected a digest"
+    if not isinstance(deps, dict) or not all(isinstance(d, str) for d in deps.values()):
+        return f".deps: got {shown(deps)}; expected an object of file name to digest"
+    if not isinstance(result, dict):
+        return f".result: got {shown(result)}; expected an object"
+    status = result.get("status")
+    if not isinstance(status, str) or status not in _CACHED:  # a list is not hashable
+        return (f".result.status: got {shown(status)}; expected one of "
+                f"{', '.join(sorted(_CACHED))}")
+    for name in ("killed_by", "covered_by"):
+        tests = result.get(name)
+        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+            return f".result.{name}: got {shown(tests)}; expected a list of test ids"
+    for name in ("duration", "in_tests"):
+        if not SECONDS.holds(result.get(name)):
+            return f".result.{name}: got {shown(result.get(name))}; expected {SECONDS.expected}"
+    if not isinstance(result.get("detail"), str):
+        return f".result.detail: got {shown(result.get('detail'))}; expected a string"
+    return None
 
 
 def _is_test_file(name: str) -> bool:
@@ -94,6 +125,13 @@ class ResultCache:
         if not isinstance(data, dict) or not isinstance(entries, dict):
             cold(self.path, "not a result cache: expected an object with entries")
             return
+        for key, entry in entries.items():
+            problem = _bad_entry(entry)
+            if problem is not None:
+                # One bad entry and none is trusted: whoever wrote it could have
+                # written the others too. One line, naming the first.
+                cold(self.path, f"not a result cache: {join_field('entries', key)}{problem}")
+                return
         try:
             self.limits = (_limit(data.get("baseline")), _limit(data.get("timeout")))
         except ValueError as e:
@@ -181,22 +219,11 @@ class ResultCache:
             "listing": self._listing(),
             "deps": {name: self._digest(name) for name in sorted(deps)},
             "result": {"status": result.status.value, "killed_by": list(result.killed_by),
-                       "covered_by": list(result.covered_by), "duration": result.duration,
-                       "in_tests": result.in_tests, "detail": result.detail},
+                       "covered_by": list(result.covered_by),
+                       # Within the range the next run reads: its own cache never goes cold.
+                       "duration": clamp_seconds(result.duration),
+                       "in_tests": clamp_seconds(result.in_tests), "detail": result.detail},
         }
-
-    def durations(self, mutants: list[Mutant] | tuple[Mutant, ...]) -> dict[str, float]:
-        """The measured duration of each mutant the cache holds a result of, whether
-        or not its files changed since: a cost estimate for ``--shard``, not a result."""
-        found: dict[str, float] = {}
-        for mutant in mutants:
-            entry = self.entries.get(self.key(mutant))
-            result = entry.get("result") if entry is not None else None
-            value = result.get("duration") if isinstance(result, dict) else None
-            if isinstance(value, int | float) and not isinstance(value, bool) and (
-                    math.isfinite(value) and value > 0):
-                found[mutant.id] = float(value)
-        return found
 
     def last_limits(self) -> tuple[float, float]:
         """The baseline duration and time limit of the run that filled the cache."""
@@ -205,7 +232,7 @@ class ResultCache:
     def save(self, baseline_duration: float, timeout: float) -> None:
         """Write the cache; ``OutputError`` when it cannot be written."""
         if baseline_duration or timeout:
-            self.limits = (baseline_duration, timeout)
+            self.limits = (clamp_seconds(baseline_duration), clamp_seconds(timeout))
         write_atomic(self.path, json.dumps({"format": FORMAT, "baseline": self.limits[0],
                                             "timeout": self.limits[1],
                                             "entries": self.entries}), follow_links=False)

@@ -10,17 +10,20 @@ finished, and each result. It is written twice: when the run starts
 that says so.
 
 ``check_shards`` proves a set of manifests is one whole run of one plan: none
-missing, none twice, none from another plan, each finished with a result for
-every mutant it was assigned, and the shares together exactly the plan. Each
-problem is one line naming the file. Manifests are data: read as JSON, checked
-field by field, never executed.
+missing, none twice, none from another plan or another count of mutants, each
+finished with a result for every mutant it was assigned and for no other, and
+the shares together exactly the plan. Each problem is one line naming the file
+(the first few missing shards by name, the rest counted). Manifests are data:
+read as JSON, checked field by field (every number in range: ``k`` and ``n`` as
+``--shard`` takes them, times within ``limits.SECONDS``), never executed. What
+they cannot prove is that a shard ran what it says: the merge trusts the
+artifacts of its own workflow run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,12 +32,17 @@ from metaeval.data_paths import file_digest
 from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.model import Mutant, MutantResult, Status
+from metaeval.mutation.run.limits import COUNT, SECONDS, Range, clamp_seconds
 from metaeval.mutation.run.result_cache import project_test_files
+from metaeval.mutation.run.shards import MAX_SHARDS
 from metaeval.untrusted_json import JsonInputError, read_json_file
 
 FORMAT = 1
 KIND = "metaeval-mutate-shard"
 GLOB = "shard-*-of-*.json"
+SHARD_COUNT = Range(1, MAX_SHARDS, f"a shard count from 1 to {MAX_SHARDS}", integer=True)
+"""What ``--shard k/n`` takes (``shards.parse_shard``)."""
+MISSING_NAMED = 5
 
 
 def manifest_name(k: int, n: int) -> str:
@@ -86,9 +94,10 @@ class ShardPlan:
 
 
 def _result_entry(r: MutantResult) -> dict[str, object]:
+    # Times within the range the merge reads: a shard's own manifest always merges.
     return {"status": r.status.value, "killed_by": list(r.killed_by),
-            "covered_by": list(r.covered_by), "duration": r.duration,
-            "in_tests": r.in_tests, "detail": r.detail, "cached": r.cached}
+            "covered_by": list(r.covered_by), "duration": clamp_seconds(r.duration),
+            "in_tests": clamp_seconds(r.in_tests), "detail": r.detail, "cached": r.cached}
 
 
 def write_manifest(shard: ShardPlan, results: Sequence[MutantResult] | None, *,
@@ -97,7 +106,7 @@ def write_manifest(shard: ShardPlan, results: Sequence[MutantResult] | None, *,
     document = {
         "format": FORMAT, "kind": KIND, "plan": shard.plan, "k": shard.k, "n": shard.n,
         "planned": shard.planned, "assigned": list(shard.assigned), "finished": finished,
-        "baseline": baseline, "timeout": timeout,
+        "baseline": clamp_seconds(baseline), "timeout": clamp_seconds(timeout),
         "results": {r.mutant.id: _result_entry(r) for r in results or ()},
     }
     write_atomic(shard.path, json.dumps(document, indent=1) + "\n", follow_links=False)
@@ -127,12 +136,23 @@ def _field(data: Mapping[str, object], name: str, kind: type | tuple[type, ...],
     return value
 
 
-def _seconds(data: Mapping[str, object], name: str, path: Path) -> float:
-    value = _field(data, name, (int, float), path, "a number of seconds")
+def _seconds(data: Mapping[str, object], name: str, path: Path, where: str = "") -> float:
+    value = data.get(name)
+    # Bounded, not only finite: 1e308 seconds twice is infinity, and a merged report
+    # must never say Infinity (nor a --write-timings file hold what --timings refuses).
+    if not SECONDS.holds(value):
+        raise InputError(f"{path}: {where}{name}: got {shown(value)}; expected "
+                         f"{SECONDS.expected}")
     assert isinstance(value, int | float)
-    if not math.isfinite(value) or value < 0:
-        raise InputError(f"{path}: {name}: got {shown(value)}; expected a number of seconds")
     return float(value)
+
+
+def _number(data: Mapping[str, object], name: str, path: Path, allowed: Range) -> int:
+    value = data.get(name)
+    if not allowed.holds(value):
+        raise InputError(f"{path}: {name}: got {shown(value)}; expected {allowed.expected}")
+    assert isinstance(value, int)
+    return value
 
 
 def read_manifest(path: Path) -> Manifest:
@@ -164,16 +184,17 @@ def read_manifest(path: Path) -> Manifest:
                     isinstance(t, str) for t in entry[name]):
                 raise InputError(f"{path}: results: {mutant_id}: {name}: expected a list of "
                                  "test ids")
-        _seconds(entry, "duration", path)
-        _seconds(entry, "in_tests", path)
+        _seconds(entry, "duration", path, f"results: {mutant_id}: ")
+        _seconds(entry, "in_tests", path, f"results: {mutant_id}: ")
         if not isinstance(entry.get("detail"), str):
             raise InputError(f"{path}: results: {mutant_id}: detail: expected a string")
-    k = _field(data, "k", int, path, "a shard number")
-    n = _field(data, "n", int, path, "a shard count")
-    planned = _field(data, "planned", int, path, "a count of mutants")
+    # Within what --shard k/n takes: "n": 100000000 once meant a message per missing
+    # shard and a MemoryError.
+    n = _number(data, "n", path, SHARD_COUNT)
+    k = _number(data, "k", path, Range(1, n, f"a shard number from 1 to n ({n})", integer=True))
+    planned = _number(data, "planned", path, COUNT)
     plan = _field(data, "plan", str, path, "the plan's hash")
     finished = _field(data, "finished", bool, path, "true or false")
-    assert isinstance(k, int) and isinstance(n, int) and isinstance(planned, int)
     assert isinstance(plan, str) and isinstance(finished, bool)
     return Manifest(path, plan, k, n, planned, tuple(assigned), finished,
                     _seconds(data, "baseline", path), _seconds(data, "timeout", path),
@@ -216,9 +237,13 @@ def check_shards(manifests: Sequence[Manifest], plan: str,
     by_k: dict[int, list[Manifest]] = {}
     for m in manifests:
         by_k.setdefault(m.k, []).append(m)
-    for k in range(1, n + 1):
-        if k not in by_k:
-            problems.append(f"shard {k}/{n} is missing (no {manifest_name(k, n)})")
+    absent = [k for k in range(1, n + 1) if k not in by_k]
+    # The first few by name, the rest as a count: n may be large, the log is read.
+    problems.extend(f"shard {k}/{n} is missing (no {manifest_name(k, n)})"
+                    for k in absent[:MISSING_NAMED])
+    if len(absent) > MISSING_NAMED:
+        problems.append(f"... and {len(absent) - MISSING_NAMED} more shards of {n} missing "
+                        f"({len(absent)} in all)")
     for k, ms in sorted(by_k.items()):
         if len(ms) > 1:
             problems.append(f"shard {k}/{n} is there {len(ms)} times: "
@@ -230,6 +255,17 @@ def check_shards(manifests: Sequence[Manifest], plan: str,
         if not m.finished or missing:
             problems.append(f"{m.path}: shard {m.k}/{m.n} did not finish ("
                             f"{len(m.assigned) - len(missing)} of {len(m.assigned)} results)")
+        # A shard reports on its own share of this plan, nothing else.
+        if m.planned != len(planned_ids):
+            problems.append(f"{m.path}: shard {m.k}/{m.n} says its plan holds {m.planned} "
+                            f"mutants; this plan holds {len(planned_ids)}")
+        if len(set(m.assigned)) != len(m.assigned):
+            problems.append(f"{m.path}: shard {m.k}/{m.n} is assigned "
+                            f"{len(m.assigned) - len(set(m.assigned))} mutants twice")
+        unassigned = set(m.results) - set(m.assigned)
+        if unassigned:
+            problems.append(f"{m.path}: shard {m.k}/{m.n} has {len(unassigned)} results for "
+                            f"mutants not assigned to it, e.g. {shown(min(unassigned))}")
     if problems:
         return problems
     assigned = [i for m in manifests for i in m.assigned]
@@ -254,10 +290,10 @@ def read_timings(path: Path) -> dict[str, float]:
                          "mutant id to seconds")
     timings: dict[str, float] = {}
     for mutant_id, value in data.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not (
-                math.isfinite(value) and 0 <= value <= 10**9):
+        if not SECONDS.holds(value):
             raise InputError(f"--timings: {path}: {mutant_id}: got {shown(value)}; expected "
-                             "a number of seconds, 0 or more")
+                             f"{SECONDS.expected}")
+        assert isinstance(value, int | float)
         timings[mutant_id] = float(value)
     return timings
 
@@ -265,6 +301,8 @@ def read_timings(path: Path) -> dict[str, float]:
 def write_timings(path: Path, results: Sequence[MutantResult]) -> None:
     """Each result's duration (a cached one's as measured when it ran), for
     ``--timings``; mutants settled without running are left out."""
-    timings = {r.mutant.id: round(r.duration, 4) for r in results if r.duration > 0}
+    # Within the range ``read_timings`` takes, so the file always reads back.
+    timings = {r.mutant.id: round(clamp_seconds(r.duration), 4) for r in results
+               if r.duration > 0}
     write_atomic(path, json.dumps(timings, indent=1, sort_keys=True) + "\n",
                  follow_links=True)
