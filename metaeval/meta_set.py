@@ -1,7 +1,8 @@
 """Read and validate meta-sets: recorded runs with human labels, one JSON object a line.
 
-Runs are read in the native event format or as OpenAI-style chat messages;
-both become the same ``Trajectory``. Every problem is a ``LoadError`` naming
+Runs are read in the native event format, as OpenAI-style chat messages, or as
+Anthropic Messages (content blocks, read by ``importers.runs.anthropic``); all
+become the same ``Trajectory``. Every problem is a ``LoadError`` naming
 file:line and field, echoing the bad value and saying what was expected. A bad
 line is reported and left out; the good lines still load. A bad line must
 never become a run, so it can never be counted as a pass.
@@ -32,6 +33,8 @@ from metaeval.contract import (
 )
 from metaeval.errors import CheckSpecError, clipped, shown
 from metaeval.graders.registry import build_grader
+from metaeval.importers.runs.anthropic import is_anthropic_message, message_events
+from metaeval.importers.runs.common import BadRecord
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.keys import did_you_mean
 from metaeval.untrusted_json import (
@@ -202,6 +205,11 @@ def _decode_tool_content(text: str) -> JsonValue:
 
 
 def _chat_message(raw: JsonObject, where: str) -> list[Event]:
+    if is_anthropic_message(raw):
+        try:
+            return message_events(raw, where)
+        except BadRecord as bad:
+            raise _Bad(bad.field, bad.message) from bad
     role = _str(raw, "role", f"{where}.role", allowed=CHAT_ROLES)
     _no_unknown(raw, CHAT_FIELDS, where)
     if role == "tool":
@@ -244,6 +252,9 @@ def _call_ids(item: JsonValue) -> set[str]:
     if not isinstance(item, dict):
         return set()
     calls = item.get("tool_calls")
+    content = item.get("content")
+    if isinstance(content, list) and calls is None:  # Anthropic tool_use blocks
+        calls = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
     found = [item.get("id")] if item.get("type") == "tool_call" else (
         [c.get("id") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else [])
     return {i for i in found if isinstance(i, str)}

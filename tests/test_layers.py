@@ -24,12 +24,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "metaeval.untrusted_json", "metaeval.config", "metaeval.gate")),
     ("features", ("metaeval.graders", "metaeval.judges", "metaeval.audit", "metaeval.mutation",
                   "metaeval.meta_set", "metaeval.judge_items", "metaeval.llmbar",
+                  "metaeval.importers",
                   "metaeval.findings", "metaeval.init", "metaeval.scaffold",
                   "metaeval.project_package", "metaeval.workflow_install",
                   "metaeval.testing")),
     ("commands", ("metaeval.commands",)),
     ("report", ("metaeval.report",)),
-    ("cli", ("metaeval.cli", "metaeval.cli_parts", "metaeval.cli_findings")),
+    ("cli", ("metaeval.cli", "metaeval.cli_parts", "metaeval.cli_findings",
+             "metaeval.cli_import_runs")),
 )
 """Each layer and the modules (or packages) in it, lowest first."""
 

@@ -179,6 +179,55 @@ def test_bad_chat_arguments_are_named(tmp_path: Path) -> None:
     assert "'{order_id: A-1}'" in result.errors[0].message
 
 
+# The native run of ``record()`` as an Anthropic Messages log writes it: tool calls
+# are tool_use blocks in the assistant turn, results tool_result blocks in a user
+# turn, and the model's thinking a block that is not what it said.
+ANTHROPIC: list[JsonValue] = [
+    {"role": "user", "content": "Refund order A-1182 please."},
+    {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "Look the order up first.", "signature": "sig"},
+        {"type": "tool_use", "id": "c1", "name": "get_order", "input": {"order_id": "A-1182"}}]},
+    {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "c1", "content": "{\"total\": 49.99}"}]},
+    {"role": "assistant", "content": [
+        {"type": "text", "text": "Let me refund that."},
+        {"type": "tool_use", "id": "c2", "name": "refund",
+         "input": {"order_id": "A-1182", "amount": 49.99}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c2", "content": [
+        {"type": "text", "text": "{\"status\": \"issued\"}"}]}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "I've refunded $49.99."}]},
+]
+
+
+def test_anthropic_messages_and_native_give_identical_findings(tmp_path: Path) -> None:
+    # Refused before with "expected a string or text parts".
+    result = load_meta_sets([write(tmp_path / "set.jsonl", record("native"),
+                                   record("anthropic", trajectory=ANTHROPIC))])
+    assert result.errors == ()
+    a, b = result.runs
+    assert a.input.trajectory == b.input.trajectory
+    findings = [[g.grade(r.input) for g in build_graders(r.input.task.checks)] for r in (a, b)]
+    assert findings[0] == findings[1]
+    assert [f.outcome for f in findings[0]] == [Outcome.PASS] * 5
+
+
+def test_an_unknown_anthropic_block_is_named_not_skipped(tmp_path: Path) -> None:
+    bad: list[JsonValue] = [*ANTHROPIC[:5], {"role": "assistant", "content": [
+        {"type": "text", "text": "Done."}, {"type": "tool_use_v9", "id": "c3"}]}]
+    result = load_meta_sets([write(tmp_path / "set.jsonl", record(trajectory=bad))])
+    assert result.runs == ()
+    assert [(e.line, e.field) for e in result.errors] == [(1, "trajectory[5].content[1].type")]
+    assert "'tool_use_v9'" in result.errors[0].message
+
+
+def test_a_tool_result_in_an_assistant_turn_is_refused(tmp_path: Path) -> None:
+    bad: list[JsonValue] = [ANTHROPIC[0], {"role": "assistant", "content": [
+        {"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]}]
+    result = load_meta_sets([write(tmp_path / "set.jsonl", record(trajectory=bad))])
+    assert result.errors[0].field == "trajectory[1].content[0].type"
+    assert "'tool_result' in the assistant turn" in result.errors[0].message
+
+
 def starter_run(run_id: str) -> MetaRun:
     runs = {r.id: r for r in load_meta_sets([REPO / "meta_sets"]).runs}
     return runs[run_id]
