@@ -52,8 +52,10 @@ __all__ = ["FORMAT_VERSION", "Label", "LoadError", "MetaRun", "MetaSet", "data_f
            "load_meta_sets", "parse_run"]
 
 FORMAT_VERSION = 1
+# metadata: what an importer keeps of a harness's run (model, epoch, scores); held as
+# a JSON object, never interpreted.
 RUN_FIELDS = {"id", "category", "task", "trajectory", "initial_state", "final_state", "label",
-              "format_version"}
+              "format_version", "metadata"}
 TASK_FIELDS = {"id", "instruction", "criteria", "checks"}
 LABEL_FIELDS = {"verdict", "score", "criteria", "rationale", "labeller"}
 EVENT_TYPES = ("message", "tool_call", "tool_result", "timeout", "error")
@@ -393,6 +395,7 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
         category = _str(raw, "category", "category", required=False) or "uncategorized"
         initial = _object(raw, "initial_state", "initial_state")
         final = _object(raw, "final_state", "final_state")
+        _object(raw, "metadata", "metadata")
     except _Bad as bad:
         problems.append(bad)
     task = _task(raw.get("task"), problems, allowed, judges)

@@ -228,6 +228,17 @@ def test_a_tool_result_in_an_assistant_turn_is_refused(tmp_path: Path) -> None:
     assert "'tool_result' in the assistant turn" in result.errors[0].message
 
 
+def test_a_runs_metadata_is_an_object_kept_out_of_grading(tmp_path: Path) -> None:
+    # What an importer keeps of a harness's run (model, epoch, scores) was an
+    # unknown field before, so an imported run could not load.
+    result = load_meta_sets([write(tmp_path / "set.jsonl",
+                                   record("kept", metadata={"model": "m", "epoch": 2}),
+                                   record("bad", metadata=["m"]))])
+    assert [r.id for r in result.runs] == ["kept"]
+    assert [(e.line, e.field) for e in result.errors] == [(2, "metadata")]
+    assert "expected a JSON object" in result.errors[0].message
+
+
 def starter_run(run_id: str) -> MetaRun:
     runs = {r.id: r for r in load_meta_sets([REPO / "meta_sets"]).runs}
     return runs[run_id]
@@ -324,8 +335,8 @@ def test_every_key_of_the_openai_chat_format_is_accepted(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(("change", "field", "words"), [
     ({"final_sate": {}}, "final_sate", "unknown field; expected one of category, final_state, "
-     "format_version, id, initial_state, label, task, trajectory; did you mean 'final_state' "
-     "or 'initial_state'?"),
+     "format_version, id, initial_state, label, metadata, task, trajectory; did you mean "
+     "'final_state' or 'initial_state'?"),
     ({"label": {"verdict": "pass", "criteria": {"refund_isued": "pass"}}},
      "label.criteria.refund_isued", "; did you mean 'refund_issued'?"),
     ({"task": {"id": "t", "checks": CHECKS, "critera": {}}}, "task.critera",
