@@ -21,6 +21,7 @@ import click
 from metaeval import __version__
 from metaeval.audit.bars import DEFAULT_BARS as DEFAULT_JUDGE_BARS
 from metaeval.cli_findings import findings
+from metaeval.cli_import_runs import import_runs_command
 from metaeval.cli_parts import (
     FORMAT,
     SUMMARY,
@@ -95,6 +96,7 @@ def main() -> None:
 
 
 main.add_command(findings)
+main.add_command(import_runs_command)
 
 
 @main.command()

@@ -20,7 +20,8 @@ from tests.scaffold_project import make_shop
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
-PAGE_OF = {"findings": "findings.md", "judge-import-llmbar": "judge-audit.md"}
+PAGE_OF = {"findings": "findings.md", "judge-import-llmbar": "judge-audit.md",
+           "import": "import/index.md"}
 """A command documented on another command's page; the rest have ``docs/NAME.md``."""
 
 
