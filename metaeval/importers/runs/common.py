@@ -120,9 +120,22 @@ def _same(a: JsonValue, b: JsonValue) -> bool:
     return a == b
 
 
+def _paired(run: ImportedRun) -> None:
+    """Every tool result answers an earlier call: found here, naming the run, not
+    when the written file is loaded, naming a line of a file the user did not write."""
+    calls: set[str] = set()
+    for i, event in enumerate(run.trajectory):
+        if isinstance(event, ToolCall):
+            calls.add(event.id)
+        elif isinstance(event, ToolResult) and event.call_id not in calls:
+            raise BadRecord(f"trajectory[{i}]", f"a tool result answers call "
+                            f"{event.call_id!r}, which no earlier tool call has")
+
+
 def run_line(run: ImportedRun, label: LabelRule | None = None) -> JsonObject:
     """The meta-set line of ``run``. With no ``label`` the line has none (a labels
     file or a suite supplies it); with one, the score it names becomes the label."""
+    _paired(run)
     line: JsonObject = {
         "format_version": FORMAT_VERSION,
         "id": run.id,

@@ -72,11 +72,11 @@ def _any_value(raw: JsonValue, where: str) -> JsonValue:
     if kind in ("stringValue", "boolValue", "doubleValue"):
         return value
     if kind == "intValue":  # int64 is a string in the JSON mapping
-        try:
-            return int(value) if isinstance(value, str | int) and not isinstance(value, bool) \
-                else _bad_int(value, where)
-        except ValueError:
-            return _bad_int(value, where)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lstrip("-").isdigit():
+            return int(value)
+        raise BadRecord(where, f"got {got(value)}; expected an integer (a string of digits)")
     if kind == "bytesValue" and isinstance(value, str):
         try:
             return base64.b64decode(value, validate=True).hex()
@@ -90,10 +90,6 @@ def _any_value(raw: JsonValue, where: str) -> JsonValue:
         return _key_values(value.get("values", []), where)
     raise BadRecord(where, f"got {got(raw)}; expected stringValue, boolValue, intValue, "
                     "doubleValue, bytesValue, arrayValue or kvlistValue")
-
-
-def _bad_int(value: JsonValue, where: str) -> JsonValue:
-    raise BadRecord(where, f"got {got(value)}; expected an integer (a string of digits)")
 
 
 def _key_values(raw: JsonValue, where: str) -> JsonObject:

@@ -31,11 +31,13 @@ HAS_INSPECT = importlib.util.find_spec("inspect_ai") is not None
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    # METAEVAL_REQUIRE_INSPECT (CI, after installing the extra): a skip is a failure.
+    missing = pytest.fail if os.environ.get("METAEVAL_REQUIRE_INSPECT") else pytest.skip
     if not HAS_INSPECT:
-        pytest.skip("inspect_ai is not installed (pip install 'metaeval[inspect]')")
+        missing("inspect_ai is not installed (pip install 'metaeval[inspect]')")
     caches = sorted(TIKTOKEN.glob("*.gz"))
     if not caches:
-        pytest.skip(f"no tiktoken cache in {TIKTOKEN}: the mock model would download one")
+        missing(f"no tiktoken cache in {TIKTOKEN}: the mock model would download one")
     root = tmp_path_factory.mktemp("inspect")
     cache = root / "tiktoken"
     cache.mkdir()
