@@ -342,6 +342,15 @@ def _after_last_assistant(inputs: list[JsonValue]) -> int:
 def _run(trace: str, spans: list[_Span], source: str) -> ImportedRun | None:
     genai = [s for s in spans if isinstance(s.attributes.get("gen_ai.operation.name"), str)]
     if not genai:
+        # Older instrumentations write gen_ai.* attributes without the operation
+        # (gen_ai.prompt.0.content): a GenAI trace this reader cannot read, not a
+        # trace of something else, so it is named rather than passed over.
+        for span in spans:
+            older = sorted(k for k in span.attributes if k.startswith("gen_ai."))
+            if older:
+                raise BadRecord(span.where, f"has {', '.join(map(repr, older[:3]))} but no "
+                                "gen_ai.operation.name; expected the spans of the GenAI "
+                                "semantic conventions (an operation per span)")
         return None
     genai.sort(key=lambda s: (s.start, s.end))
     conversation = _Conversation()

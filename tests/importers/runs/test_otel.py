@@ -179,3 +179,19 @@ def test_a_bad_line_and_an_unknown_part_are_named(provider: TracerProvider,
     assert (lines + 1, "resourceSpans") in fields
     bad_part = [e for e in result.errors if e.field.endswith(".parts[0].type")]
     assert len(bad_part) == 1 and "got 'hologram'" in bad_part[0].message
+
+
+def test_an_older_conventions_trace_is_named_not_passed_over(provider: TracerProvider,
+                                                             tmp_path: Path) -> None:
+    export(provider, tmp_path / "spans.jsonl")
+    tracer = provider.get_tracer("legacy")
+    with tracer.start_as_current_span("openai.chat") as span:  # per-index prompt attributes
+        span.set_attributes({"gen_ai.system": "openai", "gen_ai.prompt.0.role": "user",
+                             "gen_ai.prompt.0.content": "Refund A-1182."})
+    with tracer.start_as_current_span("GET /health"):  # no gen_ai.*: not a run, no error
+        pass
+    result = imported(tmp_path / "spans.jsonl")
+    assert result.lines == ()
+    (error,) = result.errors
+    assert error.field.endswith("('openai.chat')")
+    assert "'gen_ai.prompt.0.content'" in error.message and "gen_ai.operation.name" in error.message
