@@ -220,6 +220,15 @@ def test_an_unknown_anthropic_block_is_named_not_skipped(tmp_path: Path) -> None
     assert "'tool_use_v9'" in result.errors[0].message
 
 
+def test_a_bad_anthropic_turn_is_one_error_not_one_more_for_each_result(tmp_path: Path
+                                                                        ) -> None:
+    bad: list[JsonValue] = [ANTHROPIC[0], {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "c1", "name": "get_order", "input": {}},
+        {"type": "hologram"}]}, ANTHROPIC[2]]
+    result = load_meta_sets([write(tmp_path / "set.jsonl", record(trajectory=bad))])
+    assert [e.field for e in result.errors] == ["trajectory[1].content[1].type"]
+
+
 def test_a_tool_result_in_an_assistant_turn_is_refused(tmp_path: Path) -> None:
     bad: list[JsonValue] = [ANTHROPIC[0], {"role": "assistant", "content": [
         {"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]}]

@@ -183,6 +183,21 @@ def _run(sample: JsonObject, task: str, model: str, path: Path, index: int) -> I
         metadata=metadata, scores=scores)
 
 
+def _dump(sample: Any) -> JsonObject:
+    """The fields read of one sample, as checked JSON."""
+    try:
+        raw = sample.model_dump(mode="json", include=_FIELDS)
+    # pydantic's serialisation of a value a solver put in the store or metadata:
+    # whatever it raises, this sample cannot be read, the others still can.
+    except Exception as e:
+        raise BadRecord("", f"inspect_ai cannot dump it as JSON: {type(e).__name__}: "
+                        f"{clipped(str(e), 300)}") from e
+    dumped = json_value(raw, "")
+    if not isinstance(dumped, dict):
+        raise BadRecord("", f"got {got(dumped)}; expected a sample object")
+    return dumped
+
+
 def read_inspect(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[ImportedRun]:
     """Every sample of every log as a run; a log inspect_ai cannot read, or a bad
     sample, is one error in ``errors`` (``samples[N]`` names the sample)."""
@@ -195,9 +210,7 @@ def read_inspect(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[Imp
             for index, sample in enumerate(samples):
                 where = f"samples[{index}]"
                 try:
-                    dumped = json_value(sample.model_dump(mode="json", include=_FIELDS), "")
-                    assert isinstance(dumped, dict)
-                    yield _run(dumped, task, model, path, index)
+                    yield _run(_dump(sample), task, model, path, index)
                 except BadRecord as bad:
                     field = where + (f".{bad.field.lstrip('.')}" if bad.field else "")
                     errors.append(LoadError(str(path), 0, field, bad.message))
