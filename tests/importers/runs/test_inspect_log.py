@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,6 +158,25 @@ def test_a_file_inspect_cannot_read_is_named_and_the_others_still_load(logs: Pat
     assert len(runs) == len(CASES) * EPOCHS
     assert [(e.path, e.line, e.field) for e in errors] == [(str(bad), 0, "")]
     assert errors[0].message.startswith("inspect_ai cannot read it as an eval log: ")
+
+
+def test_a_sample_inspect_cannot_dump_is_one_error_and_the_others_load(
+        logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspect_ai.log import EvalSample
+
+    dump = EvalSample.model_dump
+
+    def failing(self: Any, **kwargs: Any) -> Any:  # inspect_ai's types are Any to mypy
+        if self.id == "refund-2":
+            raise ValueError("store value is not JSON")
+        return dump(self, **kwargs)
+
+    monkeypatch.setattr(EvalSample, "model_dump", failing)
+    errors: list[LoadError] = []
+    runs = list(read_inspect([logs / "refunds.eval"], errors))
+    assert len(runs) == (len(CASES) - 1) * EPOCHS
+    assert [e.field for e in errors] == [f"samples[{i}]" for i in (EPOCHS, EPOCHS + 1)]
+    assert "store value is not JSON" in errors[0].message
 
 
 def test_without_inspect_ai_the_error_says_how_to_install_it(
