@@ -22,6 +22,7 @@ from metaeval import __version__
 from metaeval.audit.bars import DEFAULT_BARS as DEFAULT_JUDGE_BARS
 from metaeval.cli_findings import findings
 from metaeval.cli_import import judge_import
+from metaeval.cli_import_runs import import_runs_command
 from metaeval.cli_parts import (
     FORMAT,
     SUMMARY,
@@ -98,6 +99,7 @@ def main() -> None:
 
 main.add_command(findings)
 main.add_command(judge_import)
+main.add_command(import_runs_command)
 
 
 @main.command()

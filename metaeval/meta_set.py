@@ -1,7 +1,8 @@
 """Read and validate meta-sets: recorded runs with human labels, one JSON object a line.
 
-Runs are read in the native event format or as OpenAI-style chat messages;
-both become the same ``Trajectory``. Every problem is a ``LoadError`` naming
+Runs are read in the native event format, as OpenAI-style chat messages, or as
+Anthropic Messages (content blocks, read by ``importers.runs.anthropic``); all
+become the same ``Trajectory``. Every problem is a ``LoadError`` naming
 file:line and field, echoing the bad value and saying what was expected. A bad
 line is reported and left out; the good lines still load. A bad line must
 never become a run, so it can never be counted as a pass.
@@ -32,6 +33,8 @@ from metaeval.contract import (
 )
 from metaeval.errors import CheckSpecError, clipped, shown
 from metaeval.graders.registry import build_grader
+from metaeval.importers.runs.anthropic import is_anthropic_message, message_events
+from metaeval.importers.runs.common import BadRecord
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.keys import did_you_mean
 from metaeval.untrusted_json import (
@@ -49,8 +52,10 @@ __all__ = ["FORMAT_VERSION", "Label", "LoadError", "MetaRun", "MetaSet", "data_f
            "load_meta_sets", "parse_run"]
 
 FORMAT_VERSION = 1
+# metadata: what an importer keeps of a harness's run (model, epoch, scores); held as
+# a JSON object, never interpreted.
 RUN_FIELDS = {"id", "category", "task", "trajectory", "initial_state", "final_state", "label",
-              "format_version"}
+              "format_version", "metadata"}
 TASK_FIELDS = {"id", "instruction", "criteria", "checks"}
 LABEL_FIELDS = {"verdict", "score", "criteria", "rationale", "labeller"}
 EVENT_TYPES = ("message", "tool_call", "tool_result", "timeout", "error")
@@ -210,7 +215,13 @@ def _decode_tool_content(text: str) -> JsonValue:
     return value if isinstance(value, dict | list) else text
 
 
-def _chat_message(raw: JsonObject, where: str) -> list[Event]:
+def _chat_message(raw: JsonObject, where: str, origins: list[str] | None = None
+                  ) -> list[Event]:
+    if is_anthropic_message(raw):
+        try:
+            return message_events(raw, where, origins=origins)
+        except BadRecord as bad:
+            raise _Bad(bad.field, bad.message) from bad
     role = _str(raw, "role", f"{where}.role", allowed=CHAT_ROLES)
     _no_unknown(raw, CHAT_FIELDS, where)
     if role == "tool":
@@ -253,6 +264,9 @@ def _call_ids(item: JsonValue) -> set[str]:
     if not isinstance(item, dict):
         return set()
     calls = item.get("tool_calls")
+    content = item.get("content")
+    if isinstance(content, list) and calls is None:  # Anthropic tool_use blocks
+        calls = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
     found = [item.get("id")] if item.get("type") == "tool_call" else (
         [c.get("id") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else [])
     return {i for i in found if isinstance(i, str)}
@@ -270,8 +284,9 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
         try:
             if not isinstance(item, dict):
                 raise _Bad(where, f"got {_got(item)}; expected an event object")
+            blocks: list[str] = []  # an Anthropic message says where each event was
             if "type" not in item and "role" in item:
-                new = _chat_message(item, where)
+                new = _chat_message(item, where, blocks)
             else:
                 new = _native_event(item, where)
             for event in new:
@@ -282,7 +297,7 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
                     raise _Bad(f"{where}.{field_name}", f"got {shown(event.call_id)}; expected "
                                "the id of an earlier tool call")
             events.extend(new)
-            origins.extend(_origins(new, where, "type" not in item))
+            origins.extend(blocks or _origins(new, where, "type" not in item))
         except _Bad as bad:
             problems.append(bad)
             call_ids.update(_call_ids(item))
@@ -429,6 +444,7 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
         category = _str(raw, "category", "category", required=False) or "uncategorized"
         initial = _object(raw, "initial_state", "initial_state")
         final = _object(raw, "final_state", "final_state")
+        _object(raw, "metadata", "metadata")
     except _Bad as bad:
         problems.append(bad)
     task = _task(raw.get("task"), problems, allowed, judges)

@@ -22,7 +22,8 @@ DOCS = ROOT / "docs"
 
 PAGE_OF = {"findings": "findings.md", "judge-import-llmbar": "judge-audit.md",
            "judge-import": "judge-own.md",
-           "judge-import-annotations": "judge-audit.md"}
+           "judge-import-annotations": "judge-audit.md",
+           "import": "import/index.md"}
 """A command documented on another command's page; the rest have ``docs/NAME.md``."""
 
 

@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("commands", ("metaeval.commands",)),
     ("report", ("metaeval.report",)),
     ("cli", ("metaeval.cli", "metaeval.cli_parts", "metaeval.cli_findings",
-             "metaeval.cli_import")),
+             "metaeval.cli_import", "metaeval.cli_import_runs")),
 )
 """Each layer and the modules (or packages) in it, lowest first."""
 

@@ -202,6 +202,111 @@ def test_bad_chat_arguments_are_named(tmp_path: Path) -> None:
     assert "'{order_id: A-1}'" in result.errors[0].message
 
 
+# The native run of ``record()`` as an Anthropic Messages log writes it: tool calls
+# are tool_use blocks in the assistant turn, results tool_result blocks in a user
+# turn, and the model's thinking a block that is not what it said.
+ANTHROPIC: list[JsonValue] = [
+    {"role": "user", "content": "Refund order A-1182 please."},
+    {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "Look the order up first.", "signature": "sig"},
+        {"type": "tool_use", "id": "c1", "name": "get_order", "input": {"order_id": "A-1182"}}]},
+    {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "c1", "content": "{\"total\": 49.99}"}]},
+    {"role": "assistant", "content": [
+        {"type": "text", "text": "Let me refund that."},
+        {"type": "tool_use", "id": "c2", "name": "refund",
+         "input": {"order_id": "A-1182", "amount": 49.99}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c2", "content": [
+        {"type": "text", "text": "{\"status\": \"issued\"}"}]}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "I've refunded $49.99."}]},
+]
+
+
+def test_anthropic_messages_and_native_give_identical_findings(tmp_path: Path) -> None:
+    # Refused before with "expected a string or text parts".
+    result = load_meta_sets([write(tmp_path / "set.jsonl", record("native"),
+                                   record("anthropic", trajectory=ANTHROPIC))])
+    assert result.errors == ()
+    a, b = result.runs
+    assert a.input.trajectory.events == b.input.trajectory.events
+    findings = [[g.grade(r.input) for g in build_graders(r.input.task.checks)] for r in (a, b)]
+    assert [(f.outcome, f.score) for f in findings[0]] == [
+        (f.outcome, f.score) for f in findings[1]]
+    assert [f.outcome for f in findings[0]] == [Outcome.PASS] * 5
+    # Evidence points at the block in the file, not at the flattened event.
+    assert b.input.trajectory.origins == tuple(
+        # a string or text parts alone read as an OpenAI chat message does: the item
+        f"trajectory[{i}]" if _plain(m) else f"trajectory[{i}].content[{k}]"
+        for i, m in enumerate(ANTHROPIC) if isinstance(m, dict)
+        for k in _event_blocks(m))
+
+
+def _plain(message: dict[str, JsonValue]) -> bool:
+    content = message["content"]
+    assert isinstance(content, str | list)
+    return isinstance(content, str) or all(
+        isinstance(b, dict) and b.get("type") == "text" for b in content)
+
+
+def _event_blocks(message: dict[str, JsonValue]) -> list[int]:
+    """The index of each block that starts an event (thinking starts none; adjacent
+    text blocks are one message), written out independently of the reader."""
+    content = message["content"]
+    if isinstance(content, str):
+        return [0]
+    assert isinstance(content, list)
+    starts, in_text = [], False
+    for k, block in enumerate(content):
+        kind = block["type"] if isinstance(block, dict) else None
+        if kind in ("text", "image", "document"):
+            if not in_text:
+                starts.append(k)
+            in_text = True
+        elif kind == "thinking":
+            continue
+        else:
+            starts.append(k)
+            in_text = False
+    return starts
+
+
+def test_an_unknown_anthropic_block_is_named_not_skipped(tmp_path: Path) -> None:
+    bad: list[JsonValue] = [*ANTHROPIC[:5], {"role": "assistant", "content": [
+        {"type": "text", "text": "Done."}, {"type": "tool_use_v9", "id": "c3"}]}]
+    result = load_meta_sets([write(tmp_path / "set.jsonl", record(trajectory=bad))])
+    assert result.runs == ()
+    assert [(e.line, e.field) for e in result.errors] == [(1, "trajectory[5].content[1].type")]
+    assert "'tool_use_v9'" in result.errors[0].message
+
+
+def test_a_bad_anthropic_turn_is_one_error_not_one_more_for_each_result(tmp_path: Path
+                                                                        ) -> None:
+    bad: list[JsonValue] = [ANTHROPIC[0], {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "c1", "name": "get_order", "input": {}},
+        {"type": "hologram"}]}, ANTHROPIC[2]]
+    result = load_meta_sets([write(tmp_path / "set.jsonl", record(trajectory=bad))])
+    assert [e.field for e in result.errors] == ["trajectory[1].content[1].type"]
+
+
+def test_a_tool_result_in_an_assistant_turn_is_refused(tmp_path: Path) -> None:
+    bad: list[JsonValue] = [ANTHROPIC[0], {"role": "assistant", "content": [
+        {"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]}]
+    result = load_meta_sets([write(tmp_path / "set.jsonl", record(trajectory=bad))])
+    assert result.errors[0].field == "trajectory[1].content[0].type"
+    assert "'tool_result' in the assistant turn" in result.errors[0].message
+
+
+def test_a_runs_metadata_is_an_object_kept_out_of_grading(tmp_path: Path) -> None:
+    # What an importer keeps of a harness's run (model, epoch, scores) was an
+    # unknown field before, so an imported run could not load.
+    result = load_meta_sets([write(tmp_path / "set.jsonl",
+                                   record("kept", metadata={"model": "m", "epoch": 2}),
+                                   record("bad", metadata=["m"]))])
+    assert [r.id for r in result.runs] == ["kept"]
+    assert [(e.line, e.field) for e in result.errors] == [(2, "metadata")]
+    assert "expected a JSON object" in result.errors[0].message
+
+
 def starter_run(run_id: str) -> MetaRun:
     runs = {r.id: r for r in load_meta_sets([REPO / "meta_sets"]).runs}
     return runs[run_id]
@@ -298,8 +403,8 @@ def test_every_key_of_the_openai_chat_format_is_accepted(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(("change", "field", "words"), [
     ({"final_sate": {}}, "final_sate", "unknown field; expected one of category, final_state, "
-     "format_version, id, initial_state, label, task, trajectory; did you mean 'final_state' "
-     "or 'initial_state'?"),
+     "format_version, id, initial_state, label, metadata, task, trajectory; did you mean "
+     "'final_state' or 'initial_state'?"),
     ({"label": {"verdict": "pass", "criteria": {"refund_isued": "pass"}}},
      "label.criteria.refund_isued", "; did you mean 'refund_issued'?"),
     ({"task": {"id": "t", "checks": CHECKS, "critera": {}}}, "task.critera",

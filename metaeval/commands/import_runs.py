@@ -1,0 +1,94 @@
+"""``metaeval import FORMAT PATH...``: agent runs from a harness's files as meta-set lines.
+
+Reads the files (a directory: its files of the format's suffixes) through the
+format's importer, refuses a run id used twice, and returns the lines with every
+error; a bad record is left out and named, the good ones are kept. With
+``label_from`` a harness score becomes each run's label (a value the rule cannot
+map is an error naming the run). Never prints, never writes: the command line
+writes the lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from metaeval.contract import JsonObject
+from metaeval.errors import ExitCode, shown
+from metaeval.importers.runs import reader
+from metaeval.importers.runs.common import BadRecord, LabelRule, run_line
+from metaeval.untrusted_json import FirstUse, LoadError
+
+__all__ = ["ImportRequest", "Imported", "import_code", "import_runs"]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRequest:
+    fmt: str
+    paths: tuple[Path, ...]
+    label_from: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """The meta-set lines read, every error, and the files read."""
+
+    lines: tuple[JsonObject, ...]
+    errors: tuple[LoadError, ...]
+    files: tuple[str, ...]
+
+
+def _files(paths: Sequence[Path], suffixes: tuple[str, ...], errors: list[LoadError]
+           ) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes)
+            if not found:
+                errors.append(LoadError(str(path), 0, "", "no "
+                                        f"{' or '.join(suffixes)} files in this directory"))
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            errors.append(LoadError(str(path), 0, "", "no such file or directory"))
+    return files
+
+
+def _where(source: str) -> tuple[str, int, str]:
+    """``file:line`` to its parts; a source naming a record (``file#samples[2]``)
+    keeps its record in the field."""
+    path, sep, line = source.rpartition(":")
+    if sep and line.isdigit():
+        return path, int(line), ""
+    path, _, record = source.partition("#")
+    return path, 0, record
+
+
+def import_runs(request: ImportRequest) -> Imported:
+    read, suffixes = reader(request.fmt)
+    errors: list[LoadError] = []
+    files = _files(request.paths, suffixes, errors)
+    rule = LabelRule(request.label_from) if request.label_from else None
+    lines: list[JsonObject] = []
+    ids = FirstUse()
+    for run in read(files, errors):
+        path, line, record = _where(run.source)
+        first = ids.earlier(run.id, run.source)
+        if first is not None:
+            errors.append(LoadError(path, line, ".".join(p for p in (record, "id") if p),
+                                    f"got {shown(run.id)}; expected a run id not already used "
+                                    f"(first at {first})"))
+            continue
+        try:
+            lines.append(run_line(run, rule))
+        except BadRecord as bad:
+            errors.append(LoadError(path, line, ".".join(p for p in (record, bad.field) if p),
+                                    bad.message))
+    return Imported(tuple(lines), tuple(errors), tuple(str(f) for f in files))
+
+
+def import_code(result: Imported) -> ExitCode:
+    """0 when every record became a run; 2 when one is bad or none was read."""
+    return ExitCode.BAD_INPUT if result.errors or not result.lines else ExitCode.OK

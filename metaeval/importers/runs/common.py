@@ -1,0 +1,184 @@
+"""What the run importers share: the imported run, its meta-set line, and record errors.
+
+Each importer turns one foreign record (an inspect_ai sample, a logged Anthropic
+Messages request, an OpenTelemetry trace) into an ``ImportedRun`` whose trajectory
+is the native event list of a meta-set line; ``run_line`` renders it. Importers
+report a bad record as a ``LoadError`` naming its file, line or record, field and
+value, and never drop a record silently: a record of an unknown shape is an error.
+This module must never import a format's own library (that is each importer's,
+lazily).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from metaeval.contract import (
+    Error,
+    Event,
+    JsonObject,
+    JsonValue,
+    Message,
+    Timeout,
+    ToolCall,
+    ToolResult,
+)
+from metaeval.errors import clipped
+from metaeval.untrusted_json import MAX_DEPTH, JsonInputError, parse_json
+
+__all__ = ["FORMAT_VERSION", "INNER_DEPTH", "BadRecord", "ImportedRun", "LabelRule",
+           "decode_tool_content", "event_json", "got", "json_value", "run_line"]
+
+FORMAT_VERSION = 1
+"""The meta-set format version the lines are written in (``meta_set.FORMAT_VERSION``,
+which this module cannot import: the meta-set reader imports the Anthropic one)."""
+
+# Tool arguments and results are often JSON inside a string; the value lands at
+# level 4 of a meta-set line, so it gets the levels left there.
+INNER_DEPTH = MAX_DEPTH - 3
+
+
+class BadRecord(Exception):
+    """One problem in one foreign record: ``field`` is its path inside the record."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def got(value: object) -> str:
+    """A bad value as an error echoes it: short, with what it was."""
+    return clipped(repr(value))
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedRun:
+    """One run read from a foreign format, ready to become a meta-set line.
+
+    ``scores``: what the harness itself decided (inspect_ai's scorers), by scorer
+    name, kept so that a score can become a candidate label (``LabelRule``).
+    """
+
+    id: str
+    source: str
+    task_id: str
+    trajectory: tuple[Event, ...]
+    instruction: str = ""
+    criteria: JsonObject = field(default_factory=dict)
+    initial_state: JsonObject = field(default_factory=dict)
+    final_state: JsonObject = field(default_factory=dict)
+    metadata: JsonObject = field(default_factory=dict)
+    scores: Mapping[str, JsonValue] = field(default_factory=dict)
+
+
+def event_json(event: Event) -> JsonObject:
+    """One event as a native meta-set event object."""
+    if isinstance(event, Message):
+        return {"type": "message", "role": event.role, "content": event.content}
+    if isinstance(event, ToolCall):
+        return {"type": "tool_call", "id": event.id, "tool": event.tool, "args": event.args}
+    if isinstance(event, ToolResult):
+        return {"type": "tool_result", "call_id": event.call_id, "content": event.content}
+    kind = "timeout" if isinstance(event, Timeout) else "error"
+    assert isinstance(event, Timeout | Error)
+    return {"type": kind, "detail": event.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRule:
+    """A harness score read as a person's label: ``--label-from SCORER``.
+
+    ``passing`` and ``failing`` are the score values that map to pass and fail;
+    any other value is an error naming the run, never a guess.
+    """
+
+    scorer: str
+    passing: tuple[JsonValue, ...] = ("C", True, 1)
+    failing: tuple[JsonValue, ...] = ("I", False, 0)
+
+    def verdict(self, run: ImportedRun) -> str:
+        if self.scorer not in run.scores:
+            names = ", ".join(sorted(map(repr, run.scores))) or "none"
+            raise BadRecord(f"scores.{self.scorer}", f"the run has no score {self.scorer!r}; "
+                            f"its scores: {names}")
+        value = run.scores[self.scorer]
+        for verdict, values in (("pass", self.passing), ("fail", self.failing)):
+            # 1 == True in Python: a boolean score matches only a boolean value.
+            if any(_same(value, v) for v in values):
+                return verdict
+        expected = ", ".join(repr(v) for v in (*self.passing, *self.failing))
+        raise BadRecord(f"scores.{self.scorer}", f"got {got(value)}; expected one of "
+                        f"{expected} (pass: {', '.join(map(repr, self.passing))})")
+
+
+def _same(a: JsonValue, b: JsonValue) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return a == b
+
+
+def _paired(run: ImportedRun) -> None:
+    """Every tool result answers an earlier call: found here, naming the run, not
+    when the written file is loaded, naming a line of a file the user did not write."""
+    calls: set[str] = set()
+    for i, event in enumerate(run.trajectory):
+        if isinstance(event, ToolCall):
+            calls.add(event.id)
+        elif isinstance(event, ToolResult) and event.call_id not in calls:
+            raise BadRecord(f"trajectory[{i}]", f"a tool result answers call "
+                            f"{event.call_id!r}, which no earlier tool call has")
+
+
+def run_line(run: ImportedRun, label: LabelRule | None = None) -> JsonObject:
+    """The meta-set line of ``run``. With no ``label`` the line has none (a labels
+    file or a suite supplies it); with one, the score it names becomes the label."""
+    _paired(run)
+    line: JsonObject = {
+        "format_version": FORMAT_VERSION,
+        "id": run.id,
+        "task": {"id": run.task_id, "instruction": run.instruction,
+                 "criteria": run.criteria},
+        "trajectory": [event_json(e) for e in run.trajectory],
+        "initial_state": run.initial_state,
+        "final_state": run.final_state,
+        "metadata": run.metadata,
+    }
+    if label is not None:
+        line["label"] = {"verdict": label.verdict(run), "labeller": f"score:{label.scorer}"}
+    return line
+
+
+def decode_tool_content(text: str) -> JsonValue:
+    """A tool result held as a string: a JSON object or list inside is read as such,
+    so the same run in any format gives a grader the same values."""
+    try:
+        value = parse_json(text, max_depth=INNER_DEPTH)
+    except JsonInputError:
+        return text
+    return value if isinstance(value, dict | list) else text
+
+
+def json_value(value: object, where: str, depth: int = 0) -> JsonValue:
+    """``value`` (from a foreign library's model dump) as checked JSON: finite
+    numbers, string keys, bounded depth; anything else names ``where``."""
+    if depth > INNER_DEPTH:
+        raise BadRecord(where, f"nested deeper than {INNER_DEPTH} levels")
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise BadRecord(where, f"got {value!r}; expected a finite number")
+        return value
+    if isinstance(value, list | tuple):
+        return [json_value(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        out: JsonObject = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise BadRecord(where, f"got a key {got(k)}; expected string keys")
+            out[k] = json_value(v, f"{where}.{k}", depth + 1)
+        return out
+    raise BadRecord(where, f"got {got(value)} ({type(value).__name__}); expected a JSON value")

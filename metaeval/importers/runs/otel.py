@@ -1,0 +1,411 @@
+"""OpenTelemetry GenAI spans (an OTLP JSON export) to runs: one trace, one run.
+
+Reads the OTLP JSON an SDK's file exporter or a collector writes (JSON Lines of
+``{"resourceSpans": [...]}``, or one such document), groups spans by trace, and
+rebuilds each trace's conversation from the semantic conventions' ``gen_ai.*``
+attributes: inference spans (``chat``, ``text_completion``, ``generate_content``)
+give the messages (``gen_ai.input.messages``, ``gen_ai.output.messages``,
+``gen_ai.system_instructions``, on the span or on its
+``gen_ai.client.inference.operation.details`` event), ``execute_tool`` spans the
+calls and results. The mapping is docs/import/otel.md. A GenAI span whose
+content was not captured, or a part of an unknown type, is an error naming the
+trace and span, never skipped; spans of other operations are counted in the
+run's metadata.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from metaeval.contract import Event, JsonObject, JsonValue, Message, ToolCall, ToolResult
+from metaeval.importers.runs.common import (
+    INNER_DEPTH,
+    BadRecord,
+    ImportedRun,
+    decode_tool_content,
+    got,
+)
+from metaeval.untrusted_json import JsonInputError, LoadError, parse_json, read_jsonl
+
+__all__ = ["read_otel"]
+
+INFERENCE = {"chat", "text_completion", "generate_content"}
+AGENT = {"invoke_agent", "create_agent"}
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
+_ROLES = {"system", "user", "assistant", "tool"}
+_MARKERS = {"blob", "file", "uri"}
+STATUS_ERROR = 2
+"""``Status.code`` of a span that failed (OTLP's ``STATUS_CODE_ERROR``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    trace: str
+    id: str
+    name: str
+    start: int
+    end: int
+    attributes: JsonObject
+    status_code: int
+    status_message: str
+
+    @property
+    def where(self) -> str:
+        return f"span {self.id} ({self.name!r})"
+
+
+# --- OTLP JSON -------------------------------------------------------------------------
+
+
+def _any_value(raw: JsonValue, where: str) -> JsonValue:
+    """An OTLP ``AnyValue`` (``{"stringValue": ...}``, ``arrayValue``, ...) as JSON."""
+    if not isinstance(raw, dict) or len(raw) > 1:
+        raise BadRecord(where, f"got {got(raw)}; expected an OTLP AnyValue with one key")
+    if not raw:
+        return None
+    ((kind, value),) = raw.items()
+    if kind in ("stringValue", "boolValue", "doubleValue"):
+        return value
+    if kind == "intValue":  # int64 is a string in the JSON mapping
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lstrip("-").isdigit():
+            return int(value)
+        raise BadRecord(where, f"got {got(value)}; expected an integer (a string of digits)")
+    if kind == "bytesValue" and isinstance(value, str):
+        try:
+            return base64.b64decode(value, validate=True).hex()
+        except (binascii.Error, ValueError):
+            raise BadRecord(where, f"got {got(value)}; expected base64") from None
+    if kind == "arrayValue" and isinstance(value, dict):
+        items = value.get("values", [])
+        if isinstance(items, list):
+            return [_any_value(v, f"{where}[{i}]") for i, v in enumerate(items)]
+    if kind == "kvlistValue" and isinstance(value, dict):
+        return _key_values(value.get("values", []), where)
+    raise BadRecord(where, f"got {got(raw)}; expected stringValue, boolValue, intValue, "
+                    "doubleValue, bytesValue, arrayValue or kvlistValue")
+
+
+def _key_values(raw: JsonValue, where: str) -> JsonObject:
+    if not isinstance(raw, list):
+        raise BadRecord(where, f"got {got(raw)}; expected a list of key-value pairs")
+    out: JsonObject = {}
+    for i, kv in enumerate(raw):
+        if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+            raise BadRecord(f"{where}[{i}]", f"got {got(kv)}; expected {{key, value}}")
+        out[str(kv["key"])] = _any_value(kv.get("value", {}), f"{where}.{kv['key']}")
+    return out
+
+
+def _nanos(raw: JsonValue, where: str) -> int:
+    try:
+        if isinstance(raw, str | int) and not isinstance(raw, bool):
+            return int(raw)
+    except ValueError:
+        pass
+    raise BadRecord(where, f"got {got(raw)}; expected nanoseconds since the epoch")
+
+
+def _list(obj: JsonObject, key: str, where: str) -> list[JsonValue]:
+    value = obj.get(key, [])
+    if not isinstance(value, list):
+        raise BadRecord(f"{where}.{key}" if where else key, f"got {got(value)}; expected a list")
+    return value
+
+
+def _spans(document: JsonValue) -> Iterator[_Span]:
+    """Every span of one ExportTraceServiceRequest, with GenAI event content merged
+    into its attributes."""
+    if not isinstance(document, dict) or "resourceSpans" not in document:
+        raise BadRecord("", f"got {got(document)}; expected an OTLP JSON export "
+                        "({\"resourceSpans\": [...]})")
+    for r, resource in enumerate(_list(document, "resourceSpans", "")):
+        at = f"resourceSpans[{r}]"
+        if not isinstance(resource, dict):
+            raise BadRecord(at, f"got {got(resource)}; expected an object")
+        for s, scope in enumerate(_list(resource, "scopeSpans", at)):
+            sat = f"{at}.scopeSpans[{s}]"
+            if not isinstance(scope, dict):
+                raise BadRecord(sat, f"got {got(scope)}; expected an object")
+            for k, span in enumerate(_list(scope, "spans", sat)):
+                yield _span(span, f"{sat}.spans[{k}]")
+
+
+def _span(raw: JsonValue, where: str) -> _Span:
+    if not isinstance(raw, dict):
+        raise BadRecord(where, f"got {got(raw)}; expected a span object")
+    trace, span_id = raw.get("traceId"), raw.get("spanId")
+    if not isinstance(trace, str) or not trace or not isinstance(span_id, str) or not span_id:
+        raise BadRecord(where, "expected traceId and spanId (hex strings); got "
+                        f"{got(trace)} and {got(span_id)}")
+    attributes = _key_values(raw.get("attributes", []), f"{where}.attributes")
+    for e, event in enumerate(_list(raw, "events", where)):
+        if isinstance(event, dict) and event.get("name") == DETAILS_EVENT:
+            details = _key_values(event.get("attributes", []), f"{where}.events[{e}].attributes")
+            attributes.update({k: v for k, v in details.items() if k in CONTENT_KEYS})
+    status = raw.get("status") or {}
+    code = status.get("code", 0) if isinstance(status, dict) else 0
+    message = status.get("message", "") if isinstance(status, dict) else ""
+    return _Span(trace, span_id, str(raw.get("name", "")),
+                 _nanos(raw.get("startTimeUnixNano", 0), f"{where}.startTimeUnixNano"),
+                 _nanos(raw.get("endTimeUnixNano", 0), f"{where}.endTimeUnixNano"),
+                 attributes, code if isinstance(code, int) else 0,
+                 message if isinstance(message, str) else "")
+
+
+def _documents(path: Path, errors: list[LoadError]) -> Iterator[tuple[int, JsonValue]]:
+    """One export document (line 0), or one a line of JSON Lines."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
+        return
+    if "\n" in text.strip():
+        try:
+            yield 0, parse_json(text)
+            return
+        except JsonInputError:
+            pass  # not one document: JSON Lines, each line read and named on its own
+    for record in read_jsonl(path, errors):
+        yield record.line, record.value
+
+
+# --- a trace to a run --------------------------------------------------------------------
+
+
+def _content(span: _Span, key: str) -> JsonValue:
+    value = span.attributes.get(key)
+    if isinstance(value, str):
+        try:
+            return parse_json(value, max_depth=INNER_DEPTH)
+        except JsonInputError as e:
+            raise BadRecord(f"{span.where}.{key}", f"got {got(value)}; expected a JSON "
+                            f"list ({e.message})") from e
+    return value
+
+
+@dataclass
+class _Conversation:
+    """The events of one trace as they are rebuilt, span by span."""
+
+    events: list[Event] = field(default_factory=list)
+    started: bool = False
+    calls: set[str] = field(default_factory=set)
+    results: set[str] = field(default_factory=set)
+    tool_errors: list[JsonValue] = field(default_factory=list)
+
+    def call(self, call_id: str, tool: str, args: JsonObject) -> None:
+        if call_id not in self.calls:
+            self.calls.add(call_id)
+            self.events.append(ToolCall(call_id, tool, args))
+
+    def result(self, call_id: str, content: JsonValue) -> None:
+        if call_id not in self.results:
+            self.results.add(call_id)
+            self.events.append(ToolResult(call_id, content))
+
+    def message(self, raw: JsonValue, where: str) -> None:
+        if not isinstance(raw, dict):
+            raise BadRecord(where, f"got {got(raw)}; expected a message {{role, parts}}")
+        role = raw.get("role")
+        if role not in _ROLES:
+            raise BadRecord(f"{where}.role", f"got {got(role)}; expected one of "
+                            f"{', '.join(sorted(_ROLES))}")
+        parts = raw.get("parts")
+        if not isinstance(parts, list):
+            raise BadRecord(f"{where}.parts", f"got {got(parts)}; expected a list of parts")
+        self.parts(str(role), parts, where)
+
+    def parts(self, role: str, parts: list[JsonValue], where: str) -> None:
+        text: list[str] = []
+
+        def flush() -> None:
+            if text and role == "tool":
+                raise BadRecord(where, f"got text {got(''.join(text))} in a tool message; "
+                                "expected tool_call_response parts")
+            if text:
+                self.events.append(Message(role, "".join(text)))
+                text.clear()
+
+        for i, part in enumerate(parts):
+            at = f"{where}.parts[{i}]"
+            kind = part.get("type") if isinstance(part, dict) else None
+            if not isinstance(part, dict):
+                raise BadRecord(at, f"got {got(part)}; expected a part object")
+            if kind == "text":
+                content = part.get("content")
+                if not isinstance(content, str):
+                    raise BadRecord(f"{at}.content", f"got {got(content)}; expected a string")
+                text.append(content)
+            elif kind in _MARKERS:
+                text.append(f"[{kind}]")
+            elif kind == "tool_call":
+                flush()
+                args: JsonValue = part.get("arguments") or {}
+                if isinstance(args, str):
+                    args = decode_tool_content(args)
+                if not isinstance(args, dict):
+                    raise BadRecord(f"{at}.arguments", f"got {got(args)}; expected an object")
+                self.call(_id(part, at), _name(part, at), args)
+            elif kind == "tool_call_response":
+                flush()
+                response = part.get("response", part.get("result"))
+                self.result(_id(part, at), decode_tool_content(response)
+                            if isinstance(response, str) else response)
+            elif kind != "reasoning":
+                raise BadRecord(f"{at}.type", f"got {got(kind)}; expected text, tool_call, "
+                                "tool_call_response, reasoning, blob, file or uri")
+        flush()
+
+    def inference(self, span: _Span) -> None:
+        inputs = _content(span, "gen_ai.input.messages")
+        outputs = _content(span, "gen_ai.output.messages")
+        if inputs is None and outputs is None:
+            raise BadRecord(f"{span.where}.gen_ai.input.messages", "missing: the "
+                            "instrumentation did not capture message content; expected "
+                            "gen_ai.input.messages and gen_ai.output.messages (set "
+                            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)")
+        inputs, outputs = inputs or [], outputs or []
+        for key, value in (("gen_ai.input.messages", inputs),
+                           ("gen_ai.output.messages", outputs)):
+            if not isinstance(value, list):
+                raise BadRecord(f"{span.where}.{key}", f"got {got(value)}; expected a list")
+        assert isinstance(inputs, list) and isinstance(outputs, list)
+        system = _content(span, "gen_ai.system_instructions")
+        if system is not None and not self.started:
+            if not isinstance(system, list):
+                raise BadRecord(f"{span.where}.gen_ai.system_instructions",
+                                f"got {got(system)}; expected a list of parts")
+            self.parts("system", system, f"{span.where}.gen_ai.system_instructions")
+        # Each call re-sends the conversation so far, and the model's earlier turns
+        # were read from the outputs of earlier calls: after the first call, only
+        # what follows the input's last assistant turn is new (the user's and the
+        # tools'), however the history was re-serialised or windowed.
+        new = _after_last_assistant(inputs) if self.started else 0
+        for i, message in enumerate(inputs[new:], start=new):
+            self.message(message, f"{span.where}.gen_ai.input.messages[{i}]")
+        for i, message in enumerate(outputs):
+            self.message(message, f"{span.where}.gen_ai.output.messages[{i}]")
+        self.started = True
+
+    def tool(self, span: _Span) -> None:
+        a = span.attributes
+        call_id = a.get("gen_ai.tool.call.id")
+        if not isinstance(call_id, str) or not call_id:
+            raise BadRecord(f"{span.where}.gen_ai.tool.call.id", f"got {got(call_id)}; "
+                            "expected the call's id")
+        args = a.get("gen_ai.tool.call.arguments", {})
+        args = decode_tool_content(args) if isinstance(args, str) else args
+        if not isinstance(args, dict):
+            raise BadRecord(f"{span.where}.gen_ai.tool.call.arguments", f"got {got(args)}; "
+                            "expected a JSON object")
+        self.call(call_id, str(a.get("gen_ai.tool.name", "")), args)
+        result = a.get("gen_ai.tool.call.result")
+        if span.status_code == STATUS_ERROR:
+            self.tool_errors.append(call_id)
+            if result is None:
+                result = f"Error: {span.status_message or a.get('error.type', '')}"
+        if result is not None:
+            self.result(call_id, decode_tool_content(result) if isinstance(result, str)
+                        else result)
+
+
+def _id(part: JsonObject, where: str) -> str:
+    value = part.get("id")
+    if not isinstance(value, str) or not value:
+        raise BadRecord(f"{where}.id", f"got {got(value)}; expected the call's id")
+    return value
+
+
+def _name(part: JsonObject, where: str) -> str:
+    value = part.get("name")
+    if not isinstance(value, str) or not value:
+        raise BadRecord(f"{where}.name", f"got {got(value)}; expected the tool's name")
+    return value
+
+
+def _after_last_assistant(inputs: list[JsonValue]) -> int:
+    """The position after the last assistant message of ``inputs`` (0 if none)."""
+    for k in range(len(inputs) - 1, -1, -1):
+        message = inputs[k]
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            return k + 1
+    return 0
+
+
+def _run(trace: str, spans: list[_Span], source: str) -> ImportedRun | None:
+    genai = [s for s in spans if isinstance(s.attributes.get("gen_ai.operation.name"), str)]
+    if not genai:
+        # Older instrumentations write gen_ai.* attributes without the operation
+        # (gen_ai.prompt.0.content): a GenAI trace this reader cannot read, not a
+        # trace of something else, so it is named rather than passed over.
+        for span in spans:
+            older = sorted(k for k in span.attributes if k.startswith("gen_ai."))
+            if older:
+                raise BadRecord(span.where, f"has {', '.join(map(repr, older[:3]))} but no "
+                                "gen_ai.operation.name; expected the spans of the GenAI "
+                                "semantic conventions (an operation per span)")
+        return None
+    genai.sort(key=lambda s: (s.start, s.end))
+    conversation = _Conversation()
+    skipped: dict[str, JsonValue] = {}
+    ops = {str(s.attributes["gen_ai.operation.name"]) for s in genai}
+    readers = INFERENCE if ops & INFERENCE else AGENT
+    metadata: JsonObject = {"trace_id": trace}
+    for span in genai:
+        op = str(span.attributes["gen_ai.operation.name"])
+        for key, name in (("gen_ai.request.model", "model"), ("gen_ai.agent.name", "agent"),
+                          ("gen_ai.provider.name", "provider")):
+            if isinstance(span.attributes.get(key), str):
+                metadata.setdefault(name, span.attributes[key])
+        if op in readers:
+            conversation.inference(span)
+        elif op == "execute_tool":
+            conversation.tool(span)
+        elif op not in AGENT:
+            count = skipped.get(op, 0)
+            skipped[op] = (count if isinstance(count, int) else 0) + 1
+    if skipped:
+        metadata["operations_not_read"] = skipped
+    if len(genai) < len(spans):
+        metadata["other_spans"] = len(spans) - len(genai)
+    if conversation.tool_errors:
+        metadata["tool_errors"] = conversation.tool_errors
+    conversations = {s.attributes.get("gen_ai.conversation.id") for s in genai} - {None}
+    run_id = str(conversations.pop()) if len(conversations) == 1 else trace
+    instruction = next((e.content for e in conversation.events
+                        if isinstance(e, Message) and e.role == "user"), "")
+    return ImportedRun(run_id, source, run_id, tuple(conversation.events), instruction,
+                       metadata=metadata)
+
+
+def read_otel(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[ImportedRun]:
+    """Every trace with a GenAI span, across all the files given, as a run; a bad
+    document line or a bad trace is one error in ``errors``."""
+    traces: dict[str, list[_Span]] = {}
+    first: dict[str, tuple[Path, int]] = {}
+    for path in paths:
+        for line, document in _documents(path, errors):
+            try:
+                found = list(_spans(document))
+            except BadRecord as bad:
+                errors.append(LoadError(str(path), line, bad.field, bad.message))
+                continue
+            for span in found:
+                traces.setdefault(span.trace, []).append(span)
+                first.setdefault(span.trace, (path, line))
+    for trace, spans in traces.items():
+        path, line = first[trace]
+        try:
+            run = _run(trace, spans, f"{path}:{line}" if line else f"{path}#trace {trace}")
+        except BadRecord as bad:
+            errors.append(LoadError(str(path), line, f"trace {trace}: {bad.field}", bad.message))
+            continue
+        if run is not None:
+            yield run
