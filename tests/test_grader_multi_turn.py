@@ -15,6 +15,7 @@ from metaeval.cli import main
 from metaeval.contract import (
     CheckSpec,
     EvalInput,
+    Evidence,
     Finding,
     JsonValue,
     Message,
@@ -62,8 +63,68 @@ def test_scope_any_still_fails_a_run_that_never_said_it_and_waits_on_a_cut_one()
     # it may have said it next: undecided, never a fail nor a pass
     assert grade("answer_contains", cut, text="HAT031", scope="any").outcome \
         is Outcome.UNSCORED
+    assert grade("answer_states", cut, facts=["flight"], scope="any").outcome \
+        is Outcome.UNSCORED
     with pytest.raises(CheckSpecError, match="scope: got 'all'; expected one of 'last', 'any'"):
         build_grader(CheckSpec("answer_contains", {"text": "x", "scope": "all"}))
+
+
+def test_grounded_numbers_waits_on_a_cut_run_unless_a_figure_is_already_ungrounded() -> None:
+    cut = run(*SAFE_TRAVELS, Timeout("60 s"))
+    # the $30 it said is grounded, but it may have said an ungrounded figure next
+    waits = grade("grounded_numbers", cut, scope="any")
+    assert waits.outcome is Outcome.UNSCORED and waits.reason == "no answer in the trace"
+    wrong = run(*SAFE_TRAVELS[:3], assistant("The fee was $35."), Timeout("60 s"))
+    assert grade("grounded_numbers", wrong, scope="any").evidence == (
+        Evidence("trajectory[3]", "ungrounded figures: 35"),)
+
+
+def test_scope_any_reads_figures_shown_in_different_messages_as_one_answer() -> None:
+    x = run(user("Move me to HAT030."), assistant("Done: you are on HAT030 and the fee is $30"),
+            assistant("45 minutes before departure the gate closes."))
+    spread = grade("answer_contains", x, numbers=[30, 45], scope="any")
+    assert spread.outcome is Outcome.PASS
+    assert spread.evidence == (Evidence("trajectory[1], trajectory[2]", "answer shows 30, 45"),)
+    # read as one text the messages stay apart: "$30" then "45 minutes" is not 3045
+    assert grade("answer_contains", x, numbers=[3045], scope="any").outcome is Outcome.FAIL
+    assert grade("answer_contains", x, numbers=[30, 45]).evidence == (
+        Evidence("trajectory[2]", "answer lacks 30"),)
+
+
+def test_a_missed_answer_check_points_at_the_answer_or_at_the_whole_run() -> None:
+    x = run(*SAFE_TRAVELS, criteria={"flight": "HAT031"})
+    # "last" read one message: point at it; "any" read them all: no one message is to blame
+    for finding, evidence in (
+            (grade("answer_contains", x, text="HAT031"),
+             Evidence("trajectory[4]", "answer lacks 'HAT031'")),
+            (grade("answer_contains", x, text="HAT031", scope="any"),
+             Evidence("trajectory", "no assistant message of 2: answer lacks 'HAT031'")),
+            (grade("answer_states", x, facts=["flight"]),
+             Evidence("trajectory[4]", "answer does not state flight='HAT031'")),
+            (grade("answer_states", x, facts=["flight"], scope="any"),
+             Evidence("trajectory", "answer does not state flight='HAT031'"))):
+        assert (finding.outcome, finding.evidence) == (Outcome.FAIL, (evidence,))
+
+
+def test_answer_states_points_at_the_one_message_that_stated_every_fact() -> None:
+    x = run(*SAFE_TRAVELS, criteria={"flight": "HAT030", "fee": 30})
+    assert grade("answer_states", x, facts=["flight", "fee"], scope="any").evidence == (
+        Evidence("trajectory[3]", "answer states flight, fee"),)
+    # stated over two messages: no one message to point at
+    split = run(user("Move me to HAT030."), assistant("You are on HAT030."),
+                assistant("The fee was $30."), criteria={"flight": "HAT030", "fee": 30})
+    assert grade("answer_states", split, facts=["flight", "fee"], scope="any").evidence == (
+        Evidence("trajectory", "answer states flight, fee"),)
+
+
+def test_grounded_numbers_counts_the_figures_it_read_and_points_at_them() -> None:
+    x = run(user("What do I get back?"), call("c1", "get_reservation"),
+            result("c1", {"fee": 30, "refund": 120.5, "paid": 150.5}),
+            assistant("The fee is $30."), assistant("Your refund is $120.50 of the $150.50 paid."))
+    assert grade("grounded_numbers", x).evidence == (
+        Evidence("trajectory[4]", "2 figures, all grounded"),)
+    assert grade("grounded_numbers", x, scope="any").evidence == (
+        Evidence("trajectory", "3 figures, all grounded"),)
 
 
 # --- 2. a tool call whose result is an error ----------------------------------------------
@@ -87,6 +148,18 @@ def test_a_refused_write_did_not_happen_unless_the_check_counts_failed_calls() -
                  failed_calls="count").outcome is Outcome.PASS
     with pytest.raises(CheckSpecError, match="failed_calls: got 'skip'"):
         build_grader(CheckSpec("no_tool_called", {"tool": "x", "failed_calls": "skip"}))
+
+
+def test_the_evidence_says_how_many_failed_calls_it_left_out() -> None:
+    twice = run(*REFUSED[:3], call("c2", "update_reservation_flights", flight="HAT031"),
+                result("c2", "Error: flight HAT031 not available"), assistant("Both are full."))
+    assert grade("no_tool_called", twice, tool="update_reservation_flights").evidence == (
+        Evidence("trajectory", "update_reservation_flights never called in 2 tool calls "
+                               "(2 failed calls not counted)"),)
+    # counted, nothing was left out, and the evidence must not say it was
+    assert grade("no_tool_called", twice, tool="cancel_reservation",
+                 failed_calls="count").evidence == (
+        Evidence("trajectory", "cancel_reservation never called in 2 tool calls"),)
 
 
 def test_a_write_that_worked_still_fails_the_guard() -> None:

@@ -1,5 +1,6 @@
-"""Grader parameters that must be refused, each named in the error. Written to kill
-mutants `metaeval mutate` found surviving in the parameter checks."""
+"""Grader parameters that must be refused, each named in the error, and the versions
+the accepted ones give. Written to kill mutants `metaeval mutate` found surviving in
+the parameter checks."""
 
 from __future__ import annotations
 
@@ -64,3 +65,30 @@ def test_state_includes_refuses_a_negative_count() -> None:
 def test_a_pattern_the_engine_refuses_is_a_load_time_error(pattern: str, words: str) -> None:
     error = refused("answer_contains", pattern=pattern)
     assert error.field == "pattern" and words in error.message
+
+
+# A check's version hashes its parameters, so earlier findings compare only with the
+# same check. A parameter left at its default is not hashed: a check written before
+# `scope` or `failed_calls` existed keeps the version its findings were stored under,
+# and writing the default out changes nothing; the other value is another check.
+@pytest.mark.parametrize(("grader", "params", "default", "other"), [
+    ("answer_contains", {"text": "HAT030"}, "answer_contains/1+c8aa173c",
+     ("scope", "any", "answer_contains/1+a7ecea6a")),
+    ("grounded_numbers", {}, "grounded_numbers/1+44136fa3",
+     ("scope", "any", "grounded_numbers/1+64282ca4")),
+    ("answer_states", {"facts": ["flight"]}, "answer_states/1+ff1798a9",
+     ("scope", "any", "answer_states/1+9c3865bd")),
+    ("no_tool_called", {"tool": "cancel"}, "no_tool_called/1+ba031050",
+     ("failed_calls", "count", "no_tool_called/1+2ac94498")),
+    ("tool_called", {"tool": "cancel"}, "tool_called/1+7446480b",
+     ("failed_calls", "count", "tool_called/1+10d34400")),
+    ("tool_order", {"before": "get", "after": "cancel"}, "tool_order/1+6cd0c3b7",
+     ("failed_calls", "count", "tool_order/1+88a5bb55")),
+])
+def test_a_default_left_out_or_written_out_keeps_the_version(
+        grader: str, params: JsonObject, default: str, other: tuple[str, str, str]) -> None:
+    field, value, version = other
+    written = {"scope": "last", "failed_calls": "ignore"}[field]
+    assert build_grader(CheckSpec(grader, params)).version == default
+    assert build_grader(CheckSpec(grader, {**params, field: written})).version == default
+    assert build_grader(CheckSpec(grader, {**params, field: value})).version == version

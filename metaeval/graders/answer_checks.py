@@ -179,8 +179,6 @@ def grounded_numbers(scope: object = "last", *, name: str = "") -> RuleGrader:
 
     def check(x: EvalInput) -> Judgement:
         said = _said(x, where)
-        if not said:
-            return _no_answer()
         sources: list[Decimal] = []
         for _, result in x.trajectory.indexed(ToolResult):
             sources.extend(values_in(result.content))
@@ -195,6 +193,8 @@ def grounded_numbers(scope: object = "last", *, name: str = "") -> RuleGrader:
                           if not any(f.shown_by(s) for s in sources)]
             if ungrounded:
                 return failed(Evidence(at, f"ungrounded figures: {', '.join(ungrounded)}"))
+        # Nothing said (no answer), or a run cut short after grounded figures: it may
+        # have said an ungrounded one next. One test for both, so no guard above.
         if x.trajectory.answer_index() is None:
             return _no_answer()
         return passed(Evidence(said[-1][0] if len(said) == 1 else "trajectory",
