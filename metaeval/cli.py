@@ -524,47 +524,6 @@ def judge_import_llmbar(dataset: Path, result: Path | None, items_out: Path,
         echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")
 
 
-@main.command("judge-import-annotations")
-@click.argument("annotations", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--kind", type=click.Choice(["pairwise", "pointwise"]), default="pairwise",
-              show_default=True, help="What the labels judge: a pair, or one response.")
-@click.option("--judge-labels", "judge_file",
-              type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="A judge's labels in the same form: {judge: {item_id: label}} or "
-              "{item_id: label}.")
-@click.option("--judge", "judge", default=None,
-              help="Which judge of --judge-labels (needed when it holds several).")
-@click.option("--map", "maps", multiple=True, metavar="FROM=TO",
-              help="Read the label FROM as TO (a, b, tie; or pass, fail, an integer).")
-@click.option("--items", "items_out", required=True, type=click.Path(path_type=Path),
-              help="Where to write the judge items with their annotators' labels (*.ndjson).")
-@click.option("--recorded", "recorded_out", type=click.Path(path_type=Path),
-              help="Where to write the judge's recorded verdicts (needs --judge-labels).")
-@user_errors
-def judge_import_annotations(annotations: Path, kind: str, judge_file: Path | None,
-                             judge: str | None, maps: tuple[str, ...], items_out: Path,
-                             recorded_out: Path | None) -> None:
-    """Convert {annotator: {item_id: label}} files (and a judge's labels) for judge-audit."""
-    from metaeval.annotation_files import import_annotations, ndjson, parse_maps
-
-    if recorded_out is not None and judge_file is None:
-        raise InputError("--recorded: needs --judge-labels, the judge's labels")
-    refuse_inputs_as_outputs([("--items", items_out), ("--recorded", recorded_out)],
-                             [("ANNOTATIONS", annotations, ""),
-                              ("--judge-labels", judge_file, "")])
-    pointwise = kind == "pointwise"
-    done = import_annotations(annotations, pointwise=pointwise,
-                              extra=parse_maps(maps, pointwise), judge_file=judge_file,
-                              judge=judge)
-    write_atomic(items_out, ndjson(done.items), follow_links=True)
-    echo(f"{len(done.items)} items -> {items_out}")
-    if recorded_out is not None:
-        write_atomic(recorded_out, ndjson(done.recorded), follow_links=True)
-        echo(f"{len(done.recorded)} recorded verdicts -> {recorded_out}"
-                   + (f" ({done.judge_only} on items no annotator labelled, left out)"
-                      if done.judge_only else ""))
-
-
 # --- gate ------------------------------------------------------------------------------
 
 

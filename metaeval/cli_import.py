@@ -1,6 +1,8 @@
 """``metaeval judge-import FORMAT LOG``: a published judge log, as its tool wrote it,
-into judge items and recorded verdicts for ``judge-audit --recorded``. Parses the
-flags and calls one importer of ``metaeval.importers``; never maps a field itself."""
+into judge items and recorded verdicts for ``judge-audit --recorded``; and
+``judge-import annotations``: several annotators' labels (``{annotator: {item_id:
+label}}``) into items that carry them. Parses the flags and calls one importer;
+never maps a field itself."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from pathlib import Path
 import click
 
 from metaeval.cli_parts import echo, refuse_inputs_as_outputs, user_errors
+from metaeval.errors import InputError
+from metaeval.files import write_atomic
 from metaeval.importers.common import Converted
 from metaeval.llmbar import write_ndjson
 
@@ -129,3 +133,44 @@ def codes(log: Path, recorded_out: Path, codes: tuple[str, ...], id_field: str,
     _write(log, convert(log, parse_codes(codes), id_field=id_field, code_field=code_field,
                    order_field=order_field, order=order, sample_field=sample_field),
            None, recorded_out, "recorded verdicts only: audit them with your own --items")
+
+
+@judge_import.command("annotations")
+@click.argument("annotations", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--kind", type=click.Choice(["pairwise", "pointwise"]), default="pairwise",
+              show_default=True, help="What the labels judge: a pair, or one response.")
+@click.option("--judge-labels", "judge_file",
+              type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="A judge's labels in the same form: {judge: {item_id: label}} or "
+              "{item_id: label}.")
+@click.option("--judge", "judge", default=None,
+              help="Which judge of --judge-labels (needed when it holds several).")
+@click.option("--map", "maps", multiple=True, metavar="FROM=TO",
+              help="Read the label FROM as TO (a, b, tie; or pass, fail, an integer).")
+@click.option("--items", "items_out", required=True, type=click.Path(path_type=Path),
+              help="Where to write the judge items with their annotators' labels (*.ndjson).")
+@click.option("--recorded", "recorded_out", type=click.Path(path_type=Path),
+              help="Where to write the judge's recorded verdicts (needs --judge-labels).")
+@user_errors
+def annotation_files(annotations: Path, kind: str, judge_file: Path | None,
+                             judge: str | None, maps: tuple[str, ...], items_out: Path,
+                             recorded_out: Path | None) -> None:
+    """Convert {annotator: {item_id: label}} files (and a judge's labels) for judge-audit."""
+    from metaeval.annotation_files import import_annotations, ndjson, parse_maps
+
+    if recorded_out is not None and judge_file is None:
+        raise InputError("--recorded: needs --judge-labels, the judge's labels")
+    refuse_inputs_as_outputs([("--items", items_out), ("--recorded", recorded_out)],
+                             [("ANNOTATIONS", annotations, ""),
+                              ("--judge-labels", judge_file, "")])
+    pointwise = kind == "pointwise"
+    done = import_annotations(annotations, pointwise=pointwise,
+                              extra=parse_maps(maps, pointwise), judge_file=judge_file,
+                              judge=judge)
+    write_atomic(items_out, ndjson(done.items), follow_links=True)
+    echo(f"{len(done.items)} items -> {items_out}")
+    if recorded_out is not None:
+        write_atomic(recorded_out, ndjson(done.recorded), follow_links=True)
+        echo(f"{len(done.recorded)} recorded verdicts -> {recorded_out}"
+             + (f" ({done.judge_only} on items no annotator labelled, left out)"
+                if done.judge_only else ""))

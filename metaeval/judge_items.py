@@ -33,7 +33,7 @@ from metaeval.judge_labels import (
     point_labels,
 )
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
-from metaeval.meta_set import MetaSet, _Bad, _got, _no_unknown, _str, data_files
+from metaeval.meta_set import _Bad, _got, _no_unknown, _str, data_files
 from metaeval.recorded_forms import positional, strength_of
 from metaeval.untrusted_json import LoadError, Record, load_unique, repeated_id
 
@@ -595,32 +595,3 @@ def item_kinds(items: JudgeItems) -> dict[str, Mode]:
     kinds.update((p.id, Mode.PAIRWISE) for group in (items.pairwise, items.pair_length,
                                                       items.pair_injection) for p in group)
     return kinds
-
-
-def judge_items_under(paths: Iterable[Path], labels: tuple[int, int] = (1, 5),
-                      classes: tuple[str, ...] = ()) -> JudgeItems:
-    """The judge items of the ``*.ndjson`` files given or found in folders under
-    ``paths`` (none: nothing loaded); ``classes``: the declared label classes."""
-    paths = list(paths)
-    files = [p for p in paths if p.is_file() and p.suffix == ITEM_SUFFIX]
-    files += [f for p in paths if p.is_dir() for f in sorted(p.rglob(f"*{ITEM_SUFFIX}"))]
-    return load_judge_items(files, labels, classes) if files else JudgeItems()
-
-
-def with_judge_items(paths: Iterable[Path], meta: MetaSet,
-                     labels: tuple[int, int] = (1, 5), classes: tuple[str, ...] = (),
-                     items: JudgeItems | None = None
-                     ) -> MetaSet:
-    """``meta`` with the errors and files of the judge items under ``paths`` added
-    (``*.ndjson`` files given or found in folders), for ``metaeval validate``;
-    ``labels``: the range of integer labels (``[tool.metaeval.judge_audit]
-    label_scale``); ``classes``: its ``label_classes``; ``items``: those
-    ``judge_items_under`` already loaded from them."""
-    paths = list(paths)
-    items = items if items is not None else judge_items_under(paths, labels, classes)
-    if not items.files and not items.errors:
-        return meta
-    # A folder of judge items alone is not missing its meta-set files.
-    holding = {str(p) for p in paths if p.is_dir() and any(p.rglob(f"*{ITEM_SUFFIX}"))}
-    errors = tuple(e for e in meta.errors if not (e.line == 0 and e.path in holding))
-    return MetaSet(meta.runs, errors + items.errors, meta.files + items.files, meta.warnings)

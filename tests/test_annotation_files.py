@@ -1,4 +1,4 @@
-"""``metaeval judge-import-annotations``: {annotator: {item_id: label}} files."""
+"""``metaeval judge-import annotations``: {annotator: {item_id: label}} files."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def _json(path: Path, data: Any) -> Path:
 
 
 def _run(*args: str) -> Result:
-    return CliRunner().invoke(main, ["judge-import-annotations", *args])
+    return CliRunner().invoke(main, ["judge-import", "annotations", *args])
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

@@ -21,8 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 PAGE_OF = {"findings": "findings.md", "judge-import-llmbar": "judge-audit.md",
-           "judge-import": "judge-own.md",
-           "judge-import-annotations": "judge-audit.md",
+           "judge-import": "judge-own.md", "judge-import annotations": "judge-audit.md",
            "import": "import/index.md"}
 """A command documented on another command's page; the rest have ``docs/NAME.md``."""
 
@@ -39,7 +38,7 @@ def commands(group: click.Group = main, path: tuple[str, ...] = ()
 
 
 def page_for(path: tuple[str, ...]) -> Path:
-    return DOCS / PAGE_OF.get(path[0], f"{path[0]}.md")
+    return DOCS / PAGE_OF.get(" ".join(path), PAGE_OF.get(path[0], f"{path[0]}.md"))
 
 
 def long_flags(command: click.Command) -> list[str]:

@@ -11,7 +11,7 @@ loaded, counted, with every error. Never prints.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +22,8 @@ from metaeval.judge_items import (
     RECORDED_FIELDS,
     JudgeItems,
     item_kinds,
-    judge_items_under,
+    load_judge_items,
     load_recorded,
-    with_judge_items,
 )
 from metaeval.judges.base import DEFAULT_SCALE, Scale
 from metaeval.judges.scales import configured_audit, declared_scale
@@ -84,6 +83,35 @@ def _split(targets: Sequence[Path], recorded: Sequence[Path]
         else:
             meta.append(target)
     return meta, logs
+
+
+def judge_items_under(paths: Iterable[Path], labels: tuple[int, int] = (1, 5),
+                      classes: tuple[str, ...] = ()) -> JudgeItems:
+    """The judge items of the ``*.ndjson`` files given or found in folders under
+    ``paths`` (none: nothing loaded); ``classes``: the declared label classes."""
+    paths = list(paths)
+    files = [p for p in paths if p.is_file() and p.suffix == ITEM_SUFFIX]
+    files += [f for p in paths if p.is_dir() for f in sorted(p.rglob(f"*{ITEM_SUFFIX}"))]
+    return load_judge_items(files, labels, classes) if files else JudgeItems()
+
+
+def with_judge_items(paths: Iterable[Path], meta: MetaSet,
+                     labels: tuple[int, int] = (1, 5), classes: tuple[str, ...] = (),
+                     items: JudgeItems | None = None
+                     ) -> MetaSet:
+    """``meta`` with the errors and files of the judge items under ``paths`` added
+    (``*.ndjson`` files given or found in folders), for ``metaeval validate``;
+    ``labels``: the range of integer labels (``[tool.metaeval.judge_audit]
+    label_scale``); ``classes``: its ``label_classes``; ``items``: those
+    ``judge_items_under`` already loaded from them."""
+    paths = list(paths)
+    items = items if items is not None else judge_items_under(paths, labels, classes)
+    if not items.files and not items.errors:
+        return meta
+    # A folder of judge items alone is not missing its meta-set files.
+    holding = {str(p) for p in paths if p.is_dir() and any(p.rglob(f"*{ITEM_SUFFIX}"))}
+    errors = tuple(e for e in meta.errors if not (e.line == 0 and e.path in holding))
+    return MetaSet(meta.runs, errors + items.errors, meta.files + items.files, meta.warnings)
 
 
 def validate(paths: tuple[Path, ...], config: Config, recorded: tuple[Path, ...] = (),

@@ -1,6 +1,6 @@
 """The alternative annotator test and the human ceiling on the AltTest authors'
 MT-Bench data (../shared/data/alttest/mtbench: 3 expert annotators, 6 LLM judges):
-imported with ``metaeval judge-import-annotations``, audited from the judge's
+imported with ``metaeval judge-import annotations``, audited from the judge's
 labels, and checked against an independent implementation, the ``krippendorff``
 package, scikit-learn, and the figures the authors published."""
 
@@ -43,7 +43,7 @@ def _audit(tmp_path: Path, judge: str, *extra: str) -> dict[str, Any]:
     items, recorded = tmp_path / f"{judge}.ndjson", tmp_path / f"{judge}.jsonl"
     runner = CliRunner()
     converted = runner.invoke(main, [
-        "judge-import-annotations", str(MTBENCH / "human_annotations.json"),
+        "judge-import", "annotations", str(MTBENCH / "human_annotations.json"),
         "--judge-labels", str(MTBENCH / "llm_annotations.json"), "--judge", judge,
         "--items", str(items), "--recorded", str(recorded)])
     assert converted.exit_code == 0, converted.output
