@@ -145,6 +145,7 @@ class _Runner:
         return done
 
 
+@pytest.mark.slow  # the whole workflow run locally (CI: pytest -m slow)
 def test_the_sharded_workflow_runs_and_its_merge_equals_one_run(tmp_path: Path) -> None:
     repo = tmp_path / "shop"
     repo.mkdir()

@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 
+from metaeval.mutation.run.options import Isolation
+
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
+SUBPROCESS_SLOW = pytest.param(Isolation.SUBPROCESS, marks=pytest.mark.slow,
+                               id="Isolation.SUBPROCESS")
+"""The subprocess-isolation case of a test run in both isolations: a pytest process
+per mutant, the slow half; CI runs it (``pytest -m slow``), the default run keeps
+the fork case."""
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "mutate_project"
 
 

@@ -62,6 +62,7 @@ def test_a_run_with_the_coverage_file_traces_no_test_and_changes_no_status(
     assert "baseline: 0 tests traced, 6 reused from a coverage map" in text.stdout
 
 
+@pytest.mark.slow  # five mutate runs (CI: pytest -m slow)
 def test_four_shards_reading_it_merge_to_the_single_run(
         traced: tuple[Path, Path, dict[str, str]], tmp_path: Path) -> None:
     project, cov, want = traced

@@ -101,6 +101,7 @@ def test_each_status_appears_exactly_where_designed(run: Run) -> None:
     assert statuses(run) == EXPECTED
 
 
+@pytest.mark.slow  # a whole subprocess-isolation run (CI: pytest -m slow)
 def test_subprocess_isolation_shows_each_status_where_designed(subprocess_run: Run) -> None:
     assert statuses(subprocess_run) == EXPECTED
     timing = subprocess_run.output["timing"]
@@ -108,6 +109,7 @@ def test_subprocess_isolation_shows_each_status_where_designed(subprocess_run: R
     assert (timing["forking_seconds"], timing["warm_resident_bytes"]) == (0.0, 0)
 
 
+@pytest.mark.slow  # a whole subprocess-isolation run (CI: pytest -m slow)
 def test_fork_and_subprocess_isolation_agree_on_every_mutant(run: Run,
                                                               subprocess_run: Run) -> None:
     fork, reference = by_id(run), by_id(subprocess_run)

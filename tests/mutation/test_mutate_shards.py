@@ -53,6 +53,7 @@ def sharded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]
     return project, scratch / "single.json", scratch / "out"
 
 
+@pytest.mark.slow  # four mutate runs (CI: pytest -m slow)
 def test_three_merged_shards_equal_one_run(sharded: tuple[Path, Path, Path],
                                            tmp_path: Path) -> None:
     project, single, out = sharded
@@ -74,6 +75,7 @@ def test_three_merged_shards_equal_one_run(sharded: tuple[Path, Path, Path],
     assert all(shares)
 
 
+@pytest.mark.slow  # four mutate runs (CI: pytest -m slow)
 def test_a_missing_or_doubled_shard_fails_the_merge_naming_it(
         sharded: tuple[Path, Path, Path], tmp_path: Path) -> None:
     project, _, out = sharded
@@ -89,6 +91,7 @@ def test_a_missing_or_doubled_shard_fails_the_merge_naming_it(
     assert done.returncode == 3 and "shard 1/3 is there 2 times" in done.stderr
 
 
+@pytest.mark.slow  # four mutate runs (CI: pytest -m slow)
 def test_a_merge_in_a_changed_checkout_is_from_another_plan(
         sharded: tuple[Path, Path, Path], tmp_path: Path) -> None:
     project, _, out = sharded
@@ -108,6 +111,7 @@ def test_a_bad_shard_exits_2_naming_it(value: str, tmp_path: Path) -> None:
     assert f"got '{value}'; expected k/n" in done.stderr
 
 
+@pytest.mark.slow  # four mutate runs (CI: pytest -m slow)
 def test_shards_run_one_after_another_in_one_checkout_merge(tmp_path: Path) -> None:
     # With the result cache on: the first shard writes it; the second once balanced
     # by the durations in it, split differently, and the merge refused the shares.

@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from metaeval.errors import ExitCode
 from tests.mutation.conftest import METAEVAL, mutate_json, small_project
 
@@ -52,6 +54,7 @@ def statuses(output: dict[str, Any]) -> dict[str, str]:
     return {m["id"]: m["status"] for m in output["mutants"]}
 
 
+@pytest.mark.slow  # two whole runs compared (CI: pytest -m slow)
 def test_stale_tests_traced_beside_the_mutants_give_the_statuses_of_a_traced_first_run(
         tmp_path: Path) -> None:
     root = shop(tmp_path)

@@ -16,6 +16,7 @@ from metaeval.mutation.model import Status
 from metaeval.mutation.patches import load_patch_mutants, shown
 from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import run_mutants
+from tests.mutation.conftest import SUBPROCESS_SLOW
 from tests.mutation.test_patches import project, write
 from tests.mutation.test_runner import project as calc_project
 
@@ -75,7 +76,7 @@ def test_the_command_line_says_so_instead_of_ending_with_the_files_code(
                            "mutants\n")
 
 
-@pytest.mark.parametrize("isolation", [Isolation.FORK, Isolation.SUBPROCESS])
+@pytest.mark.parametrize("isolation", [Isolation.FORK, SUBPROCESS_SLOW])
 def test_a_patch_that_exits_when_applied_is_a_runtime_error_with_the_reason(
         tmp_path: Path, isolation: Isolation) -> None:
     root = calc_project(tmp_path, "from calc import double, unused\n\n\ndef test_double():\n"

@@ -26,6 +26,7 @@ from metaeval.mutation.model import Status
 from metaeval.mutation.patches import load_patch_mutants
 from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import run_mutants
+from tests.mutation.conftest import SUBPROCESS_SLOW
 from tests.mutation.test_runner import project
 
 METAEVAL = str(Path(sys.executable).with_name("metaeval"))
@@ -86,7 +87,7 @@ def spawning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Pat
     return root, pids
 
 
-@pytest.mark.parametrize("isolation", [Isolation.FORK, Isolation.SUBPROCESS])
+@pytest.mark.parametrize("isolation", [Isolation.FORK, SUBPROCESS_SLOW])
 def test_a_process_a_test_starts_does_not_outlive_the_run(
         spawning: tuple[Path, Path], isolation: Isolation) -> None:
     root, pids = spawning
@@ -114,8 +115,12 @@ def test_the_check_sees_a_process_left_running(spawning: tuple[Path, Path]) -> N
     ("fork", signal.SIGINT, 130, "interrupted"),
     ("subprocess", signal.SIGINT, 130, "interrupted"),
     ("fork", signal.SIGTERM, 143, "terminated (SIGTERM)"),
-    ("subprocess", signal.SIGTERM, 143, "terminated (SIGTERM)"),
-    ("subprocess", signal.SIGHUP, 129, "terminated (SIGHUP)"),
+    # The fork runs cover SIGTERM; subprocess isolation is the same clean-up path,
+    # run end to end in CI (pytest -m slow).
+    pytest.param("subprocess", signal.SIGTERM, 143, "terminated (SIGTERM)",
+                 marks=pytest.mark.slow),
+    pytest.param("subprocess", signal.SIGHUP, 129, "terminated (SIGHUP)",
+                 marks=pytest.mark.slow),
 ])
 def test_a_stopped_run_exits_in_order(
         spawning: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -150,7 +155,7 @@ def test_a_stopped_run_exits_in_order(
 # --- memory ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("isolation", [Isolation.FORK, Isolation.SUBPROCESS])
+@pytest.mark.parametrize("isolation", [Isolation.FORK, SUBPROCESS_SLOW])
 def test_a_mutant_that_allocates_without_bound_meets_the_limit_in_either_isolation(
         tmp_path: Path, isolation: Isolation) -> None:
     root = project(tmp_path, "from calc import double\n\n\ndef test_double():\n"

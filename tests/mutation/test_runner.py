@@ -361,6 +361,7 @@ def test_a_comprehension_on_the_mutants_line_does_not_enclose_it(tmp_path: Path)
     assert coverage.tests_for(inside) == (("t.py::a", "t.py::b") if inlined else ("t.py::a",))
 
 
+@pytest.mark.slow  # waits out real time limits, which a busy machine bends (CI: pytest -m slow)
 def test_a_mutant_looping_in_a_quick_test_is_stopped_at_that_tests_own_limit(
         tmp_path: Path) -> None:
     # Both tests reach countdown; the slow one (4 s) sets the mutant's limit to
@@ -412,6 +413,7 @@ def test_a_mutant_looping_in_a_quick_test_is_stopped_at_that_tests_own_limit(
         assert took[mutant["id"]] < 8000, mutant
 
 
+@pytest.mark.slow  # waits out real time limits, which a busy machine bends (CI: pytest -m slow)
 def test_a_test_past_its_own_limit_without_using_the_cpu_is_not_a_timeout(
         tmp_path: Path) -> None:
     # The mirror of the looping case: a mutant that makes a test wait 2.4 s, past
@@ -443,6 +445,7 @@ def test_a_test_past_its_own_limit_without_using_the_cpu_is_not_a_timeout(
     assert statuses["lib.py::pause::shift_constant::0"] == "Survived", done.stdout  # 0.2 -> 1.2
 
 
+@pytest.mark.slow  # waits out real time limits, which a busy machine bends (CI: pytest -m slow)
 def test_a_looping_mutant_is_stopped_at_its_own_tests_limit(tmp_path: Path) -> None:
     # The slow test never reaches countdown: the loop's limit comes from the fast
     # test that does (about the constant), not from the whole suite's 1.5 s x 3.
