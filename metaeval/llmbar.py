@@ -17,11 +17,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from metaeval.contract import JsonObject, JsonValue
+from metaeval.contract import JsonObject
 from metaeval.errors import InputError
 from metaeval.files import write_atomic
+from metaeval.importers.common import json_array
 from metaeval.judge_items import Order
-from metaeval.untrusted_json import JsonInputError, read_json_file
 
 _ORDERS = {"swap = False": Order.AB, "swap = True": Order.BA}
 _LABELS = {1: "a", 2: "b", "1": "a", "2": "b"}
@@ -33,21 +33,11 @@ class Converted:
     recorded: tuple[JsonObject, ...]
 
 
-def _load(path: Path) -> list[JsonValue]:
-    try:
-        data = read_json_file(path)
-    except (OSError, JsonInputError) as e:
-        raise InputError(f"{path}: cannot read: {e}") from e
-    if not isinstance(data, list):
-        raise InputError(f"{path}: got {type(data).__name__}; expected a JSON list of pairs")
-    return data
-
-
 def convert_llmbar(dataset: Path, result: Path | None = None, *,
                    prefix: str = "llmbar") -> Converted:
     """Items from ``dataset``; recorded verdicts from ``result`` (when given), which
     must list the same pairs in the same order."""
-    pairs = _load(dataset)
+    pairs = json_array(dataset)
     items: list[JsonObject] = []
     for i, pair in enumerate(pairs):
         where = f"{dataset}: [{i}]"
@@ -60,7 +50,7 @@ def convert_llmbar(dataset: Path, result: Path | None = None, *,
                       "response_b": texts[2], "label": _LABELS[str(pair["label"])]})
     recorded: list[JsonObject] = []
     if result is not None:
-        judged = _load(result)
+        judged = json_array(result)
         if len(judged) != len(pairs):
             raise InputError(f"{result}: got {len(judged)} pairs; expected {len(pairs)}, "
                              f"as in {dataset}")
