@@ -34,7 +34,7 @@ from metaeval.contract import (
 from metaeval.errors import CheckSpecError, clipped, shown
 from metaeval.graders.registry import build_grader
 from metaeval.importers.runs.anthropic import is_anthropic_message, message_events
-from metaeval.importers.runs.common import BadRecord
+from metaeval.importers.runs.common import BadRecord, decode_tool_content
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.keys import did_you_mean
 from metaeval.untrusted_json import (
@@ -205,16 +205,6 @@ def _chat_text(raw: JsonObject, where: str) -> str:
     raise _Bad(f"{where}.content", f"got {_got(content)}; expected a string or text parts")
 
 
-def _decode_tool_content(text: str) -> JsonValue:
-    """Chat tool results are strings; a JSON object or list inside is read as such,
-    so the same run in either format gives the grader the same values."""
-    try:
-        value = parse_json(text, max_depth=INNER_DEPTH)
-    except JsonInputError:
-        return text
-    return value if isinstance(value, dict | list) else text
-
-
 def _chat_message(raw: JsonObject, where: str, origins: list[str] | None = None
                   ) -> list[Event]:
     if is_anthropic_message(raw):
@@ -226,7 +216,7 @@ def _chat_message(raw: JsonObject, where: str, origins: list[str] | None = None
     _no_unknown(raw, CHAT_FIELDS, where)
     if role == "tool":
         call_id = _str(raw, "tool_call_id", f"{where}.tool_call_id")
-        return [ToolResult(call_id, _decode_tool_content(_chat_text(raw, where)))]
+        return [ToolResult(call_id, decode_tool_content(_chat_text(raw, where)))]
     text = _chat_text(raw, where)
     if role != "assistant":
         return [Message("system" if role == "developer" else role, text)]
