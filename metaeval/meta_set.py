@@ -45,12 +45,12 @@ from metaeval.untrusted_json import (
     repeated_id,
 )
 
-__all__ = ["FORMAT_VERSION", "Label", "LoadError", "MetaRun", "MetaSet", "data_files",
-           "load_meta_sets", "parse_run"]
+__all__ = ["FORMAT_VERSION", "UNLABELLED", "Label", "LoadError", "MetaRun", "MetaSet",
+           "data_files", "load_meta_sets", "parse_run"]
 
 FORMAT_VERSION = 1
 RUN_FIELDS = {"id", "category", "task", "trajectory", "initial_state", "final_state", "label",
-              "format_version"}
+              "format_version", "metadata"}
 TASK_FIELDS = {"id", "instruction", "criteria", "checks"}
 LABEL_FIELDS = {"verdict", "score", "criteria", "rationale", "labeller"}
 EVENT_TYPES = ("message", "tool_call", "tool_result", "timeout", "error")
@@ -75,28 +75,42 @@ INNER_DEPTH = MAX_DEPTH - 3
 
 @dataclass(frozen=True, slots=True)
 class Label:
-    """What a person decided about a run: the verdict, a 1-5 score, and per-check verdicts."""
+    """What people decided about a run: the verdict, a 1-5 score, and per-check verdicts.
 
-    verdict: Outcome
+    ``verdict`` is None when no one gave an overall verdict (an unlabelled run, or
+    one whose annotators tied): the run is then left out of what that label measures.
+    """
+
+    verdict: Outcome | None
     score: int | None = None
     criteria: dict[str, Outcome] = field(default_factory=dict)
     rationale: str = ""
     labeller: str = ""
 
-    def for_check(self, check: str) -> Outcome:
-        """The per-check label where the labeller gave one, else the overall verdict."""
+    def for_check(self, check: str) -> Outcome | None:
+        """The per-check label where the labeller gave one, else the overall verdict
+        (None: nothing to compare this check with on this run)."""
         return self.criteria.get(check, self.verdict)
+
+
+UNLABELLED = Label(None)
+"""A run with no label in its line: graded, not measured, until a labels file labels it."""
 
 
 @dataclass(frozen=True, slots=True)
 class MetaRun:
-    """One labelled run; ``source`` is ``file:line`` for messages that point back."""
+    """One run and its label; ``source`` is ``file:line`` for messages that point back.
+
+    ``metadata`` is the run's free ``metadata`` object (cost, trial, model...): kept
+    as written, never interpreted, read only by ``--by metadata.KEY`` and suite selectors.
+    """
 
     id: str
     category: str
     source: str
     input: EvalInput
     label: Label
+    metadata: JsonObject = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,6 +396,7 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
         category = _str(raw, "category", "category", required=False) or "uncategorized"
         initial = _object(raw, "initial_state", "initial_state")
         final = _object(raw, "final_state", "final_state")
+        metadata = _object(raw, "metadata", "metadata")
     except _Bad as bad:
         problems.append(bad)
     task = _task(raw.get("task"), problems, allowed, judges)
@@ -389,11 +404,12 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
         problems.append(_Bad("trajectory", "missing; expected a list of events"))
     trajectory = _trajectory(raw.get("trajectory", []), problems)
     checks = [c.label for c in task.checks] if task else []
-    label = _label(raw.get("label"), checks, problems)
+    # No label in the line: unlabelled, not an error (a labels file may label it).
+    label = _label(raw["label"], checks, problems) if "label" in raw else UNLABELLED
     if problems or task is None or label is None:
         return None, problems
     return MetaRun(run_id, category, source,
-                   EvalInput(task, trajectory, initial, final), label), []
+                   EvalInput(task, trajectory, initial, final), label, metadata), []
 
 
 def data_files(paths: Iterable[Path], suffix: str = ".jsonl"

@@ -275,8 +275,8 @@ def test_every_key_of_the_openai_chat_format_is_accepted(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(("change", "field", "words"), [
     ({"final_sate": {}}, "final_sate", "unknown field; expected one of category, final_state, "
-     "format_version, id, initial_state, label, task, trajectory; did you mean 'final_state' "
-     "or 'initial_state'?"),
+     "format_version, id, initial_state, label, metadata, task, trajectory; did you mean "
+     "'final_state' or 'initial_state'?"),
     ({"label": {"verdict": "pass", "criteria": {"refund_isued": "pass"}}},
      "label.criteria.refund_isued", "; did you mean 'refund_issued'?"),
     ({"task": {"id": "t", "checks": CHECKS, "critera": {}}}, "task.critera",

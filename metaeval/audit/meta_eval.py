@@ -9,7 +9,8 @@ no file and renders nothing; the same input always gives the same result.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -26,8 +27,17 @@ from metaeval.audit.tautology import (
 )
 from metaeval.config import NO_JUDGES, Bars, JudgesSection
 from metaeval.contract import Outcome
+from metaeval.errors import InputError
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
+from metaeval.keys import cut
 from metaeval.meta_set import MetaRun
+from metaeval.state import lookup
+
+BY_CATEGORY = "category"
+BY_TASK = "task"
+BY_METADATA = "metadata."
+MISSING_GROUP = "(missing)"
+"""The group of a run whose metadata has no value at the key ``--by`` names."""
 
 
 class Flag(Enum):
@@ -67,6 +77,8 @@ class Settings:
     check_bars: Mapping[str, Bars] = field(default_factory=dict)
     seed: int = metrics.SEED
     resamples: int = metrics.RESAMPLES
+    by: str = BY_CATEGORY
+    """The breakdown besides the categories: ``category``, ``task`` or ``metadata.KEY``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +145,10 @@ class MetaEvalResult:
     settings: Settings
     baseline_missing: tuple[str, ...] = ()
     """Checks in the baseline that this run did not measure."""
+    groups: tuple[tuple[str, Category], ...] = ()
+    """The breakdown ``settings.by`` asks for, when it is not by category."""
+    unlabelled: int = 0
+    """Runs graded but left out of the evaluator's numbers: no overall human verdict."""
 
     @property
     def failed(self) -> bool:
@@ -249,16 +265,49 @@ def _check_result(name: str, cases: Sequence[Case], settings: Settings,
     return CheckResult(name, m, (*flags, *regressed), (*notes, *regress_notes), sens, static)
 
 
-def _categories(grading: Grading) -> tuple[tuple[str, Category], ...]:
+def check_by(by: str) -> str:
+    """``by`` when it names a breakdown (``category``, ``task``, ``metadata.KEY``); else
+    an InputError saying what was expected."""
+    if by in (BY_CATEGORY, BY_TASK) or (by.startswith(BY_METADATA) and by != BY_METADATA
+                                        and "" not in by[len(BY_METADATA):].split(".")):
+        return by
+    raise InputError(f"--by: got {cut(by)!r}; expected 'category', 'task' or 'metadata.KEY' "
+                     "(a dotted key of the runs' metadata)")
+
+
+def group_of(by: str) -> Callable[[Case], str]:
+    """The group a case falls in for ``by`` (checked by ``check_by``): its category, its
+    task id, or the value at ``KEY`` of its run's metadata (JSON text unless a string;
+    ``(missing)`` when absent)."""
+    if by == BY_CATEGORY:
+        return lambda case: case.category
+    if by == BY_TASK:
+        return lambda case: case.task
+    key = by[len(BY_METADATA):]
+
+    def value(case: Case) -> str:
+        found, v = lookup(case.metadata, key)
+        if not found:
+            return MISSING_GROUP
+        return v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+
+    return value
+
+
+def _categories(grading: Grading, by: str = BY_CATEGORY) -> tuple[tuple[str, Category], ...]:
     columns = [(c.name, c.cases) for c in grading.checks] + [(EVALUATOR, grading.evaluator)]
+    group = group_of(by)
     runs_per_category: dict[str, set[str]] = {}
     for case in grading.evaluator:
-        runs_per_category.setdefault(case.category, set()).add(case.run_id)
+        runs_per_category.setdefault(group(case), set()).add(case.run_id)
+    for _, cases in columns:  # a run with no overall verdict still has its checks' groups
+        for case in cases:
+            runs_per_category.setdefault(group(case), set()).add(case.run_id)
     result = []
     for category in sorted(runs_per_category):
         cells = []
         for name, cases in columns:
-            mine = [c for c in cases if c.category == category]
+            mine = [c for c in cases if group(c) == category]
             if not mine:
                 continue
 
@@ -297,4 +346,6 @@ def measure_grading(grading: Grading, settings: Settings | None = None,
     evaluator = _check_result(EVALUATOR, grading.evaluator, settings, before, None, None)
     measured = {c.name for c in checks} | {EVALUATOR}
     missing = tuple(sorted(set(before) - measured))
-    return MetaEvalResult(checks, evaluator, _categories(grading), settings, missing)
+    groups = () if settings.by == BY_CATEGORY else _categories(grading, check_by(settings.by))
+    return MetaEvalResult(checks, evaluator, _categories(grading), settings, missing, groups,
+                          grading.unlabelled)

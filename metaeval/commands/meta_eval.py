@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.audit.baseline import load_baseline
-from metaeval.audit.meta_eval import MetaEvalResult, Settings
+from metaeval.audit.meta_eval import MetaEvalResult, Settings, check_by
 from metaeval.audit.meta_eval import meta_eval as measure
 from metaeval.config import Bars, Config, unknown_check_bars
 from metaeval.errors import ExitCode, InputError
@@ -33,6 +33,8 @@ class MetaEvalRequest:
     """A previous ``--format json`` result, for regressions."""
     seed: int | None = None
     resamples: int | None = None
+    by: str = "category"
+    """The breakdown besides the categories: ``category``, ``task`` or ``metadata.KEY``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +81,8 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
                     for name, bars in config.meta_eval.check_bars.items()},
         seed=config.meta_eval.seed if request.seed is None else request.seed,
         resamples=(config.meta_eval.resamples if request.resamples is None
-                   else request.resamples))
+                   else request.resamples),
+        by=check_by(request.by))
     if not loaded.runs:
         return MetaEvalOutcome(tuple(targets), loaded, None)
     result = measure(loaded.runs, settings, before, allowed=config.allowed_modules,

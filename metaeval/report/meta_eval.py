@@ -93,6 +93,12 @@ def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
         "baseline_missing": list(result.baseline_missing),
         "ok": not result.failed,
     }
+    # Only when asked for or present, so that a result without them keeps its bytes.
+    if result.groups:
+        document["by"] = {"key": settings.by, "groups": {
+            name: _category_json(cat) for name, cat in result.groups}}
+    if result.unlabelled:
+        document["unlabelled"] = result.unlabelled
     return json.dumps(document, indent=2, sort_keys=True)
 
 
@@ -134,9 +140,9 @@ def _names(cells: list[tuple[str, tuple[str, ...], int]]) -> str:
     return "\n".join(f"{one_line(name)} {len(ids)}/{n}" for name, ids, n in cells if ids) or "-"
 
 
-def _category_rows(result: MetaEvalResult) -> list[list[str | int]]:
+def _category_rows(categories: tuple[tuple[str, Category], ...]) -> list[list[str | int]]:
     rows: list[list[str | int]] = []
-    for name, category in result.categories:
+    for name, category in categories:
         cells = [(check, cell) for check, cell in category.cells if check != "evaluator"]
         evaluator = dict(category.cells).get("evaluator")
         rows.append([
@@ -157,6 +163,9 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     parts = [f"meta-eval: {runs} runs from {len(files)} file(s); positive = human pass; "
              f"unscored counts in every denominator; kappa interval: bootstrap of "
              f"{settings.resamples}, seed {settings.seed}"]
+    if result.unlabelled:
+        parts[0] += (f"; {result.unlabelled} run(s) with no overall human verdict graded "
+                     "but not measured (unlabelled, or their annotators tied)")
     if errors:
         parts.append("bad input (left out):\n" + "\n".join(f"  {one_line(str(e))}"
                                                             for e in errors))
@@ -168,11 +177,14 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                      + ", ".join(map(one_line, result.baseline_missing)))
     if notes:
         parts.append("notes (* = a documented fallback value):\n" + "\n".join(notes))
-    parts.append("per category (k/m: k of the m runs with that human label):\n" + tabulate(
-        _category_rows(result),
-        headers=["category", "runs", "evaluator agrees", "caught by", "let through by",
-                 "wrongly failed by", "unscored by"],
-        tablefmt="simple", disable_numparse=True))
+    breakdowns = [("category", result.categories)]
+    breakdowns += [(settings.by, result.groups)] if result.groups else []
+    for by, groups in breakdowns:
+        parts.append(f"per {one_line(by)} (k/m: k of the m runs with that human label):\n"
+                     + tabulate(_category_rows(groups),
+                                headers=[one_line(by), "runs", "evaluator agrees", "caught by",
+                                         "let through by", "wrongly failed by", "unscored by"],
+                                tablefmt="simple", disable_numparse=True))
     warned = sorted({f.value for c in (*result.checks, result.evaluator) for f in c.flags
                      if not f.fails})
     if result.failed:
