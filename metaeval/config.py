@@ -23,11 +23,14 @@ from metaeval.errors import InputError
 from metaeval.gate import Bar, parse_bars
 from metaeval.importing import BUILTINS_ONLY, AllowedModules, is_module_name
 from metaeval.keys import cut, did_you_mean, reject_unknown
+from metaeval.suite_config import SuiteCheck, read_suite
 
 DEFAULT_META_SETS = ("meta_sets",)
 DEFAULT_FINDINGS = "mutants/findings.json"
 DEFAULT_SEED = 0
 DEFAULT_RESAMPLES = 1000
+CLUSTERS = ("auto", "task", "run")
+"""``[tool.metaeval.meta_eval] cluster``: what the bootstrap resamples (see ``--cluster``)."""
 
 TOP_KEYS = ("allowed_modules", "findings", "gate", "judge_audit", "judges", "meta_eval",
             "meta_sets", "mutate")
@@ -70,6 +73,12 @@ class MetaEvalConfig:
     check_bars: dict[str, Bars] = field(default_factory=dict)
     seed: int = DEFAULT_SEED
     resamples: int = DEFAULT_RESAMPLES
+    suite: tuple[SuiteCheck, ...] = ()
+    """Checks declared once (``suite``, ``suite_files``), applied to the runs they select."""
+    labels: tuple[str, ...] = ()
+    """Labels files (CSV or JSONL), relative to the project, joined with the runs by id."""
+    cluster: str = "auto"
+    """What the bootstrap resamples: ``auto``, ``task`` or ``run``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +218,8 @@ def load_config(start: Path | None = None) -> Config:
     if not isinstance(findings, str) or not findings:
         raise InputError(f"{pyproject}: tool.metaeval.findings: got {findings!r}; "
                          "expected a path")
-    meta_eval = _meta_eval(section.get("meta_eval", {}), f"{pyproject}: tool.metaeval.meta_eval")
+    meta_eval = _meta_eval(section.get("meta_eval", {}), f"{pyproject}: tool.metaeval.meta_eval",
+                           pyproject.parent)
     mutate = _mutate_section(pyproject, section.get("mutate", {}))
     gate = parse_bars(section.get("gate", {}), f"{pyproject}: tool.metaeval.gate")
     judges = section.get("judges", {})
@@ -258,10 +268,11 @@ def _bars(table: dict[str, object], where: str, extra: tuple[str, ...] = ()) -> 
     return Bars(*values)
 
 
-def _meta_eval(section: object, where: str) -> MetaEvalConfig:
+def _meta_eval(section: object, where: str, root: Path) -> MetaEvalConfig:
     if not isinstance(section, dict):
         raise InputError(f"{where}: got {section!r}; expected a table")
-    bars = _bars(section, where, ("checks", "seed", "resamples"))
+    bars = _bars(section, where, ("checks", "seed", "resamples", "suite", "suite_files",
+                                  "labels", "cluster"))
     checks = section.get("checks", {})
     if not isinstance(checks, dict):
         raise InputError(f"{where}.checks: got {checks!r}; expected a table of check names")
@@ -276,7 +287,16 @@ def _meta_eval(section: object, where: str) -> MetaEvalConfig:
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise InputError(f"{where}.{key}: got {value!r}; expected an integer >= {low}")
         ints[key] = value
-    return MetaEvalConfig(bars, check_bars, ints["seed"], ints["resamples"])
+    labels = section.get("labels", [])
+    if not isinstance(labels, list) or not all(isinstance(p, str) and p for p in labels):
+        raise InputError(f"{where}.labels: got {_short(labels)}; expected a list of paths "
+                         "of labels files (CSV or JSONL)")
+    cluster = section.get("cluster", "auto")
+    if cluster not in CLUSTERS:
+        raise InputError(f"{where}.cluster: got {_short(cluster)}; expected one of "
+                         f"{', '.join(map(repr, CLUSTERS))}")
+    return MetaEvalConfig(bars, check_bars, ints["seed"], ints["resamples"],
+                          read_suite(root, section, where), tuple(labels), str(cluster))
 
 
 def _mutate_section(pyproject: Path, section: object) -> MutateSection:

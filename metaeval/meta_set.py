@@ -10,7 +10,7 @@ never become a run, so it can never be counted as a pass.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -380,10 +380,11 @@ def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label
 
 
 def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ONLY,
-              judges: JudgesSection = NO_JUDGES
+              judges: JudgesSection = NO_JUDGES, suite: Collection[str] = ()
               ) -> tuple[MetaRun | None, list[_Bad]]:
     """One record to one run, or None with every problem found in it. A check naming
-    code by import path must name it in ``allowed`` (the project's config)."""
+    code by import path must name it in ``allowed`` (the project's config); ``suite``
+    holds the names of the checks a suite declares, which the label may name too."""
     if not isinstance(raw, dict):
         return None, [_Bad("", f"got {_got(raw)}; expected a JSON object")]
     problems: list[_Bad] = []
@@ -403,7 +404,7 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
     if "trajectory" not in raw:
         problems.append(_Bad("trajectory", "missing; expected a list of events"))
     trajectory = _trajectory(raw.get("trajectory", []), problems)
-    checks = [c.label for c in task.checks] if task else []
+    checks = [*(c.label for c in task.checks), *suite] if task else []
     # No label in the line: unlabelled, not an error (a labels file may label it).
     label = _label(raw["label"], checks, problems) if "label" in raw else UNLABELLED
     if problems or task is None or label is None:
@@ -432,7 +433,7 @@ def data_files(paths: Iterable[Path], suffix: str = ".jsonl"
 
 
 def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONLY,
-                   judges: JudgesSection = NO_JUDGES) -> MetaSet:
+                   judges: JudgesSection = NO_JUDGES, suite: Collection[str] = ()) -> MetaSet:
     """Every run of every file; bad lines become errors and the rest still load.
     ``allowed``: the project's ``[tool.metaeval] allowed_modules``, the only code a
     check may name by import path (the default: none, only the built-ins);
@@ -440,7 +441,7 @@ def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONL
     files, errors = data_files(paths)
 
     def parse(record: Record, errors: list[LoadError]) -> MetaRun | None:
-        run, problems = parse_run(record.value, record.source, allowed, judges)
+        run, problems = parse_run(record.value, record.source, allowed, judges, suite)
         errors.extend(record.error(p.field, p.message) for p in problems)
         return run
 

@@ -21,9 +21,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "metaeval"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shared", ("metaeval", "metaeval.errors", "metaeval.files", "metaeval.keys",
                 "metaeval.contract", "metaeval.importing", "metaeval.state", "metaeval.vcs",
-                "metaeval.untrusted_json", "metaeval.config", "metaeval.gate")),
+                "metaeval.untrusted_json", "metaeval.config", "metaeval.gate",
+                "metaeval.suite_config")),
     ("features", ("metaeval.graders", "metaeval.judges", "metaeval.audit", "metaeval.mutation",
-                  "metaeval.meta_set", "metaeval.judge_items", "metaeval.llmbar",
+                  "metaeval.meta_set", "metaeval.suites", "metaeval.labels",
+                  "metaeval.judge_items", "metaeval.llmbar",
                   "metaeval.findings", "metaeval.init", "metaeval.scaffold",
                   "metaeval.project_package", "metaeval.workflow_install",
                   "metaeval.testing")),

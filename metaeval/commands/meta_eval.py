@@ -18,6 +18,7 @@ from metaeval.audit.meta_eval import meta_eval as measure
 from metaeval.config import Bars, Config, unknown_check_bars
 from metaeval.errors import ExitCode, InputError
 from metaeval.meta_set import MetaSet, load_meta_sets
+from metaeval.suites import apply_suite, suite_names
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +58,24 @@ class MetaEvalOutcome:
         return ExitCode.FINDINGS if self.result.failed else ExitCode.OK
 
 
+def with_suite(loaded: MetaSet, config: Config) -> MetaSet:
+    """``loaded`` with the config's suite checks added to the runs they select; a run
+    that cannot take one is left out, its error added to the others."""
+    runs, errors = apply_suite(loaded.runs, config.meta_eval.suite, config.allowed_modules,
+                               config.judges)
+    if not errors and len(runs) == len(loaded.runs) and not config.meta_eval.suite:
+        return loaded
+    return MetaSet(tuple(runs), (*loaded.errors, *errors), loaded.files)
+
+
 def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
     """Measure every check of the meta-sets of ``request`` in the project of ``config``.
     Raises InputError for a bar that names no check of the configured meta-sets, or a
     baseline that cannot be read."""
     targets = list(request.paths) or config.paths(config.meta_sets)
-    loaded = load_meta_sets(targets, config.allowed_modules, config.judges)
+    suite = config.meta_eval.suite
+    loaded = with_suite(load_meta_sets(targets, config.allowed_modules, config.judges,
+                                       suite_names(suite)), config)
     # Bars name checks of the configured meta-sets: a run on one file of them need
     # not hold every check they name, but the run on all of them (CI's) must.
     unknown_bar = None if request.paths else unknown_check_bars(
