@@ -244,6 +244,11 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
 @click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
               default=None, help="Also write the results as one HTML page with figures "
                                  "(needs the extra metaeval[report], i.e. matplotlib).")
+@click.option("--labels", "labels", multiple=True, type=click.Path(path_type=Path,
+                                                                   dir_okay=False),
+              help="A labels file (CSV or JSONL: run_id, check, label, annotator[, "
+                   "rationale]), joined with the runs by id; repeat for more (default: "
+                   "[tool.metaeval.meta_eval] labels).")
 @click.option("--by", default="category", show_default=True,
               help="Break the results down by category, task or metadata.KEY (a key of the "
                    "runs' metadata), besides the categories.")
@@ -252,8 +257,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
 @user_errors
 def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | None,
               min_kappa: float | None, baseline: Path | None, seed: int | None,
-              resamples: int | None, html_path: Path | None, by: str,
-              summary_path: Path | None, fmt: str) -> None:
+              resamples: int | None, html_path: Path | None, labels: tuple[Path, ...],
+              by: str, summary_path: Path | None, fmt: str) -> None:
     """Run every check over the meta-sets (default: the configured ones) and measure
     each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
 
@@ -271,7 +276,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 
         require()  # before the work, not after it
     outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
-                                            resamples, by), load_config())
+                                            resamples, by, labels), load_config())
     loaded = outcome.loaded
     if outcome.result is None:
         for error in loaded.errors:

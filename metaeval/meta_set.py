@@ -86,10 +86,14 @@ class Label:
     criteria: dict[str, Outcome] = field(default_factory=dict)
     rationale: str = ""
     labeller: str = ""
+    tied: frozenset[str] = frozenset()
+    """Checks whose annotators tied: no gold label, so not the overall verdict either."""
 
     def for_check(self, check: str) -> Outcome | None:
         """The per-check label where the labeller gave one, else the overall verdict
         (None: nothing to compare this check with on this run)."""
+        if check in self.tied:
+            return None
         return self.criteria.get(check, self.verdict)
 
 

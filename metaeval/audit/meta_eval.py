@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from metaeval.audit import metrics
+from metaeval.audit.annotators import Agreement
 from metaeval.audit.grading import EVALUATOR, Case, CheckRuns, Grading, grade_runs
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.tautology import (
@@ -149,6 +150,10 @@ class MetaEvalResult:
     """The breakdown ``settings.by`` asks for, when it is not by category."""
     unlabelled: int = 0
     """Runs graded but left out of the evaluator's numbers: no overall human verdict."""
+    annotators: tuple[Agreement, ...] = ()
+    """How the annotators of the labels files agree, per check; empty without them."""
+    tied: int = 0
+    """(run, check) pairs whose annotators tied: no gold label, left unlabelled."""
 
     @property
     def failed(self) -> bool:

@@ -9,14 +9,16 @@ a ``MetaEvalOutcome`` and never prints.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from metaeval.audit.annotators import annotator_agreement
 from metaeval.audit.baseline import load_baseline
 from metaeval.audit.meta_eval import MetaEvalResult, Settings, check_by
 from metaeval.audit.meta_eval import meta_eval as measure
 from metaeval.config import Bars, Config, unknown_check_bars
 from metaeval.errors import ExitCode, InputError
+from metaeval.labels import join_labels, read_labels
 from metaeval.meta_set import MetaSet, load_meta_sets
 from metaeval.suites import apply_suite, suite_names
 
@@ -36,6 +38,8 @@ class MetaEvalRequest:
     resamples: int | None = None
     by: str = "category"
     """The breakdown besides the categories: ``category``, ``task`` or ``metadata.KEY``."""
+    labels: tuple[Path, ...] = ()
+    """Labels files; empty: ``[tool.metaeval.meta_eval] labels``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,15 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
     suite = config.meta_eval.suite
     loaded = with_suite(load_meta_sets(targets, config.allowed_modules, config.judges,
                                        suite_names(suite)), config)
+    labels = list(request.labels) or config.paths(config.meta_eval.labels)
+    joined = None
+    if labels:
+        annotations, label_errors = read_labels(labels)
+        joined = join_labels(loaded.runs, annotations)
+        # Rows are read, then joined: their errors are put back in line order.
+        ordered = sorted((*label_errors, *joined.errors), key=lambda e: (e.path, e.line))
+        loaded = MetaSet(joined.runs, (*loaded.errors, *ordered),
+                         (*loaded.files, *map(str, labels)))
     # Bars name checks of the configured meta-sets: a run on one file of them need
     # not hold every check they name, but the run on all of them (CI's) must.
     unknown_bar = None if request.paths else unknown_check_bars(
@@ -100,4 +113,7 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
         return MetaEvalOutcome(tuple(targets), loaded, None)
     result = measure(loaded.runs, settings, before, allowed=config.allowed_modules,
                      judges=config.judges)
+    if joined is not None:
+        result = replace(result, annotators=annotator_agreement(joined.annotations),
+                         tied=joined.tied)
     return MetaEvalOutcome(tuple(targets), loaded, result)

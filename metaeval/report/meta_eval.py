@@ -11,6 +11,7 @@ import json
 
 from tabulate import tabulate
 
+from metaeval.audit.annotators import Agreement
 from metaeval.audit.meta_eval import Category, CheckResult, Measured, MetaEvalResult
 from metaeval.audit.metrics import Interval, Value
 from metaeval.contract import JsonObject, JsonValue
@@ -78,6 +79,33 @@ def _category_json(category: Category) -> JsonObject:
         "unscored": list(cell.unscored)} for name, cell in category.cells}}
 
 
+def _agreement_json(a: Agreement) -> JsonObject:
+    reasons: JsonObject = {key: v.reason for key, v in (("alpha", a.alpha),
+                                                         ("mean_kappa", a.mean_kappa))
+                           if v.reason}
+    return {"check": a.check, "annotators": a.annotators, "runs": a.runs, "shared": a.shared,
+            "alpha": _num(a.alpha.value), "mean_kappa": _num(a.mean_kappa.value),
+            "pairs": a.pairs, "reasons": reasons}
+
+
+def _agreement_table(result: MetaEvalResult) -> str:
+    def mark(v: Value) -> str:
+        return f"{v.value:.2f}{'*' if v.reason else ''}"
+
+    rows = [[one_line(a.check), a.annotators, a.runs, a.shared, mark(a.alpha),
+             mark(a.mean_kappa), a.pairs] for a in result.annotators]
+    notes = [f"  {one_line(a.check)}: {key} is a fallback: {one_line(v.reason)}"
+             for a in result.annotators for key, v in (("alpha", a.alpha),
+                                                       ("mean kappa", a.mean_kappa))
+             if v.reason]
+    return ("annotators (labels files; gold = the majority, a tie leaves the check "
+            f"unlabelled: {result.tied} tie(s); * = the overall verdict):\n"
+            + tabulate(rows, headers=["check", "annotators", "runs", "labelled by 2+",
+                                      "Krippendorff alpha", "mean pairwise kappa", "pairs"],
+                       tablefmt="simple", disable_numparse=True)
+            + ("\n" + "\n".join(notes) if notes else ""))
+
+
 def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                    errors: tuple[LoadError, ...] = ()) -> str:
     settings = result.settings
@@ -99,6 +127,9 @@ def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
             name: _category_json(cat) for name, cat in result.groups}}
     if result.unlabelled:
         document["unlabelled"] = result.unlabelled
+    if result.annotators:
+        document["annotators"] = [_agreement_json(a) for a in result.annotators]
+        document["tied"] = result.tied
     return json.dumps(document, indent=2, sort_keys=True)
 
 
@@ -177,6 +208,8 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                      + ", ".join(map(one_line, result.baseline_missing)))
     if notes:
         parts.append("notes (* = a documented fallback value):\n" + "\n".join(notes))
+    if result.annotators:
+        parts.append(_agreement_table(result))
     breakdowns = [("category", result.categories)]
     breakdowns += [(settings.by, result.groups)] if result.groups else []
     for by, groups in breakdowns:

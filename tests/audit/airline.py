@@ -62,3 +62,28 @@ def write_runs(path: Path, tasks: int, trials: int, **kwargs: object) -> list[Js
             for t in range(tasks) for k in range(trials)]
     path.write_text("".join(json.dumps(r) + "\n" for r in runs))
     return runs
+
+
+SUITE = """
+[[tool.metaeval.meta_eval.suite]]
+name = "never_update_passengers"
+grader = "no_tool_called"
+params = { tool = "update_reservation_passengers" }
+
+[[tool.metaeval.meta_eval.suite]]
+name = "flight_booked"
+grader = "tool_called"
+params = { tool = "update_reservation_flights" }
+params_from = { args = "task.criteria.expected_flight" }
+"""
+
+
+def airline_project(root: Path, tasks: int, trials: int, settings: str = "",
+                    suite: str = SUITE) -> list[JsonObject]:
+    """A project whose runs (no labels in their lines) are under ``runs/`` and whose
+    checks are declared once in its pyproject.toml."""
+    (root / "pyproject.toml").write_text(
+        "[project]\nname = 'p'\n\n[tool.metaeval]\nmeta_sets = ['runs']\n"
+        f"[tool.metaeval.meta_eval]\nresamples = 50\n{settings}{suite}")
+    (root / "runs").mkdir()
+    return write_runs(root / "runs" / "airline.jsonl", tasks, trials)
