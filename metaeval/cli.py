@@ -249,6 +249,10 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
               help="A labels file (CSV or JSONL: run_id, check, label, annotator[, "
                    "rationale]), joined with the runs by id; repeat for more (default: "
                    "[tool.metaeval.meta_eval] labels).")
+@click.option("--cluster", type=click.Choice(["auto", "task", "run"]), default=None,
+              help="What the intervals resample: task (a cluster bootstrap: trials of one "
+                   "task together), run, or auto (tasks when runs share one and there are "
+                   "10 or more; default: config, else auto).")
 @click.option("--by", default="category", show_default=True,
               help="Break the results down by category, task or metadata.KEY (a key of the "
                    "runs' metadata), besides the categories.")
@@ -258,7 +262,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
 def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | None,
               min_kappa: float | None, baseline: Path | None, seed: int | None,
               resamples: int | None, html_path: Path | None, labels: tuple[Path, ...],
-              by: str, summary_path: Path | None, fmt: str) -> None:
+              cluster: str | None, by: str, summary_path: Path | None, fmt: str) -> None:
     """Run every check over the meta-sets (default: the configured ones) and measure
     each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
 
@@ -276,7 +280,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 
         require()  # before the work, not after it
     outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
-                                            resamples, by, labels), load_config())
+                                            resamples, by, labels, cluster), load_config())
     loaded = outcome.loaded
     if outcome.result is None:
         for error in loaded.errors:

@@ -10,6 +10,7 @@ no file and renders nothing; the same input always gives the same result.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -80,6 +81,10 @@ class Settings:
     resamples: int = metrics.RESAMPLES
     by: str = BY_CATEGORY
     """The breakdown besides the categories: ``category``, ``task`` or ``metadata.KEY``."""
+    cluster: str = "auto"
+    """What the bootstrap resamples: ``task`` (a cluster bootstrap over tasks), ``run``
+    (each run on its own), or ``auto``: tasks when runs share one and there are at
+    least ``metrics.MIN_CLUSTERS`` tasks, else runs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +107,12 @@ class Measured:
     weighted_kappa: tuple[Value, Value] | None = None
     """(linear, quadratic) over scored cases, when the grader gives a 1-5 score."""
     ordinal_unscored: int = 0
+    clusters: int = 0
+    """Tasks the intervals resampled (a cluster bootstrap); 0 when cases were
+    resampled one by one (and TPR, TNR carry Wilson intervals)."""
+    shared_tasks: int = 0
+    """Tasks with two or more of these runs: when nonzero and ``clusters`` is 0, the
+    intervals treat trials of one task as independent (too few tasks, or asked to)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,11 +183,33 @@ class BaselineCheck:
     flags: tuple[str, ...] = ()
 
 
+def clustered(cases: Sequence[Case], cluster: str) -> tuple[bool, int]:
+    """Whether the intervals of ``cases`` resample tasks (``cluster``: auto, task or
+    run), and how many tasks hold two or more of them."""
+    per_task = Counter(case.task for case in cases)
+    shared = sum(n > 1 for n in per_task.values())
+    if cluster == "task":
+        return True, shared
+    if cluster == "run":
+        return False, shared
+    return shared > 0 and len(per_task) >= metrics.MIN_CLUSTERS, shared
+
+
 def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
-            resamples: int = metrics.RESAMPLES) -> Measured:
+            resamples: int = metrics.RESAMPLES, cluster: str = "run") -> Measured:
     human = [c.human for c in cases]
     graded = [c.graded for c in cases]
     c = metrics.confusion(human, graded)
+    use_clusters, shared = clustered(cases, cluster)
+    if use_clusters:
+        by_task = metrics.cluster_intervals(human, graded, [case.task for case in cases],
+                                            seed=seed, resamples=resamples)
+        intervals = (by_task.tpr, by_task.tnr, by_task.kappa, by_task.youden)
+    else:
+        intervals = (metrics.wilson_interval(c.tp, c.positives),
+                     metrics.wilson_interval(c.tn, c.negatives),
+                     metrics.kappa_interval(human, graded, seed=seed, resamples=resamples),
+                     metrics.youden_interval(human, graded, seed=seed, resamples=resamples))
     weighted = None
     ordinal_unscored = 0
     pairs = [(case.human_score, case.graded_score) for case in cases
@@ -192,11 +225,9 @@ def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
         precision=metrics.precision(c), balanced_accuracy=metrics.balanced_accuracy(c),
         kappa=metrics.kappa(human, graded), scored_tpr=metrics.scored_tpr(c),
         scored_tnr=metrics.scored_tnr(c),
-        tpr_ci=metrics.wilson_interval(c.tp, c.positives),
-        tnr_ci=metrics.wilson_interval(c.tn, c.negatives),
-        kappa_ci=metrics.kappa_interval(human, graded, seed=seed, resamples=resamples),
-        youden_ci=metrics.youden_interval(human, graded, seed=seed, resamples=resamples),
-        weighted_kappa=weighted, ordinal_unscored=ordinal_unscored)
+        tpr_ci=intervals[0], tnr_ci=intervals[1], kappa_ci=intervals[2], youden_ci=intervals[3],
+        weighted_kappa=weighted, ordinal_unscored=ordinal_unscored,
+        clusters=by_task.clusters if use_clusters else 0, shared_tasks=shared)
 
 
 def _signal_flags(cases: Sequence[Case], m: Measured) -> tuple[list[Flag], list[str]]:
@@ -245,7 +276,8 @@ def _regression(m: Measured, flags: Sequence[Flag], before: BaselineCheck | None
 def _check_result(name: str, cases: Sequence[Case], settings: Settings,
                   baseline: Mapping[str, BaselineCheck], check: CheckRuns | None,
                   bars: Bars | None) -> CheckResult:
-    m = measure(cases, seed=settings.seed, resamples=settings.resamples)
+    m = measure(cases, seed=settings.seed, resamples=settings.resamples,
+                cluster=settings.cluster)
     flags: list[Flag] = []
     notes: list[str] = []
     sens = None

@@ -40,6 +40,8 @@ class MetaEvalRequest:
     """The breakdown besides the categories: ``category``, ``task`` or ``metadata.KEY``."""
     labels: tuple[Path, ...] = ()
     """Labels files; empty: ``[tool.metaeval.meta_eval] labels``."""
+    cluster: str | None = None
+    """``auto``, ``task`` or ``run``: what the bootstrap resamples."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +110,8 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
         seed=config.meta_eval.seed if request.seed is None else request.seed,
         resamples=(config.meta_eval.resamples if request.resamples is None
                    else request.resamples),
-        by=check_by(request.by))
+        by=check_by(request.by),
+        cluster=config.meta_eval.cluster if request.cluster is None else request.cluster)
     if not loaded.runs:
         return MetaEvalOutcome(tuple(targets), loaded, None)
     result = measure(loaded.runs, settings, before, allowed=config.allowed_modules,

@@ -68,6 +68,7 @@ def check_json(c: CheckResult) -> JsonObject:
         "reasons": _reasons(m), "notes": notes,
         "ablations_moved": ablations,
         "reads": reads,
+        "clusters": m.clusters, "shared_tasks": m.shared_tasks,
     }
 
 
@@ -187,6 +188,27 @@ def _category_rows(categories: tuple[tuple[str, Category], ...]) -> list[list[st
     return rows
 
 
+def _interval_lines(result: MetaEvalResult) -> list[str]:
+    """Say how the intervals treat trials of one task: resampled together (a cluster
+    bootstrap), or as independent runs although they share a task."""
+    every = (*result.checks, result.evaluator)
+    clustered = [c for c in every if c.measured.clusters]
+    alone = [c for c in every if not c.measured.clusters and c.measured.shared_tasks]
+    lines = []
+    if clustered:
+        tasks = max(c.measured.clusters for c in clustered)
+        lines.append(f"intervals: cluster bootstrap over tasks (up to {tasks} tasks; the "
+                     "trials of one task are resampled together, not counted as independent "
+                     f"cases) for {len(clustered)} of {len(every)} rows")
+    if alone:
+        lines.append(f"intervals: {len(alone)} row(s) have runs that share a task but are "
+                     "resampled run by run (" + (
+                         "--cluster run" if result.settings.cluster == "run" else
+                         "fewer than 10 tasks; --cluster task forces a cluster bootstrap")
+                     + "): if those runs are trials of one task, the intervals are too narrow")
+    return ["\n".join(lines)] if lines else []
+
+
 def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                     errors: tuple[LoadError, ...] = ()) -> str:
     runs = result.evaluator.measured.n
@@ -194,6 +216,7 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     parts = [f"meta-eval: {runs} runs from {len(files)} file(s); positive = human pass; "
              f"unscored counts in every denominator; kappa interval: bootstrap of "
              f"{settings.resamples}, seed {settings.seed}"]
+    parts.extend(_interval_lines(result))
     if result.unlabelled:
         parts[0] += (f"; {result.unlabelled} run(s) with no overall human verdict graded "
                      "but not measured (unlabelled, or their annotators tied)")
