@@ -189,47 +189,77 @@ def gold(labels: Sequence[Outcome]) -> Outcome | None:
 def join_labels(runs: Sequence[MetaRun], annotations: Iterable[Annotation]) -> Joined:
     """``runs`` with the gold labels of the rows that name them; the rows that joined,
     and an error for each that cannot (unknown run id or check, a repeated label)."""
-    by_id = {run.id: run for run in runs}
-    errors: list[LoadError] = []
-    kept: list[Annotation] = []
-    first: dict[tuple[str, str, str], str] = {}
-    for a in annotations:
-        run = by_id.get(a.run_id)
-        if run is None:
-            errors.append(_error(a, "run_id", f"got {shown(a.run_id)}; expected the id of a "
-                                              f"loaded run{did_you_mean(a.run_id, by_id)}"))
-            continue
-        checks = {c.label for c in run.input.task.checks}
-        if a.check != OVERALL and a.check not in checks:
-            expected = ", ".join(sorted(checks)) or "none"
-            errors.append(_error(a, "check", (
-                f"got {shown(a.check)}; expected '*' (the overall verdict) or a check of run "
-                f"{shown(a.run_id)}: {expected}{did_you_mean(a.check, checks)}")))
-            continue
-        key = (a.run_id, a.check, a.annotator)
-        if key in first:
-            errors.append(_error(a, "annotator", (
-                f"{shown(a.annotator)} already labelled check {shown(a.check)} of run "
-                f"{shown(a.run_id)} (at {first[key]}); expected one label per annotator")))
-            continue
-        first[key] = a.source
-        kept.append(a)
-    per_run: dict[str, dict[str, list[Annotation]]] = {}
-    for a in kept:
-        per_run.setdefault(a.run_id, {}).setdefault(a.check, []).append(a)
-    tied = 0
-    joined = []
-    for run in runs:
-        rows = per_run.get(run.id)
+    joiner = Joiner(annotations)
+    joined = tuple(joiner.join(run) for run in runs)
+    kept, errors, tied = joiner.finish()
+    return Joined(joined, kept, errors, tied)
+
+
+class Joiner:
+    """Labels joined with runs one at a time, as a stream of runs is read: the rows are
+    held (they are small), the runs are not. ``finish`` names the rows no run took."""
+
+    def __init__(self, annotations: Iterable[Annotation]) -> None:
+        self.errors: list[LoadError] = []
+        self.per_run: dict[str, dict[str, list[Annotation]]] = {}
+        first: dict[tuple[str, str, str], str] = {}
+        for a in annotations:
+            key = (a.run_id, a.check, a.annotator)
+            if key in first:
+                self.errors.append(_error(a, "annotator", (
+                    f"{shown(a.annotator)} already labelled check {shown(a.check)} of run "
+                    f"{shown(a.run_id)} (at {first[key]}); expected one label per annotator")))
+                continue
+            first[key] = a.source
+            self.per_run.setdefault(a.run_id, {}).setdefault(a.check, []).append(a)
+        self.seen: set[str] = set()
+        self.kept: list[Annotation] = []
+        self.tied = 0
+
+    def join(self, run: MetaRun) -> MetaRun:
+        """``run`` with the gold labels of the rows that name it (else as it is)."""
+        self.seen.add(run.id)
+        rows = self.per_run.get(run.id)
         if rows is None:
-            joined.append(run)
-            continue
-        golds = {check: gold([a.label for a in labels]) for check, labels in rows.items()}
-        tied += sum(g is None for g in golds.values())
+            return run
+        checks = {c.label for c in run.input.task.checks}
+        golds: dict[str, Outcome | None] = {}
+        annotators: set[str] = set()
+        for check, labels in rows.items():
+            if check != OVERALL and check not in checks:
+                expected = ", ".join(sorted(checks)) or "none"
+                self.errors.extend(_error(a, "check", (
+                    f"got {shown(a.check)}; expected '*' (the overall verdict) or a check of "
+                    f"run {shown(a.run_id)}: {expected}{did_you_mean(a.check, checks)}"))
+                    for a in labels)
+                continue
+            self.kept.extend(labels)
+            annotators.update(a.annotator for a in labels)
+            golds[check] = gold([a.label for a in labels])
+        if not golds:
+            return run
+        self.tied += sum(g is None for g in golds.values())
         overall = golds.pop(OVERALL, None)
         criteria = {check: g for check, g in golds.items() if g is not None}
         no_gold = frozenset(check for check, g in golds.items() if g is None)
-        annotators = sorted({a.annotator for labels in rows.values() for a in labels})
-        label = Label(overall, None, criteria, labeller=", ".join(annotators), tied=no_gold)
-        joined.append(replace(run, label=label))
-    return Joined(tuple(joined), tuple(kept), tuple(errors), tied)
+        label = Label(overall, None, criteria, labeller=", ".join(sorted(annotators)),
+                      tied=no_gold)
+        return replace(run, label=label)
+
+    def finish(self) -> tuple[tuple[Annotation, ...], tuple[LoadError, ...], int]:
+        """The rows that joined (in file order), every error (in file order), and the
+        ties. A row for a run id that was never read is an error here."""
+        for run_id, rows in self.per_run.items():
+            if run_id not in self.seen:
+                hint = did_you_mean(run_id, self.seen)
+                self.errors.extend(_error(a, "run_id", f"got {shown(a.run_id)}; expected the "
+                                                       f"id of a loaded run{hint}")
+                                   for labels in rows.values() for a in labels)
+        kept = sorted(self.kept, key=_order)
+        errors = sorted(self.errors, key=lambda e: (e.path, e.line))
+        return tuple(kept), tuple(errors), self.tied
+
+
+def _order(a: Annotation) -> tuple[str, int]:
+    path, _, line = a.source.rpartition(":")
+    return path, int(line)

@@ -10,7 +10,7 @@ never become a run, so it can never be counted as a pass.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,14 +39,14 @@ from metaeval.untrusted_json import (
     JsonInputError,
     LoadError,
     Record,
+    iter_unique,
     join_field,
-    load_unique,
     parse_json,
     repeated_id,
 )
 
 __all__ = ["FORMAT_VERSION", "UNLABELLED", "Label", "LoadError", "MetaRun", "MetaSet",
-           "data_files", "load_meta_sets", "parse_run"]
+           "data_files", "iter_meta_runs", "load_meta_sets", "parse_run"]
 
 FORMAT_VERSION = 1
 RUN_FIELDS = {"id", "category", "task", "trajectory", "initial_state", "final_state", "label",
@@ -443,12 +443,21 @@ def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONL
     check may name by import path (the default: none, only the built-ins);
     ``judges``: its ``[tool.metaeval.judges]``, the names a judge check may use."""
     files, errors = data_files(paths)
+    runs = tuple(iter_meta_runs(files, errors, allowed, judges, suite))
+    return MetaSet(runs, tuple(errors), tuple(str(f) for f in files))
+
+
+def iter_meta_runs(files: Iterable[Path], errors: list[LoadError],
+                   allowed: AllowedModules = BUILTINS_ONLY, judges: JudgesSection = NO_JUDGES,
+                   suite: Collection[str] = ()) -> Iterator[MetaRun]:
+    """``load_meta_sets``'s runs one at a time, read as they are yielded, from ``files``
+    (see ``data_files``); bad lines land in ``errors``. What a caller lets go is gone:
+    only the ids seen are kept, to refuse a repeat."""
 
     def parse(record: Record, errors: list[LoadError]) -> MetaRun | None:
         run, problems = parse_run(record.value, record.source, allowed, judges, suite)
         errors.extend(record.error(p.field, p.message) for p in problems)
         return run
 
-    runs = load_unique(files, errors, parse, lambda run: run.id,
-                       lambda record, run, first: repeated_id(record, run.id, first))
-    return MetaSet(tuple(runs), tuple(errors), tuple(str(f) for f in files))
+    yield from iter_unique(files, errors, parse, lambda run: run.id,
+                           lambda record, run, first: repeated_id(record, run.id, first))

@@ -94,33 +94,49 @@ def apply_suite(runs: Sequence[MetaRun], suite: Iterable[SuiteCheck],
     A suite check whose name a run's own line already uses is an error too: which
     of the two the label means would be a guess.
     """
-    suite = tuple(suite)
-    if not suite:
-        return list(runs), []
-    built: set[str] = set()
+    applier = Applier(tuple(suite), allowed, judges)
     kept: list[MetaRun] = []
     errors: list[LoadError] = []
     for run in runs:
+        done = applier.apply(run)
+        if isinstance(done, LoadError):
+            errors.append(done)
+        else:
+            kept.append(done)
+    return kept, errors
+
+
+class Applier:
+    """A suite applied one run at a time (for runs read as a stream); remembers which
+    parameter sets it has built a grader for, so each is checked once."""
+
+    def __init__(self, suite: tuple[SuiteCheck, ...], allowed: AllowedModules = BUILTINS_ONLY,
+                 judges: JudgesSection = NO_JUDGES) -> None:
+        self.suite = suite
+        self.allowed = allowed
+        self.judges = judges
+        self.built: set[str] = set()
+
+    def apply(self, run: MetaRun) -> MetaRun | LoadError:
+        """``run`` with the suite's checks that select it, or why it cannot take them."""
+        if not self.suite:
+            return run
         try:
-            added = [_checked(check, run, allowed, judges, built)
-                     for check in suite if selects(check, run)]
+            added = [_checked(check, run, self.allowed, self.judges, self.built)
+                     for check in self.suite if selects(check, run)]
         except _Refused as refused:
-            errors.append(refused.error)
-            continue
+            return refused.error
         if not added:
-            kept.append(run)
-            continue
+            return run
         own = {c.label for c in run.input.task.checks}
         clash = next((spec for spec in added if spec.label in own), None)
         if clash is not None:
             path, line = _where(run)
-            errors.append(LoadError(path, line, "task.checks", (
+            return LoadError(path, line, "task.checks", (
                 f"a check named {clash.label!r} is in this run and in the suite; expected "
-                "one of the two (rename one with name)")))
-            continue
+                "one of the two (rename one with name)"))
         task = replace(run.input.task, checks=(*run.input.task.checks, *added))
-        kept.append(replace(run, input=replace(run.input, task=task)))
-    return kept, errors
+        return replace(run, input=replace(run.input, task=task))
 
 
 def _checked(check: SuiteCheck, run: MetaRun, allowed: AllowedModules,

@@ -242,13 +242,21 @@ class Record:
 def read_jsonl(path: Path, errors: list[LoadError]) -> Iterator[Record]:
     """Every good line of one file; each bad one becomes an error in ``errors``.
     Lines are yielded as they are read, so that the caller's own errors about a
-    record and this reader's errors come out in the order of the lines."""
+    record and this reader's errors come out in the order of the lines; the file is
+    read a line at a time, so a large one is never held whole."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            yield from _records(path, f, errors)
     except OSError as e:
         errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
-        return
-    for number, raw in enumerate(data.removeprefix(codecs.BOM_UTF8).split(b"\n"), start=1):
+
+
+def _records(path: Path, lines: Iterable[bytes], errors: list[LoadError]) -> Iterator[Record]:
+    for number, line in enumerate(lines, start=1):
+        # The same lines as split(b"\n") of the whole file: only "\n" ends a line.
+        raw = line[:-1] if line.endswith(b"\n") else line
+        if number == 1:
+            raw = raw.removeprefix(codecs.BOM_UTF8)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -296,7 +304,15 @@ def load_unique(files: Iterable[Path], errors: list[LoadError],
     record and returns None for a bad one; a repeated key is the error ``repeated``
     makes (given the record, its value and where the key was first used), so a
     record is never counted twice. Errors land in ``errors`` in line order."""
-    found: list[T] = []
+    return list(iter_unique(files, errors, parse, key, repeated))
+
+
+def iter_unique(files: Iterable[Path], errors: list[LoadError],
+                parse: Callable[[Record, list[LoadError]], T | None],
+                key: Callable[[T], Hashable],
+                repeated: Callable[[Record, T, str], LoadError]) -> Iterator[T]:
+    """``load_unique``, one record at a time: a caller that uses each and lets it go
+    holds only the keys seen (for the repeats), never every record."""
     keys = FirstUse()
     for path in files:
         for record in read_jsonl(path, errors):
@@ -307,5 +323,4 @@ def load_unique(files: Iterable[Path], errors: list[LoadError],
             if first is not None:
                 errors.append(repeated(record, value, first))
                 continue
-            found.append(value)
-    return found
+            yield value

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import (
@@ -27,6 +28,9 @@ from metaeval.contract import (
 from metaeval.graders.registry import build_grader
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.meta_set import MetaRun
+
+if TYPE_CHECKING:
+    from metaeval.audit.tautology import Sensitivity
 
 SCORE_SCALE = (1, 2, 3, 4, 5)
 EVALUATOR = "evaluator"
@@ -64,6 +68,9 @@ class CheckRuns:
     cases: tuple[Case, ...]
     unlabelled: int = 0
     """Runs with this check that no one labelled for it (nor overall): not measured."""
+    sensitivity: Sensitivity | None = None
+    """The ablations' counts when they were taken as the runs were read
+    (``metaeval.audit.stream``, which keeps no runs); None: count them from ``runs``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +83,8 @@ class Grading:
     """Runs with no overall human verdict: graded, left out of the evaluator's numbers."""
 
 
-def _spec_key(spec: CheckSpec) -> str:
+def spec_key(spec: CheckSpec) -> str:
+    """One key per distinct spec: the same grader, parameters and name."""
     return json.dumps([spec.grader, spec.params, spec.name], sort_keys=True)
 
 
@@ -113,7 +121,7 @@ def grade_runs(runs: Sequence[MetaRun], allowed: AllowedModules = BUILTINS_ONLY,
         graders: list[Grader] = []
         task = run.input.task.id
         for spec in run.input.task.checks:
-            key = _spec_key(spec)
+            key = spec_key(spec)
             if key not in built:
                 built[key] = build_grader(spec, allowed, judges)
             grader = built[key]
@@ -130,7 +138,7 @@ def grade_runs(runs: Sequence[MetaRun], allowed: AllowedModules = BUILTINS_ONLY,
             per_check.setdefault(spec.label, []).append((run, grader, case))
         if run.label.verdict is not None:
             evaluator.append(Case(run.id, run.category, run.source, run.label.verdict,
-                                  _compose(run.input, graders), run.label.score,
+                                  compose(run.input, graders), run.label.score,
                                   task=task, metadata=run.metadata))
     checks = tuple(
         CheckRuns(name, tuple(r for r, _, _ in rows), tuple(g for _, g, _ in rows),
@@ -139,7 +147,8 @@ def grade_runs(runs: Sequence[MetaRun], allowed: AllowedModules = BUILTINS_ONLY,
     return Grading(checks, tuple(evaluator), len(runs) - len(evaluator))
 
 
-def _compose(x: EvalInput, graders: Sequence[Grader]) -> Outcome:
+def compose(x: EvalInput, graders: Sequence[Grader]) -> Outcome:
+    """The evaluator's verdict: every grader, gates ANDed; unscored when one raised."""
     try:
         return evaluate(x, list(graders)).outcome
     except Exception:  # a grader raised: the composed verdict cannot be trusted either way

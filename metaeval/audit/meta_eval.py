@@ -283,7 +283,7 @@ def _check_result(name: str, cases: Sequence[Case], settings: Settings,
     sens = None
     static: tuple[StaticReport, ...] = ()
     if check is not None:
-        sens = sensitivity(check)
+        sens = check.sensitivity if check.sensitivity is not None else sensitivity(check)
         if sens.tautology:
             flags.append(Flag.TAUTOLOGY)
             notes.append("its verdict does not depend on what the agent did: no ablation "
