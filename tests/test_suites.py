@@ -183,3 +183,20 @@ def test_a_bad_declaration_is_a_config_error(tmp_path: Path, suite: str, message
 def test_no_suite_no_change(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.metaeval.meta_eval]\nmin_tpr = 0.5\n")
     assert load_config(tmp_path).meta_eval.suite == ()
+
+
+def test_validate_applies_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path)
+    path = root / "runs" / "airline.jsonl"
+    lines = path.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["label"]["criteria"] = {"flight_booked": "pass"}  # names a suite check
+    second = json.loads(lines[1])
+    del second["task"]["criteria"]["expected_flight"]
+    lines[:2] = [json.dumps(first), json.dumps(second)]
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(main, ["validate"], catch_exceptions=False)
+    assert result.exit_code == 2
+    bad = [x for x in result.output.splitlines() if "airline.jsonl:" in x]
+    assert len(bad) == 1 and "airline.jsonl:2: task.criteria.expected_flight: missing" in bad[0]

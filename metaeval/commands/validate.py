@@ -14,6 +14,7 @@ from metaeval.errors import ExitCode
 from metaeval.judge_items import ITEM_SUFFIX, with_judge_items
 from metaeval.judges.scales import configured_audit
 from metaeval.meta_set import MetaSet, load_meta_sets
+from metaeval.suites import apply_suite, suite_names
 
 
 def validate(paths: tuple[Path, ...], config: Config) -> MetaSet:
@@ -21,9 +22,14 @@ def validate(paths: tuple[Path, ...], config: Config) -> MetaSet:
     targets = list(paths) or config.paths(config.meta_sets)
     # Integer judge-item labels on the project's declared label scale, as judge-audit reads them.
     labels = configured_audit(config.judge_audit).label_scale or (1, 5)
-    return with_judge_items(targets, load_meta_sets(
-        [t for t in targets if t.suffix != ITEM_SUFFIX], config.allowed_modules, config.judges),
-        labels)
+    suite = config.meta_eval.suite
+    loaded = load_meta_sets([t for t in targets if t.suffix != ITEM_SUFFIX],
+                            config.allowed_modules, config.judges, suite_names(suite))
+    if suite:
+        # A run that cannot take a suite check it is selected for is as bad as a bad line.
+        runs, errors = apply_suite(loaded.runs, suite, config.allowed_modules, config.judges)
+        loaded = MetaSet(tuple(runs), (*loaded.errors, *errors), loaded.files)
+    return with_judge_items(targets, loaded, labels)
 
 
 def validate_code(loaded: MetaSet) -> ExitCode:
