@@ -296,12 +296,25 @@ def _mutate_outputs_are_no_inputs(
 @click.option("--show-runs", is_flag=True,
               help="List, per check, the ids of the runs it let through or wrongly failed "
                    "(the table; the JSON always has them, per category).")
+@click.option("--labels", "labels", multiple=True, type=click.Path(path_type=Path,
+                                                                   dir_okay=False),
+              help="A labels file (CSV or JSONL: run_id, check, label, annotator[, "
+                   "rationale]), joined with the runs by id; repeat for more (default: "
+                   "[tool.metaeval.meta_eval] labels).")
+@click.option("--cluster", type=click.Choice(["auto", "task", "run"]), default=None,
+              help="What the intervals resample: task (a cluster bootstrap: trials of one "
+                   "task together), run, or auto (tasks when runs share one and there are "
+                   "10 or more; default: config, else auto).")
+@click.option("--by", default="category", show_default=True,
+              help="Break the results down by category, task or metadata.KEY (a key of the "
+                   "runs' metadata), besides the categories.")
 @SUMMARY
 @FORMAT
 @user_errors
 def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | None,
               min_kappa: float | None, baseline: Path | None, seed: int | None,
               resamples: int | None, html_path: Path | None, show_runs: bool,
+              labels: tuple[Path, ...], cluster: str | None, by: str,
               summary_path: Path | None, fmt: str) -> None:
     """Run every check over the meta-sets (default: the configured ones) and measure
     each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
@@ -323,9 +336,9 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     refuse_inputs_as_outputs(
         [("--html", html_path), ("--summary", summary_path)],
         [*(("META_SET", p, "*.jsonl") for p in (paths or config.paths(config.meta_sets))),
-         ("--baseline", baseline, "")])
+         ("--baseline", baseline, ""), *(("--labels", p, "") for p in labels)])
     outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
-                                            resamples), config)
+                                            resamples, by, labels, cluster), config)
     loaded = outcome.loaded
     for warning in loaded.warnings:  # measured all the same: a note, never an exit code
         echo(f"warning: {one_line(str(warning))}", err=True)

@@ -23,6 +23,7 @@ from metaeval.errors import InputError
 from metaeval.gate import DEFAULT_OPTIONS, Bar, GateOptions, parse_bars, parse_options
 from metaeval.importing import BUILTINS_ONLY, AllowedModules, is_module_name
 from metaeval.keys import cut, did_you_mean, reject_unknown
+from metaeval.suite_config import SuiteCheck, read_suite
 
 DEFAULT_META_SETS = ("meta_sets",)
 DEFAULT_FINDINGS = "mutants/findings.json"
@@ -30,6 +31,8 @@ DEFAULT_SEED = 0
 DEFAULT_RESAMPLES = 1000
 UNTESTED_CHOICES = ("warn", "fail")
 DEFAULT_UNTESTED = "warn"
+CLUSTERS = ("auto", "task", "run")
+"""``[tool.metaeval.meta_eval] cluster``: what the bootstrap resamples (see ``--cluster``)."""
 
 TOP_KEYS = ("allowed_modules", "findings", "gate", "judge_audit", "judges", "meta_eval",
             "meta_sets", "mutate")
@@ -76,6 +79,12 @@ class MetaEvalConfig:
     seed: int = DEFAULT_SEED
     resamples: int = DEFAULT_RESAMPLES
     untested: str = DEFAULT_UNTESTED
+    suite: tuple[SuiteCheck, ...] = ()
+    """Checks declared once (``suite``, ``suite_files``), applied to the runs they select."""
+    labels: tuple[str, ...] = ()
+    """Labels files (CSV or JSONL), relative to the project, joined with the runs by id."""
+    cluster: str = "auto"
+    """What the bootstrap resamples: ``auto``, ``task`` or ``run``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +226,8 @@ def load_config(start: Path | None = None) -> Config:
     if not isinstance(findings, str) or not findings:
         raise InputError(f"{pyproject}: tool.metaeval.findings: got {findings!r}; "
                          "expected a path")
-    meta_eval = _meta_eval(section.get("meta_eval", {}), f"{pyproject}: tool.metaeval.meta_eval")
+    meta_eval = _meta_eval(section.get("meta_eval", {}), f"{pyproject}: tool.metaeval.meta_eval",
+                           pyproject.parent)
     mutate = _mutate_section(pyproject, section.get("mutate", {}))
     gate = parse_bars(section.get("gate", {}), f"{pyproject}: tool.metaeval.gate")
     gate_options = parse_options(section.get("gate", {}), f"{pyproject}: tool.metaeval.gate")
@@ -268,10 +278,11 @@ def _bars(table: dict[str, object], where: str, extra: tuple[str, ...] = ()) -> 
     return Bars(*values)
 
 
-def _meta_eval(section: object, where: str) -> MetaEvalConfig:
+def _meta_eval(section: object, where: str, root: Path) -> MetaEvalConfig:
     if not isinstance(section, dict):
         raise InputError(f"{where}: got {section!r}; expected a table")
-    bars = _bars(section, where, ("checks", "seed", "resamples", "untested"))
+    bars = _bars(section, where, ("checks", "seed", "resamples", "untested", "suite",
+                                  "suite_files", "labels", "cluster"))
     checks = section.get("checks", {})
     if not isinstance(checks, dict):
         raise InputError(f"{where}.checks: got {checks!r}; expected a table of check names")
@@ -290,7 +301,16 @@ def _meta_eval(section: object, where: str) -> MetaEvalConfig:
     if untested not in UNTESTED_CHOICES:
         raise InputError(f"{where}.untested: got {untested!r}; expected one of "
                          f"{', '.join(map(repr, UNTESTED_CHOICES))}")
-    return MetaEvalConfig(bars, check_bars, ints["seed"], ints["resamples"], str(untested))
+    labels = section.get("labels", [])
+    if not isinstance(labels, list) or not all(isinstance(p, str) and p for p in labels):
+        raise InputError(f"{where}.labels: got {_short(labels)}; expected a list of paths "
+                         "of labels files (CSV or JSONL)")
+    cluster = section.get("cluster", "auto")
+    if cluster not in CLUSTERS:
+        raise InputError(f"{where}.cluster: got {_short(cluster)}; expected one of "
+                         f"{', '.join(map(repr, CLUSTERS))}")
+    return MetaEvalConfig(bars, check_bars, ints["seed"], ints["resamples"], str(untested),
+                          read_suite(root, section, where), tuple(labels), str(cluster))
 
 
 def _mutate_section(pyproject: Path, section: object) -> MutateSection:

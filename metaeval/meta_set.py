@@ -11,7 +11,7 @@ never become a run, so it can never be counted as a pass.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,14 +42,14 @@ from metaeval.untrusted_json import (
     JsonInputError,
     LoadError,
     Record,
+    iter_unique,
     join_field,
-    load_unique,
     parse_json,
     repeated_id,
 )
 
-__all__ = ["FORMAT_VERSION", "Label", "LoadError", "MetaRun", "MetaSet", "data_files",
-           "load_meta_sets", "parse_run"]
+__all__ = ["FORMAT_VERSION", "UNLABELLED", "Label", "LoadError", "MetaRun", "MetaSet",
+           "data_files", "iter_meta_runs", "load_meta_sets", "parse_run"]
 
 FORMAT_VERSION = 1
 # metadata: what an importer keeps of a harness's run (model, epoch, scores); held as
@@ -80,28 +80,46 @@ INNER_DEPTH = MAX_DEPTH - 3
 
 @dataclass(frozen=True, slots=True)
 class Label:
-    """What a person decided about a run: the verdict, a 1-5 score, and per-check verdicts."""
+    """What people decided about a run: the verdict, a 1-5 score, and per-check verdicts.
 
-    verdict: Outcome
+    ``verdict`` is None when no one gave an overall verdict (an unlabelled run, or
+    one whose annotators tied): the run is then left out of what that label measures.
+    """
+
+    verdict: Outcome | None
     score: int | None = None
     criteria: dict[str, Outcome] = field(default_factory=dict)
     rationale: str = ""
     labeller: str = ""
+    tied: frozenset[str] = frozenset()
+    """Checks whose annotators tied: no gold label, so not the overall verdict either."""
 
-    def for_check(self, check: str) -> Outcome:
-        """The per-check label where the labeller gave one, else the overall verdict."""
+    def for_check(self, check: str) -> Outcome | None:
+        """The per-check label where the labeller gave one, else the overall verdict
+        (None: nothing to compare this check with on this run)."""
+        if check in self.tied:
+            return None
         return self.criteria.get(check, self.verdict)
+
+
+UNLABELLED = Label(None)
+"""A run with no label in its line: graded, not measured, until a labels file labels it."""
 
 
 @dataclass(frozen=True, slots=True)
 class MetaRun:
-    """One labelled run; ``source`` is ``file:line`` for messages that point back."""
+    """One run and its label; ``source`` is ``file:line`` for messages that point back.
+
+    ``metadata`` is the run's free ``metadata`` object (cost, trial, model...): kept
+    as written, never interpreted, read only by ``--by metadata.KEY`` and suite selectors.
+    """
 
     id: str
     category: str
     source: str
     input: EvalInput
     label: Label
+    metadata: JsonObject = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,10 +436,11 @@ def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label
 
 
 def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ONLY,
-              judges: JudgesSection = NO_JUDGES
+              judges: JudgesSection = NO_JUDGES, suite: Collection[str] = ()
               ) -> tuple[MetaRun | None, list[_Bad]]:
     """One record to one run, or None with every problem found in it. A check naming
-    code by import path must name it in ``allowed`` (the project's config)."""
+    code by import path must name it in ``allowed`` (the project's config); ``suite``
+    holds the names of the checks a suite declares, which the label may name too."""
     if not isinstance(raw, dict):
         return None, [_Bad("", f"got {_got(raw)}; expected a JSON object")]
     problems: list[_Bad] = []
@@ -434,19 +453,20 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
         category = _str(raw, "category", "category", required=False) or "uncategorized"
         initial = _object(raw, "initial_state", "initial_state")
         final = _object(raw, "final_state", "final_state")
-        _object(raw, "metadata", "metadata")
+        metadata = _object(raw, "metadata", "metadata")
     except _Bad as bad:
         problems.append(bad)
     task = _task(raw.get("task"), problems, allowed, judges)
     if "trajectory" not in raw:
         problems.append(_Bad("trajectory", "missing; expected a list of events"))
     trajectory = _trajectory(raw.get("trajectory", []), problems)
-    checks = [c.label for c in task.checks] if task else []
-    label = _label(raw.get("label"), checks, problems)
+    checks = [*(c.label for c in task.checks), *suite] if task else []
+    # No label in the line: unlabelled, not an error (a labels file may label it).
+    label = _label(raw["label"], checks, problems) if "label" in raw else UNLABELLED
     if problems or task is None or label is None:
         return None, problems
     return MetaRun(run_id, category, source,
-                   EvalInput(task, trajectory, initial, final), label), []
+                   EvalInput(task, trajectory, initial, final), label, metadata), []
 
 
 def data_files(paths: Iterable[Path], suffix: str = ".jsonl"
@@ -469,16 +489,29 @@ def data_files(paths: Iterable[Path], suffix: str = ".jsonl"
 
 
 def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONLY,
-                   judges: JudgesSection = NO_JUDGES) -> MetaSet:
+                   judges: JudgesSection = NO_JUDGES, suite: Collection[str] = ()) -> MetaSet:
     """Every run of every file; bad lines become errors and the rest still load.
     ``allowed``: the project's ``[tool.metaeval] allowed_modules``, the only code a
     check may name by import path (the default: none, only the built-ins);
     ``judges``: its ``[tool.metaeval.judges]``, the names a judge check may use."""
     files, errors = data_files(paths)
     warnings: list[LoadError] = []
+    runs = tuple(iter_meta_runs(files, errors, allowed, judges, suite, warnings))
+    return MetaSet(runs, tuple(errors), tuple(str(f) for f in files), tuple(warnings))
+
+
+def iter_meta_runs(files: Iterable[Path], errors: list[LoadError],
+                   allowed: AllowedModules = BUILTINS_ONLY, judges: JudgesSection = NO_JUDGES,
+                   suite: Collection[str] = (), warnings: list[LoadError] | None = None
+                   ) -> Iterator[MetaRun]:
+    """``load_meta_sets``'s runs one at a time, read as they are yielded, from ``files``
+    (see ``data_files``); bad lines land in ``errors``, what loaded but deserves a look
+    in ``warnings``. What a caller lets go is gone: only the ids seen are kept, to
+    refuse a repeat."""
+    warnings = [] if warnings is None else warnings
 
     def parse(record: Record, errors: list[LoadError]) -> MetaRun | None:
-        run, problems = parse_run(record.value, record.source, allowed, judges)
+        run, problems = parse_run(record.value, record.source, allowed, judges, suite)
         errors.extend(record.error(p.field, p.message) for p in problems)
         if run is not None:
             warnings.extend(
@@ -488,6 +521,5 @@ def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONL
                 for at, call_id, first in reused_call_ids(run.input.trajectory))
         return run
 
-    runs = load_unique(files, errors, parse, lambda run: run.id,
-                       lambda record, run, first: repeated_id(record, run.id, first))
-    return MetaSet(tuple(runs), tuple(errors), tuple(str(f) for f in files), tuple(warnings))
+    yield from iter_unique(files, errors, parse, lambda run: run.id,
+                           lambda record, run, first: repeated_id(record, run.id, first))

@@ -22,14 +22,16 @@ import codecs
 import errno
 import json
 import math
+import os
 import re
+import stat
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 from metaeval.contract import JsonValue
-from metaeval.data_paths import read_bounded
+from metaeval.data_paths import kind_of, read_bounded
 from metaeval.errors import InputError, clipped, shown
 
 MAX_DEPTH = 64
@@ -213,6 +215,28 @@ def _read_regular(path: Path) -> bytes:
         raise JsonInputError("", str(e).removeprefix(f"{path}: ")) from e
 
 
+def _open_regular(path: Path) -> BinaryIO:
+    """The regular file at ``path`` open for reading, links followed; a device, fifo
+    or directory is a ``JsonInputError`` before a byte is read (opened without
+    blocking, so a fifo never waits for a writer). No size bound: JSON Lines are
+    read a line at a time. An ``OSError`` is left to the caller."""
+    try:
+        real = path.resolve()
+    except RuntimeError as e:  # a link loop on Python 3.11; later ones raise OSError
+        raise OSError(errno.ELOOP, str(e), str(path)) from e
+    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise JsonInputError("", f"{str(path)!r} is {kind_of(mode)}; expected a regular "
+                                 "file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_json_file(path: Path) -> JsonValue:
     """A file holding one JSON document; an ``OSError`` is left to the caller (a
     missing cache is not an error, a missing findings file may be)."""
@@ -265,13 +289,21 @@ class Record:
 def read_jsonl(path: Path, errors: list[LoadError]) -> Iterator[Record]:
     """Every good line of one file; each bad one becomes an error in ``errors``.
     Lines are yielded as they are read, so that the caller's own errors about a
-    record and this reader's errors come out in the order of the lines."""
+    record and this reader's errors come out in the order of the lines; the file is
+    read a line at a time, so a large one is never held whole."""
     try:
-        data = _read_regular(path)
+        with _open_regular(path) as f:
+            yield from _records(path, f, errors)
     except (OSError, JsonInputError) as e:
         errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
-        return
-    for number, raw in enumerate(data.removeprefix(codecs.BOM_UTF8).split(b"\n"), start=1):
+
+
+def _records(path: Path, lines: Iterable[bytes], errors: list[LoadError]) -> Iterator[Record]:
+    for number, line in enumerate(lines, start=1):
+        # The same lines as split(b"\n") of the whole file: only "\n" ends a line.
+        raw = line[:-1] if line.endswith(b"\n") else line
+        if number == 1:
+            raw = raw.removeprefix(codecs.BOM_UTF8)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -319,7 +351,15 @@ def load_unique(files: Iterable[Path], errors: list[LoadError],
     record and returns None for a bad one; a repeated key is the error ``repeated``
     makes (given the record, its value and where the key was first used), so a
     record is never counted twice. Errors land in ``errors`` in line order."""
-    found: list[T] = []
+    return list(iter_unique(files, errors, parse, key, repeated))
+
+
+def iter_unique(files: Iterable[Path], errors: list[LoadError],
+                parse: Callable[[Record, list[LoadError]], T | None],
+                key: Callable[[T], Hashable],
+                repeated: Callable[[Record, T, str], LoadError]) -> Iterator[T]:
+    """``load_unique``, one record at a time: a caller that uses each and lets it go
+    holds only the keys seen (for the repeats), never every record."""
     keys = FirstUse()
     for path in files:
         for record in read_jsonl(path, errors):
@@ -330,5 +370,4 @@ def load_unique(files: Iterable[Path], errors: list[LoadError],
             if first is not None:
                 errors.append(repeated(record, value, first))
                 continue
-            found.append(value)
-    return found
+            yield value

@@ -43,8 +43,9 @@ def project(tmp_path: Path, text: str) -> Path:
      "did you mean "
      "'timeout_factor' or 'timeout_constant'?"),
     ('[tool.metaeval.meta_eval]\nresample = 10\n',
-     "tool.metaeval.meta_eval.resample: unknown key; expected one of checks, min_kappa, "
-     "min_tnr, min_tpr, resamples, seed, untested; did you mean 'resamples'?"),
+     "tool.metaeval.meta_eval.resample: unknown key; expected one of checks, cluster, "
+     "labels, min_kappa, min_tnr, min_tpr, resamples, seed, suite, suite_files, untested; "
+     "did you mean 'resamples'?"),
     ('[tool.metaeval.meta_eval.checks.refund_issued]\nmin_tnp = 0.9\n',
      "tool.metaeval.meta_eval.checks.refund_issued.min_tnp: unknown key; expected one of "
      "min_kappa, min_tnr, min_tpr; did you mean 'min_tpr' or 'min_tnr'?"),

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import (
@@ -19,6 +20,7 @@ from metaeval.contract import (
     EvalInput,
     Finding,
     Grader,
+    JsonObject,
     Kind,
     Outcome,
     evaluate,
@@ -26,6 +28,9 @@ from metaeval.contract import (
 from metaeval.graders.registry import build_grader
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.meta_set import MetaRun
+
+if TYPE_CHECKING:
+    from metaeval.audit.tautology import Sensitivity
 
 SCORE_SCALE = (1, 2, 3, 4, 5)
 EVALUATOR = "evaluator"
@@ -47,6 +52,10 @@ class Case:
     human_score: int | None = None
     graded_score: int | None = None
     reason: str = ""
+    task: str = ""
+    """The run's task id: what ``--by task`` groups by, and the cluster of a cluster bootstrap."""
+    metadata: JsonObject = field(default_factory=dict)
+    """The run's free metadata (the same object, not a copy), for ``--by metadata.KEY``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +66,11 @@ class CheckRuns:
     runs: tuple[MetaRun, ...]
     graders: tuple[Grader, ...]
     cases: tuple[Case, ...]
+    unlabelled: int = 0
+    """Runs with this check that no one labelled for it (nor overall): not measured."""
+    sensitivity: Sensitivity | None = None
+    """The ablations' counts when they were taken as the runs were read
+    (``metaeval.audit.stream``, which keeps no runs); None: count them from ``runs``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +79,12 @@ class Grading:
 
     checks: tuple[CheckRuns, ...]
     evaluator: tuple[Case, ...]
+    unlabelled: int = 0
+    """Runs with no overall human verdict: graded, left out of the evaluator's numbers."""
 
 
-def _spec_key(spec: CheckSpec) -> str:
+def spec_key(spec: CheckSpec) -> str:
+    """One key per distinct spec: the same grader, parameters and name."""
     return json.dumps([spec.grader, spec.params, spec.name], sort_keys=True)
 
 
@@ -98,30 +115,40 @@ def grade_runs(runs: Sequence[MetaRun], allowed: AllowedModules = BUILTINS_ONLY,
     """
     built: dict[str, Grader] = {}
     per_check: dict[str, list[tuple[MetaRun, Grader, Case]]] = {}
+    unlabelled: dict[str, int] = {}
     evaluator: list[Case] = []
     for run in runs:
         graders: list[Grader] = []
+        task = run.input.task.id
         for spec in run.input.task.checks:
-            key = _spec_key(spec)
+            key = spec_key(spec)
             if key not in built:
                 built[key] = build_grader(spec, allowed, judges)
             grader = built[key]
             graders.append(grader)
+            human = run.label.for_check(spec.label)
+            if human is None:
+                # No one said what this check should find here: nothing to measure it by.
+                unlabelled[spec.label] = unlabelled.get(spec.label, 0) + 1
+                continue
             finding = safe_grade(grader, run.input)
-            case = Case(run.id, run.category, run.source, run.label.for_check(spec.label),
+            case = Case(run.id, run.category, run.source, human,
                         finding.effective_outcome(), run.label.score, ordinal(finding),
-                        finding.reason)
+                        finding.reason, task, run.metadata)
             per_check.setdefault(spec.label, []).append((run, grader, case))
-        evaluator.append(Case(run.id, run.category, run.source, run.label.verdict,
-                              _compose(run.input, graders), run.label.score))
+        if run.label.verdict is not None:
+            evaluator.append(Case(run.id, run.category, run.source, run.label.verdict,
+                                  compose(run.input, graders), run.label.score,
+                                  task=task, metadata=run.metadata))
     checks = tuple(
         CheckRuns(name, tuple(r for r, _, _ in rows), tuple(g for _, g, _ in rows),
-                  tuple(c for _, _, c in rows))
+                  tuple(c for _, _, c in rows), unlabelled.get(name, 0))
         for name, rows in sorted(per_check.items()))
-    return Grading(checks, tuple(evaluator))
+    return Grading(checks, tuple(evaluator), len(runs) - len(evaluator))
 
 
-def _compose(x: EvalInput, graders: Sequence[Grader]) -> Outcome:
+def compose(x: EvalInput, graders: Sequence[Grader]) -> Outcome:
+    """The evaluator's verdict: every grader, gates ANDed; unscored when one raised."""
     try:
         return evaluate(x, list(graders)).outcome
     except Exception:  # a grader raised: the composed verdict cannot be trusted either way

@@ -9,12 +9,15 @@ no file and renders nothing; the same input always gives the same result.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from metaeval.audit import metrics
 from metaeval.audit.grading import EVALUATOR, Case, CheckRuns, Grading, grade_runs
+from metaeval.audit.label_agreement import Agreement
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.tautology import (
     CASE_ONLY,
@@ -27,8 +30,17 @@ from metaeval.audit.tautology import (
 )
 from metaeval.config import NO_JUDGES, UNTESTED_CHOICES, Bars, JudgesSection
 from metaeval.contract import Outcome
+from metaeval.errors import InputError
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
+from metaeval.keys import cut
 from metaeval.meta_set import MetaRun
+from metaeval.state import lookup
+
+BY_CATEGORY = "category"
+BY_TASK = "task"
+BY_METADATA = "metadata."
+MISSING_GROUP = "(missing)"
+"""The group of a run whose metadata has no value at the key ``--by`` names."""
 
 
 class Flag(Enum):
@@ -77,6 +89,12 @@ class Settings:
     resamples: int = metrics.RESAMPLES
     untested: str = "warn"
     """``warn`` or ``fail``: whether an UNTESTED check fails the run (``UNTESTED_CHOICES``)."""
+    by: str = BY_CATEGORY
+    """The breakdown besides the categories: ``category``, ``task`` or ``metadata.KEY``."""
+    cluster: str = "auto"
+    """What the bootstrap resamples: ``task`` (a cluster bootstrap over tasks), ``run``
+    (each run on its own), or ``auto``: tasks when runs share one and there are at
+    least ``metrics.MIN_CLUSTERS`` tasks, else runs."""
 
     def __post_init__(self) -> None:
         if self.untested not in UNTESTED_CHOICES:
@@ -108,6 +126,12 @@ class Measured:
     weighted_kappa: tuple[Value, Value] | None = None
     """(linear, quadratic) over scored cases, when the grader gives a 1-5 score."""
     ordinal_unscored: int = 0
+    clusters: int = 0
+    """Tasks the intervals resampled (a cluster bootstrap); 0 when cases were
+    resampled one by one (and TPR, TNR carry Wilson intervals)."""
+    shared_tasks: int = 0
+    """Tasks with two or more of these runs: when nonzero and ``clusters`` is 0, the
+    intervals treat trials of one task as independent (too few tasks, or asked to)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +182,14 @@ class MetaEvalResult:
     settings: Settings
     baseline_missing: tuple[str, ...] = ()
     """Checks in the baseline that this run did not measure."""
+    groups: tuple[tuple[str, Category], ...] = ()
+    """The breakdown ``settings.by`` asks for, when it is not by category."""
+    unlabelled: int = 0
+    """Runs graded but left out of the evaluator's numbers: no overall human verdict."""
+    annotators: tuple[Agreement, ...] = ()
+    """How the annotators of the labels files agree, per check; empty without them."""
+    tied: int = 0
+    """(run, check) pairs whose annotators tied: no gold label, left unlabelled."""
 
     @property
     def failed(self) -> bool:
@@ -176,11 +208,33 @@ class BaselineCheck:
     flags: tuple[str, ...] = ()
 
 
+def clustered(cases: Sequence[Case], cluster: str) -> tuple[bool, int]:
+    """Whether the intervals of ``cases`` resample tasks (``cluster``: auto, task or
+    run), and how many tasks hold two or more of them."""
+    per_task = Counter(case.task for case in cases)
+    shared = sum(n > 1 for n in per_task.values())
+    if cluster == "task":
+        return True, shared
+    if cluster == "run":
+        return False, shared
+    return shared > 0 and len(per_task) >= metrics.MIN_CLUSTERS, shared
+
+
 def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
-            resamples: int = metrics.RESAMPLES) -> Measured:
+            resamples: int = metrics.RESAMPLES, cluster: str = "run") -> Measured:
     human = [c.human for c in cases]
     graded = [c.graded for c in cases]
     c = metrics.confusion(human, graded)
+    use_clusters, shared = clustered(cases, cluster)
+    if use_clusters:
+        by_task = metrics.cluster_intervals(human, graded, [case.task for case in cases],
+                                            seed=seed, resamples=resamples)
+        intervals = (by_task.tpr, by_task.tnr, by_task.kappa, by_task.youden)
+    else:
+        intervals = (metrics.wilson_interval(c.tp, c.positives),
+                     metrics.wilson_interval(c.tn, c.negatives),
+                     metrics.kappa_interval(human, graded, seed=seed, resamples=resamples),
+                     metrics.youden_interval(human, graded, seed=seed, resamples=resamples))
     weighted = None
     ordinal_unscored = 0
     pairs = [(case.human_score, case.graded_score) for case in cases
@@ -196,11 +250,9 @@ def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
         precision=metrics.precision(c), balanced_accuracy=metrics.balanced_accuracy(c),
         kappa=metrics.kappa(human, graded), scored_tpr=metrics.scored_tpr(c),
         scored_tnr=metrics.scored_tnr(c),
-        tpr_ci=metrics.wilson_interval(c.tp, c.positives),
-        tnr_ci=metrics.wilson_interval(c.tn, c.negatives),
-        kappa_ci=metrics.kappa_interval(human, graded, seed=seed, resamples=resamples),
-        youden_ci=metrics.youden_interval(human, graded, seed=seed, resamples=resamples),
-        weighted_kappa=weighted, ordinal_unscored=ordinal_unscored)
+        tpr_ci=intervals[0], tnr_ci=intervals[1], kappa_ci=intervals[2], youden_ci=intervals[3],
+        weighted_kappa=weighted, ordinal_unscored=ordinal_unscored,
+        clusters=by_task.clusters if use_clusters else 0, shared_tasks=shared)
 
 
 def _signal_flags(cases: Sequence[Case], m: Measured) -> tuple[list[Flag], list[str]]:
@@ -249,13 +301,14 @@ def _regression(m: Measured, flags: Sequence[Flag], before: BaselineCheck | None
 def _check_result(name: str, cases: Sequence[Case], settings: Settings,
                   baseline: Mapping[str, BaselineCheck], check: CheckRuns | None,
                   bars: Bars | None) -> CheckResult:
-    m = measure(cases, seed=settings.seed, resamples=settings.resamples)
+    m = measure(cases, seed=settings.seed, resamples=settings.resamples,
+                cluster=settings.cluster)
     flags: list[Flag] = []
     notes: list[str] = []
     sens = None
     static: tuple[StaticReport, ...] = ()
     if check is not None:
-        sens = sensitivity(check)
+        sens = check.sensitivity if check.sensitivity is not None else sensitivity(check)
         static = static_flags(check.graders)
         why = independence(sens, static)
         if why is not None:
@@ -294,16 +347,49 @@ def _untested_note(cases: Sequence[Case], sens: Sensitivity) -> str:
     return note
 
 
-def _categories(grading: Grading) -> tuple[tuple[str, Category], ...]:
+def check_by(by: str) -> str:
+    """``by`` when it names a breakdown (``category``, ``task``, ``metadata.KEY``); else
+    an InputError saying what was expected."""
+    if by in (BY_CATEGORY, BY_TASK) or (by.startswith(BY_METADATA) and by != BY_METADATA
+                                        and "" not in by[len(BY_METADATA):].split(".")):
+        return by
+    raise InputError(f"--by: got {cut(by)!r}; expected 'category', 'task' or 'metadata.KEY' "
+                     "(a dotted key of the runs' metadata)")
+
+
+def group_of(by: str) -> Callable[[Case], str]:
+    """The group a case falls in for ``by`` (checked by ``check_by``): its category, its
+    task id, or the value at ``KEY`` of its run's metadata (JSON text unless a string;
+    ``(missing)`` when absent)."""
+    if by == BY_CATEGORY:
+        return lambda case: case.category
+    if by == BY_TASK:
+        return lambda case: case.task
+    key = by[len(BY_METADATA):]
+
+    def value(case: Case) -> str:
+        found, v = lookup(case.metadata, key)
+        if not found:
+            return MISSING_GROUP
+        return v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+
+    return value
+
+
+def _categories(grading: Grading, by: str = BY_CATEGORY) -> tuple[tuple[str, Category], ...]:
     columns = [(c.name, c.cases) for c in grading.checks] + [(EVALUATOR, grading.evaluator)]
+    group = group_of(by)
     runs_per_category: dict[str, set[str]] = {}
     for case in grading.evaluator:
-        runs_per_category.setdefault(case.category, set()).add(case.run_id)
+        runs_per_category.setdefault(group(case), set()).add(case.run_id)
+    for _, cases in columns:  # a run with no overall verdict still has its checks' groups
+        for case in cases:
+            runs_per_category.setdefault(group(case), set()).add(case.run_id)
     result = []
     for category in sorted(runs_per_category):
         cells = []
         for name, cases in columns:
-            mine = [c for c in cases if c.category == category]
+            mine = [c for c in cases if group(c) == category]
             if not mine:
                 continue
 
@@ -342,4 +428,6 @@ def measure_grading(grading: Grading, settings: Settings | None = None,
     evaluator = _check_result(EVALUATOR, grading.evaluator, settings, before, None, None)
     measured = {c.name for c in checks} | {EVALUATOR}
     missing = tuple(sorted(set(before) - measured))
-    return MetaEvalResult(checks, evaluator, _categories(grading), settings, missing)
+    groups = () if settings.by == BY_CATEGORY else _categories(grading, check_by(settings.by))
+    return MetaEvalResult(checks, evaluator, _categories(grading), settings, missing, groups,
+                          grading.unlabelled)

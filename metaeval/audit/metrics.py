@@ -412,3 +412,90 @@ def nominal_kappa(human: Sequence[str], judged: Sequence[str | None]) -> Value:
                      f"constant {side}: {label!r} on every case")
     labels = sorted(set(h) | set(g))
     return Value(float(cohen_kappa_score(h, g, labels=labels)))
+
+
+# --- cluster bootstrap ------------------------------------------------------------------
+
+MIN_CLUSTERS = 10
+"""Fewer clusters than this and a cluster bootstrap says little: ``auto`` does not use it."""
+_CELLS = [(h, g) for h in (Outcome.PASS, Outcome.FAIL) for g in Outcome]
+# Cells of a resample's table at once: bounds the weights matrix at 100,000 clusters.
+_CHUNK_CELLS = 2_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterIntervals:
+    """Percentile intervals from resampling clusters (tasks), not cases: trials of one
+    task rise and fall together, so they are not as many independent cases."""
+
+    clusters: int
+    tpr: Interval
+    tnr: Interval
+    kappa: Interval
+    youden: Interval
+
+
+def _defined(values: np.ndarray, keep: np.ndarray, level: float, low: float,
+             reason: str) -> Interval:
+    """The percentile interval of ``values`` where ``keep``; the whole range with
+    ``reason`` when no resample defines the metric."""
+    kept = values[keep]
+    if not kept.size:
+        return Interval(low, 1.0, level, reason)
+    a, b = _percentiles(list(kept), level)
+    return Interval(a, b, level)
+
+
+def cluster_intervals(human: Sequence[Outcome], graded: Sequence[Outcome],
+                      clusters: Sequence[str], *, seed: int = SEED,
+                      resamples: int = RESAMPLES, level: float = CONFIDENCE
+                      ) -> ClusterIntervals:
+    """Cluster bootstrap: resample whole clusters (all cases of a task at once) with
+    replacement, ``resamples`` times from a generator seeded with ``seed``, and take
+    percentile intervals of TPR, TNR, kappa (``table_kappa``: the same arithmetic as
+    ``kappa``) and Youden's J. Within their ranges.
+
+    A resample that has no human-pass case leaves TPR (and J) undefined, and one
+    with no human-fail case TNR (and J): those resamples are left out of that
+    metric's interval, not counted as a documented 0.0; none left is the metric's
+    whole range with a reason. No cases: whole ranges, reason "no cases".
+    """
+    _check_pair(human, graded)
+    _check_pair(human, clusters)
+    _check_human(human)
+    if resamples < 1:
+        raise MetricInputError(f"resamples: got {resamples!r}; expected an integer >= 1")
+    names = sorted(set(clusters))
+    if not human:
+        whole = Interval(0.0, 1.0, level, NO_CASES)
+        signed = Interval(-1.0, 1.0, level, NO_CASES)
+        return ClusterIntervals(0, whole, whole, signed, signed)
+    index = {name: i for i, name in enumerate(names)}
+    k = len(names)
+    counts = np.zeros((k, len(_CELLS)), dtype=np.int64)
+    for h, g, c in zip(human, graded, clusters, strict=True):
+        counts[index[c], _CELLS.index((h, g))] += 1
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _CHUNK_CELLS // k)
+    tables = []
+    for start in range(0, resamples, chunk):
+        size = min(chunk, resamples - start)
+        picks = rng.integers(0, k, size=(size, k))
+        weights = np.zeros((size, k), dtype=np.int64)
+        np.add.at(weights, (np.repeat(np.arange(size), k), picks.ravel()), 1)
+        tables.append(weights @ counts)
+    table = np.concatenate(tables)
+    positives = table[:, 0:3].sum(axis=1)
+    negatives = table[:, 3:6].sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tprs = np.where(positives > 0, table[:, 0] / np.maximum(positives, 1), 0.0)
+        tnrs = np.where(negatives > 0, table[:, 4] / np.maximum(negatives, 1), 0.0)
+    distinct, which = np.unique(table, axis=0, return_inverse=True)
+    kappas = np.array([table_kappa(t) for t in distinct])[np.ravel(which)]
+    both = (positives > 0) & (negatives > 0)
+    return ClusterIntervals(
+        k,
+        _defined(tprs, positives > 0, level, 0.0, NO_HUMAN_PASS),
+        _defined(tnrs, negatives > 0, level, 0.0, NO_HUMAN_FAIL),
+        _defined(kappas, np.ones(len(kappas), dtype=bool), level, -1.0, NO_CASES),
+        _defined(tprs + tnrs - 1, both, level, -1.0, "no resample holds both human labels"))

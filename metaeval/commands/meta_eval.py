@@ -9,15 +9,19 @@ a ``MetaEvalOutcome`` and never prints.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from metaeval.audit.baseline import load_baseline
-from metaeval.audit.meta_eval import MetaEvalResult, Settings
-from metaeval.audit.meta_eval import meta_eval as measure
+from metaeval.audit.label_agreement import annotator_agreement
+from metaeval.audit.meta_eval import MetaEvalResult, Settings, check_by, measure_grading
+from metaeval.audit.stream import Stream
 from metaeval.config import Bars, Config, unknown_check_bars
 from metaeval.errors import ExitCode, InputError
-from metaeval.meta_set import MetaSet, load_meta_sets
+from metaeval.labels import Annotation, Joiner, read_labels
+from metaeval.meta_set import MetaSet, data_files, iter_meta_runs
+from metaeval.suites import Applier, suite_names
+from metaeval.untrusted_json import LoadError
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +37,12 @@ class MetaEvalRequest:
     """A previous ``--format json`` result, for regressions."""
     seed: int | None = None
     resamples: int | None = None
+    by: str = "category"
+    """The breakdown besides the categories: ``category``, ``task`` or ``metadata.KEY``."""
+    labels: tuple[Path, ...] = ()
+    """Labels files; empty: ``[tool.metaeval.meta_eval] labels``."""
+    cluster: str | None = None
+    """``auto``, ``task`` or ``run``: what the bootstrap resamples."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +51,8 @@ class MetaEvalOutcome:
 
     targets: tuple[Path, ...]
     loaded: MetaSet
+    """The files read and every error; its ``runs`` is empty: each run was graded as it
+    was read, and let go."""
     result: MetaEvalResult | None
     """None when no run loaded: nothing was measured."""
 
@@ -55,22 +67,9 @@ class MetaEvalOutcome:
         return ExitCode.FINDINGS if self.result.failed else ExitCode.OK
 
 
-def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
-    """Measure every check of the meta-sets of ``request`` in the project of ``config``.
-    Raises InputError for a bar that names no check of the configured meta-sets, or a
-    baseline that cannot be read."""
-    targets = list(request.paths) or config.paths(config.meta_sets)
-    loaded = load_meta_sets(targets, config.allowed_modules, config.judges)
-    # Bars name checks of the configured meta-sets: a run on one file of them need
-    # not hold every check they name, but the run on all of them (CI's) must.
-    unknown_bar = None if request.paths else unknown_check_bars(
-        config, {c.label for r in loaded.runs for c in r.input.task.checks},
-        ", ".join(map(str, targets)))
-    if unknown_bar is not None and loaded.runs:
-        raise InputError("\n".join([*map(str, loaded.errors), unknown_bar]))
-    before = load_baseline(request.baseline) if request.baseline is not None else None
+def _settings(request: MetaEvalRequest, config: Config) -> Settings:
     flags = Bars(request.min_tpr, request.min_tnr, request.min_kappa)
-    settings = Settings(
+    return Settings(
         bars=flags.over(config.meta_eval.bars),
         # A flag overrides the config for that metric, per-check bars included.
         check_bars={name: Bars(None if flags.min_tpr is not None else bars.min_tpr,
@@ -80,9 +79,56 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
         seed=config.meta_eval.seed if request.seed is None else request.seed,
         resamples=(config.meta_eval.resamples if request.resamples is None
                    else request.resamples),
-        untested=config.meta_eval.untested)
-    if not loaded.runs:
+        untested=config.meta_eval.untested, by=check_by(request.by),
+        cluster=config.meta_eval.cluster if request.cluster is None else request.cluster)
+
+
+def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
+    """Measure every check of the meta-sets of ``request`` in the project of ``config``.
+    Raises InputError for a bar that names no check of the configured meta-sets, or a
+    baseline that cannot be read.
+
+    Each run is graded as it is read, with the suite's checks added and the labels
+    files' labels joined, and then let go: memory holds the verdicts, not the runs.
+    """
+    targets = list(request.paths) or config.paths(config.meta_sets)
+    settings = _settings(request, config)
+    before = load_baseline(request.baseline) if request.baseline is not None else None
+    suite = config.meta_eval.suite
+    files, errors = data_files(targets)
+    labels = list(request.labels) or config.paths(config.meta_eval.labels)
+    annotations, label_errors = read_labels(labels) if labels else ([], [])
+    joiner = Joiner(annotations) if labels else None
+    applier = Applier(suite, config.allowed_modules, config.judges)
+    stream = Stream(config.allowed_modules, config.judges)
+    names: set[str] = set()
+    warnings: list[LoadError] = []
+    for run in iter_meta_runs(files, errors, config.allowed_modules, config.judges,
+                              suite_names(suite), warnings):
+        done = applier.apply(run)
+        if isinstance(done, LoadError):
+            errors.append(done)
+            continue
+        if joiner is not None:
+            done = joiner.join(done)
+        names.update(c.label for c in done.input.task.checks)
+        stream.add(done)
+    joined: tuple[Annotation, ...] = ()
+    tied = 0
+    if joiner is not None:
+        joined, join_errors, tied = joiner.finish()
+        # Rows are read, then joined: their errors are put back in line order.
+        errors += sorted((*label_errors, *join_errors), key=lambda e: (e.path, e.line))
+    loaded = MetaSet((), tuple(errors), (*map(str, files), *map(str, labels)), tuple(warnings))
+    # Bars name checks of the configured meta-sets: a run on one file of them need
+    # not hold every check they name, but the run on all of them (CI's) must.
+    unknown_bar = None if request.paths else unknown_check_bars(
+        config, names, ", ".join(map(str, targets)))
+    if unknown_bar is not None and stream.runs:
+        raise InputError("\n".join([*map(str, loaded.errors), unknown_bar]))
+    if not stream.runs:
         return MetaEvalOutcome(tuple(targets), loaded, None)
-    result = measure(loaded.runs, settings, before, allowed=config.allowed_modules,
-                     judges=config.judges)
+    result = measure_grading(stream.finish(), settings, before)
+    if joiner is not None:
+        result = replace(result, annotators=annotator_agreement(joined), tied=tied)
     return MetaEvalOutcome(tuple(targets), loaded, result)

@@ -28,6 +28,7 @@ from metaeval.judge_items import (
 from metaeval.judges.base import DEFAULT_SCALE, Scale
 from metaeval.judges.scales import configured_audit, declared_scale
 from metaeval.meta_set import MetaSet, load_meta_sets
+from metaeval.suites import apply_suite, suite_names
 from metaeval.untrusted_json import LoadError, read_jsonl
 
 META_SUFFIX = ".jsonl"
@@ -128,8 +129,13 @@ def validate(paths: tuple[Path, ...], config: Config, recorded: tuple[Path, ...]
     meta_paths, logs = _split(targets, recorded)
     items = judge_items_under(meta_paths, labels, classes)
     runs = [t for t in meta_paths if t.suffix != ITEM_SUFFIX]
-    meta = load_meta_sets(runs, config.allowed_modules, config.judges) if runs else MetaSet(
-        (), (), ())
+    suite = config.meta_eval.suite
+    meta = load_meta_sets(runs, config.allowed_modules, config.judges,
+                          suite_names(suite)) if runs else MetaSet((), (), ())
+    if suite:
+        # A run that cannot take a suite check it is selected for is as bad as a bad line.
+        applied, bad = apply_suite(meta.runs, suite, config.allowed_modules, config.judges)
+        meta = MetaSet(tuple(applied), (*meta.errors, *bad), meta.files, meta.warnings)
     meta = with_judge_items(meta_paths, meta, labels, classes, items)
     scale = settings.scale or DEFAULT_SCALE
     if scale_text is not None:

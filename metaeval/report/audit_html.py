@@ -169,7 +169,7 @@ def meta_eval_html(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     if notes:
         body += ["<h2>Notes</h2>", "<ul>", *(f"<li>{escape(n)}</li>" for n in notes), "</ul>"]
     body += ["<h2>Per category</h2>", _html_table(
-        _category_rows(result), ["category", "runs", "evaluator agrees", "caught by",
+        _category_rows(result.categories), ["category", "runs", "evaluator agrees", "caught by",
                                  "let through by", "wrongly failed by", "unscored by"])]
     return page("metaeval meta-eval", body)
 

@@ -11,6 +11,7 @@ import json
 
 from tabulate import tabulate
 
+from metaeval.audit.label_agreement import Agreement
 from metaeval.audit.meta_eval import Category, CheckResult, Measured, MetaEvalResult
 from metaeval.audit.metrics import Interval, Value
 from metaeval.contract import JsonObject, JsonValue
@@ -68,6 +69,7 @@ def check_json(c: CheckResult) -> JsonObject:
         "reasons": _reasons(m), "notes": notes,
         "ablations_moved": ablations,
         "reads": reads,
+        "clusters": m.clusters, "shared_tasks": m.shared_tasks,
     }
 
 
@@ -77,6 +79,33 @@ def _category_json(category: Category) -> JsonObject:
         "caught": list(cell.caught),
         "let_through": list(cell.let_through), "wrongly_failed": list(cell.wrongly_failed),
         "unscored": list(cell.unscored)} for name, cell in category.cells}}
+
+
+def _agreement_json(a: Agreement) -> JsonObject:
+    reasons: JsonObject = {key: v.reason for key, v in (("alpha", a.alpha),
+                                                         ("mean_kappa", a.mean_kappa))
+                           if v.reason}
+    return {"check": a.check, "annotators": a.annotators, "runs": a.runs, "shared": a.shared,
+            "alpha": _num(a.alpha.value), "mean_kappa": _num(a.mean_kappa.value),
+            "pairs": a.pairs, "reasons": reasons}
+
+
+def _agreement_table(result: MetaEvalResult) -> str:
+    def mark(v: Value) -> str:
+        return f"{v.value:.2f}{'*' if v.reason else ''}"
+
+    rows = [[one_line(a.check), a.annotators, a.runs, a.shared, mark(a.alpha),
+             mark(a.mean_kappa), a.pairs] for a in result.annotators]
+    notes = [f"  {one_line(a.check)}: {key} is a fallback: {one_line(v.reason)}"
+             for a in result.annotators for key, v in (("alpha", a.alpha),
+                                                       ("mean kappa", a.mean_kappa))
+             if v.reason]
+    return ("annotators (labels files; gold = the majority, a tie leaves the check "
+            f"unlabelled: {result.tied} tie(s); * = the overall verdict):\n"
+            + tabulate(rows, headers=["check", "annotators", "runs", "labelled by 2+",
+                                      "Krippendorff alpha", "mean pairwise kappa", "pairs"],
+                       tablefmt="simple", disable_numparse=True)
+            + ("\n" + "\n".join(notes) if notes else ""))
 
 
 def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
@@ -94,6 +123,15 @@ def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
         "baseline_missing": list(result.baseline_missing),
         "ok": not result.failed,
     }
+    # Only when asked for or present, so that a result without them keeps its bytes.
+    if result.groups:
+        document["by"] = {"key": settings.by, "groups": {
+            name: _category_json(cat) for name, cat in result.groups}}
+    if result.unlabelled:
+        document["unlabelled"] = result.unlabelled
+    if result.annotators:
+        document["annotators"] = [_agreement_json(a) for a in result.annotators]
+        document["tied"] = result.tied
     return json.dumps(document, indent=2, sort_keys=True)
 
 
@@ -135,9 +173,9 @@ def _names(cells: list[tuple[str, tuple[str, ...], int]]) -> str:
     return "\n".join(f"{one_line(name)} {len(ids)}/{n}" for name, ids, n in cells if ids) or "-"
 
 
-def _category_rows(result: MetaEvalResult) -> list[list[str | int]]:
+def _category_rows(categories: tuple[tuple[str, Category], ...]) -> list[list[str | int]]:
     rows: list[list[str | int]] = []
-    for name, category in result.categories:
+    for name, category in categories:
         cells = [(check, cell) for check, cell in category.cells if check != "evaluator"]
         evaluator = dict(category.cells).get("evaluator")
         rows.append([
@@ -169,6 +207,25 @@ def _wrong_runs(result: MetaEvalResult) -> list[str]:
                 lines.append(f"  {one_line(name)}: {label} {len(ids)}: "
                              + ", ".join(one_line(i) for i in ids))
     return lines or ["  none: every check agrees with people on every run it decided"]
+def _interval_lines(result: MetaEvalResult) -> list[str]:
+    """Say how the intervals treat trials of one task: resampled together (a cluster
+    bootstrap), or as independent runs although they share a task."""
+    every = (*result.checks, result.evaluator)
+    clustered = [c for c in every if c.measured.clusters]
+    alone = [c for c in every if not c.measured.clusters and c.measured.shared_tasks]
+    lines = []
+    if clustered:
+        tasks = max(c.measured.clusters for c in clustered)
+        lines.append(f"intervals: cluster bootstrap over tasks (up to {tasks} tasks; the "
+                     "trials of one task are resampled together, not counted as independent "
+                     f"cases) for {len(clustered)} of {len(every)} rows")
+    if alone:
+        lines.append(f"intervals: {len(alone)} row(s) have runs that share a task but are "
+                     "resampled run by run (" + (
+                         "--cluster run" if result.settings.cluster == "run" else
+                         "fewer than 10 tasks; --cluster task forces a cluster bootstrap")
+                     + "): if those runs are trials of one task, the intervals are too narrow")
+    return ["\n".join(lines)] if lines else []
 
 
 def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
@@ -178,6 +235,10 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     parts = [f"meta-eval: {runs} runs from {len(files)} file(s); positive = human pass; "
              f"unscored counts in every denominator; kappa interval: bootstrap of "
              f"{settings.resamples}, seed {settings.seed}"]
+    parts.extend(_interval_lines(result))
+    if result.unlabelled:
+        parts[0] += (f"; {result.unlabelled} run(s) with no overall human verdict graded "
+                     "but not measured (unlabelled, or their annotators tied)")
     if errors:
         parts.append("bad input (left out):\n" + "\n".join(f"  {one_line(str(e))}"
                                                             for e in errors))
@@ -189,11 +250,16 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                      + ", ".join(map(one_line, result.baseline_missing)))
     if notes:
         parts.append("notes (* = a documented fallback value):\n" + "\n".join(notes))
-    parts.append("per category (k/m: k of the m runs with that human label):\n" + tabulate(
-        _category_rows(result),
-        headers=["category", "runs", "evaluator agrees", "caught by", "let through by",
-                 "wrongly failed by", "unscored by"],
-        tablefmt="simple", disable_numparse=True))
+    if result.annotators:
+        parts.append(_agreement_table(result))
+    breakdowns = [("category", result.categories)]
+    breakdowns += [(settings.by, result.groups)] if result.groups else []
+    for by, groups in breakdowns:
+        parts.append(f"per {one_line(by)} (k/m: k of the m runs with that human label):\n"
+                     + tabulate(_category_rows(groups),
+                                headers=[one_line(by), "runs", "evaluator agrees", "caught by",
+                                         "let through by", "wrongly failed by", "unscored by"],
+                                tablefmt="simple", disable_numparse=True))
     if show_runs:
         parts.append("runs each check got wrong (let through: people failed it, the check "
                      "passed; wrongly failed: people passed it, the check failed):\n"

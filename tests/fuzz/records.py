@@ -112,8 +112,9 @@ def run_schema(record: dict[str, object], path: Path) -> Mapping[str, bool] | No
     """Closed objects of a run and their required keys."""
     if path == ():
         return {"id": True, "category": False, "task": True, "trajectory": True,
-                "initial_state": False, "final_state": False, "label": True,
-                "format_version": False}
+                # A run with no label is unlabelled (a labels file may label it).
+                "initial_state": False, "final_state": False, "label": False,
+                "format_version": False, "metadata": False}
     if path == ("task",):
         return {"id": True, "instruction": False, "criteria": False, "checks": False}
     if path == ("label",):

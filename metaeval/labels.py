@@ -1,0 +1,265 @@
+"""Labels files: people's labels kept apart from the runs they label, joined by run id.
+
+A labels file is CSV (a header row naming the columns) or JSON Lines, one label
+a row: ``run_id, check, label, annotator[, rationale]``. ``check`` names a
+check of the run, or is ``*`` for the run's overall verdict; ``label`` is
+``pass`` or ``fail``. Several annotators may label one run; the gold label of a
+(run, check) is the majority of its annotators' labels, and a tie gives none
+(that check is unlabelled on that run, never a guess). A run some labels file
+names takes its labels from the files alone; a run none names keeps the label in
+its line, or is unlabelled.
+
+Every row is data from other people: a label for a run id that was not loaded,
+for a check the run does not have, a second label by one annotator for one
+(run, check), or a bad value is a ``file:line`` error naming the column, and that
+row is left out. This module reads files and joins; it measures nothing.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from metaeval.contract import Outcome
+from metaeval.errors import shown
+from metaeval.keys import did_you_mean
+from metaeval.meta_set import Label, MetaRun
+from metaeval.untrusted_json import LoadError, read_jsonl
+
+OVERALL = "*"
+"""The ``check`` of a label that is the run's overall verdict."""
+REQUIRED = ("run_id", "check", "label", "annotator")
+COLUMNS = (*REQUIRED, "rationale")
+LABELS = {"pass": Outcome.PASS, "fail": Outcome.FAIL}
+EXTRA = "\0extra"
+"""Where the CSV reader puts the fields of a row longer than its header."""
+MAX_FIELD = 10_000
+"""Characters a field may hold; a longer one is an error, not a row kept whole."""
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    """One row of a labels file: what one annotator said about one check of one run."""
+
+    run_id: str
+    check: str
+    label: Outcome
+    annotator: str
+    rationale: str
+    source: str
+    """``file:line`` of the row."""
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """Runs with the labels files' gold labels, the rows that joined, and the errors."""
+
+    runs: tuple[MetaRun, ...]
+    annotations: tuple[Annotation, ...]
+    errors: tuple[LoadError, ...]
+    tied: int = 0
+    """(run, check) pairs whose annotators tied: no gold label, left unlabelled."""
+
+
+class _Bad(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def _row(values: dict[str, object], source: str) -> Annotation:
+    for column in REQUIRED:
+        value = values.get(column)
+        if not isinstance(value, str) or not value:
+            got = "nothing" if value is None or value == "" else shown(value)
+            raise _Bad(column, f"got {got}; expected a non-empty string")
+    rationale = values.get("rationale", "")
+    if rationale is None:
+        rationale = ""
+    if not isinstance(rationale, str):
+        raise _Bad("rationale", f"got {shown(rationale)}; expected a string")
+    for column in COLUMNS:
+        text = values.get(column)
+        if isinstance(text, str) and len(text) > MAX_FIELD:
+            raise _Bad(column, f"got {len(text)} characters; expected at most {MAX_FIELD}")
+    label = str(values["label"])
+    if label not in LABELS:
+        raise _Bad("label", f"got {shown(label)}; expected 'pass' or 'fail'")
+    return Annotation(str(values["run_id"]), str(values["check"]), LABELS[label],
+                      str(values["annotator"]), rationale, source)
+
+
+def _unknown(columns: Iterable[str]) -> _Bad | None:
+    unknown = sorted(set(columns) - set(COLUMNS))
+    if not unknown:
+        return None
+    return _Bad(unknown[0], f"unknown column; expected {', '.join(COLUMNS)}"
+                            f"{did_you_mean(unknown[0], COLUMNS)}")
+
+
+def _read_csv(path: Path, errors: list[LoadError]) -> list[Annotation]:
+    try:
+        text = path.read_bytes().removeprefix(codecs.BOM_UTF8).decode("utf-8")
+    except OSError as e:
+        errors.append(LoadError(str(path), 0, "", f"cannot read: {e.strerror or e}"))
+        return []
+    except UnicodeDecodeError as e:
+        line = e.object[:e.start].count(b"\n") + 1
+        errors.append(LoadError(str(path), line, "", f"not UTF-8 (byte {e.start}); expected "
+                                                     "a UTF-8 CSV file"))
+        return []
+    reader = csv.DictReader(io.StringIO(text, newline=""), restkey=EXTRA)
+    header = reader.fieldnames or []
+    bad = _unknown(h for h in header) or next(
+        (_Bad("", f"no column {c!r}; expected a header row with {', '.join(REQUIRED)}"
+              "[, rationale]") for c in REQUIRED if c not in header), None)
+    if bad is not None:
+        errors.append(LoadError(str(path), 1, bad.field, bad.message))
+        return []
+    found = []
+    try:
+        for row in reader:
+            line = reader.line_num
+            try:
+                if EXTRA in row:
+                    raise _Bad("", f"got {len(header) + len(row[EXTRA])} fields; expected "
+                                   f"{len(header)}, as the header names")
+                found.append(_row(dict(row), f"{path}:{line}"))
+            except _Bad as e:
+                errors.append(LoadError(str(path), line, e.field, e.message))
+    except csv.Error as e:
+        errors.append(LoadError(str(path), reader.line_num, "", f"not valid CSV: {e}"))
+    return found
+
+
+def _read_jsonl(path: Path, errors: list[LoadError]) -> list[Annotation]:
+    found = []
+    for record in read_jsonl(path, errors):
+        try:
+            if not isinstance(record.value, dict):
+                raise _Bad("", f"got {shown(record.value)}; expected a JSON object with "
+                               f"{', '.join(REQUIRED)}")
+            bad = _unknown(record.value)
+            if bad is not None:
+                raise bad
+            found.append(_row(dict(record.value), record.source))
+        except _Bad as e:
+            errors.append(record.error(e.field, e.message))
+    return found
+
+
+def read_labels(paths: Iterable[Path]) -> tuple[list[Annotation], list[LoadError]]:
+    """Every good row of every labels file (``.csv``; ``.jsonl`` or ``.ndjson``), in
+    file and line order; each bad row or file an error."""
+    annotations: list[Annotation] = []
+    errors: list[LoadError] = []
+    for path in paths:
+        suffix = path.suffix.lower()
+        if suffix == ".csv":
+            annotations += _read_csv(path, errors)
+        elif suffix in (".jsonl", ".ndjson"):
+            annotations += _read_jsonl(path, errors)
+        elif not path.is_file():
+            errors.append(LoadError(str(path), 0, "", "no such file"))
+        else:
+            errors.append(LoadError(str(path), 0, "", f"got a {suffix or 'suffixless'} file; "
+                                                      "expected .csv, .jsonl or .ndjson"))
+    return annotations, errors
+
+
+def _error(a: Annotation, field: str, message: str) -> LoadError:
+    path, _, line = a.source.rpartition(":")
+    return LoadError(path, int(line), field, message)
+
+
+def gold(labels: Sequence[Outcome]) -> Outcome | None:
+    """The majority of ``labels``; None on a tie (or none): no gold label, not a guess."""
+    counts = Counter(labels).most_common()
+    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        return None
+    return counts[0][0]
+
+
+def join_labels(runs: Sequence[MetaRun], annotations: Iterable[Annotation]) -> Joined:
+    """``runs`` with the gold labels of the rows that name them; the rows that joined,
+    and an error for each that cannot (unknown run id or check, a repeated label)."""
+    joiner = Joiner(annotations)
+    joined = tuple(joiner.join(run) for run in runs)
+    kept, errors, tied = joiner.finish()
+    return Joined(joined, kept, errors, tied)
+
+
+class Joiner:
+    """Labels joined with runs one at a time, as a stream of runs is read: the rows are
+    held (they are small), the runs are not. ``finish`` names the rows no run took."""
+
+    def __init__(self, annotations: Iterable[Annotation]) -> None:
+        self.errors: list[LoadError] = []
+        self.per_run: dict[str, dict[str, list[Annotation]]] = {}
+        first: dict[tuple[str, str, str], str] = {}
+        for a in annotations:
+            key = (a.run_id, a.check, a.annotator)
+            if key in first:
+                self.errors.append(_error(a, "annotator", (
+                    f"{shown(a.annotator)} already labelled check {shown(a.check)} of run "
+                    f"{shown(a.run_id)} (at {first[key]}); expected one label per annotator")))
+                continue
+            first[key] = a.source
+            self.per_run.setdefault(a.run_id, {}).setdefault(a.check, []).append(a)
+        self.seen: set[str] = set()
+        self.kept: list[Annotation] = []
+        self.tied = 0
+
+    def join(self, run: MetaRun) -> MetaRun:
+        """``run`` with the gold labels of the rows that name it (else as it is)."""
+        self.seen.add(run.id)
+        rows = self.per_run.get(run.id)
+        if rows is None:
+            return run
+        checks = {c.label for c in run.input.task.checks}
+        golds: dict[str, Outcome | None] = {}
+        annotators: set[str] = set()
+        for check, labels in rows.items():
+            if check != OVERALL and check not in checks:
+                expected = ", ".join(sorted(checks)) or "none"
+                self.errors.extend(_error(a, "check", (
+                    f"got {shown(a.check)}; expected '*' (the overall verdict) or a check of "
+                    f"run {shown(a.run_id)}: {expected}{did_you_mean(a.check, checks)}"))
+                    for a in labels)
+                continue
+            self.kept.extend(labels)
+            annotators.update(a.annotator for a in labels)
+            golds[check] = gold([a.label for a in labels])
+        if not golds:
+            return run
+        self.tied += sum(g is None for g in golds.values())
+        overall = golds.pop(OVERALL, None)
+        criteria = {check: g for check, g in golds.items() if g is not None}
+        no_gold = frozenset(check for check, g in golds.items() if g is None)
+        label = Label(overall, None, criteria, labeller=", ".join(sorted(annotators)),
+                      tied=no_gold)
+        return replace(run, label=label)
+
+    def finish(self) -> tuple[tuple[Annotation, ...], tuple[LoadError, ...], int]:
+        """The rows that joined (in file order), every error (in file order), and the
+        ties. A row for a run id that was never read is an error here."""
+        for run_id, rows in self.per_run.items():
+            if run_id not in self.seen:
+                hint = did_you_mean(run_id, self.seen)
+                self.errors.extend(_error(a, "run_id", f"got {shown(a.run_id)}; expected the "
+                                                       f"id of a loaded run{hint}")
+                                   for labels in rows.values() for a in labels)
+        kept = sorted(self.kept, key=_order)
+        errors = sorted(self.errors, key=lambda e: (e.path, e.line))
+        return tuple(kept), tuple(errors), self.tied
+
+
+def _order(a: Annotation) -> tuple[str, int]:
+    path, _, line = a.source.rpartition(":")
+    return path, int(line)

@@ -1,0 +1,180 @@
+"""Labels files: labels kept apart from the runs, joined by id, several annotators,
+the gold label by majority (a tie: none), and the annotators' agreement."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from sklearn.metrics import cohen_kappa_score
+
+from metaeval.audit.label_agreement import agreement
+from metaeval.cli import main
+from metaeval.contract import Outcome
+from metaeval.labels import Annotation, gold, read_labels
+from tests.audit.airline import airline_project, is_bad
+
+TASKS, TRIALS = 20, 4
+ANNOTATORS = ("ann", "bo", "cy")
+
+
+def says(annotator: str, task: int, trial: int) -> str:
+    """What each annotator labels a run overall: ann the truth; bo flips task 7; cy
+    flips trial 0 of every fourth task, and task 7's trial 1 (with bo: a majority)."""
+    fail = is_bad(task, trial)
+    if annotator == "bo" and task == 7:
+        fail = not fail
+    if annotator == "cy" and ((task % 4 == 0 and trial == 0) or (task, trial) == (7, 1)):
+        fail = not fail
+    return "fail" if fail else "pass"
+
+
+def write_csv(path: Path, rows: list[dict[str, str]]) -> None:
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["run_id", "check", "label", "annotator",
+                                               "rationale"])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def labels_rows() -> list[dict[str, str]]:
+    return [{"run_id": f"t{t:02d}-trial{k}", "check": "*", "label": says(a, t, k),
+             "annotator": a, "rationale": ""}
+            for t in range(TASKS) for k in range(TRIALS) for a in ANNOTATORS]
+
+
+def meta_eval(root: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
+    monkeypatch.chdir(root)
+    return CliRunner().invoke(main, ["meta-eval", *args], catch_exceptions=False)
+
+
+def test_labels_in_a_csv_join_the_runs_and_the_numbers_equal_scikit_learn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    airline_project(tmp_path, TASKS, TRIALS, 'labels = ["labels.csv"]\n')
+    write_csv(tmp_path / "labels.csv", labels_rows())
+    result = meta_eval(tmp_path, monkeypatch, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    document = json.loads(result.output)
+    row = next(c for c in document["checks"] if c["name"] == "flight_booked")
+    assert row["n"] == TASKS * TRIALS
+    human, graded = [], []
+    for t in range(TASKS):
+        for k in range(TRIALS):
+            votes = Counter(says(a, t, k) for a in ANNOTATORS)
+            human.append(votes.most_common(1)[0][0])
+            graded.append("fail" if is_bad(t, k) else "pass")
+    assert human.count("fail") != [says("ann", t, k) for t in range(TASKS)
+                                   for k in range(TRIALS)].count("fail")  # gold != truth
+    assert row["kappa"] == pytest.approx(cohen_kappa_score(human, graded), abs=1e-4)
+    (overall,) = document["annotators"]
+    assert (overall["check"], overall["annotators"], overall["runs"], overall["shared"],
+            overall["pairs"]) == ("*", 3, TASKS * TRIALS, TASKS * TRIALS, 3)
+    per_annotator = {a: [says(a, t, k) for t in range(TASKS) for k in range(TRIALS)]
+                     for a in ANNOTATORS}
+    pairs = [cohen_kappa_score(per_annotator[x], per_annotator[y])
+             for x, y in (("ann", "bo"), ("ann", "cy"), ("bo", "cy"))]
+    assert overall["mean_kappa"] == pytest.approx(sum(pairs) / 3, abs=1e-4)
+    table = meta_eval(tmp_path, monkeypatch).output
+    assert "Krippendorff alpha" in table and "mean pairwise kappa" in table
+
+
+def test_krippendorff_alpha_on_a_table_worked_by_hand() -> None:
+    # two annotators, four runs: A pass pass fail fail, B pass fail fail fail. The
+    # coincidence matrix has o_pp=2, o_pf=o_fp=1, o_ff=4; n_p=3, n_f=5, n=8:
+    # alpha = 1 - (2/8) / (2*3*5/(8*7)) = 8/15
+    rows = [Annotation(f"r{i}", "*", Outcome(label), who, "", f"f:{i}")
+            for who, labels in (("A", "ppff"), ("B", "pfff"))
+            for i, label in enumerate("pass" if c == "p" else "fail" for c in labels)]
+    measured = agreement("*", rows)
+    assert measured.alpha.value == pytest.approx(8 / 15)
+    assert measured.mean_kappa.value == pytest.approx(cohen_kappa_score(
+        list("ppff"), list("pfff")))
+    alone = agreement("*", [r for r in rows if r.annotator == "A"])
+    assert alone.alpha.reason and alone.alpha.value == 0.0
+    same = agreement("*", [Annotation(f"r{i}", "*", Outcome.PASS, who, "", "f:1")
+                           for i in range(3) for who in "AB"])
+    assert same.alpha.reason.startswith("one label only")
+
+
+@pytest.mark.parametrize(("labels", "expected"), [
+    (["pass", "pass", "fail"], Outcome.PASS),
+    (["fail"], Outcome.FAIL),
+    (["pass", "fail"], None),
+    (["pass", "fail", "fail", "pass"], None),
+    ([], None),
+])
+def test_the_gold_label_is_the_majority_and_a_tie_is_none(
+        labels: list[str], expected: Outcome | None) -> None:
+    assert gold([Outcome(x) for x in labels]) is expected
+
+
+def test_a_tie_leaves_the_run_unlabelled_and_no_label_is_not_an_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    airline_project(tmp_path, 2, 2)
+    write_csv(tmp_path / "l.csv", [
+        {"run_id": "t00-trial0", "check": "*", "label": "pass", "annotator": "ann",
+         "rationale": ""},
+        {"run_id": "t00-trial0", "check": "*", "label": "fail", "annotator": "bo",
+         "rationale": "tie"},
+        {"run_id": "t00-trial1", "check": "*", "label": "pass", "annotator": "ann",
+         "rationale": ""},
+        {"run_id": "t01-trial0", "check": "flight_booked", "label": "pass",
+         "annotator": "ann", "rationale": ""}])
+    result = meta_eval(tmp_path, monkeypatch, "--labels", "l.csv", "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    document = json.loads(result.output)
+    assert document["evaluator"]["n"] == 1  # t00-trial1 only
+    assert document["unlabelled"] == 3
+    assert document["tied"] == 1
+    rows = {c["name"]: c["n"] for c in document["checks"]}
+    # t00-trial1 by its overall verdict, t01-trial0 by its per-check label
+    assert rows == {"flight_booked": 2, "never_update_passengers": 1}
+
+
+def test_a_bad_row_is_named_by_file_line_and_column_and_the_rest_joins(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    airline_project(tmp_path, 2, 2)
+    good = {"check": "*", "label": "pass", "rationale": ""}
+    write_csv(tmp_path / "l.csv", [
+        {"run_id": "t00-trial0", "annotator": "ann", **good},
+        {"run_id": "t00-trial9", "annotator": "ann", **good},
+        {"run_id": "t00-trial1", "annotator": "ann", **dict(good, check="flight_bookd")},
+        {"run_id": "t00-trial0", "annotator": "ann", **good},
+        {"run_id": "t01-trial0", "annotator": "ann", **dict(good, label="maybe")},
+        {"run_id": "t01-trial1", "annotator": "", **good}])
+    result = meta_eval(tmp_path, monkeypatch, "--labels", "l.csv")
+    assert result.exit_code == 2
+    lines = [x.strip() for x in result.output.splitlines() if "l.csv:" in x]
+    assert lines == [
+        "l.csv:3: run_id: got 't00-trial9'; expected the id of a loaded run; did you mean "
+        "'t00-trial1' or 't00-trial0'?",
+        "l.csv:4: check: got 'flight_bookd'; expected '*' (the overall verdict) or a check "
+        "of run 't00-trial1': flight_booked, never_update_passengers; did you mean "
+        "'flight_booked'?",
+        "l.csv:5: annotator: 'ann' already labelled check '*' of run 't00-trial0' (at "
+        "l.csv:2); expected one label per annotator",
+        "l.csv:6: label: got 'maybe'; expected 'pass' or 'fail'",
+        "l.csv:7: annotator: got nothing; expected a non-empty string"]
+    assert "meta-eval: 1 runs" in result.output  # t00-trial0, labelled once
+
+
+def test_jsonl_labels_and_a_bad_header(tmp_path: Path) -> None:
+    jsonl = tmp_path / "l.jsonl"
+    jsonl.write_text(json.dumps({"run_id": "r", "check": "*", "label": "fail",
+                                 "annotator": "a"}) + "\n"
+                     + json.dumps({"run_id": "r", "check": "*", "label": "fail",
+                                   "annotater": "b"}) + "\n")
+    header = tmp_path / "h.csv"
+    header.write_text("run_id,check,verdict,annotator\nr,*,pass,a\n")
+    found, errors = read_labels([jsonl, header, tmp_path / "x.txt"])
+    assert [(a.run_id, a.label, a.annotator) for a in found] == [("r", Outcome.FAIL, "a")]
+    assert [str(e) for e in errors] == [
+        f"{jsonl}:2: annotater: unknown column; expected run_id, check, label, annotator, "
+        "rationale; did you mean 'annotator'?",
+        f"{header}:1: verdict: unknown column; expected run_id, check, label, annotator, "
+        "rationale",
+        f"{tmp_path / 'x.txt'}: no such file"]
