@@ -42,10 +42,12 @@ def code_runs(draw: st.DrawFn) -> dict[str, object]:
 
 @st.composite
 def maps(draw: st.DrawFn) -> dict[str, object]:
-    # File names as a valid map holds them: not empty, no NUL (a broken map's names
-    # come from the breaks, and ``_Digests`` refuses those as changed files).
-    names = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1,
-                    max_size=12)
+    # File names as a valid map holds them: relative paths inside the project (parts
+    # of any character but "/" and NUL, none "." or ".."); a broken map's names come
+    # from the breaks, and ``_Digests`` refuses those as changed files.
+    names = st.lists(st.text(st.characters(codec="utf-8", exclude_characters="/\x00"),
+                             min_size=1, max_size=6).filter(lambda p: p not in (".", "..")),
+                     min_size=1, max_size=2).map("/".join)
     return {"plan_hash": "p" * 64, "salt": SALT,
             "tests": draw(st.dictionaries(texts, seconds, max_size=3)),
             "others": draw(st.dictionaries(texts, seconds, max_size=2)),

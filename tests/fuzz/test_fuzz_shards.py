@@ -95,6 +95,9 @@ def test_a_manifest_with_one_field_broken_is_one_error_naming_it_or_loads(out: P
     @example((SEED, Break("replace", ("baseline",), Raw("NaN"), True)), True)
     @example((SEED, Break("replace", ("planned",), 10**400, True)), True)
     @example((SEED, Break("drop", ("plan",), must_fail=True)), True)
+    # Found by the long profile: a 10,000-character mutant id was echoed whole.
+    @example(({**SEED, "results": {"k" * 10_000: 1}}, Break("replace", ("k",), 1, True)),
+             True)
     def check(case: tuple[dict[str, object], Break], ascii_only: bool) -> None:
         document, brk = case
         path = out / "m.json"

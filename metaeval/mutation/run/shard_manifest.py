@@ -35,7 +35,7 @@ from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.limits import COUNT, SECONDS, Range, clamp_seconds
 from metaeval.mutation.run.result_cache import project_test_files
 from metaeval.mutation.run.shards import MAX_SHARDS
-from metaeval.untrusted_json import JsonInputError, read_json_file
+from metaeval.untrusted_json import JsonInputError, join_field, read_json_file
 
 FORMAT = 1
 KIND = "metaeval-mutate-shard"
@@ -169,7 +169,9 @@ def read_manifest(path: Path) -> Manifest:
     assert isinstance(assigned, list) and isinstance(results, dict)
     if not all(isinstance(i, str) for i in assigned):
         raise InputError(f"{path}: assigned: expected a list of mutant ids")
-    for mutant_id, entry in results.items():
+    for key, entry in results.items():
+        # An id is data too: bounded and escaped where an error echoes it.
+        mutant_id = join_field("", key)
         if not isinstance(entry, dict):
             raise InputError(f"{path}: results: {mutant_id}: got {shown(entry)}; expected "
                              "an object")
