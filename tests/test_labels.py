@@ -100,6 +100,17 @@ def test_krippendorff_alpha_on_a_table_worked_by_hand() -> None:
     assert same.alpha.reason.startswith("one label only")
 
 
+def test_a_pair_of_annotators_sharing_one_run_is_left_out_of_the_mean_kappa() -> None:
+    # A and B label six runs alike; C labels one of them (as a tie-breaker would).
+    rows = [Annotation(f"r{i}", "*", Outcome("pass" if i % 2 else "fail"), who, "", "f:1")
+            for i in range(6) for who in "AB"]
+    rows.append(Annotation("r0", "*", Outcome.PASS, "C", "", "f:2"))
+    measured = agreement("*", rows)
+    assert measured.pairs == 1  # A-B only: A-C and B-C share one run each
+    assert measured.mean_kappa.value == pytest.approx(cohen_kappa_score(
+        ["fail", "pass"] * 3, ["fail", "pass"] * 3))  # 1.0, not the mean with two 0.0s
+
+
 @pytest.mark.parametrize(("labels", "expected"), [
     (["pass", "pass", "fail"], Outcome.PASS),
     (["fail"], Outcome.FAIL),

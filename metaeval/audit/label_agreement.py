@@ -73,7 +73,10 @@ def agreement(check: str, rows: Iterable[Annotation]) -> Agreement:
     kappas = []
     for first, second in itertools.combinations(names, 2):
         both = sorted(set(by_annotator[first]) & set(by_annotator[second]))
-        if both:
+        # One shared run has no kappa (a single label): averaging its documented 0.0
+        # in would pull the ceiling down whenever an occasional third annotator
+        # breaks a tie. judge-audit's annotators leave such pairs out the same way.
+        if len(both) >= 2:
             kappas.append(nominal_kappa([by_annotator[first][r].value for r in both],
                                         [by_annotator[second][r].value for r in both]))
     if not kappas:
