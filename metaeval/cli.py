@@ -301,6 +301,10 @@ def _mutate_outputs_are_no_inputs(
               help="A labels file (CSV or JSONL: run_id, check, label, annotator[, "
                    "rationale]), joined with the runs by id; repeat for more (default: "
                    "[tool.metaeval.meta_eval] labels).")
+@click.option("--runs", "runs", multiple=True, metavar="FORMAT:PATH",
+              help="A harness's runs read as `metaeval import FORMAT` reads them (inspect, "
+                   "anthropic, otel), measured beside META_SET...: no converted file; repeat "
+                   "for more.")
 @click.option("--cluster", type=click.Choice(["auto", "task", "run"]), default=None,
               help="What the intervals resample: task (a cluster bootstrap: trials of one "
                    "task together), run, or auto (tasks when runs share one and there are "
@@ -314,7 +318,7 @@ def _mutate_outputs_are_no_inputs(
 def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | None,
               min_kappa: float | None, baseline: Path | None, seed: int | None,
               resamples: int | None, html_path: Path | None, show_runs: bool,
-              labels: tuple[Path, ...], cluster: str | None, by: str,
+              labels: tuple[Path, ...], runs: tuple[str, ...], cluster: str | None, by: str,
               summary_path: Path | None, fmt: str) -> None:
     """Run every check over the meta-sets (default: the configured ones) and measure
     each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
@@ -324,6 +328,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     still measured); 3 when there is nothing to measure.
     """
     # Imported here: scikit-learn takes a second to load, and 'validate' does not need it.
+    from metaeval.commands.import_runs import runs_spec
     from metaeval.commands.meta_eval import MetaEvalRequest
     from metaeval.commands.meta_eval import meta_eval as run_meta_eval
     from metaeval.report.meta_eval import meta_eval_json, meta_eval_table
@@ -333,12 +338,15 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 
         require()  # before the work, not after it
     config = load_config()
+    imported = tuple(runs_spec(text) for text in runs)
     refuse_inputs_as_outputs(
         [("--html", html_path), ("--summary", summary_path)],
         [*(("META_SET", p, "*.jsonl") for p in (paths or config.paths(config.meta_sets))),
-         ("--baseline", baseline, ""), *(("--labels", p, "") for p in labels)])
+         ("--baseline", baseline, ""), *(("--labels", p, "") for p in labels),
+         *(("--runs", p, "*") for _, p in imported)])
     outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
-                                            resamples, by, labels, cluster), config)
+                                            resamples, by, labels, cluster, imported),
+                            config)
     loaded = outcome.loaded
     for warning in loaded.warnings:  # measured all the same: a note, never an exit code
         echo(f"warning: {one_line(str(warning))}", err=True)

@@ -232,6 +232,26 @@ def test_anthropic_request_logs_through_import_and_meta_eval(
     assert_row(document, GUARD, expected, n=len(gold))
 
 
+def test_meta_eval_reads_the_log_itself_with_runs_and_agrees_with_the_imported_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No converted file at all: --runs FORMAT:PATH reads the log through the importer.
+    log = tmp_path / "requests.jsonl"
+    log.write_text("".join(json.dumps(anthropic_request(s)) + "\n" for s in SCENARIOS))
+    expected, gold = guard_expected()
+    _, imported = import_and_measure(tmp_path, monkeypatch, "anthropic", [log], SUITE,
+                                     label_rows(GUARD_LABELS, GUARD))
+    direct = meta_eval(tmp_path / "project", monkeypatch, "--runs", f"anthropic:{log}",
+                       "--labels", "labels.csv", "--format", "json")
+    assert direct.exit_code in (0, 1), direct.output
+    document = json.loads(direct.output)
+    assert document["errors"] == [] and document["tied"] == 1
+    assert_row(document, GUARD, expected, n=len(gold))
+    assert document["checks"] == imported["checks"]
+    # and a format it does not know is a usage error naming the flag
+    bad = meta_eval(tmp_path / "project", monkeypatch, "--runs", f"langsmith:{log}")
+    assert bad.exit_code == 2 and "--runs: got 'langsmith:" in bad.output
+
+
 # --- OpenTelemetry GenAI spans ----------------------------------------------------------
 
 

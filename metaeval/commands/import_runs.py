@@ -10,17 +10,21 @@ writes the lines.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import JsonObject
-from metaeval.errors import ExitCode, shown
-from metaeval.importers.runs import reader
+from metaeval.errors import ExitCode, InputError, shown
+from metaeval.importers.runs import FORMATS, reader
 from metaeval.importers.runs.common import BadRecord, LabelRule, run_line
+from metaeval.importing import BUILTINS_ONLY, AllowedModules
+from metaeval.meta_set import MetaRun, parse_run
 from metaeval.untrusted_json import FirstUse, LoadError
 
-__all__ = ["ImportRequest", "Imported", "import_code", "import_runs"]
+__all__ = ["ImportRequest", "Imported", "import_code", "import_runs", "imported_runs",
+           "runs_spec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +41,8 @@ class Imported:
     lines: tuple[JsonObject, ...]
     errors: tuple[LoadError, ...]
     files: tuple[str, ...]
+    sources: tuple[str, ...] = ()
+    """Where each line's run was read (``file:line``, or ``file#record``), in order."""
 
 
 def _files(paths: Sequence[Path], suffixes: tuple[str, ...], errors: list[LoadError]
@@ -72,6 +78,7 @@ def import_runs(request: ImportRequest) -> Imported:
     files = _files(request.paths, suffixes, errors)
     rule = LabelRule(request.label_from) if request.label_from else None
     lines: list[JsonObject] = []
+    sources: list[str] = []
     ids = FirstUse()
     for run in read(files, errors):
         path, line, record = _where(run.source)
@@ -83,10 +90,39 @@ def import_runs(request: ImportRequest) -> Imported:
             continue
         try:
             lines.append(run_line(run, rule))
+            sources.append(run.source)
         except BadRecord as bad:
             errors.append(LoadError(path, line, ".".join(p for p in (record, bad.field) if p),
                                     bad.message))
-    return Imported(tuple(lines), tuple(errors), tuple(str(f) for f in files))
+    return Imported(tuple(lines), tuple(errors), tuple(str(f) for f in files), tuple(sources))
+
+
+def runs_spec(text: str, where: str = "--runs") -> tuple[str, Path]:
+    """``FORMAT:PATH`` (``inspect:logs/``) to its format and path; an ``InputError``
+    naming ``where`` for an unknown format or no path."""
+    fmt, sep, path = text.partition(":")
+    if not sep or not path or fmt not in FORMATS:
+        raise InputError(f"{where}: got {shown(text)}; expected FORMAT:PATH with FORMAT one "
+                         f"of {', '.join(sorted(FORMATS))} (inspect:logs/)")
+    return fmt, Path(path)
+
+
+def imported_runs(fmt: str, path: Path, errors: list[LoadError],
+                  allowed: AllowedModules = BUILTINS_ONLY, judges: JudgesSection = NO_JUDGES,
+                  suite: Collection[str] = ()) -> Iterator[MetaRun]:
+    """The runs of ``path`` in ``fmt`` as ``meta-eval --runs`` measures them: each
+    imported line read as a meta-set line is (the same checks of code and judges), so
+    ``--runs FORMAT:PATH`` and ``metaeval import`` then ``meta-eval`` agree. Bad
+    records and bad lines land in ``errors``; a run with a repeated id is refused."""
+    imported = import_runs(ImportRequest(fmt, (path,)))
+    errors.extend(imported.errors)
+    for line, source in zip(imported.lines, imported.sources, strict=True):
+        run, problems = parse_run(line, source, allowed, judges, suite)
+        at, number, record = _where(source)
+        errors.extend(LoadError(at, number, ".".join(x for x in (record, p.field) if x),
+                                p.message) for p in problems)
+        if run is not None:
+            yield run
 
 
 def import_code(result: Imported) -> ExitCode:

@@ -9,6 +9,8 @@ a ``MetaEvalOutcome`` and never prints.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -16,10 +18,11 @@ from metaeval.audit.baseline import load_baseline
 from metaeval.audit.label_agreement import annotator_agreement
 from metaeval.audit.meta_eval import MetaEvalResult, Settings, check_by, measure_grading
 from metaeval.audit.stream import Stream
+from metaeval.commands.import_runs import imported_runs
 from metaeval.config import Bars, Config, unknown_check_bars
 from metaeval.errors import ExitCode, InputError
 from metaeval.labels import Annotation, Joiner, read_labels
-from metaeval.meta_set import MetaSet, data_files, iter_meta_runs
+from metaeval.meta_set import MetaRun, MetaSet, data_files, iter_meta_runs
 from metaeval.suites import Applier, suite_names
 from metaeval.untrusted_json import LoadError
 
@@ -43,6 +46,9 @@ class MetaEvalRequest:
     """Labels files; empty: ``[tool.metaeval.meta_eval] labels``."""
     cluster: str | None = None
     """``auto``, ``task`` or ``run``: what the bootstrap resamples."""
+    runs: tuple[tuple[str, Path], ...] = ()
+    """``--runs FORMAT:PATH``: a harness's files read through the importer of FORMAT
+    (as ``metaeval import`` reads them), measured beside ``paths``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +97,7 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
     Each run is graded as it is read, with the suite's checks added and the labels
     files' labels joined, and then let go: memory holds the verdicts, not the runs.
     """
-    targets = list(request.paths) or config.paths(config.meta_sets)
+    targets = list(request.paths) or ([] if request.runs else config.paths(config.meta_sets))
     settings = _settings(request, config)
     before = load_baseline(request.baseline) if request.baseline is not None else None
     suite = config.meta_eval.suite
@@ -103,8 +109,12 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
     stream = Stream(config.allowed_modules, config.judges)
     names: set[str] = set()
     warnings: list[LoadError] = []
-    for run in iter_meta_runs(files, errors, config.allowed_modules, config.judges,
-                              suite_names(suite), warnings):
+    runs: Iterable[MetaRun] = itertools.chain(
+        iter_meta_runs(files, errors, config.allowed_modules, config.judges,
+                       suite_names(suite), warnings),
+        *(imported_runs(fmt, path, errors, config.allowed_modules, config.judges,
+                        suite_names(suite)) for fmt, path in request.runs))
+    for run in runs:
         done = applier.apply(run)
         if isinstance(done, LoadError):
             errors.append(done)
@@ -119,15 +129,16 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
         joined, join_errors, tied = joiner.finish()
         # Rows are read, then joined: their errors are put back in line order.
         errors += sorted((*label_errors, *join_errors), key=lambda e: (e.path, e.line))
-    loaded = MetaSet((), tuple(errors), (*map(str, files), *map(str, labels)), tuple(warnings))
+    read = (*map(str, files), *(str(path) for _, path in request.runs), *map(str, labels))
+    loaded = MetaSet((), tuple(errors), read, tuple(warnings))
     # Bars name checks of the configured meta-sets: a run on one file of them need
     # not hold every check they name, but the run on all of them (CI's) must.
-    unknown_bar = None if request.paths else unknown_check_bars(
+    unknown_bar = None if request.paths or request.runs else unknown_check_bars(
         config, names, ", ".join(map(str, targets)))
     if unknown_bar is not None and stream.runs:
         raise InputError("\n".join([*map(str, loaded.errors), unknown_bar]))
     if not stream.runs:
-        return MetaEvalOutcome(tuple(targets), loaded, None)
+        return MetaEvalOutcome((*targets, *(path for _, path in request.runs)), loaded, None)
     result = measure_grading(stream.finish(), settings, before)
     if joiner is not None:
         result = replace(result, annotators=annotator_agreement(joined), tied=tied)
