@@ -21,7 +21,7 @@ import click
 from metaeval import __version__
 from metaeval.audit.bars import DEFAULT_BARS as DEFAULT_JUDGE_BARS
 from metaeval.cli_findings import findings
-from metaeval.cli_import import judge_import
+from metaeval.cli_import import judge_import, judge_import_llmbar
 from metaeval.cli_import_runs import import_runs_command
 from metaeval.cli_parts import (
     FORMAT,
@@ -39,7 +39,7 @@ from metaeval.cli_parts import (
 from metaeval.commands.validate import validate as run_validate
 from metaeval.commands.validate import validate_code
 from metaeval.config import load_config
-from metaeval.errors import ExitCode, InputError
+from metaeval.errors import ExitCode
 from metaeval.files import write_atomic
 from metaeval.mutation.run import limits
 from metaeval.report.escape import one_line
@@ -99,6 +99,7 @@ def main() -> None:
 
 main.add_command(findings)
 main.add_command(judge_import)
+main.add_command(judge_import_llmbar)
 main.add_command(import_runs_command)
 
 
@@ -516,33 +517,6 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
 
     outputs_then_exit(result.code, [(html_path, write_html),
         (summary_path, lambda p: append_summary(p, judge_audit_summary(audit)))])
-
-
-@main.command("judge-import-llmbar")
-@click.argument("dataset", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--result", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="LLMBar result.json of a judge: its verdicts in both orders.")
-@click.option("--items", "items_out", required=True, type=click.Path(path_type=Path),
-              help="Where to write the pairwise judge items (*.ndjson).")
-@click.option("--recorded", "recorded_out", type=click.Path(path_type=Path),
-              help="Where to write the recorded verdicts (needs --result).")
-@click.option("--prefix", default="llmbar", show_default=True, help="Item id prefix.")
-@user_errors
-def judge_import_llmbar(dataset: Path, result: Path | None, items_out: Path,
-                        recorded_out: Path | None, prefix: str) -> None:
-    """Convert an LLMBar dataset (and a judge's result file) for judge-audit."""
-    from metaeval.llmbar import convert_llmbar, write_ndjson
-
-    if recorded_out is not None and result is None:
-        raise InputError("--recorded: needs --result, the judge's LLMBar result.json")
-    refuse_inputs_as_outputs([("--items", items_out), ("--recorded", recorded_out)],
-                             [("DATASET", dataset, ""), ("--result", result, "")])
-    converted = convert_llmbar(dataset, result, prefix=prefix)
-    write_ndjson(items_out, converted.items)
-    echo(f"{len(converted.items)} items -> {items_out}")
-    if recorded_out is not None:
-        write_ndjson(recorded_out, converted.recorded)
-        echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")
 
 
 # --- gate ------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """``metaeval judge-import FORMAT LOG``: a published judge log, as its tool wrote it,
 into judge items and recorded verdicts for ``judge-audit --recorded``; and
 ``judge-import annotations``: several annotators' labels (``{annotator: {item_id:
-label}}``) into items that carry them. Parses the flags and calls one importer;
-never maps a field itself."""
+label}}``) into items that carry them; ``judge-import-llmbar``: the LLMBar dataset.
+Parses the flags and calls one importer; never maps a field itself."""
 
 from __future__ import annotations
 
@@ -41,6 +41,33 @@ def _write(log: Path, converted: Converted, items_out: Path | None, recorded_out
     write_ndjson(recorded_out, converted.recorded)
     echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")
     echo(hint, err=True)
+
+
+@click.command("judge-import-llmbar")
+@click.argument("dataset", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--result", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="LLMBar result.json of a judge: its verdicts in both orders.")
+@click.option("--items", "items_out", required=True, type=click.Path(path_type=Path),
+              help="Where to write the pairwise judge items (*.ndjson).")
+@click.option("--recorded", "recorded_out", type=click.Path(path_type=Path),
+              help="Where to write the recorded verdicts (needs --result).")
+@click.option("--prefix", default="llmbar", show_default=True, help="Item id prefix.")
+@user_errors
+def judge_import_llmbar(dataset: Path, result: Path | None, items_out: Path,
+                        recorded_out: Path | None, prefix: str) -> None:
+    """Convert an LLMBar dataset (and a judge's result file) for judge-audit."""
+    from metaeval.llmbar import convert_llmbar, write_ndjson
+
+    if recorded_out is not None and result is None:
+        raise InputError("--recorded: needs --result, the judge's LLMBar result.json")
+    refuse_inputs_as_outputs([("--items", items_out), ("--recorded", recorded_out)],
+                             [("DATASET", dataset, ""), ("--result", result, "")])
+    converted = convert_llmbar(dataset, result, prefix=prefix)
+    write_ndjson(items_out, converted.items)
+    echo(f"{len(converted.items)} items -> {items_out}")
+    if recorded_out is not None:
+        write_ndjson(recorded_out, converted.recorded)
+        echo(f"{len(converted.recorded)} recorded verdicts -> {recorded_out}")
 
 
 @click.group("judge-import")

@@ -13,21 +13,9 @@ from sklearn.metrics import cohen_kappa_score
 from metaeval.cli import main
 from metaeval.config import load_config
 from metaeval.errors import InputError
-from tests.audit.airline import is_bad, write_runs
+from tests.audit.airline import SUITE, is_bad, write_runs
 
 TASKS, TRIALS = 50, 4
-SUITE = """
-[[tool.metaeval.meta_eval.suite]]
-name = "never_update_passengers"
-grader = "no_tool_called"
-params = { tool = "update_reservation_passengers" }
-
-[[tool.metaeval.meta_eval.suite]]
-name = "flight_booked"
-grader = "tool_called"
-params = { tool = "update_reservation_flights" }
-params_from = { args = "task.criteria.expected_flight" }
-"""
 
 
 def project(tmp_path: Path, suite: str = SUITE, *, labels: bool = True) -> Path:
