@@ -75,9 +75,10 @@ def _split(targets: Sequence[Path], recorded: Sequence[Path]
         if target in logs:
             continue
         found = sorted(target.rglob(f"*{META_SUFFIX}")) if target.is_dir() else []
-        if found and any(looks_recorded(f) for f in found):
-            meta.extend(f for f in found if not looks_recorded(f))
-            logs.extend(f for f in found if looks_recorded(f))
+        is_log = {f: looks_recorded(f) for f in found}  # each file's first line, once
+        if any(is_log.values()):
+            meta.extend(f for f in found if not is_log[f])
+            logs.extend(f for f in found if is_log[f])
             meta.extend(f for f in target.rglob(f"*{ITEM_SUFFIX}"))
         elif target.is_file() and target.suffix == META_SUFFIX and looks_recorded(target):
             logs.append(target)
