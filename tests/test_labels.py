@@ -111,6 +111,21 @@ def test_a_pair_of_annotators_sharing_one_run_is_left_out_of_the_mean_kappa() ->
         ["fail", "pass"] * 3, ["fail", "pass"] * 3))  # 1.0, not the mean with two 0.0s
 
 
+def test_a_pair_whose_shared_runs_all_carry_one_label_is_left_out_as_in_judge_audit() -> None:
+    # A and B share three runs, all passed by both: their kappa measures nothing
+    # (one label only). A and C share four runs with a real disagreement.
+    rows = [Annotation(f"r{i}", "*", Outcome.PASS, who, "", "f:1")
+            for i in range(3) for who in "AB"]
+    rows += [Annotation(f"s{i}", "*", Outcome(x), "A", "", "f:2")
+             for i, x in enumerate(["pass", "fail", "fail", "pass"])]
+    rows += [Annotation(f"s{i}", "*", Outcome(x), "C", "", "f:3")
+             for i, x in enumerate(["pass", "fail", "pass", "pass"])]
+    measured = agreement("*", rows)
+    assert measured.pairs == 1
+    assert measured.mean_kappa.value == pytest.approx(cohen_kappa_score(
+        ["pass", "fail", "fail", "pass"], ["pass", "fail", "pass", "pass"]))
+
+
 @pytest.mark.parametrize(("labels", "expected"), [
     (["pass", "pass", "fail"], Outcome.PASS),
     (["fail"], Outcome.FAIL),

@@ -33,7 +33,6 @@ from scipy.stats import false_discovery_control, ttest_1samp
 
 from metaeval.audit.annotators import (
     Agreement,
-    Level,
     Panel,
     agreement,
     class_panel,
@@ -42,6 +41,7 @@ from metaeval.audit.annotators import (
 )
 from metaeval.audit.bars import AltSettings
 from metaeval.audit.collect import VerdictTable
+from metaeval.audit.rater_agreement import Level
 from metaeval.judge_items import PairItem, PointItem
 from metaeval.judge_labels import Label
 from metaeval.judges.base import Scale

@@ -15,18 +15,14 @@ with its reason, never 0 passed off as measured.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from itertools import combinations
-
-import krippendorff
-import numpy as np
 
 from metaeval.audit.collect import VerdictTable
 from metaeval.audit.judge_agreement import ordinal, outcome, recorded_in
-from metaeval.audit.metrics import NO_CASES, Value, nominal_kappa, scored_weighted_kappa
+from metaeval.audit.metrics import Value, nominal_kappa, scored_weighted_kappa
+from metaeval.audit.rater_agreement import Level, mean_kappa, measured, rater_alpha
 from metaeval.contract import Outcome
 from metaeval.judge_items import Order, PairItem, PointItem
 from metaeval.judge_labels import Label
@@ -34,15 +30,6 @@ from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
 
 JUDGE = "judge"
 """The judge's name when it is counted as one more annotator (alpha with the judge)."""
-
-
-class Level(StrEnum):
-    """How labels compare: as names (equal or not) or as ranks on the label scale."""
-
-    NOMINAL = "nominal"
-    """Pair labels, pass/fail, classes: equal or not."""
-    ORDINAL = "ordinal"
-    """Integer labels on the label scale: 2 is nearer 3 than 5."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,39 +139,16 @@ class Agreement:
     """Items whose annotators tie for the most given label (no single label)."""
 
 
-def _codes(panel: Panel) -> dict[Label, float]:
-    if panel.level is Level.ORDINAL:
-        return {v: float(v) for v in range(panel.scale.low, panel.scale.high + 1)}
-    seen = sorted({str(v) for labels in panel.humans.values() for v in labels.values()}
-                  | {str(v) for v in panel.judge.values() if v is not None})
-    return {v: float(n) for n, v in enumerate(seen)}
-
-
 def alpha(panel: Panel, with_judge: bool = False) -> Value:
-    """Krippendorff's alpha over the items two or more annotators labelled (the
-    ``krippendorff`` package; nominal or ordinal by the panel's level). With
-    ``with_judge`` the judge's labels are one more annotator's (an unscored verdict
-    is a missing one). Undefined, with a reason: no item with two labels; one
-    label on every pairable value (no disagreement is expected, so none measured)."""
+    """Krippendorff's alpha over the items two or more annotators labelled (nominal
+    or ordinal by the panel's level, an ordinal one over the whole label scale).
+    With ``with_judge`` the judge's labels are one more annotator's (an unscored
+    verdict is a missing one)."""
     raters: dict[str, Mapping[str, Label | None]] = dict(panel.humans)
     if with_judge:
         raters[JUDGE] = panel.judge
-    items = panel.items()
-    rows = [[raters[r].get(i) for i in items] for r in raters]
-    pairable = [col for col in zip(*rows, strict=True)
-                if sum(v is not None for v in col) >= 2] if rows else []
-    if not pairable:
-        return Value(0.0, f"{NO_CASES}: no item with two or more labels")
-    values = {v for col in pairable for v in col if v is not None}
-    if len(values) == 1:
-        return Value(0.0, f"one label only: every label is {next(iter(values))!r}")
-    codes = _codes(panel)
-    data = np.array([[math.nan if v is None else codes[v if panel.level is Level.ORDINAL
-                                                       else str(v)] for v in row]
-                     for row in rows], dtype=float)
-    return Value(float(krippendorff.alpha(reliability_data=data,
-                                          value_domain=sorted(set(codes.values())),
-                                          level_of_measurement=panel.level.value)))
+    return rater_alpha(raters, panel.items(), panel.level,
+                       range(panel.scale.low, panel.scale.high + 1))
 
 
 def pair_kappa(panel: Panel, first: Mapping[str, Label | None],
@@ -206,17 +170,6 @@ def pair_kappa(panel: Panel, first: Mapping[str, Label | None],
     return value, len(common), same
 
 
-def _mean(values: Sequence[Value], what: str) -> Value:
-    measured = [v.value for v in values if not v.reason.startswith(NOT_MEASURED)]
-    if not measured:
-        return Value(0.0, f"{NO_CASES}: no {what} with two or more items in common")
-    return Value(sum(measured) / len(measured))
-
-
-NOT_MEASURED = (NO_CASES, "one label only", "nothing scored")
-"""Reasons a pair's kappa says nothing: it is left out of the mean."""
-
-
 def agreement(panel: Panel, no_consensus: int = 0) -> Agreement:
     """Alpha and mean pairwise kappa among the annotators, and the same figures for
     the judge against them."""
@@ -235,13 +188,12 @@ def agreement(panel: Panel, no_consensus: int = 0) -> Agreement:
         if n >= 2:
             judged.append(value)
             judge_shares.append(same / n)
-    used = [v for v in kappas if not v.reason.startswith(NOT_MEASURED)]
-    judge_used = [v for v in judged if not v.reason.startswith(NOT_MEASURED)]
+    used, judge_used = measured(kappas), measured(judged)
     return Agreement(
         panel.level, tuple((n, len(panel.humans[n])) for n in names), len(panel.judge),
-        len(panel.multi()), alpha(panel), _mean(kappas, "annotator pair"), len(used),
+        len(panel.multi()), alpha(panel), mean_kappa(kappas, "annotator pair"), len(used),
         sum(shares) / len(shares) if shares else None, alpha(panel, with_judge=True),
-        _mean(judged, "annotator"), len(judge_used),
+        mean_kappa(judged, "annotator"), len(judge_used),
         sum(judge_shares) / len(judge_shares) if judge_shares else None, no_consensus)
 
 

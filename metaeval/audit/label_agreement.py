@@ -4,7 +4,8 @@ Per check (and ``*``, the overall verdict): Krippendorff's alpha for nominal
 data (the ``krippendorff`` package), which uses every run that two or more
 annotators labelled whatever their number, and the mean of Cohen's kappa
 (scikit-learn, through ``metrics.nominal_kappa``) over the pairs of annotators
-that share a run. A grader is read against this, not against 1.0. Each value
+that share two or more runs, both through ``rater_agreement`` as judge-audit's
+annotators are. A grader is read against this, not against 1.0. Each value
 follows ``metrics``' rule: never ``nan``; a documented 0.0 with a reason when it
 is undefined (one annotator, no run labelled twice, one label only). This module
 reads no file and renders nothing.
@@ -16,15 +17,12 @@ import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import krippendorff
-import numpy as np
-
 from metaeval.audit.metrics import Value, nominal_kappa
-from metaeval.contract import Outcome
+from metaeval.audit.rater_agreement import Level, mean_kappa, measured, rater_alpha
+from metaeval.judge_labels import Label
 from metaeval.labels import Annotation
 
 ONE_ANNOTATOR = "one annotator: no agreement to measure"
-NO_SHARED_RUN = "no run labelled by two annotators"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +30,7 @@ class Agreement:
     """The annotators of one check: how many, on how many runs, and how much they agree.
 
     ``shared`` counts runs two or more of them labelled; ``pairs`` the annotator
-    pairs that share a run (the mean kappa's denominator).
+    pairs with a measured kappa (the mean kappa's denominator).
     """
 
     check: str
@@ -44,50 +42,27 @@ class Agreement:
     pairs: int
 
 
-def _alpha(matrix: list[list[float]], labels: set[Outcome], shared: int) -> Value:
-    if shared == 0:
-        return Value(0.0, NO_SHARED_RUN)
-    if len(labels) == 1:
-        return Value(0.0, f"one label only: every label is {next(iter(labels)).value!r}")
-    value = float(krippendorff.alpha(reliability_data=np.array(matrix, dtype=float),
-                                     level_of_measurement="nominal"))
-    return Value(value)
-
-
 def agreement(check: str, rows: Iterable[Annotation]) -> Agreement:
     """The agreement among the annotators of ``rows`` (all of one check)."""
-    by_annotator: dict[str, dict[str, Outcome]] = {}
+    by_annotator: dict[str, dict[str, Label | None]] = {}
     for a in rows:
-        by_annotator.setdefault(a.annotator, {})[a.run_id] = a.label
+        by_annotator.setdefault(a.annotator, {})[a.run_id] = a.label.value
     runs = sorted({run for labels in by_annotator.values() for run in labels})
-    counts = {run: sum(run in labels for labels in by_annotator.values()) for run in runs}
-    shared = sum(n >= 2 for n in counts.values())
-    names = sorted(by_annotator)
-    if len(names) < 2:
+    shared = sum(sum(run in labels for labels in by_annotator.values()) >= 2 for run in runs)
+    if len(by_annotator) < 2:
         none = Value(0.0, ONE_ANNOTATOR)
-        return Agreement(check, len(names), len(runs), 0, none, none, 0)
-    code = {Outcome.PASS: 0.0, Outcome.FAIL: 1.0}
-    matrix = [[code[by_annotator[name][run]] if run in by_annotator[name] else np.nan
-               for run in runs] for name in names]
-    labels = {label for labels in by_annotator.values() for label in labels.values()}
+        return Agreement(check, len(by_annotator), len(runs), 0, none, none, 0)
     kappas = []
-    for first, second in itertools.combinations(names, 2):
-        both = sorted(set(by_annotator[first]) & set(by_annotator[second]))
-        # One shared run has no kappa (a single label): averaging its documented 0.0
-        # in would pull the ceiling down whenever an occasional third annotator
-        # breaks a tie. judge-audit's annotators leave such pairs out the same way.
+    for first, second in itertools.combinations(sorted(by_annotator), 2):
+        x, y = by_annotator[first], by_annotator[second]
+        both = sorted(set(x) & set(y))
+        # One shared run has no kappa (a single label): judge-audit's annotators
+        # leave such pairs out the same way, and so the fallbacks below.
         if len(both) >= 2:
-            kappas.append(nominal_kappa([by_annotator[first][r].value for r in both],
-                                        [by_annotator[second][r].value for r in both]))
-    if not kappas:
-        mean = Value(0.0, NO_SHARED_RUN)
-    else:
-        reasons = sorted({k.reason for k in kappas if k.reason})
-        mean = Value(sum(k.value for k in kappas) / len(kappas),
-                     f"{len(reasons)} kind(s) of fallback among the pairs: {'; '.join(reasons)}"
-                     if reasons else "")
-    return Agreement(check, len(names), len(runs), shared, _alpha(matrix, labels, shared),
-                     mean, len(kappas))
+            kappas.append(nominal_kappa([str(x[r]) for r in both], [str(y[r]) for r in both]))
+    return Agreement(check, len(by_annotator), len(runs), shared,
+                     rater_alpha(by_annotator, runs, Level.NOMINAL, what="run"),
+                     mean_kappa(kappas, "annotator pair"), len(measured(kappas)))
 
 
 def annotator_agreement(annotations: Iterable[Annotation]) -> tuple[Agreement, ...]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from metaeval.audit.alt_test import alt_test, negative_rmse, one_sided_p
-from metaeval.audit.annotators import Level, Panel, agreement, alpha
+from metaeval.audit.annotators import Panel, agreement, alpha
+from metaeval.audit.rater_agreement import Level
 from metaeval.judge_labels import Label
 from metaeval.judges.base import Scale
 from tests.audit.hand_alt import alt_by_hand
