@@ -44,9 +44,25 @@ def unified_diff(original: str, mutated: str, path: str) -> str:
     return "".join(difflib.unified_diff(
         source_lines(original),
         source_lines(mutated),
-        fromfile=f"a/{path}",
-        tofile=f"b/{path}",
+        fromfile=header_name("a/", path),
+        tofile=header_name("b/", path),
     ))
+
+
+_C_ESCAPES = {"\\": "\\\\", '"': '\\"', "\a": "\\a", "\b": "\\b", "\t": "\\t",
+              "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r"}
+
+
+def header_name(prefix: str, path: str) -> str:
+    """``prefix + path`` for a ``---``/``+++`` line, quoted as git quotes it when the
+    name holds a quote, a backslash or a control character: a newline in a file
+    name would otherwise split the header into a line of its own."""
+    name = prefix + path
+    if not any(c in _C_ESCAPES or ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return name
+    quoted = "".join(_C_ESCAPES.get(c) or (f"\\{ord(c):03o}" if ord(c) < 0x20 or ord(c) == 0x7F
+                                          else c) for c in name)
+    return f'"{quoted}"'
 
 
 # --- internals -----------------------------------------------------------------------
