@@ -252,6 +252,28 @@ def test_meta_eval_reads_the_log_itself_with_runs_and_agrees_with_the_imported_f
     assert bad.exit_code == 2 and "--runs: got 'langsmith:" in bad.output
 
 
+def test_a_run_id_met_twice_across_runs_logs_is_refused_and_the_first_still_measured(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same harness log passed twice: every id repeats once; each repeat is named
+    # by its own file and record, the first reading of each run is still measured.
+    log = tmp_path / "requests.jsonl"
+    log.write_text("".join(json.dumps(anthropic_request(s)) + "\n" for s in SCENARIOS))
+    import_and_measure(tmp_path, monkeypatch, "anthropic", [log], SUITE,
+                       label_rows(GUARD_LABELS, GUARD))
+    again = tmp_path / "again.jsonl"
+    again.write_text(log.read_text())
+    expected, gold = guard_expected()
+    twice = meta_eval(tmp_path / "project", monkeypatch, "--runs", f"anthropic:{log}",
+                      "--runs", f"anthropic:{again}", "--labels", "labels.csv",
+                      "--format", "json")
+    assert twice.exit_code == 2, twice.output
+    document = json.loads(twice.output)
+    repeats = [e for e in document["errors"] if "not already used" in e]
+    assert len(repeats) == len(SCENARIOS)
+    assert all(e.startswith(str(again)) for e in repeats)
+    assert_row(document, GUARD, expected, n=len(gold))  # each run counted once
+
+
 # --- OpenTelemetry GenAI spans ----------------------------------------------------------
 
 

@@ -62,7 +62,7 @@ def _files(paths: Sequence[Path], suffixes: tuple[str, ...], errors: list[LoadEr
     return files
 
 
-def _where(source: str) -> tuple[str, int, str]:
+def where(source: str) -> tuple[str, int, str]:
     """``file:line`` to its parts; a source naming a record (``file#samples[2]``)
     keeps its record in the field."""
     path, sep, line = source.rpartition(":")
@@ -81,7 +81,7 @@ def import_runs(request: ImportRequest) -> Imported:
     sources: list[str] = []
     ids = FirstUse()
     for run in read(files, errors):
-        path, line, record = _where(run.source)
+        path, line, record = where(run.source)
         first = ids.earlier(run.id, run.source)
         if first is not None:
             errors.append(LoadError(path, line, ".".join(p for p in (record, "id") if p),
@@ -113,12 +113,12 @@ def imported_runs(fmt: str, path: Path, errors: list[LoadError],
     """The runs of ``path`` in ``fmt`` as ``meta-eval --runs`` measures them: each
     imported line read as a meta-set line is (the same checks of code and judges), so
     ``--runs FORMAT:PATH`` and ``metaeval import`` then ``meta-eval`` agree. Bad
-    records and bad lines land in ``errors``; a run with a repeated id is refused."""
+    records and bad lines land in ``errors``; ``meta_eval`` refuses a repeated run id."""
     imported = import_runs(ImportRequest(fmt, (path,)))
     errors.extend(imported.errors)
     for line, source in zip(imported.lines, imported.sources, strict=True):
         run, problems = parse_run(line, source, allowed, judges, suite)
-        at, number, record = _where(source)
+        at, number, record = where(source)
         errors.extend(LoadError(at, number, ".".join(x for x in (record, p.field) if x),
                                 p.message) for p in problems)
         if run is not None:

@@ -18,9 +18,9 @@ from metaeval.audit.baseline import load_baseline
 from metaeval.audit.label_agreement import annotator_agreement
 from metaeval.audit.meta_eval import MetaEvalResult, Settings, check_by, measure_grading
 from metaeval.audit.stream import Stream
-from metaeval.commands.import_runs import imported_runs
+from metaeval.commands.import_runs import imported_runs, where
 from metaeval.config import Bars, Config, unknown_check_bars
-from metaeval.errors import ExitCode, InputError
+from metaeval.errors import ExitCode, InputError, shown
 from metaeval.labels import Annotation, Joiner, read_labels
 from metaeval.meta_set import MetaRun, MetaSet, data_files, iter_meta_runs
 from metaeval.suites import Applier, suite_names
@@ -114,7 +114,17 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
                        suite_names(suite), warnings),
         *(imported_runs(fmt, path, errors, config.allowed_modules, config.judges,
                         suite_names(suite)) for fmt, path in request.runs))
+    first_at: dict[str, str] = {}
     for run in runs:
+        # Meta-set files refuse a repeated id among themselves; this also catches one
+        # repeated within a --runs log or between a log and a meta-set.
+        if run.id in first_at:
+            at, line, record = where(run.source)
+            errors.append(LoadError(at, line, ".".join(x for x in (record, "id") if x),
+                                    f"got {shown(run.id)}; expected an id not already "
+                                    f"used (first at {first_at[run.id]})"))
+            continue
+        first_at[run.id] = run.source
         done = applier.apply(run)
         if isinstance(done, LoadError):
             errors.append(done)
