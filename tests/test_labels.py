@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import krippendorff
 import pytest
 from click.testing import CliRunner, Result
 from sklearn.metrics import cohen_kappa_score
@@ -80,6 +81,31 @@ def test_labels_in_a_csv_join_the_runs_and_the_numbers_equal_scikit_learn(
     assert overall["mean_kappa"] == pytest.approx(sum(pairs) / 3, abs=1e-4)
     table = meta_eval(tmp_path, monkeypatch).output
     assert "Krippendorff alpha" in table and "mean pairwise kappa" in table
+
+
+def test_the_html_page_and_the_summary_show_the_annotators_and_the_by_breakdown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    airline_project(tmp_path, TASKS, TRIALS, 'labels = ["labels.csv"]\n')
+    write_csv(tmp_path / "labels.csv", labels_rows())
+    result = meta_eval(tmp_path, monkeypatch, "--by", "task", "--html", "page.html",
+                       "--summary", "summary.md")
+    assert result.exit_code in (0, 1), result.output
+    # alpha from the package itself, on the labels as this test wrote them
+    coded = [[1.0 if says(a, t, k) == "fail" else 0.0 for t in range(TASKS)
+              for k in range(TRIALS)] for a in ANNOTATORS]
+    alpha = f"{krippendorff.alpha(reliability_data=coded, level_of_measurement='nominal'):.2f}"
+    html = (tmp_path / "page.html").read_text()
+    annotators = html[html.index("<h2>Annotators</h2>"):]
+    assert f"<td>{alpha}</td>" in annotators[:annotators.index("</table>")]
+    per_task = html[html.index("<h2>Per task</h2>"):]
+    assert per_task[:per_task.index("</table>")].count("<tr>") == 1 + TASKS  # head + tasks
+    summary = (tmp_path / "summary.md").read_text()
+    assert "**Annotators**" in summary and f"| {alpha} |" in summary
+    # task 7: bo and cy outvote the truth on one trial, which the graders follow
+    assert "**Per task**" in summary and "| `airline-07` | 4 | 3/4 |" in summary
+    meta_eval(tmp_path, monkeypatch, "--html", "p2.html", "--summary", "s2.md")
+    assert "<h2>Per task</h2>" not in (tmp_path / "p2.html").read_text()
+    assert "**Per task**" not in (tmp_path / "s2.md").read_text()
 
 
 def test_krippendorff_alpha_on_a_table_worked_by_hand() -> None:

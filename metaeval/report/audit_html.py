@@ -27,7 +27,7 @@ from metaeval.meta_set import LoadError
 from metaeval.report import figures
 from metaeval.report.annotators import annotators_lines
 from metaeval.report.judge_audit import category_rows
-from metaeval.report.meta_eval import _category_rows
+from metaeval.report.meta_eval import AGREEMENT_HEADERS, _category_rows, agreement_rows
 
 CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
@@ -168,9 +168,18 @@ def meta_eval_html(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     notes = [f"{c.name}: {note}" for c in checks for note in c.notes]
     if notes:
         body += ["<h2>Notes</h2>", "<ul>", *(f"<li>{escape(n)}</li>" for n in notes), "</ul>"]
-    body += ["<h2>Per category</h2>", _html_table(
-        _category_rows(result.categories), ["category", "runs", "evaluator agrees", "caught by",
-                                 "let through by", "wrongly failed by", "unscored by"])]
+    if result.annotators:
+        body += ["<h2>Annotators</h2>",
+                 f'<p class="meta">Gold = the majority; a tie leaves the check unlabelled '
+                 f"({result.tied} tie(s)); check * = the overall verdict; a value marked * "
+                 "is a documented fallback (the JSON result gives its reason).</p>",
+                 _html_table(agreement_rows(result), AGREEMENT_HEADERS)]
+    breakdowns = [("category", result.categories)]
+    breakdowns += [(result.settings.by, result.groups)] if result.groups else []
+    for by, groups in breakdowns:
+        body += [f"<h2>Per {escape(by)}</h2>", _html_table(
+            _category_rows(groups), [by, "runs", "evaluator agrees", "caught by",
+                                     "let through by", "wrongly failed by", "unscored by"])]
     return page("metaeval meta-eval", body)
 
 

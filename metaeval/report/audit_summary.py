@@ -4,12 +4,13 @@ Markdown helpers and the mutate and gate summaries are in ``summary``."""
 from __future__ import annotations
 
 from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
-from metaeval.audit.meta_eval import CheckResult, MetaEvalResult
+from metaeval.audit.meta_eval import Category, CheckResult, MetaEvalResult
 from metaeval.audit.probes import ProbeStatus
 from metaeval.decimals import fixed
 from metaeval.report.annotators import figure
 from metaeval.report.escape import md_code, md_plain
 from metaeval.report.judge_audit import category_rows
+from metaeval.report.meta_eval import AGREEMENT_HEADERS, agreement_rows
 from metaeval.report.summary import listed, table
 
 # --- meta-eval -----------------------------------------------------------------------
@@ -44,7 +45,23 @@ def meta_eval_summary(result: MetaEvalResult, *, files: int = 0, errors: int = 0
             lines.append(f"- {md_code(c.name)}: {flags}"
                          + (f" — {md_plain(notes)}" if notes else ""))
         out += ["", "**Bars missed and flags:**", *listed(lines, "checks")]
+    if result.annotators:
+        out += ["", f"**Annotators** (gold = the majority; {result.tied} tie(s); `*` = the "
+                "overall verdict; a value marked * is a documented fallback):", "",
+                *table(list(AGREEMENT_HEADERS),
+                       [[md_code(str(r[0])), *map(str, r[1:])] for r in agreement_rows(result)])]
+    if result.groups:
+        by = result.settings.by
+        out += ["", f"**Per {md_plain(by)}** (runs; the evaluator's agreement with people):",
+                "", *table([md_plain(by), "runs", "evaluator agrees"],
+                           [[md_code(name), str(g.n), _evaluator(g)]
+                            for name, g in result.groups])]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _evaluator(group: Category) -> str:
+    cell = dict(group.cells).get("evaluator")
+    return f"{cell.agree}/{cell.n}" if cell else "—"
 
 
 # --- judge-audit ---------------------------------------------------------------------

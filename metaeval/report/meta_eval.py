@@ -90,21 +90,29 @@ def _agreement_json(a: Agreement) -> JsonObject:
             "pairs": a.pairs, "reasons": reasons}
 
 
-def _agreement_table(result: MetaEvalResult) -> str:
+AGREEMENT_HEADERS = ("check", "annotators", "runs", "labelled by 2+", "Krippendorff alpha",
+                     "mean pairwise kappa", "pairs")
+
+
+def agreement_rows(result: MetaEvalResult) -> list[list[str | int]]:
+    """One row a check of the labels files' annotators; a fallback value is marked *."""
     def mark(v: Value) -> str:
         return f"{v.value:.2f}{'*' if v.reason else ''}"
 
-    rows = [[one_line(a.check), a.annotators, a.runs, a.shared, mark(a.alpha),
+    return [[one_line(a.check), a.annotators, a.runs, a.shared, mark(a.alpha),
              mark(a.mean_kappa), a.pairs] for a in result.annotators]
+
+
+def _agreement_table(result: MetaEvalResult) -> str:
+    rows = agreement_rows(result)
     notes = [f"  {one_line(a.check)}: {key} is a fallback: {one_line(v.reason)}"
              for a in result.annotators for key, v in (("alpha", a.alpha),
                                                        ("mean kappa", a.mean_kappa))
              if v.reason]
     return ("annotators (labels files; gold = the majority, a tie leaves the check "
             f"unlabelled: {result.tied} tie(s); * = the overall verdict):\n"
-            + tabulate(rows, headers=["check", "annotators", "runs", "labelled by 2+",
-                                      "Krippendorff alpha", "mean pairwise kappa", "pairs"],
-                       tablefmt="simple", disable_numparse=True)
+            + tabulate(rows, headers=AGREEMENT_HEADERS, tablefmt="simple",
+                       disable_numparse=True)
             + ("\n" + "\n".join(notes) if notes else ""))
 
 
