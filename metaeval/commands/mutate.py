@@ -29,6 +29,7 @@ from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.findings import Comparison, Findings, Seen, compare, updated
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
+from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.find.diffs import rewrite_diff
 from metaeval.mutation.find.operators import configured_operators, select_operators
 from metaeval.mutation.find.resolve import module_name, read_source, relative_path, resolve_targets
@@ -36,7 +37,6 @@ from metaeval.mutation.find.scan_cache import SCAN_FILE_NAME, ScanCache
 from metaeval.mutation.find.since import since
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.patches import load_patch_mutants
 from metaeval.mutation.run.coverage_cache import COVERAGE_FILE_NAME
 from metaeval.mutation.run.coverage_file import load_coverage_file
 from metaeval.mutation.run.forked import WarmStart, start_warm
