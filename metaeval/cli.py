@@ -195,7 +195,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     without any mutant or no mutant ran.
     """
     # Imported here: the runner and libcst are only needed by this command.
-    from metaeval.commands.mutate import MutateRequest, plan_mutate, run_plan
+    from metaeval.commands.mutate import plan_mutate, run_plan
+    from metaeval.commands.mutate_values import MutateRequest
     from metaeval.mutation.run.options import Isolation
     from metaeval.report.mutate_outcome import finish
     from metaeval.report.mutation import mutation_json, mutation_text
