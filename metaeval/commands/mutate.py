@@ -51,6 +51,7 @@ from metaeval.mutation.run.coverage_file import load_coverage_file
 from metaeval.mutation.run.forked import WarmStart, start_warm
 from metaeval.mutation.run.options import (
     DEFAULT_ISOLATION,
+    Executor,
     Isolation,
     RunOptions,
     ScratchError,
@@ -171,7 +172,7 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
 def _executor(request: MutateRequest, options: RunOptions) -> Execute | None:
     """The executor ``--executor`` names (None: this machine's runners); ``InputError``
     for a combination that cannot run, or Ray not installed."""
-    if request.executor != "ray":
+    if request.executor is not Executor.RAY:
         if request.ray_address is not None:
             raise InputError(f"--ray-address {request.ray_address!r}: expected it with "
                              "--executor ray (the mutants run on this machine otherwise)")

@@ -18,7 +18,7 @@ from metaeval.findings import Comparison, Findings
 from metaeval.mutation.find.scan_cache import ScanCache
 from metaeval.mutation.model import Mutant
 from metaeval.mutation.run.forked import WarmStart
-from metaeval.mutation.run.options import Isolation, RunOptions
+from metaeval.mutation.run.options import Executor, Isolation, RunOptions
 from metaeval.mutation.run.runner import Execute, MutationRun
 from metaeval.mutation.run.shard_manifest import ShardPlan
 from metaeval.mutation.run.source_tree import TreeState
@@ -67,8 +67,8 @@ class MutateRequest:
     """Where ``--trace-only`` writes the coverage file (``run.coverage_file``)."""
     coverage_path: Path | None = None
     """A coverage file whose map the run reuses instead of tracing (``--coverage``)."""
-    executor: str = "local"
-    """Where the mutants run: ``local`` (this machine) or ``ray`` (a Ray cluster)."""
+    executor: Executor = Executor.LOCAL
+    """Where the mutants run: this machine or a Ray cluster."""
     ray_address: str | None = None
     """``--executor ray``: the cluster to connect to; None starts one here for the run."""
 
