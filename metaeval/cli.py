@@ -26,6 +26,7 @@ from metaeval.cli_import_runs import import_runs_command
 from metaeval.cli_parts import (
     FORMAT,
     SUMMARY,
+    EnumChoice,
     InRange,
     ProgressBar,
     echo,
@@ -41,7 +42,9 @@ from metaeval.commands.validate import validate_code
 from metaeval.config import load_config
 from metaeval.errors import ExitCode
 from metaeval.files import write_atomic
+from metaeval.judges.scales import ProbeSource
 from metaeval.mutation.run import limits
+from metaeval.mutation.run.options import Executor, Isolation
 from metaeval.report.escape import one_line
 from metaeval.report.validation import validation_json, validation_text
 
@@ -148,7 +151,7 @@ def validate(paths: tuple[Path, ...], recorded: tuple[Path, ...], scale_text: st
 @click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
               help="Where to write the mutation-testing-report-schema JSON "
                    "(default: .metaeval/mutation-report.json).")
-@click.option("--isolation", type=click.Choice(["fork", "subprocess"]), default=None,
+@click.option("--isolation", type=EnumChoice(Isolation), default=None,
               help="fork: collect once, fork a child per mutant running only the tests "
                    "that reach it (default on POSIX); subprocess: a fresh pytest per mutant.")
 @click.option("--since", "since_ref", metavar="REF", default=None,
@@ -178,13 +181,13 @@ def validate(paths: tuple[Path, ...], recorded: tuple[Path, ...], scale_text: st
 @user_errors
 def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | None,
            timeout_constant: float | None, mutants_dir: Path | None, report_path: Path | None,
-           isolation: str | None, since_ref: str | None, cache_path: Path | None,
+           isolation: Isolation | None, since_ref: str | None, cache_path: Path | None,
            no_cache: bool, baseline_path: Path | None, update_baseline: bool,
            sarif_path: Path | None, html_path: Path | None, message_strings: bool | None,
            summary_path: Path | None, fmt: str, shard: tuple[int, int] | None,
            shard_out: Path | None, timings_path: Path | None, write_timings: Path | None,
            merge_dirs: tuple[Path, ...], trace_only: bool, write_coverage: Path | None,
-           coverage_path: Path | None, executor: str, ray_address: str | None) -> None:
+           coverage_path: Path | None, executor: Executor, ray_address: str | None) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -195,8 +198,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     without any mutant or no mutant ran.
     """
     # Imported here: the runner and libcst are only needed by this command.
-    from metaeval.commands.mutate import MutateRequest, plan_mutate, run_plan
-    from metaeval.mutation.run.options import Isolation
+    from metaeval.commands.mutate import plan_mutate, run_plan
+    from metaeval.commands.mutate_values import MutateRequest
     from metaeval.report.mutate_outcome import finish
     from metaeval.report.mutation import mutation_json, mutation_text
     from metaeval.report.progress import MutateProgress
@@ -210,7 +213,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     request = MutateRequest(
         paths=paths, jobs=jobs, timeout_factor=timeout_factor,
         timeout_constant=timeout_constant, mutants_dir=mutants_dir, report_path=report_path,
-        isolation=None if isolation is None else Isolation(isolation), since_ref=since_ref,
+        isolation=isolation, since_ref=since_ref,
         cache_path=cache_path, no_cache=no_cache, baseline_path=baseline_path,
         update_baseline=update_baseline, sarif_path=sarif_path,
         message_strings=message_strings, shard=shard, shard_out=shard_out,
@@ -418,7 +421,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @click.option("--alpha", type=float,
               help="Significance level of the probes' exact tests [default: "
               f"{DEFAULT_JUDGE_BARS.alpha:g}, or alpha].")
-@click.option("--probes", "probes", type=click.Choice(["files", "generated", "both"]),
+@click.option("--probes", "probes", type=EnumChoice(ProbeSource),
               help="Length and injection probes: from the item files, generated from the "
               "labelled items, or both [default: [tool.metaeval.judge_audit] probes, else "
               "files when the item files hold probes, else generated].")
@@ -453,7 +456,7 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
                 cache_path: Path | None, no_cache: bool, label_scale_text: str | None,
                 label_pass_at: int | None, kappa_bar: float | None, tpr_bar: float | None,
                 tnr_bar: float | None, unscored_bar: float | None, alpha: float | None,
-                probes: str | None, write_probes: Path | None, probe_budget: int | None,
+                probes: ProbeSource | None, write_probes: Path | None, probe_budget: int | None,
                 alt_epsilon: float | None, label_classes: str | None, by: str | None,
                 write: bool, calibration_path: Path | None, html_path: Path | None,
                 summary_path: Path | None, fmt: str, reply: str | None = None) -> None:

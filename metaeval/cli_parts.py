@@ -9,18 +9,21 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
+from enum import Enum
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, ParamSpec, TypeVar
 
 import click
 
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.mutation.run.limits import Range
+from metaeval.mutation.run.options import Executor
 from metaeval.report.escape import defuse
 
 P = ParamSpec("P")
 R = TypeVar("R")
+E = TypeVar("E", bound=Enum)
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
                       show_default=True, help="Table for people, stable JSON for machines.")
@@ -113,8 +116,25 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
 
 if TYPE_CHECKING:
     _FloatParam = click.ParamType[float]
+    _Choice = click.Choice[Any]
 else:  # generic only from click 8.2 on; the project allows 8.1
     _FloatParam = click.ParamType
+    _Choice = click.Choice
+
+
+class EnumChoice(_Choice, Generic[E]):
+    """One of an enum's values, handed to the command as the member: the choices are
+    the enum's own, never a list that repeats them (and drifts when one is added)."""
+
+    def __init__(self, kind: type[E]) -> None:
+        super().__init__([member.value for member in kind])
+        self.kind = kind
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> E:
+        if isinstance(value, self.kind):  # a default given as the member
+            return value
+        return self.kind(super().convert(value, param, ctx))
 
 
 class InRange(_FloatParam):
@@ -208,8 +228,8 @@ def executor_options(command: Callable[P, R]) -> Callable[P, R]:
     """``metaeval mutate``'s options for where the mutants run: ``--executor`` and
     ``--ray-address``."""
     for option in reversed([
-        click.option("--executor", "executor", type=click.Choice(["local", "ray"]),
-                     default="local", show_default=True,
+        click.option("--executor", "executor", type=EnumChoice(Executor),
+                     default=Executor.LOCAL.value, show_default=True,
                      help="Where the mutants run: this machine, or a Ray cluster in "
                           "small batches (pip install 'metaeval[ray]')."),
         click.option("--ray-address", "ray_address", metavar="ADDR", default=None,

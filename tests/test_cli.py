@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import json
+from enum import Enum
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from metaeval import __version__
-from metaeval.cli import main
+from metaeval.cli import main, mutate
+from metaeval.mutation.run.options import Executor, Isolation
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -76,3 +79,29 @@ def test_a_bug_of_ours_exits_3_with_its_traceback(monkeypatch: pytest.MonkeyPatc
     assert result.exit_code == 3
     assert "OverflowError: int too large" in result.output
     assert "internal error (OverflowError)" in result.output
+
+
+@pytest.mark.parametrize(("name", "given", "member"), [
+    ("isolation", "subprocess", Isolation.SUBPROCESS),
+    ("isolation", "fork", Isolation.FORK),
+    ("executor", "ray", Executor.RAY),
+    ("executor", "local", Executor.LOCAL),
+])
+def test_mutate_hands_isolation_and_executor_over_as_their_enums(
+        name: str, given: str, member: Enum) -> None:
+    (option,) = [p for p in mutate.params if p.name == name]
+    assert option.type_cast_value(click.Context(mutate), given) is member
+
+
+@pytest.mark.parametrize(("name", "given"), [("isolation", "thread"), ("isolation", "FORK"),
+                                             ("executor", "dask")])
+def test_mutate_refuses_a_value_no_member_has(name: str, given: str) -> None:
+    (option,) = [p for p in mutate.params if p.name == name]
+    with pytest.raises(click.BadParameter, match=f"{given!r} is not one of"):
+        option.type_cast_value(click.Context(mutate), given)
+
+
+def test_the_executor_default_reaches_the_command_as_the_member() -> None:
+    (option,) = [p for p in mutate.params if p.name == "executor"]
+    context = click.Context(mutate)
+    assert option.type_cast_value(context, option.get_default(context)) is Executor.LOCAL

@@ -6,12 +6,19 @@ line on top. A module may import its own layer or any layer below it, never one
 above: a feature that imported a renderer, or a command that printed through the
 command line, would put the arrows back the way issue 15 took them out. Lazy
 imports inside functions count as much as those at the top of a file.
+
+Inside a layer the imports go one way too: two modules that import each other
+(however many modules lie between them) are one module split in two, or a piece
+both need that belongs in a module below them. A deferred import or one under
+``TYPE_CHECKING`` hides such a cycle from Python's import machinery, not from a
+reader, so it counts here.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -52,14 +59,17 @@ def layer_of(module: str) -> int:
     return found
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    """The dotted name of ``path``, a file of the package whose directory is ``package``."""
+    parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported(source: str, module: str, is_package: bool) -> Iterator[tuple[int, str]]:
-    """Every ``metaeval`` module ``source`` imports, with its line; ``from metaeval
-    import vcs`` names ``metaeval.vcs`` when that is a module of the package."""
+def imported(source: str, module: str, is_package: bool,
+             package_dir: Path = PACKAGE) -> Iterator[tuple[int, str]]:
+    """Every module ``source`` imports, with its line, wherever the import stands (in a
+    function, under ``TYPE_CHECKING``); ``from metaeval import vcs`` names
+    ``metaeval.vcs`` when that is a module of the package at ``package_dir``."""
     package = module if is_package else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -72,7 +82,7 @@ def imported(source: str, module: str, is_package: bool) -> Iterator[tuple[int, 
                 base = ".".join([*anchor, *([base] if base else [])])
             for alias in node.names:
                 candidate = f"{base}.{alias.name}"
-                as_path = PACKAGE.parent.joinpath(*candidate.split("."))
+                as_path = package_dir.parent.joinpath(*candidate.split("."))
                 submodule = as_path.with_suffix(".py").is_file() or as_path.is_dir()
                 yield node.lineno, candidate if submodule else base
 
@@ -87,8 +97,90 @@ def upward_imports(source: str, module: str, is_package: bool = False) -> list[s
 
 
 def sources() -> list[Path]:
+    """The package's modules; not ``scaffold/``, whose files are templates of a user's."""
     return sorted(p for p in PACKAGE.rglob("*.py")
                   if "scaffold" not in p.relative_to(PACKAGE).parts[:1])
+
+
+def import_graph(package_dir: Path, paths: Iterable[Path] | None = None
+                 ) -> dict[str, dict[str, int]]:
+    """Each module of the package at ``package_dir`` (a directory with ``__init__.py``;
+    ``paths``: only these of its files) and the modules of the same package it
+    imports, each with the first line that does; a name that is not a module counts
+    for the module that defines it."""
+    chosen = sorted(package_dir.rglob("*.py")) if paths is None else paths
+    files = {module_name(p, package_dir): p for p in chosen}
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in files.items():
+        edges: dict[str, int] = {}
+        for line, target in imported(path.read_text(encoding="utf-8"), name,
+                                     path.name == "__init__.py", package_dir):
+            while target and target not in files:  # metaeval.x.f: the module metaeval.x
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                edges[target] = min(line, edges.get(target, line))
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """One line per group of modules that import one another (a strongly connected
+    component of ``graph``): the shortest way round from its first module, each step
+    with the line of the import, e.g. ``a:3 imports b, b:40 imports a``."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, {}):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(_way_round(graph, group) for group in groups)
+
+
+def _way_round(graph: Mapping[str, Mapping[str, int]], group: set[str]) -> str:
+    """The shortest cycle through the first module of ``group``, by breadth first."""
+    start = min(group)
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            for target in sorted(graph[node]):
+                if target == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    steps = [*reversed(path), start]
+                    return ", ".join(f"{a}:{graph[a][b]} imports {b}"
+                                     for a, b in itertools.pairwise(steps))
+                if target in group and target not in came_from and target != start:
+                    came_from[target] = node
+                    following.append(target)
+        frontier = following
+    raise AssertionError(f"{sorted(group)} is no cycle")  # Tarjan gave a group of one
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
@@ -101,6 +193,115 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
 def test_every_module_is_in_a_layer() -> None:
     for path in sources():
         layer_of(module_name(path))  # raises for a module no layer names
+
+
+def commands_called(source: str, module: str, is_package: bool = False) -> list[str]:
+    """Each import of ``source`` that takes from ``metaeval.commands`` anything but a
+    class (a command's request or result): a renderer that called a command would run
+    it. A name is looked up in the module it comes from, read with ``ast``."""
+    problems = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found = [(node.lineno, a.name, "") for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = next(name for _, name in imported(
+                ast.unparse(ast.ImportFrom(node.module, [ast.alias("_")], node.level)),
+                module, is_package))
+            found = [(node.lineno, base, a.name) for a in node.names]
+        else:
+            continue
+        for line, where, name in found:
+            if not (where == "metaeval.commands" or where.startswith("metaeval.commands.")):
+                continue
+            path = PACKAGE.parent.joinpath(*where.split("."))
+            path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+            classes = {c.name for c in ast.parse(path.read_text(encoding="utf-8")).body
+                       if isinstance(c, ast.ClassDef)}
+            if name not in classes:
+                problems.append(f"{module}:{line} imports {f'{where}.{name}'.rstrip('.')}, "
+                                "which is no class: rendering never runs a command")
+    return problems
+
+
+def test_the_report_layer_takes_only_values_from_the_commands() -> None:
+    report = PACKAGE / "report"
+    problems = [problem for path in sorted(report.rglob("*.py"))
+                for problem in commands_called(path.read_text(encoding="utf-8"),
+                                               module_name(path), path.name == "__init__.py")]
+    assert problems == []
+
+
+@pytest.mark.parametrize("source", [
+    "from metaeval.commands.mutate import run_plan\n",
+    "from metaeval.commands.mutate_values import MutateResult\n"
+    "def f():\n    from metaeval.commands.mutate import run_plan\n",
+    "from metaeval.commands import mutate\n",
+    "import metaeval.commands.mutate\n",
+    "from ..commands.judge_audit import judge_audit\n",
+])
+def test_a_renderer_that_calls_a_command_is_caught(source: str) -> None:
+    (problem,) = commands_called(source, "metaeval.report.mutate_outcome")
+    assert problem.startswith("metaeval.report.mutate_outcome:")
+
+
+@pytest.mark.parametrize("source", [
+    "from metaeval.commands.mutate_values import Message, MutateResult\n",
+    "from ..commands.judge_audit import JudgeAuditResult\n",
+    "from metaeval.mutation.run.runner import MutationRun\nimport json\n",
+])
+def test_a_renderer_may_take_a_commands_values(source: str) -> None:
+    assert commands_called(source, "metaeval.report.mutate_outcome") == []
+
+
+def test_no_modules_import_each_other() -> None:
+    assert cycles(import_graph(PACKAGE, sources())) == []
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    """A package ``pkg`` under ``root`` with ``files`` (name: source) and its ``__init__``."""
+    package = root / "pkg"
+    for name, source in {"__init__.py": "", **files}.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(source, encoding="utf-8")
+    return package
+
+
+@pytest.mark.parametrize("files", [
+    # The hidden kind: the way back is deferred into a function.
+    {"a.py": "from pkg.b import g\n", "b.py": "def g():\n    from pkg.a import f\n"},
+    # ... or kept for the type checker only.
+    {"a.py": "from pkg.b import g\n",
+     "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import a\n"},
+    # Relative imports, and a name that is a function of the module, not a module.
+    {"a.py": "from .b import g\n", "b.py": "import pkg.a as a\n"},
+])
+def test_two_modules_that_import_each_other_are_a_cycle(tmp_path: Path,
+                                                        files: dict[str, str]) -> None:
+    graph = import_graph(_package(tmp_path, files))
+    (cycle,) = cycles(graph)
+    assert cycle.startswith("pkg.a:1 imports pkg.b, pkg.b:")
+    assert cycle.endswith(" imports pkg.a")
+
+
+def test_a_cycle_through_a_third_module_and_a_subpackage_is_caught(tmp_path: Path) -> None:
+    package = _package(tmp_path, {"a.py": "from pkg.sub.c import h\n",
+                                  "b.py": "x = 1\n\n\ndef g():\n    import pkg.a\n",
+                                  "sub/__init__.py": "", "sub/c.py": "from pkg import b\n",
+                                  "d.py": "from pkg import a\n"})
+    assert cycles(import_graph(package)) == [
+        "pkg.a:1 imports pkg.sub.c, pkg.sub.c:1 imports pkg.b, pkg.b:5 imports pkg.a"]
+
+
+@pytest.mark.parametrize("files", [
+    {"a.py": "from pkg.b import g\n", "b.py": "def g():\n    from pkg import c\n",
+     "c.py": "import json\n"},
+    # A module that imports its own package's __init__, which imports nothing back.
+    {"a.py": "import pkg\nfrom pkg import b\n", "b.py": "from . import c\n", "c.py": ""},
+    # A name that resembles a module of the package but belongs to another one.
+    {"a.py": "from json import b\n", "b.py": "import pkg.a\n"},
+])
+def test_imports_one_way_are_no_cycle(tmp_path: Path, files: dict[str, str]) -> None:
+    assert cycles(import_graph(_package(tmp_path, files))) == []
 
 
 @pytest.mark.parametrize(("module", "source"), [
@@ -117,7 +318,7 @@ def test_an_import_up_the_layers_is_caught(module: str, source: str) -> None:
 
 @pytest.mark.parametrize(("module", "source"), [
     ("metaeval.cli", "from metaeval.report.mutation import mutation_text\n"),
-    ("metaeval.report.mutate_outcome", "from metaeval.commands.mutate import run_plan\n"),
+    ("metaeval.report.mutate_outcome", "from metaeval.commands.mutate_values import Message\n"),
     ("metaeval.commands.mutate", "from metaeval.mutation.run.runner import run_mutants\n"),
     ("metaeval.mutation.run.runner", "from metaeval.config import load_config\n"),
     ("metaeval.report.mutation", "from .findings import comparison_text\nimport json\n"),

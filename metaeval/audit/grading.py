@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from metaeval.audit.ablation import Sensitivity
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import (
     CheckSpec,
@@ -28,9 +28,6 @@ from metaeval.contract import (
 from metaeval.graders.registry import build_grader
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.meta_set import MetaRun
-
-if TYPE_CHECKING:
-    from metaeval.audit.tautology import Sensitivity
 
 SCORE_SCALE = (1, 2, 3, 4, 5)
 EVALUATOR = "evaluator"

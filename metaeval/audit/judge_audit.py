@@ -42,7 +42,7 @@ from metaeval.decimals import fixed
 from metaeval.judge_items import FILES, JudgeItems, Order, Slot, Variant
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
-from metaeval.judges.scales import default_pass_at
+from metaeval.judges.scales import ProbeSource, default_pass_at
 from metaeval.untrusted_json import LoadError
 
 
@@ -202,17 +202,6 @@ class JudgeAudit:
     label_warning: str = ""
     """Said when the label range was not declared and the integer labels do not reach
     one of its ends: a range that is too wide changes the weighted kappa silently."""
-
-
-class ProbeSource(Enum):
-    """Where an audit's length and injection probes come from (``--probes``)."""
-
-    FILES = "files"
-    """The probe records of the item files (hand-written, or written by --write-probes)."""
-    GENERATED = "generated"
-    """Made from the labelled items by ``metaeval.audit.generate``."""
-    BOTH = "both"
-    """Both, each origin's probes checked on the controls on their own."""
 
 
 @dataclass(frozen=True, slots=True)

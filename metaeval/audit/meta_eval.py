@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from metaeval.audit import metrics
+from metaeval.audit.ablation import Sensitivity
 from metaeval.audit.grading import EVALUATOR, Case, CheckRuns, Grading, grade_runs
 from metaeval.audit.label_agreement import Agreement
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.tautology import (
     CASE_ONLY,
     SELF_COMPARISON,
-    Sensitivity,
     StaticReport,
     independence,
     sensitivity,

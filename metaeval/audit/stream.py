@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from metaeval.audit.ablation import Ablation, Sensitivity, ablate
 from metaeval.audit.grading import (
     Case,
     CheckRuns,
@@ -25,7 +26,6 @@ from metaeval.audit.grading import (
     safe_grade,
     spec_key,
 )
-from metaeval.audit.tautology import Ablation, Sensitivity, ablate
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import EvalInput, Grader, Outcome, Trajectory
 from metaeval.graders.registry import build_grader

@@ -25,66 +25,14 @@ import inspect
 import itertools
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import dataclass
 
 import libcst as cst
 
+from metaeval.audit.ablation import Ablation, Sensitivity, ablate
 from metaeval.audit.grading import CheckRuns, safe_grade
-from metaeval.contract import EvalInput, Grader, Message, Trajectory
+from metaeval.contract import Grader
 from metaeval.graders.base import Renamed, RuleGrader
-
-
-class Ablation(Enum):
-    """One way of taking away what the agent did, to see whether a verdict moves."""
-
-    NO_ANSWER = "no_answer"
-    """Every assistant message removed: the run has no final answer."""
-    EMPTY_TRAJECTORY = "empty_trajectory"
-    """No events at all."""
-    FINAL_IS_INITIAL = "final_is_initial"
-    """``final_state`` replaced by ``initial_state``: the run changed nothing."""
-    SWAPPED_TRAJECTORY = "swapped_trajectory"
-    """The trajectory of the next run with the same check (the last run takes the first's)."""
-
-
-def ablate(x: EvalInput, ablation: Ablation, other: Trajectory) -> EvalInput:
-    """``x`` with one part taken away; ``other`` is used by SWAPPED_TRAJECTORY only."""
-    if ablation is Ablation.NO_ANSWER:
-        events = x.trajectory.events
-        keep = [i for i, e in enumerate(events)
-                if not (isinstance(e, Message) and e.role == "assistant")]
-        return replace(x, trajectory=Trajectory(tuple(events[i] for i in keep),
-                                                tuple(x.trajectory.at(i) for i in keep)))
-    if ablation is Ablation.EMPTY_TRAJECTORY:
-        return replace(x, trajectory=Trajectory())
-    if ablation is Ablation.FINAL_IS_INITIAL:
-        return replace(x, final_state=x.initial_state)
-    return replace(x, trajectory=other)
-
-
-@dataclass(frozen=True, slots=True)
-class Sensitivity:
-    """How many graded runs each ablation moved (a verdict that changed).
-
-    ``contrasts``: swaps that gave a run the trajectory of a run on which the
-    check's verdict differs; with none, an unmoved verdict proves nothing.
-    """
-
-    moved: tuple[tuple[Ablation, int], ...]
-    runs: int
-    contrasts: int = 0
-
-    @property
-    def unmoved(self) -> bool:
-        """No ablation moved any verdict on any run."""
-        return self.runs > 0 and all(n == 0 for _, n in self.moved)
-
-    @property
-    def tautology(self) -> bool:
-        """Unmoved although some run got a trajectory that the check decides otherwise
-        on its own run: the verdict is shown not to follow the trajectory."""
-        return self.unmoved and self.contrasts > 0
 
 
 def sensitivity(check: CheckRuns) -> Sensitivity:

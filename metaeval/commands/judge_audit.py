@@ -34,7 +34,6 @@ from metaeval.audit.judge_audit import (
     AuditVerdict,
     JudgeAudit,
     ProbePlan,
-    ProbeSource,
     audit_judge,
     label_range_warning,
     label_scale,
@@ -57,6 +56,7 @@ from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
 from metaeval.judges.reply import NO_TEMPLATES, ReplyRule, custom_hash, reply_rule
 from metaeval.judges.scales import (
     JudgeAuditSettings,
+    ProbeSource,
     alt_epsilon,
     configured_audit,
     declared_classes,
@@ -311,9 +311,9 @@ class JudgeAuditRequest:
     label_scale_text: str | None = None
     """``--label-scale``: the range of the items' integer labels (``LOW-HIGH``)."""
     label_pass_at: int | None = None
-    probes: str | None = None
-    """``--probes``: ``files``, ``generated`` or ``both``; None: the config's
-    ``probes``, else ``files`` when the item files hold probes, else ``generated``."""
+    probes: ProbeSource | None = None
+    """``--probes``; None: the config's ``probes``, else ``FILES`` when the item files
+    hold probes, else ``GENERATED``."""
     write_probes: Path | None = None
     """``--write-probes``: write the generated probes here (the probe file format)."""
     probe_budget: int | None = None
@@ -382,8 +382,7 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
     if request.probe_budget is not None and request.probe_budget < 0:
         raise InputError(f"--probe-budget: got {request.probe_budget!r}; expected an integer "
                          ">= 0, the most calls the probes may make")
-    probes = ProbeSettings(None if source is None else ProbeSource(source), source_from,
-                           request.write_probes, request.probe_budget)
+    probes = ProbeSettings(source, source_from, request.write_probes, request.probe_budget)
     classes = (declared_classes(request.label_classes, "--label-classes")
                if request.label_classes is not None else settings.label_classes)
     audit = run_judge_audit(request.spec, load_items(paths, labels or (1, 5), classes),

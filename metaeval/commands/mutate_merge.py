@@ -16,13 +16,8 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from metaeval.commands.mutate import (
-    Message,
-    MutateRequest,
-    MutateResult,
-    conclude,
-    plan_mutate,
-)
+from metaeval.commands.mutate import conclude, plan_mutate
+from metaeval.commands.mutate_values import Message, MutateRequest, MutateResult
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.options import Isolation

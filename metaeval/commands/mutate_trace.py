@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metaeval.commands.mutate import Message, MutatePlan, MutateResult
+from metaeval.commands.mutate_values import Message, MutatePlan, MutateResult
 from metaeval.errors import ExitCode, OutputError
 from metaeval.mutation.run.coverage_cache import CoverageMap
 from metaeval.mutation.run.coverage_file import write_coverage_file

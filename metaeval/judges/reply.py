@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 import regex
@@ -26,7 +27,24 @@ from metaeval.errors import InputError
 from metaeval.judges.base import Choice, JudgeReply, Mode, Scale, unscored_reply
 from metaeval.judges.parse import parse_pairwise, parse_pointwise
 
-PRESETS = ("json", "bare", "mt-bench", "arena")
+
+class Preset(Enum):
+    """How a reply is read: one of the named rules, or the team's own pattern."""
+
+    JSON = "json"
+    """The strict rule and the default: a JSON object with a verdict or a score."""
+    BARE = "bare"
+    """The reply is a bare number (pointwise) or A, B or tie (pairwise)."""
+    MT_BENCH = "mt-bench"
+    """MT-Bench's ``[[N]]`` rating or ``[[A]]``/``[[B]]``/``[[C]]`` verdict."""
+    ARENA = "arena"
+    """Arena-Hard's ``[[A>>B]]``-style verdicts, pairwise only."""
+    PATTERN = "pattern"
+    """The rule's ``pattern``: a regular expression with a ``score`` or ``winner`` group."""
+
+
+PRESETS = tuple(p.value for p in Preset if p is not Preset.PATTERN)
+"""The named rules a config or ``--reply`` may give by name."""
 PATTERN_SECONDS = 0.25
 """CPU time a reply pattern may take on one reply. The pattern is the project's,
 the reply is not: as for ``answer_contains``, the ``regex`` engine bounds the
@@ -70,18 +88,18 @@ def _one(found: list[str], what: str, raw: str) -> str | JudgeReply:
 
 @dataclass(frozen=True, slots=True)
 class ReplyRule:
-    """How a reply is read: ``preset`` (one of ``PRESETS``) or ``pattern`` (a regular
-    expression with a ``score`` or ``winner`` group; ``winner_map`` maps what
-    ``winner`` captures to ``a``/``b``/``tie``)."""
+    """How a reply is read: ``preset`` (one of the named rules) or ``pattern`` (a regular
+    expression with a ``score`` or ``winner`` group, under ``Preset.PATTERN``;
+    ``winner_map`` maps what ``winner`` captures to ``a``/``b``/``tie``)."""
 
-    preset: str = "json"
+    preset: Preset = Preset.JSON
     pattern: str = ""
     winner_map: tuple[tuple[str, str], ...] = DEFAULT_WINNER_MAP
 
     @property
     def modes(self) -> frozenset[Mode]:
         """What replies this rule can read."""
-        if self.preset == "arena":
+        if self.preset is Preset.ARENA:
             return frozenset({Mode.PAIRWISE})
         if not self.pattern:
             return frozenset(Mode)
@@ -92,7 +110,7 @@ class ReplyRule:
     def describe(self) -> str:
         """The rule, whole: part of the judge's identity."""
         if not self.pattern:
-            return self.preset
+            return self.preset.value
         pairs = ", ".join(f"{k}={v}" for k, v in self.winner_map)
         return f"pattern {self.pattern!r}; winner_map {{{pairs}}}"
 
@@ -105,15 +123,15 @@ class ReplyRule:
             if not _NUMBER.fullmatch(match.strip()):
                 return unscored_reply(f"'score' captured {match!r}; expected a number", raw)
             return _score(float(match), scale, raw)
-        if self.preset == "bare":
+        if self.preset is Preset.BARE:
             text = raw.strip()
             if not _NUMBER.fullmatch(text):
                 return unscored_reply("reply is not a bare number", raw)
             return _score(float(text), scale, raw)
-        if self.preset == "mt-bench":
+        if self.preset is Preset.MT_BENCH:
             one = _one(_MT_SCORE.findall(raw), "[[N]] rating", raw)
             return one if isinstance(one, JudgeReply) else _score(float(one), scale, raw)
-        if self.preset == "arena":
+        if self.preset is Preset.ARENA:
             return unscored_reply("the arena reply rule reads pairwise verdicts only", raw)
         return parse_pointwise(raw, scale)
 
@@ -128,15 +146,15 @@ class ReplyRule:
                 return unscored_reply(f"'winner' captured {match!r}; winner_map maps "
                                       f"{', '.join(repr(k) for k, _ in self.winner_map)}", raw)
             return JudgeReply(LABELS[mapped], raw)
-        if self.preset == "bare":
+        if self.preset is Preset.BARE:
             text = raw.strip().lower()
             if text not in _BARE_CHOICES:
                 return unscored_reply("reply is not A, B or tie", raw)
             return JudgeReply(_BARE_CHOICES[text], raw)
-        if self.preset == "mt-bench":
+        if self.preset is Preset.MT_BENCH:
             one = _one(_MT_VERDICT.findall(raw), "[[A]], [[B]] or [[C]] verdict", raw)
             return one if isinstance(one, JudgeReply) else JudgeReply(_MT_CHOICES[one], raw)
-        if self.preset == "arena":
+        if self.preset is Preset.ARENA:
             return arena_verdict(raw)
         return parse_pairwise(raw)
 
@@ -181,7 +199,7 @@ def reply_rule(spec: object, winner_map: object = None, *, where: str = "reply")
         if winner_map is not None:
             raise InputError(f"{where.rsplit('.', 1)[0]}.winner_map: applies to a reply "
                              f"pattern with a 'winner' group, not the preset {spec!r}")
-        return ReplyRule(spec)
+        return ReplyRule(Preset(spec))
     try:
         groups = regex.compile(spec).groupindex
     except (regex.error, OverflowError, ValueError) as e:
@@ -200,7 +218,7 @@ def reply_rule(spec: object, winner_map: object = None, *, where: str = "reply")
             raise InputError(f"{map_where}: got {winner_map!r}; expected a table from what "
                              "the 'winner' group captures to 'a', 'b' or 'tie'")
         mapping = tuple((str(k), str(v)) for k, v in winner_map.items())
-    return ReplyRule("pattern", spec, mapping)
+    return ReplyRule(Preset.PATTERN, spec, mapping)
 
 
 # --- prompt templates ---------------------------------------------------------------------

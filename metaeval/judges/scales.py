@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 
 from metaeval.config import JUDGE_AUDIT_KEYS, JudgeAuditSection
 from metaeval.errors import InputError
@@ -50,6 +51,17 @@ BAR_KEYS = {"kappa_bar": (-1.0, 1.0), "tpr_bar": (0.0, 1.0), "tnr_bar": (0.0, 1.
 """The bars ``[tool.metaeval.judge_audit]`` may set, and the range of each."""
 
 
+class ProbeSource(Enum):
+    """Where an audit's length and injection probes come from (``--probes``)."""
+
+    FILES = "files"
+    """The probe records of the item files (hand-written, or written by --write-probes)."""
+    GENERATED = "generated"
+    """Made from the labelled items by ``metaeval.audit.generate``."""
+    BOTH = "both"
+    """Both, each origin's probes checked on the controls on their own."""
+
+
 @dataclass(frozen=True, slots=True)
 class JudgeAuditSettings:
     """What ``[tool.metaeval.judge_audit]`` sets; None is unset (the flag or the
@@ -61,8 +73,8 @@ class JudgeAuditSettings:
     label_pass_at: int | None = None
     bars: Mapping[str, float] = field(default_factory=dict)
     """By key of ``BAR_KEYS``, only those set."""
-    probes: str | None = None
-    """Which probes run: one of ``PROBE_SOURCES``."""
+    probes: ProbeSource | None = None
+    """Which probes run."""
     annotators: str | None = None
     """Who the annotators are (one of ``ANNOTATOR_KINDS``): the alternative annotator
     test's default epsilon."""
@@ -72,7 +84,7 @@ class JudgeAuditSettings:
     """The declared classes of categorical labels."""
 
 
-PROBE_SOURCES = ("files", "generated", "both")
+PROBE_SOURCES = tuple(source.value for source in ProbeSource)
 ANNOTATOR_KINDS = ("experts", "skilled", "crowd")
 
 
@@ -126,7 +138,7 @@ def configured_audit(judge_audit: JudgeAuditSection) -> JudgeAuditSettings:
     classes = (declared_classes(section["label_classes"], f"{where}.label_classes")
                if "label_classes" in section else ())
     return JudgeAuditSettings(scale, labels, label_pass_at, bars,
-                              probes if isinstance(probes, str) else None,
+                              None if probes is None else ProbeSource(probes),
                               kind if isinstance(kind, str) else None, epsilon, required,
                               classes)
 

@@ -186,7 +186,7 @@ def _own(judge: PromptedJudge, table: dict[str, object], where: str, base: Path)
             if mode not in rule.modes:
                 group = "score" if mode is Mode.POINTWISE else "winner"
                 what = (f"the pattern has no '{group}' group" if rule.pattern else
-                        f"the preset {rule.preset!r} reads pairwise verdicts only")
+                        f"the preset {rule.preset.value!r} reads pairwise verdicts only")
                 raise InputError(f"{where}.reply: {what}, and the judge is configured for "
                                  f"{mode.value} use ('modes')")
     else:

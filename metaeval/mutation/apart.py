@@ -7,7 +7,8 @@ short-lived Python process (``python -c``, the same interpreter and
 ``sys.path``) loads them and writes back each declaration as text
 (``Described``) on a pipe, one JSON line a file before it executes it, so a
 process that ends early still says which file ended it. Costs one
-interpreter start a run, only when there are mutants files.
+interpreter start a run, only when there are mutants files. ``load_patch_mutants``
+is the runner's way in: those declarations as ``Mutant`` values.
 """
 
 from __future__ import annotations
@@ -20,9 +21,26 @@ from dataclasses import asdict
 from pathlib import Path
 
 from metaeval.errors import InputError
-from metaeval.mutation.patches import Described, load_declared, shown
+from metaeval.mutation.model import Mutant
+from metaeval.mutation.patches import Described, load_declared, mutants_files, shown, to_mutant
 
 _CHILD = "from metaeval.mutation.apart import main; main()"
+
+
+def load_patch_mutants(directory: Path, root: Path) -> list[Mutant]:
+    """The declared patch mutants under ``directory`` as ``Mutant`` values, the files
+    executed in a process of their own: whatever they do, exiting included, ends
+    that process, never this one.
+
+    ``path`` and ``span`` point at the target's definition when its source can
+    be found without importing the module; otherwise at the declaration.
+    """
+    # As pytest does with its rootdir: the project's own packages must resolve.
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    if not mutants_files(directory):
+        return []
+    return [to_mutant(d, root) for d in describe_apart(directory)]
 
 
 def describe_apart(directory: Path) -> list[Described]:

@@ -20,9 +20,10 @@ module-level ``MUTANTS`` list or by decorating a replacement function with
 Loading executes the file in memory (no bytecode is written next to it) and
 turns each declaration into a ``Mutant``; every problem is an ``InputError``
 naming the file, the line and the field. ``metaeval mutate`` executes the files
-in a process of its own (``apart``), so that a file calling ``os._exit`` cannot
-end it. This module never imports or patches the targets: the pytest plugin
-does that in the child process.
+in a process of its own (``apart.load_patch_mutants``), so that a file calling
+``os._exit`` cannot end it; that module imports this one, never the reverse.
+This module never imports or patches the targets: the pytest plugin does that
+in the child process.
 """
 
 from __future__ import annotations
@@ -239,24 +240,6 @@ class Described:
         m = declared.mutant
         return Described(declared.file, m.id, m.target, m.breaks, m.line,
                          replacement_source(m), m.skip.strip())
-
-
-def load_patch_mutants(directory: Path, root: Path) -> list[Mutant]:
-    """The declared patch mutants under ``directory`` as ``Mutant`` values, the files
-    executed in a process of their own (``apart``): whatever they do, exiting
-    included, ends that process, never this one.
-
-    ``path`` and ``span`` point at the target's definition when its source can
-    be found without importing the module; otherwise at the declaration.
-    """
-    # As pytest does with its rootdir: the project's own packages must resolve.
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    if not mutants_files(directory):
-        return []
-    from metaeval.mutation.apart import describe_apart
-
-    return [to_mutant(d, root) for d in describe_apart(directory)]
 
 
 def find_declared(directory: Path, mutant_id: str) -> PatchMutant:

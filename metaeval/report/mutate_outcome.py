@@ -4,9 +4,8 @@ report, the SARIF file, and the survivors against the findings file.
 ``finish`` takes the command's ``MutateResult`` and renders it into files and
 lines: the report is written whenever a run finished (a void one too), the SARIF
 file when asked for. A file that cannot be written never loses the run: it is in
-``write_errors`` and the exit code is 2 (a void run keeps its 3). ``plan_and_run``
-is the whole of ``metaeval mutate`` but the printing, for library callers and
-tests. This module never runs a mutant and never prints.
+``write_errors`` and the exit code is 2 (a void run keeps its 3). This module
+never plans or runs a mutant (``commands.mutate`` does) and never prints.
 """
 
 from __future__ import annotations
@@ -16,17 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval import vcs
-from metaeval.commands.mutate import (
-    Message,
-    MutateRequest,
-    MutateResult,
-    plan_mutate,
-    run_plan,
-)
+from metaeval.commands.mutate_values import Message, MutateResult
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.files import write_atomic
 from metaeval.findings import Comparison
-from metaeval.mutation.run.runner import MutationRun, Progress
+from metaeval.mutation.run.runner import MutationRun
 from metaeval.report.findings import comparison_text
 from metaeval.report.mutation import mutation_report
 from metaeval.report.mutation_html import mutation_html
@@ -113,9 +106,3 @@ def finish(result: MutateResult, *, html: Path | None = None) -> MutateOutcome:
                          tracked.comparison if tracked is not None else None,
                          result.findings_error, tuple(failed))
 
-
-def plan_and_run(request: MutateRequest, progress: Progress | None = None, *,
-                 html: Path | None = None) -> MutateOutcome:
-    """``finish(run_plan(plan_mutate(request)))``: the whole of ``metaeval mutate`` but
-    the printing."""
-    return finish(run_plan(plan_mutate(request), progress), html=html)

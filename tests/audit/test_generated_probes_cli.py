@@ -6,14 +6,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 
-from metaeval.audit.judge_audit import ProbeSource
 from metaeval.cli import main
 from metaeval.commands.judge_audit import ProbeSettings, load_items, run_judge_audit
 from metaeval.importing import AllowedModules
 from metaeval.judge_items import load_judge_items
+from metaeval.judges.scales import ProbeSource
 
 ROOT = Path(__file__).resolve().parents[2]
 SETS = ROOT / "meta_sets" / "judge"
@@ -209,3 +210,19 @@ def test_a_pairwise_only_judge_is_asked_only_pairwise_probes() -> None:
                                                           "pairwise injection"}
     assert audit.probes.pair_length.status.value == "FOUND"
     assert audit.probes.position.status.value == "clean"
+
+
+def test_the_config_key_and_the_flag_reach_the_audit_as_a_probe_source() -> None:
+    from metaeval.cli import judge_audit
+    from metaeval.config import JudgeAuditSection
+    from metaeval.judges.scales import configured_audit
+
+    section = JudgeAuditSection(Path("pyproject.toml"), {"probes": "generated"})
+    assert configured_audit(section).probes is ProbeSource.GENERATED
+    assert configured_audit(JudgeAuditSection(Path("pyproject.toml"), {})).probes is None
+    (option,) = [p for p in judge_audit.params if p.name == "probes"]
+    context = click.Context(judge_audit)
+    assert option.type_cast_value(context, "both") is ProbeSource.BOTH
+    with pytest.raises(click.BadParameter, match="'all' is not one of 'files', 'generated', "
+                                                 "'both'"):
+        option.type_cast_value(context, "all")

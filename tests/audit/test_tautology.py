@@ -2,12 +2,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from metaeval.audit.ablation import Ablation, ablate
 from metaeval.audit.grading import grade_runs
 from metaeval.audit.tautology import (
     CASE_ONLY,
     SELF_COMPARISON,
-    Ablation,
-    ablate,
     independence,
     sensitivity,
     static_flags,

@@ -15,7 +15,7 @@ from metaeval.cli import main
 from metaeval.config import load_config
 from metaeval.errors import InputError
 from metaeval.judges.base import Choice, Mode, Scale
-from metaeval.judges.reply import ReplyRule, reply_rule
+from metaeval.judges.reply import Preset, ReplyRule, reply_rule
 from metaeval.judges.spec import build_judge
 
 from .conftest import Stub
@@ -141,7 +141,7 @@ def test_a_reply_in_prose_is_unscored_under_every_rule(rule: str) -> None:
 
 
 def test_the_presets_read_what_they_promise() -> None:
-    mt, bare = ReplyRule("mt-bench"), ReplyRule("bare")
+    mt, bare = ReplyRule(Preset.MT_BENCH), ReplyRule(Preset.BARE)
     assert mt.pairwise(MT_REPLY).value is Choice.A
     assert mt.pairwise("close call [[C]]").value is Choice.TIE
     assert mt.pairwise("[[A]] no wait [[B]]").unscored
@@ -153,6 +153,21 @@ def test_the_presets_read_what_they_promise() -> None:
     assert bare.pairwise("tie").value is Choice.TIE
     assert bare.pairwise("A is better").unscored
     assert ReplyRule().pointwise('{"explanation": "x", "score": 7}', SCALE).value == 7.0
+
+
+@pytest.mark.parametrize(("spec", "preset", "described"), [
+    ("json", Preset.JSON, "json"), ("bare", Preset.BARE, "bare"),
+    ("mt-bench", Preset.MT_BENCH, "mt-bench"), ("arena", Preset.ARENA, "arena"),
+    (r"Score: (?P<score>\d+)", Preset.PATTERN,
+     "pattern 'Score: (?P<score>\\\\d+)'; winner_map {a=a, b=b, tie=tie}"),
+])
+def test_a_rule_names_its_preset_as_the_enum_and_describes_itself_as_before(
+        spec: str, preset: Preset, described: str) -> None:
+    # describe() is part of the judge's identity: the enum must not change its text
+    # (a Preset member in an f-string would read "Preset.JSON").
+    rule = reply_rule(spec)
+    assert rule.preset is preset
+    assert rule.describe() == described
 
 
 def test_a_winner_pattern_reads_through_its_map() -> None:

@@ -22,13 +22,19 @@ from click.testing import CliRunner, Result
 
 from metaeval.cli import main
 from metaeval.commands import mutate as session
-from metaeval.commands.mutate import MutateRequest
+from metaeval.commands.mutate_values import MutateRequest
 from metaeval.errors import ExitCode
 from metaeval.mutation.run.options import Isolation
 from metaeval.mutation.wire import ChildSpec
-from metaeval.report.mutate_outcome import plan_and_run
 from tests.mutation.test_runner import project
-from tests.mutation.test_session import PRICING, SURVIVOR, FakeRunner, never_run, shop_here
+from tests.mutation.test_session import (
+    PRICING,
+    SURVIVOR,
+    FakeRunner,
+    never_run,
+    rendered_run,
+    shop_here,
+)
 
 __all__ = ["shop_here"]  # a fixture, used by name
 
@@ -149,7 +155,7 @@ def test_a_temp_dir_that_cannot_be_written_is_a_void_run_naming_it(
                              "    assert double(2) == 4\n")
     monkeypatch.chdir(root)
     monkeypatch.setattr(tempfile, "mkdtemp", full_disk)
-    outcome = plan_and_run(MutateRequest(report_path=Path("r.json"), no_cache=True,
+    outcome = rendered_run(MutateRequest(report_path=Path("r.json"), no_cache=True,
                                          isolation=isolation))
     assert outcome.code is ExitCode.VOID
     (why,) = outcome.after
@@ -175,7 +181,7 @@ def test_a_temp_dir_that_fills_up_mid_run_is_a_void_run(
         write(spec, path)
 
     monkeypatch.setattr(ChildSpec, "write", fills_up)
-    outcome = plan_and_run(MutateRequest(paths=("calc.py",), report_path=Path("r.json"),
+    outcome = rendered_run(MutateRequest(paths=("calc.py",), report_path=Path("r.json"),
                                          no_cache=True, isolation=Isolation.SUBPROCESS,
                                          jobs=2))
     assert outcome.code is ExitCode.VOID

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from metaeval.errors import ExitCode, InputError
+from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.model import Status
-from metaeval.mutation.patches import load_patch_mutants, shown
+from metaeval.mutation.patches import shown
 from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import run_mutants
 from tests.mutation.conftest import SUBPROCESS_SLOW

@@ -8,8 +8,8 @@ from textwrap import dedent
 import pytest
 
 from metaeval.errors import InputError
+from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.model import MutantKind, Status
-from metaeval.mutation.patches import load_patch_mutants
 from metaeval.mutation.run.fresh import settle
 
 

@@ -21,9 +21,9 @@ from textwrap import dedent
 
 import pytest
 
+from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Status
-from metaeval.mutation.patches import load_patch_mutants
 from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import run_mutants
 from tests.mutation.conftest import SUBPROCESS_SLOW

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from metaeval.commands import mutate as session
-from metaeval.commands.mutate import Message, MutateRequest, plan_mutate
+from metaeval.commands.mutate import plan_and_run, plan_mutate
+from metaeval.commands.mutate_values import Message, MutateRequest
 from metaeval.errors import ExitCode, InputError
 from metaeval.findings import accept
 from metaeval.findings import load as load_findings
@@ -25,7 +26,7 @@ from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.forked import WarmStart
 from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import Cache, Execute, MutationRun, Progress
-from metaeval.report.mutate_outcome import plan_and_run
+from metaeval.report.mutate_outcome import MutateOutcome, finish
 from tests.mutation.conftest import copy_shop, git
 from tests.mutation.test_runner import project
 
@@ -65,6 +66,12 @@ class FakeRunner:
         return MutationRun(results, 1.0, 4.0)
 
 
+def rendered_run(request: MutateRequest, progress: Progress | None = None) -> MutateOutcome:
+    """``request`` planned, run and rendered (its report and SARIF files written), as
+    the command line does it, less the printing."""
+    return finish(plan_and_run(request, progress))
+
+
 def never_run(*args: object, **kwargs: object) -> MutationRun:
     raise AssertionError("the runner was called")
 
@@ -72,7 +79,7 @@ def never_run(*args: object, **kwargs: object) -> MutationRun:
 def test_since_leaving_no_mutant_stops_before_running(
         shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session, "run_mutants", never_run)
-    outcome = plan_and_run(MutateRequest(since_ref="HEAD", mutants_dir=Path("no_patches")))
+    outcome = rendered_run(MutateRequest(since_ref="HEAD", mutants_dir=Path("no_patches")))
     assert outcome.code is ExitCode.OK
     assert outcome.before == (
         Message("--since HEAD: 0 of 11 mutants on changed lines", stderr=True),
@@ -117,7 +124,7 @@ def test_no_mutant_found_is_void_without_running(
     (tmp_path / "pyproject.toml").write_text("[tool.metaeval]\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(session, "run_mutants", never_run)
-    outcome = plan_and_run(MutateRequest())
+    outcome = rendered_run(MutateRequest())
     assert outcome.code is ExitCode.VOID
     assert outcome.before == (Message(
         "error: no mutant found: no targets given or configured, and no patch mutants under "
@@ -130,7 +137,7 @@ def test_a_finished_run_writes_its_report_and_scan_cache(
     runner = FakeRunner(survivors=[SURVIVOR])
     monkeypatch.setattr(session, "run_mutants", runner)
     seen: list[tuple[int, int]] = []
-    outcome = plan_and_run(MutateRequest(paths=(f"{PRICING}:clamp_quantity",),
+    outcome = rendered_run(MutateRequest(paths=(f"{PRICING}:clamp_quantity",),
                                          mutants_dir=Path("no_patches")),
                            progress=lambda done, total, result: seen.append((done, total)))
     assert outcome.code is ExitCode.FINDINGS  # a survivor, and no findings file asked for
@@ -150,7 +157,7 @@ def test_a_new_survivor_fails_against_the_baseline_and_a_known_one_does_not(
     findings = shop_here / "findings.json"
     request = MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
                             baseline_path=findings, update_baseline=True, no_cache=True)
-    first = plan_and_run(request)
+    first = rendered_run(request)
     # Writing the baseline was the point of that run: the survivor is recorded, open.
     assert first.code is ExitCode.OK
     assert first.comparison is not None and len(first.comparison.new) == 1
@@ -161,14 +168,14 @@ def test_a_new_survivor_fails_against_the_baseline_and_a_known_one_does_not(
     assert json.loads(findings.read_text(encoding="utf-8"))["findings"][0]["mutant_id"] == SURVIVOR
     git(shop_here, "add", "findings.json")
 
-    second = plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+    second = rendered_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
                                         baseline_path=findings, no_cache=True))
     assert second.code is ExitCode.OK
     assert second.after == (Message("against findings.json: 0 new, 0 expired, 1 known open, "
                                     "0 accepted, 0 fixed"),)
     # The mirror: the same new survivor fails a run that does not update the file.
     (shop_here / "fresh.json").write_text('{"version": 1, "findings": []}\n')
-    third = plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+    third = rendered_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
                                        baseline_path=Path("fresh.json"), no_cache=True))
     assert third.code is ExitCode.FINDINGS
     assert "new survivors (fail the run):" in third.after[0].text
@@ -178,13 +185,13 @@ def test_bootstrapping_a_baseline_exits_0_after_writing_it(
         shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
     findings = shop_here / "mutants" / "findings.json"  # the config's default, not there yet
-    outcome = plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+    outcome = rendered_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
                                          update_baseline=True, no_cache=True))
     assert outcome.code is ExitCode.OK
     assert [e["mutant_id"] for e in json.loads(findings.read_text())["findings"]] == [SURVIVOR]
     assert outcome.after[-1] == Message("findings: wrote mutants/findings.json")
     # The mirror: without --update-baseline the same survivor fails the run.
-    again = plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+    again = rendered_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
                                        no_cache=True))
     assert again.code is ExitCode.FINDINGS
 
@@ -195,11 +202,11 @@ def test_updating_keeps_failing_on_an_acceptance_past_its_expiry(
     request = MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
                             baseline_path=Path("findings.json"), update_baseline=True,
                             no_cache=True)
-    assert plan_and_run(request).code is ExitCode.OK
+    assert rendered_run(request).code is ExitCode.OK
     tracked = load_findings(shop_here / "findings.json")
     tracked, _ = accept(tracked, SURVIVOR, "decided by support", "Dana", dt.date(2020, 1, 1))
     save_findings(tracked, shop_here / "findings.json")
-    outcome = plan_and_run(request)  # an update does not renew a lapsed decision
+    outcome = rendered_run(request)  # an update does not renew a lapsed decision
     assert outcome.code is ExitCode.FINDINGS
     assert outcome.comparison is not None and len(outcome.comparison.expired) == 1
     assert load_findings(shop_here / "findings.json").entries[0].until == "2020-01-01"
@@ -212,7 +219,7 @@ def test_a_pull_requests_sarif_holds_its_new_survivors_and_a_full_run_every_open
         shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
     findings = Path("findings.json")
-    plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+    rendered_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
                                baseline_path=findings, update_baseline=True, no_cache=True))
     git(shop_here, "add", "findings.json")
     git(shop_here, "commit", "-qm", "the backlog: one open finding")
@@ -222,7 +229,7 @@ def test_a_pull_requests_sarif_holds_its_new_survivors_and_a_full_run_every_open
     monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR, NEGATE]))
 
     def sarif_ids(since_ref: str | None) -> list[str]:
-        outcome = plan_and_run(MutateRequest(
+        outcome = rendered_run(MutateRequest(
             paths=(PRICING,), mutants_dir=Path("no_patches"), baseline_path=findings,
             sarif_path=Path("out.sarif"), no_cache=True, since_ref=since_ref))
         assert outcome.code is ExitCode.FINDINGS  # the new survivor fails both runs
@@ -238,7 +245,7 @@ def test_an_unreadable_findings_file_still_leaves_the_run_to_show(
     monkeypatch.setattr(session, "run_mutants", FakeRunner())
     findings = shop_here / "findings.json"
     findings.write_text("[not json", encoding="utf-8")
-    outcome = plan_and_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
+    outcome = rendered_run(MutateRequest(paths=(PRICING,), mutants_dir=Path("no_patches"),
                                          baseline_path=findings, no_cache=True))
     assert outcome.code is ExitCode.BAD_INPUT
     assert isinstance(outcome.findings_error, InputError)
@@ -257,7 +264,7 @@ def test_a_suite_failing_without_mutants_is_void_and_writes_no_report(
             assert double(2) == 5
         """)
     monkeypatch.chdir(root)
-    outcome = plan_and_run(MutateRequest(report_path=Path("r.json"), no_cache=True))
+    outcome = rendered_run(MutateRequest(report_path=Path("r.json"), no_cache=True))
     assert outcome.code is ExitCode.VOID
     (why,) = outcome.after
     assert why.stderr and why.text.startswith("error: ")
@@ -275,7 +282,7 @@ def test_a_run_where_no_mutant_executed_is_void_with_its_report(
             assert double(2) == 4
         """)
     monkeypatch.chdir(root)
-    outcome = plan_and_run(MutateRequest(report_path=Path("r.json"), no_cache=True,
+    outcome = rendered_run(MutateRequest(report_path=Path("r.json"), no_cache=True,
                                          baseline_path=root / "findings.json"))
     assert outcome.code is ExitCode.VOID
     assert outcome.after == (Message("error: no mutant ran (1 found); nothing was tested",

@@ -37,10 +37,10 @@ import sysconfig
 import types
 from collections.abc import Callable
 from importlib.machinery import ModuleSpec
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from metaeval.mutation.child.apply import CallRecorder
+    from _typeshed import TraceFunction
 
 # The module that runs imports, under the name importlib gives it (``_frozen_importlib``).
 _bootstrap: Any = importlib.import_module("importlib._bootstrap")
@@ -88,11 +88,32 @@ def is_foreign(spec: ModuleSpec, packages: frozenset[str], library: tuple[str, .
     return not any(package.encode() in source for package in packages)
 
 
+class Recording(Protocol):
+    """What the pause reads of the recorder it serves (``apply.CallRecorder``); named
+    here so that this module needs nothing of the one that uses it."""
+
+    @property
+    def current(self) -> str:
+        """The test running; "" outside the tests."""
+
+    @property
+    def tracer(self) -> TraceFunction:
+        """The trace function the recorder installs."""
+
+    @property
+    def packages(self) -> frozenset[str]:
+        """The recorded packages."""
+
+    @property
+    def importers(self) -> dict[str, str]:
+        """Each module imported outside a test, and the module that first imported it."""
+
+
 class ImportPause:
     """Wraps the import system while ``recorder`` runs outside the tests (``install``
     to ``remove``)."""
 
-    def __init__(self, recorder: CallRecorder) -> None:
+    def __init__(self, recorder: Recording) -> None:
         self.recorder = recorder
         self.library = library_dirs()
         self.foreign: dict[str, bool] = {}

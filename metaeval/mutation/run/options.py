@@ -26,6 +26,15 @@ class Isolation(Enum):
     """A fresh pytest process per mutant: slow, shares nothing; the reference."""
 
 
+class Executor(Enum):
+    """Where the mutants run (``--executor``)."""
+
+    LOCAL = "local"
+    """This machine, in the chosen isolation."""
+    RAY = "ray"
+    """A Ray cluster, in small batches of fork-isolated mutants (``ray_executor``)."""
+
+
 DEFAULT_ISOLATION = Isolation.FORK if hasattr(os, "fork") else Isolation.SUBPROCESS
 DEFAULT_MEMORY_LIMIT = 4 << 30
 """Bytes of address space a mutant's process may add to its size before its tests
