@@ -462,6 +462,16 @@ _STRUCTURAL_DECORATORS = frozenset({
 })
 
 
+def is_structural_decorator(node: cst.CSTNode) -> bool:
+    """A decorator that shapes what a def is (``@dataclass(frozen=True)``,
+    ``@lru_cache(maxsize=3)``): no operator mutates it, its arguments included.
+    Its arguments set the shape too (``frozen=False`` only lets a test assign a
+    field no code assigns: a survivor no test should have to kill). The arguments
+    of any other decorator stay mutated: ``@requires_role("admin")`` or
+    ``@rate_limit(5)`` hold the guard's value."""
+    return isinstance(node, cst.Decorator) and _decorator_name(node) in _STRUCTURAL_DECORATORS
+
+
 def remove_decorator(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
     """A decorator (a permission check, a rate limit, a retry) is removed from its def."""
     if not isinstance(node, cst.FunctionDef | cst.ClassDef):
@@ -469,7 +479,7 @@ def remove_decorator(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
     return tuple(
         Variant(d, cst.RemovalSentinel.REMOVE)
         for d in node.decorators
-        if _decorator_name(d) not in _STRUCTURAL_DECORATORS
+        if not is_structural_decorator(d)
     )
 
 
