@@ -30,7 +30,11 @@ from metaeval.findings import Comparison, Findings, Seen, compare, updated
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.mutation.find.diffs import rewrite_diff
-from metaeval.mutation.find.operators import configured_operators, select_operators
+from metaeval.mutation.find.operators import (
+    configured_operators,
+    operators_flag,
+    select_operators,
+)
 from metaeval.mutation.find.resolve import module_name, read_source, relative_path, resolve_targets
 from metaeval.mutation.find.scan_cache import SCAN_FILE_NAME, ScanCache
 from metaeval.mutation.find.since import since
@@ -114,6 +118,9 @@ class MutateRequest:
     """Where the mutants run: ``local`` (this machine) or ``ray`` (a Ray cluster)."""
     ray_address: str | None = None
     """``--executor ray``: the cluster to connect to; None starts one here for the run."""
+    operators: str | None = None
+    """``--operators``: operator names separated by commas, instead of the configured
+    ``operators`` (checked against the registry, with the closest names)."""
 
     @property
     def tracks_survivors(self) -> bool:
@@ -223,7 +230,8 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
     """
     _check_coverage_flags(request)
     config = load_config()
-    operators = configured_operators(config.mutate)
+    operators = (configured_operators(config.mutate) if request.operators is None
+                 else operators_flag(request.operators))
     settings = mutate_settings(config.mutate)
     root = config.root
     tree = snapshot(root)  # before the warm runner starts the suite below
@@ -271,7 +279,7 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
         digest = ""
         if request.shard is not None or request.trace_only or shared is not None:
             section = {"targets": list(config.mutate.targets),
-                       "operators": list(config.mutate.operators),
+                       "operators": list(operators),
                        "runner": dict(config.mutate.runner), "message_strings": messages}
             digest = plan_hash(mutants, section, operators, request.since_ref, root)
         if shared is not None:  # refused before anything runs

@@ -22,6 +22,7 @@ import libcst as cst
 
 from metaeval.config import MutateSection
 from metaeval.errors import InputError
+from metaeval.keys import did_you_mean
 from metaeval.mutation.find.fail_open import fail_open_constants, last_name, own_nodes
 from metaeval.mutation.find.shapes import (
     is_call,
@@ -513,11 +514,27 @@ for _function in (
 def configured_operators(mutate: MutateSection) -> tuple[str, ...]:
     """``[tool.metaeval.mutate] operators``, each the name of a registered operator;
     raises InputError naming the file, the key and the first unknown name."""
-    for name in mutate.operators:
+    return checked_operators(mutate.operators, f"{mutate.where}.operators")
+
+
+def checked_operators(names: Sequence[str], where: str) -> tuple[str, ...]:
+    """``names``, each that of a registered operator; else an InputError naming
+    ``where`` (a key or a flag), the first unknown name and the closest ones."""
+    for name in names:
         if name not in OPERATORS:
-            raise InputError(f"{mutate.where}.operators: got {name!r}; "
-                             f"expected one of {', '.join(OPERATORS)}")
-    return mutate.operators
+            raise InputError(f"{where}: got {name!r}; expected one of "
+                             f"{', '.join(OPERATORS)}{did_you_mean(name, OPERATORS)}")
+    return tuple(names)
+
+
+def operators_flag(text: str) -> tuple[str, ...]:
+    """``--operators a,b``: the names, checked; an empty list is an error, not
+    "every operator" (that is the flag left out)."""
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise InputError(f"--operators: got {text!r}; expected operator names separated "
+                         f"by commas, from {', '.join(OPERATORS)}")
+    return checked_operators(names, "--operators")
 
 
 def select_operators(names: Sequence[str] = ()) -> tuple[Operator, ...]:
