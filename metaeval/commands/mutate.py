@@ -12,7 +12,8 @@ The two steps are apart so that a command line can show the plan's notes (the
 never prints, never renders and never exits: every line for the user is a
 ``Message`` in the value it returns, and the report and SARIF files are the
 rendering layer's to write (``metaeval.report.mutate_outcome``). It writes only
-data a finished run leaves: the caches and (when asked) the findings file.
+data a finished run leaves: the caches, the last run's survivors
+(``findings.LAST_RUN_FILE``) and (when asked) the findings file.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 from metaeval import vcs
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
-from metaeval.findings import Comparison, Findings, Seen, compare, updated
+from metaeval.findings import Comparison, Findings, Seen, compare, save_last_run, updated
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.mutation.find.diffs import rewrite_diff
@@ -498,13 +499,23 @@ def conclude(plan: MutatePlan, run: MutationRun, after: tuple[Message, ...] = ()
         why = Message(f"error: no mutant ran ({len(plan.mutants)} found); nothing was tested",
                       stderr=True)
         return MutateResult(code, root, plan.notes, run, plan.report_file, (*after, why))
+    diffs = survivor_diffs(run.results, root)
+    seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
+    # What 'metaeval findings list' and 'show' read before any --update-baseline: like
+    # a cache, a file that cannot be written costs a convenience, not the run.
+    try:
+        save_last_run(run.results, diffs, seen, root)
+    except OutputError as e:
+        after = (*after, Message(f"warning: {e}; 'metaeval findings' will not see this "
+                                 "run's survivors", stderr=True))
     tracked = None
     failed: tuple[OutputError, ...] = ()
     if request.tracks_survivors:
         try:
             tracked, failed = track_survivors(
                 run.results, root, plan.findings_file, request.update_baseline,
-                sarif=request.sarif_path is not None, since=request.since_ref is not None)
+                sarif=request.sarif_path is not None, since=request.since_ref is not None,
+                diffs=diffs)
         except InputError as e:
             return MutateResult(ExitCode.BAD_INPUT, root, plan.notes, run, plan.report_file,
                                 after, findings_error=e)
@@ -529,8 +540,15 @@ def _save_cache(save: Callable[[], None]) -> Message | None:
     return None
 
 
+def survivor_diffs(results: Sequence[MutantResult], root: Path) -> dict[str, str]:
+    """Mutant id -> the diff of each survivor (Survived and NoCoverage)."""
+    return {r.mutant.id: rewrite_diff(r, root) for r in results
+            if r.status in (Status.SURVIVED, Status.NO_COVERAGE)}
+
+
 def track_survivors(results: Sequence[MutantResult], root: Path, findings_file: Path,
-                    update: bool, *, sarif: bool = False, since: bool = False
+                    update: bool, *, sarif: bool = False, since: bool = False,
+                    diffs: dict[str, str] | None = None
                     ) -> tuple[Tracked, tuple[OutputError, ...]]:
     """Compare a run's survivors with the findings file: what is new, known and
     fixed; write the file (``update``); say what a SARIF file (``sarif``) is to
@@ -538,8 +556,7 @@ def track_survivors(results: Sequence[MutantResult], root: Path, findings_file: 
     introduced, not the backlog), else every open one. Returns what was tracked
     and the findings file when it could not be written. Raises ``InputError``
     for a findings file that cannot be read."""
-    diffs = {r.mutant.id: rewrite_diff(r, root) for r in results
-             if r.status in (Status.SURVIVED, Status.NO_COVERAGE)}
+    diffs = survivor_diffs(results, root) if diffs is None else diffs
     seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
     baseline = load_findings(findings_file)
     comparison = compare(baseline, results, diffs, seen, vcs.today())
