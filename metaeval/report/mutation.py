@@ -34,6 +34,10 @@ DEFAULT_SHOW = 5
 for ``metaeval findings list`` and the HTML report, not for one screen."""
 
 
+OWN_PROCESS_SHOWN = 5
+"""Mutants in a process of their own named in the text; the JSON names every one."""
+
+
 @dataclass(frozen=True, slots=True)
 class Shown:
     """Which survivors' diffs the text shows, and in what order."""
@@ -114,7 +118,7 @@ def survivors_text(run: MutationRun, root: Path, shown: Shown | None = None) -> 
     compared with a findings file, then the known ones; at most ``shown.limit``
     in all, with where to find the rest."""
     shown = shown or Shown(limit=None)
-    undetected = [r for r in run.results if r.status in UNDETECTED]
+    undetected = _spread([r for r in run.results if r.status in UNDETECTED])
     if not undetected:
         return ""
     new = shown.new
@@ -134,6 +138,20 @@ def survivors_text(run: MutationRun, root: Path, shown: Shown | None = None) -> 
     if held:
         parts.append(_rest_pointer(len(undetected) - held, len(undetected), shown.html))
     return "\n\n".join(parts)
+
+
+def _spread(results: list[MutantResult]) -> list[MutantResult]:
+    """The first survivor of each function, then the second of each, and so on (in
+    run order within a round): the first few shown cover the code, not the five
+    constants of one line."""
+    seen: dict[tuple[str, str], int] = {}
+    rounds = []
+    for r in results:
+        key = (r.mutant.path, r.mutant.qualname)
+        rounds.append(seen.get(key, 0))
+        seen[key] = rounds[-1] + 1
+    return [r for _, _, r in sorted(zip(rounds, range(len(results)), results,
+                                        strict=True), key=lambda t: t[:2])]
 
 
 def _rest_pointer(count: int, total: int, html: Path | None) -> str:
@@ -193,7 +211,11 @@ def own_process_text(run: MutationRun) -> str:
     if not own:
         return ""
     shown = [f"In a pytest process of their own ({len(own)}):"]
-    shown += [f"  {one_line(r.mutant.id)}: {one_line(r.own_process)}" for r in own]
+    shown += [f"  {one_line(r.mutant.id)}: {one_line(r.own_process)}"
+              for r in own[:OWN_PROCESS_SHOWN]]
+    if len(own) > OWN_PROCESS_SHOWN:  # one reason is usually behind them all
+        shown.append(f"  and {len(own) - OWN_PROCESS_SHOWN} more (--format json: each "
+                     "mutant's own_process)")
     return "\n".join(shown)
 
 

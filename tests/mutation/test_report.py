@@ -21,6 +21,7 @@ from metaeval.report.mutation import (
     mutation_table,
     mutation_text,
     overhead_text,
+    own_process_text,
 )
 
 SOURCE = "def allowed(tool):\n    return tool != 'delete'\n"
@@ -281,3 +282,33 @@ def test_the_table_output_has_a_row_per_file_thinnest_first(tmp_path: Path) -> N
     rows = [line.split() for line in section.splitlines()[2:]]
     assert rows == [["guard.py", "2", "0", "2", "0", "0", "0", "0.0%"],
                     ["gate.py", "3", "3", "0", "0", "0", "0", "100.0%"]]
+
+
+def test_the_first_survivors_shown_cover_each_function_before_a_second_of_one(
+        tmp_path: Path) -> None:
+    (tmp_path / "guard.py").write_text(SOURCE, encoding="utf-8")
+    qualnames = ["a", "a", "a", "b", "a", "c"]
+    run = MutationRun(tuple(MutantResult(replace(mutant(i), id=f"{q}{i}", qualname=q),
+                                         Status.SURVIVED) for i, q in enumerate(qualnames)),
+                      0.5, 6.5)
+    heads = [line.split()[1] for line in mutation_text(run, tmp_path, None, Shown(limit=4))
+             .splitlines() if line.startswith("Survived: ")]
+    assert heads == ["a0", "b3", "c5", "a1"]
+    # must say no: every survivor shown keeps them all, each once
+    every = [line.split()[1] for line in mutation_text(run, tmp_path, None, Shown(limit=None))
+             .splitlines() if line.startswith("Survived: ")]
+    assert sorted(every) == sorted(f"{q}{i}" for i, q in enumerate(qualnames))
+
+
+def test_the_mutants_in_a_process_of_their_own_are_named_up_to_five() -> None:
+    def run(n: int) -> MutationRun:
+        return MutationRun(tuple(MutantResult(mutant(i), Status.KILLED,
+                                              own_process="executing m again raised")
+                                 for i in range(n)), 0.5, 6.5)
+
+    text = own_process_text(run(8))
+    assert text.splitlines()[0] == "In a pytest process of their own (8):"
+    assert len(text.splitlines()) == 7
+    assert text.splitlines()[-1] == "  and 3 more (--format json: each mutant's own_process)"
+    assert "more" not in own_process_text(run(5))
+    assert json.loads(mutation_json(run(8), Path("."), None))["mutants"][7]["own_process"]
