@@ -29,6 +29,7 @@ from metaeval.cli_parts import (
     EnumChoice,
     InRange,
     ProgressBar,
+    ShowCount,
     echo,
     executor_options,
     init_shards,
@@ -174,6 +175,12 @@ def validate(paths: tuple[Path, ...], recorded: tuple[Path, ...], scale_text: st
 @click.option("--message-strings/--no-message-strings", default=None,
               help="Also mutate strings that are only a log, warning or exception message "
                    "(default: [tool.metaeval.mutate] message_strings, else no).")
+@click.option("--operators", "operators", metavar="NAME,...", default=None,
+              help="Only these rewrite operators, separated by commas (default: "
+                   "[tool.metaeval.mutate] operators, else all).")
+@click.option("--show", "show", type=ShowCount(), default="5", show_default=True,
+              help="Survivors' diffs to print, new ones first; 'all' for every one (the "
+                   "rest: metaeval findings list, the --html report).")
 @shard_options
 @executor_options
 @SUMMARY
@@ -184,10 +191,11 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
            isolation: Isolation | None, since_ref: str | None, cache_path: Path | None,
            no_cache: bool, baseline_path: Path | None, update_baseline: bool,
            sarif_path: Path | None, html_path: Path | None, message_strings: bool | None,
-           summary_path: Path | None, fmt: str, shard: tuple[int, int] | None,
-           shard_out: Path | None, timings_path: Path | None, write_timings: Path | None,
-           merge_dirs: tuple[Path, ...], trace_only: bool, write_coverage: Path | None,
-           coverage_path: Path | None, executor: Executor, ray_address: str | None) -> None:
+           operators: str | None, show: int | None, summary_path: Path | None, fmt: str,
+           shard: tuple[int, int] | None, shard_out: Path | None, timings_path: Path | None,
+           write_timings: Path | None, merge_dirs: tuple[Path, ...], trace_only: bool,
+           write_coverage: Path | None, coverage_path: Path | None, executor: Executor,
+           ray_address: str | None) -> None:
     """Inject one fault at a time and run the tests against each.
 
     PATHS are rewrite targets (files, directories, package.module:qualname);
@@ -201,7 +209,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     from metaeval.commands.mutate import plan_mutate, run_plan
     from metaeval.commands.mutate_values import MutateRequest
     from metaeval.report.mutate_outcome import finish
-    from metaeval.report.mutation import mutation_json, mutation_text
+    from metaeval.report.mutation import Shown, mutation_json, mutation_text
     from metaeval.report.progress import MutateProgress
 
     _mutate_outputs_are_no_inputs(
@@ -219,7 +227,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         message_strings=message_strings, shard=shard, shard_out=shard_out,
         timings_path=timings_path, write_timings=write_timings, trace_only=trace_only,
         write_coverage=write_coverage, coverage_path=coverage_path, executor=executor,
-        ray_address=ray_address)
+        ray_address=ray_address, operators=operators)
     if merge_dirs:
         from metaeval.commands.mutate_merge import merge_shards
 
@@ -234,9 +242,13 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
             echo(message.text, err=message.stderr)
         result = run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty()))
     outcome = finish(result, html=html_path)
-    if outcome.run is not None:
-        render = mutation_json if fmt == "json" else mutation_text
-        echo(render(outcome.run, outcome.root, outcome.report))
+    if outcome.run is not None and fmt == "json":
+        echo(mutation_json(outcome.run, outcome.root, outcome.report))
+    elif outcome.run is not None:
+        new = (None if outcome.comparison is None
+               else frozenset(e.mutant_id for e in outcome.comparison.new))
+        echo(mutation_text(outcome.run, outcome.root, outcome.report,
+                           Shown(show, new, html_path)))
     for message in outcome.after:  # with --format json, stdout holds the JSON alone
         echo(message.text, err=message.stderr or fmt == "json")
     if outcome.findings_error is not None:

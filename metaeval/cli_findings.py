@@ -1,5 +1,7 @@
 """``metaeval findings``: the tracked surviving mutants, read and written by the
-user between runs (list, show, accept with a reason, diff, export)."""
+user between runs (list, show, accept with a reason, prune, diff, export). The
+last run's survivors (``findings.LAST_RUN_FILE``) are listed, shown and accepted
+beside the file's entries before ``--update-baseline`` records them."""
 
 from __future__ import annotations
 
@@ -13,7 +15,16 @@ from metaeval.cli_parts import FORMAT, echo, refuse_inputs_as_outputs, user_erro
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.files import write_atomic
-from metaeval.findings import FindingStatus, accept, diff_findings, parse_date
+from metaeval.findings import (
+    LAST_RUN_FILE,
+    Findings,
+    FindingStatus,
+    FindingsView,
+    accept_in,
+    diff_findings,
+    parse_date,
+    with_last_run,
+)
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.report.escape import one_line
@@ -22,6 +33,8 @@ from metaeval.report.findings import (
     findings_diff_text,
     findings_json,
     findings_table,
+    prune_text,
+    view_notes,
 )
 from metaeval.report.sarif import sarif
 
@@ -34,12 +47,30 @@ def _findings_path(findings_file: Path | None) -> Path:
     if findings_file is not None:
         return findings_file
     config = load_config()
-    return config.root / config.findings
+    return _shown(config.root / config.findings)
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the current directory when it lies under it."""
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
+
+
+def _view(path: Path, *, missing_ok: bool = True) -> FindingsView:
+    """The findings file and the last run's survivors it does not hold yet. A last
+    run's file that cannot be read is a warning: the findings file still stands."""
+    tracked = load_findings(path, missing_ok=missing_ok)
+    last_file = load_config().root / LAST_RUN_FILE
+    try:
+        last = load_findings(last_file)
+    except InputError as e:
+        echo(f"warning: {e}; the last run's survivors are left out", err=True)
+        return FindingsView(tracked)
+    return with_last_run(tracked, last)
 
 
 @click.group()
 def findings() -> None:
-    """Tracked surviving mutants: list, show, accept with a reason, diff, export SARIF."""
+    """Tracked surviving mutants: list, show, accept with a reason, prune, diff, export."""
 
 
 @findings.command("list")
@@ -47,13 +78,34 @@ def findings() -> None:
 @FORMAT
 @user_errors
 def findings_list(findings_file: Path | None, fmt: str) -> None:
-    """Every tracked finding. Exit 1 when any is open (or accepted but expired)."""
-    tracked = load_findings(_findings_path(findings_file))
+    """Every tracked finding, and the last run's survivors not tracked yet. Exit 1
+    when any is open (or accepted but expired)."""
+    path = _findings_path(findings_file)
+    view = _view(path)
     today = vcs.today()
-    text = findings_json(tracked, today) if fmt == "json" else findings_table(tracked, today)
-    echo(text)
-    is_open = any(e.effective_status(today) is FindingStatus.OPEN for e in tracked.entries)
+    every, untracked = view.every, frozenset(e.fingerprint for e in view.untracked)
+    if fmt == "json":
+        echo(findings_json(every, today, untracked))
+    else:
+        echo(findings_table(every, today, untracked))
+        for note in view_notes(view, path, _stale_count(view.tracked)):
+            echo(note)
+    is_open = any(e.effective_status(today) is FindingStatus.OPEN for e in every.entries)
     sys.exit(ExitCode.FINDINGS if is_open else ExitCode.OK)
+
+
+def _stale_count(tracked: Findings) -> int | None:
+    """How many tracked entries are stale; None, with a note, when the plan cannot be
+    made (no targets configured, a bad target): the list stands without it."""
+    if not tracked.entries:
+        return 0
+    from metaeval.commands.findings import planned, stale_entries  # brings libcst
+
+    try:
+        return len(stale_entries(tracked, planned(load_config())))
+    except InputError as e:
+        echo(f"note: stale findings not counted: {e}", err=True)
+        return None
 
 
 @findings.command("show")
@@ -61,9 +113,13 @@ def findings_list(findings_file: Path | None, fmt: str) -> None:
 @FINDINGS_FILE
 @user_errors
 def findings_show(ref: str, findings_file: Path | None) -> None:
-    """One finding (by fingerprint, a unique prefix of one, or mutant id), with its diff."""
-    tracked = load_findings(_findings_path(findings_file), missing_ok=False)
-    echo(finding_text(tracked.find(ref), vcs.today()))
+    """One finding (by fingerprint, a unique prefix of one, or mutant id), with its
+    diff; the last run's survivors are found too, before the findings file holds them."""
+    path = _findings_path(findings_file)
+    view = _view(path)
+    entry = view.find(ref)
+    echo(finding_text(entry, vcs.today(), untracked=not view.is_tracked(entry),
+                      findings_file=path))
 
 
 @findings.command("accept")
@@ -76,15 +132,38 @@ def findings_show(ref: str, findings_file: Path | None) -> None:
 @user_errors
 def findings_accept(ref: str, reason: str, until_text: str | None, by: str | None,
                     findings_file: Path | None) -> None:
-    """Accept a finding with a reason, so it no longer fails a run."""
+    """Accept a finding with a reason, so it no longer fails a run; a survivor of the
+    last run that the file does not hold yet is added to it, accepted."""
     path = _findings_path(findings_file)
     until = parse_date(until_text, "--until") if until_text else None
-    tracked, entry = accept(load_findings(path, missing_ok=False), ref, reason,
-                            by or vcs.user_name(path.parent), until)
+    tracked, entry = accept_in(_view(path), ref, reason, by or vcs.user_name(path.parent),
+                               until)
     save_findings(tracked, path)
     expiry = f" until {entry.until}" if entry.until else ""
     echo(f"accepted {one_line(entry.fingerprint[:12])} ({one_line(entry.mutant_id)}){expiry}: "
          f"{one_line(entry.reason)}")
+
+
+@findings.command("prune")
+@click.argument("paths", nargs=-1)
+@click.option("--write", is_flag=True,
+              help="Remove the stale findings from the file (default: a dry run that "
+                   "lists them).")
+@FINDINGS_FILE
+@user_errors
+def findings_prune(paths: tuple[str, ...], write: bool, findings_file: Path | None) -> None:
+    """List the findings whose file or function is no longer targeted (or whose mutant
+    is no longer made), as 'metaeval mutate' would plan it now (PATHS, else the
+    configured targets); --write removes them. Exit 1 when a dry run finds one."""
+    from metaeval.commands.findings import planned, pruned, stale_entries
+
+    path = _findings_path(findings_file)
+    tracked = load_findings(path, missing_ok=False)
+    stale = stale_entries(tracked, planned(load_config(), paths))
+    if write and stale:
+        save_findings(pruned(tracked, stale), path)
+    echo(prune_text(stale, path, written=write))
+    sys.exit(ExitCode.FINDINGS if stale and not write else ExitCode.OK)
 
 
 @findings.command("diff")

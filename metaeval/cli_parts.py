@@ -116,9 +116,10 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
 
 if TYPE_CHECKING:
     _FloatParam = click.ParamType[float]
+    _CountParam = click.ParamType[int | None]
     _Choice = click.Choice[Any]
 else:  # generic only from click 8.2 on; the project allows 8.1
-    _FloatParam = click.ParamType
+    _FloatParam = _CountParam = click.ParamType
     _Choice = click.Choice
 
 
@@ -154,6 +155,23 @@ class InRange(_FloatParam):
         if not self.limits.holds(number):
             self.fail(f"got {value!r}; expected {self.limits.expected}", param, ctx)
         return number
+
+
+class ShowCount(_CountParam):
+    """``--show N`` or ``--show all``: how many survivors' diffs to print; None for all."""
+
+    name = "N|all"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> int | None:
+        if value is None or isinstance(value, int):
+            return value
+        text = str(value).strip()
+        if text == "all":
+            return None
+        if text.isdigit() and len(text) <= 9:
+            return int(text)
+        self.fail(f"got {value!r}; expected a count of 0 or more, or 'all'", param, ctx)
 
 
 class ProgressBar:

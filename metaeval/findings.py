@@ -249,6 +249,87 @@ def parse_date(text: str, where: str) -> dt.date:
         raise InputError(f"{where}: got {shown(text)}; expected a date YYYY-MM-DD") from e
 
 
+# --- the last run's survivors ---------------------------------------------------------
+
+LAST_RUN_FILE = Path(".metaeval") / "last-run-findings.json"
+"""Under the project root: every survivor of the last finished ``metaeval mutate``,
+as a findings file, so that ``metaeval findings`` shows a run's survivors before
+(or without) ``--update-baseline``. Data like a cache: read back through ``load``."""
+
+
+def save_last_run(results: Sequence[MutantResult], diffs: dict[str, str], seen: Seen,
+                  root: Path) -> None:
+    """Write the survivors of a finished run to ``root / LAST_RUN_FILE``; a survivor
+    in a file outside the repository (a module found on ``sys.path``) is left out,
+    as the findings file leaves it out. ``OutputError`` when it cannot be written."""
+    kept = []
+    for e in survivors(results, diffs, seen):
+        try:
+            checked_name(e.path, "path")
+        except InputError:
+            continue
+        kept.append(e)
+    write_atomic(root / LAST_RUN_FILE, dumps(Findings(_sorted(kept))), follow_links=False)
+
+
+@dataclass(frozen=True, slots=True)
+class FindingsView:
+    """The findings file, and the last run's survivors it does not hold yet."""
+
+    tracked: Findings
+    untracked: tuple[FindingEntry, ...] = ()
+    """Survivors of the last run whose fingerprint the findings file does not know:
+    open, and new to the file."""
+
+    @property
+    def every(self) -> Findings:
+        return Findings(_sorted((*self.tracked.entries, *self.untracked)))
+
+    def is_tracked(self, entry: FindingEntry) -> bool:
+        return entry.fingerprint in self.tracked.by_fingerprint()
+
+    def find(self, ref: str) -> FindingEntry:
+        """An entry of the file or of the last run, as ``Findings.find`` finds one."""
+        return self.every.find(ref)
+
+
+def with_last_run(tracked: Findings, last: Findings) -> FindingsView:
+    known = tracked.by_fingerprint()
+    return FindingsView(tracked, tuple(e for e in last.entries if e.fingerprint not in known))
+
+
+def accept_in(view: FindingsView, ref: str, reason: str, by: str,
+              until: dt.date | None) -> tuple[Findings, FindingEntry]:
+    """``accept`` over the file and the last run: an entry of the last run the file
+    does not hold yet is added to it, accepted; the other untracked ones are not."""
+    every, done = accept(view.every, ref, reason, by, until)
+    keep = {*view.tracked.by_fingerprint(), done.fingerprint}
+    return Findings(tuple(e for e in every.entries if e.fingerprint in keep)), done
+
+
+# --- stale entries --------------------------------------------------------------------
+
+
+class StaleWhy(Enum):
+    """Why an entry can no longer match a run, the widest reason first."""
+
+    FILE = "file not targeted"
+    """Its file is in no target (a target dropped, or the file moved or deleted)."""
+    FUNCTION = "function not targeted"
+    """Its file is, but its function or class no longer is, or makes no mutant."""
+    MUTANT = "mutant no longer made"
+    """The function is targeted, but the fault is not made any more: the code changed
+    under it, its operator is no longer chosen, or its patch mutant is gone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stale:
+    """A tracked entry no run of the current targets can find again, and why."""
+
+    entry: FindingEntry
+    why: StaleWhy
+
+
 # --- a run against its baseline -------------------------------------------------------
 
 

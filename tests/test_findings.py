@@ -8,20 +8,26 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from metaeval.commands.findings import Planned, pruned, stale_entries
 from metaeval.errors import InputError, OutputError
 from metaeval.findings import (
+    LAST_RUN_FILE,
     Findings,
     FindingStatus,
     Seen,
+    StaleWhy,
     accept,
+    accept_in,
     compare,
     diff_findings,
     dumps,
     fingerprints,
     load,
     save,
+    save_last_run,
     survivors,
     updated,
+    with_last_run,
 )
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.report.sarif import sarif
@@ -210,3 +216,68 @@ def test_the_sarif_schema_rejects_a_broken_log() -> None:
     del log["runs"][0]["results"][0]["message"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(log, schema)
+
+
+# --- the last run's survivors beside the file ---------------------------------------------
+
+
+def test_the_last_run_adds_only_what_the_file_does_not_hold() -> None:
+    a, b = mutant(qualname="a"), mutant(qualname="b")
+    file = Findings(tuple(survivors([result(a, Status.SURVIVED)], {}, SEEN_1)))
+    last = Findings(tuple(survivors([result(a, Status.SURVIVED), result(b, Status.SURVIVED)],
+                                    {}, SEEN_2)))
+    view = with_last_run(file, last)
+    assert [e.qualname for e in view.untracked] == ["b"]
+    assert [e.qualname for e in view.every.entries] == ["a", "b"]
+    # The file's entry is the one kept: its first sighting and decision stand.
+    assert view.every.entries[0].first_seen == SEEN_1
+    assert view.is_tracked(view.every.entries[0]) and not view.is_tracked(view.untracked[0])
+    fingerprint_b = fingerprints([b])[b.id]
+    assert view.find(fingerprint_b[:6]).qualname == "b"
+    # must say no: with the last run holding nothing new, nothing is untracked
+    assert with_last_run(file, file).untracked == ()
+    assert with_last_run(file, Findings()).every == file
+
+
+def test_accepting_a_survivor_of_the_last_run_adds_it_to_the_file() -> None:
+    a, b, c = (mutant(qualname=q) for q in "abc")
+    file = Findings(tuple(survivors([result(a, Status.SURVIVED)], {}, SEEN_1)))
+    last = Findings(tuple(survivors([result(m, Status.SURVIVED) for m in (b, c)], {}, SEEN_2)))
+    written, done = accept_in(with_last_run(file, last), b.id, "equivalent", "dana", None)
+    assert [(e.qualname, e.status) for e in written.entries] == [
+        ("a", FindingStatus.OPEN), ("b", FindingStatus.ACCEPTED)]  # c stays out
+    assert done.reason == "equivalent"
+
+
+def test_save_last_run_leaves_out_a_file_outside_the_repository(tmp_path: Path) -> None:
+    inside, outside = mutant(qualname="a"), mutant(qualname="b", path="/usr/lib/x.py")
+    save_last_run([result(inside, Status.SURVIVED), result(outside, Status.NO_COVERAGE),
+                   result(mutant(qualname="c"), Status.KILLED)], {}, SEEN_1, tmp_path)
+    assert [e.qualname for e in load(tmp_path / LAST_RUN_FILE).entries] == ["a"]
+
+
+# --- stale entries -------------------------------------------------------------------------
+
+
+def test_an_entry_is_stale_only_when_no_planned_mutant_has_its_fingerprint() -> None:
+    kept, moved_fault, gone_fn, gone_file = (
+        mutant(qualname="a"),
+        mutant(qualname="a", original="age < 3", replacement="age <= 3", index=1),
+        mutant(qualname="b"), mutant(qualname="a", path="shop/old.py"))
+    tracked = Findings(tuple(survivors(
+        [result(m, Status.SURVIVED) for m in (kept, moved_fault, gone_fn, gone_file)],
+        {}, SEEN_1)))
+    # Now: ``a`` holds only its first fault; ``b`` is gone; shop/old.py is not targeted.
+    now = [kept, mutant(qualname="c")]
+    plan = Planned(frozenset(fingerprints(now).values()), frozenset({"shop/guards.py"}),
+                   frozenset((m.path, m.qualname) for m in now))
+    stale = {(s.entry.path, s.entry.qualname, s.entry.mutant_id.split("::")[-1]): s.why
+             for s in stale_entries(tracked, plan)}
+    assert stale == {("shop/guards.py", "a", "1"): StaleWhy.MUTANT,
+                     ("shop/guards.py", "b", "0"): StaleWhy.FUNCTION,
+                     ("shop/old.py", "a", "0"): StaleWhy.FILE}
+    # must say no: the entry whose mutant is still made stays (it is not among them)
+    assert len(stale_entries(tracked, plan)) == 3
+    assert [e.qualname for e in pruned(tracked, stale_entries(tracked, plan)).entries] == ["a"]
+    assert pruned(tracked, stale_entries(tracked, plan)).entries[0].fingerprint == \
+        fingerprints([kept])[kept.id]

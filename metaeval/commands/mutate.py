@@ -14,7 +14,8 @@ values they take and give are in ``mutate_values``. This module never prints,
 never renders and never exits: every line for the user is a ``Message`` in the
 value it returns, and the report and SARIF files are the rendering layer's to
 write (``metaeval.report.mutate_outcome.finish``). It writes only data a finished
-run leaves: the caches and (when asked) the findings file.
+run leaves: the caches, the last run's survivors (``findings.LAST_RUN_FILE``) and
+(when asked) the findings file.
 """
 
 from __future__ import annotations
@@ -35,12 +36,16 @@ from metaeval.commands.mutate_values import (
 )
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
-from metaeval.findings import Findings, Seen, compare, updated
+from metaeval.findings import Findings, Seen, compare, save_last_run, updated
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.find.diffs import rewrite_diff
-from metaeval.mutation.find.operators import configured_operators, select_operators
+from metaeval.mutation.find.operators import (
+    configured_operators,
+    operators_flag,
+    select_operators,
+)
 from metaeval.mutation.find.resolve import module_name, read_source, relative_path, resolve_targets
 from metaeval.mutation.find.scan_cache import SCAN_FILE_NAME, ScanCache
 from metaeval.mutation.find.since import since
@@ -85,7 +90,8 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
     """
     _check_coverage_flags(request)
     config = load_config()
-    operators = configured_operators(config.mutate)
+    operators = (configured_operators(config.mutate) if request.operators is None
+                 else operators_flag(request.operators))
     settings = mutate_settings(config.mutate)
     root = config.root
     tree = snapshot(root)  # before the warm runner starts the suite below
@@ -133,7 +139,7 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
         digest = ""
         if request.shard is not None or request.trace_only or shared is not None:
             section = {"targets": list(config.mutate.targets),
-                       "operators": list(config.mutate.operators),
+                       "operators": list(operators),
                        "runner": dict(config.mutate.runner), "message_strings": messages}
             digest = plan_hash(mutants, section, operators, request.since_ref, root)
         if shared is not None:  # refused before anything runs
@@ -357,13 +363,23 @@ def conclude(plan: MutatePlan, run: MutationRun, after: tuple[Message, ...] = ()
         why = Message(f"error: no mutant ran ({len(plan.mutants)} found); nothing was tested",
                       stderr=True)
         return MutateResult(code, root, plan.notes, run, plan.report_file, (*after, why))
+    diffs = survivor_diffs(run.results, root)
+    seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
+    # What 'metaeval findings list' and 'show' read before any --update-baseline: like
+    # a cache, a file that cannot be written costs a convenience, not the run.
+    try:
+        save_last_run(run.results, diffs, seen, root)
+    except OutputError as e:
+        after = (*after, Message(f"warning: {e}; 'metaeval findings' will not see this "
+                                 "run's survivors", stderr=True))
     tracked = None
     failed: tuple[OutputError, ...] = ()
     if request.tracks_survivors:
         try:
             tracked, failed = track_survivors(
                 run.results, root, plan.findings_file, request.update_baseline,
-                sarif=request.sarif_path is not None, since=request.since_ref is not None)
+                sarif=request.sarif_path is not None, since=request.since_ref is not None,
+                diffs=diffs)
         except InputError as e:
             return MutateResult(ExitCode.BAD_INPUT, root, plan.notes, run, plan.report_file,
                                 after, findings_error=e)
@@ -388,8 +404,15 @@ def _save_cache(save: Callable[[], None]) -> Message | None:
     return None
 
 
+def survivor_diffs(results: Sequence[MutantResult], root: Path) -> dict[str, str]:
+    """Mutant id -> the diff of each survivor (Survived and NoCoverage)."""
+    return {r.mutant.id: rewrite_diff(r, root) for r in results
+            if r.status in (Status.SURVIVED, Status.NO_COVERAGE)}
+
+
 def track_survivors(results: Sequence[MutantResult], root: Path, findings_file: Path,
-                    update: bool, *, sarif: bool = False, since: bool = False
+                    update: bool, *, sarif: bool = False, since: bool = False,
+                    diffs: dict[str, str] | None = None
                     ) -> tuple[Tracked, tuple[OutputError, ...]]:
     """Compare a run's survivors with the findings file: what is new, known and
     fixed; write the file (``update``); say what a SARIF file (``sarif``) is to
@@ -397,8 +420,7 @@ def track_survivors(results: Sequence[MutantResult], root: Path, findings_file: 
     introduced, not the backlog), else every open one. Returns what was tracked
     and the findings file when it could not be written. Raises ``InputError``
     for a findings file that cannot be read."""
-    diffs = {r.mutant.id: rewrite_diff(r, root) for r in results
-             if r.status in (Status.SURVIVED, Status.NO_COVERAGE)}
+    diffs = survivor_diffs(results, root) if diffs is None else diffs
     seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
     baseline = load_findings(findings_file)
     comparison = compare(baseline, results, diffs, seen, vcs.today())

@@ -71,6 +71,9 @@ class MutateRequest:
     """Where the mutants run: this machine or a Ray cluster."""
     ray_address: str | None = None
     """``--executor ray``: the cluster to connect to; None starts one here for the run."""
+    operators: str | None = None
+    """``--operators``: operator names separated by commas, instead of the configured
+    ``operators`` (checked against the registry, with the closest names)."""
 
     @property
     def tracks_survivors(self) -> bool:

@@ -7,6 +7,7 @@ breakdown all show this one.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from metaeval.mutation.model import MutantResult, Status
 
@@ -34,9 +35,20 @@ def status_counts(results: tuple[MutantResult, ...]) -> dict[Status, int]:
 def by_operator(results: tuple[MutantResult, ...]) -> dict[str, tuple[MutantResult, ...]]:
     """Each operator's results (patch mutants under ``patch``), the noisiest first:
     most undetected (Survived + NoCoverage), then by name."""
+    return _grouped(results, lambda r: r.mutant.operator)
+
+
+def by_file(results: tuple[MutantResult, ...]) -> dict[str, tuple[MutantResult, ...]]:
+    """Each file's results (a patch mutant under its target's file), the one with
+    the most undetected first, then by path."""
+    return _grouped(results, lambda r: r.mutant.path)
+
+
+def _grouped(results: tuple[MutantResult, ...], key: Callable[[MutantResult], str]
+             ) -> dict[str, tuple[MutantResult, ...]]:
     grouped: dict[str, list[MutantResult]] = {}
     for r in results:
-        grouped.setdefault(r.mutant.operator, []).append(r)
+        grouped.setdefault(key(r), []).append(r)
 
     def noisiest(item: tuple[str, list[MutantResult]]) -> tuple[int, str]:
         return -sum(1 for r in item[1] if r.status in UNDETECTED), item[0]

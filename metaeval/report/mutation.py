@@ -8,6 +8,7 @@ only renders what the runner returned; it never runs anything.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from tabulate import tabulate
@@ -17,11 +18,37 @@ from metaeval.mutation.find.diffs import rewrite_diff
 from metaeval.mutation.model import MutantResult, Status
 from metaeval.mutation.run.ran import ForkStats
 from metaeval.mutation.run.runner import MutationRun
-from metaeval.mutation.score import UNDETECTED, by_operator, mutation_score, status_counts
+from metaeval.mutation.score import (
+    UNDETECTED,
+    by_file,
+    by_operator,
+    mutation_score,
+    status_counts,
+)
 from metaeval.report.escape import lines, one_line
 
 SCHEMA_VERSION = "2"
 THRESHOLDS: JsonObject = {"high": 80, "low": 60}
+DEFAULT_SHOW = 5
+"""Survivors' diffs a run shows by default: a first run's hundred survivors are
+for ``metaeval findings list`` and the HTML report, not for one screen."""
+
+
+OWN_PROCESS_SHOWN = 5
+"""Mutants in a process of their own named in the text; the JSON names every one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """Which survivors' diffs the text shows, and in what order."""
+
+    limit: int | None = DEFAULT_SHOW
+    """At most this many diffs (``--show N``); None: every one (``--show all``)."""
+    new: frozenset[str] | None = None
+    """The mutant ids of the survivors the findings file does not know, shown first
+    under a heading of their own; None when the run was not compared with one."""
+    html: Path | None = None
+    """The HTML report written (``--html``), for the pointer to the rest."""
 
 
 def _score_text(score: float | None) -> str:
@@ -37,39 +64,107 @@ def mutation_table(run: MutationRun) -> str:
     return tabulate(rows, headers=["status", "mutants"], tablefmt="simple")
 
 
-def operator_table(run: MutationRun) -> str:
-    """One row per operator: its mutants, how many were detected (Killed + Timeout),
-    survived, had no coverage, were errors (CompileError + RuntimeError) or Ignored,
-    and its mutation score; so a team sees which operator makes the noise on its
-    code. Empty when there is no mutant."""
+def _count_rows(groups: dict[str, tuple[MutantResult, ...]]) -> list[list[str | int]]:
+    """Per group: its mutants, detected (Killed + Timeout), survived, no coverage,
+    errors (CompileError + RuntimeError), Ignored, and its mutation score."""
     rows: list[list[str | int]] = []
-    for name, results in by_operator(run.results).items():
+    for name, results in groups.items():
         counts = status_counts(results)
-        rows.append([name, len(results), counts[Status.KILLED] + counts[Status.TIMEOUT],
+        rows.append([one_line(name), len(results),
+                     counts[Status.KILLED] + counts[Status.TIMEOUT],
                      counts[Status.SURVIVED], counts[Status.NO_COVERAGE],
                      counts[Status.COMPILE_ERROR] + counts[Status.RUNTIME_ERROR],
                      counts[Status.IGNORED], _score_text(mutation_score(results))])
+    return rows
+
+
+_COUNT_HEADERS = ["mutants", "detected", "survived", "no coverage", "errors", "ignored",
+                  "score"]
+
+
+def operator_table(run: MutationRun) -> str:
+    """One row per operator, the noisiest first, so a team sees which operator makes
+    the noise on its code. Empty when there is no mutant."""
+    rows = _count_rows(by_operator(run.results))
     if not rows:
         return ""
-    return "By operator:\n" + tabulate(
-        rows, headers=["operator", "mutants", "detected", "survived", "no coverage", "errors",
-                       "ignored", "score"], tablefmt="simple")
+    return "By operator:\n" + tabulate(rows, headers=["operator", *_COUNT_HEADERS],
+                                        tablefmt="simple")
 
 
-def survivors_text(run: MutationRun, root: Path) -> str:
-    """Each undetected mutant: id, status, the ``breaks`` sentence, and its diff."""
-    blocks = []
-    for result in run.results:
-        if result.status not in UNDETECTED:
-            continue
-        m = result.mutant
-        # The header is one line whatever the path or id holds; the diff is lines by
-        # design, each escaped on its own.
-        head = f"{result.status.value}: {one_line(m.id)} ({one_line(m.path)}:{m.span.start_line})"
-        if m.breaks:
-            head += f"\n  breaks: {one_line(m.breaks)}"
-        blocks.append(f"{head}\n{lines(rewrite_diff(result, root).rstrip())}")
-    return "\n\n".join(blocks)
+def file_table(run: MutationRun) -> str:
+    """One row per file, the one with the most undetected mutants first: where the
+    tests are thinnest. Empty when there is no mutant."""
+    rows = _count_rows(by_file(run.results))
+    if not rows:
+        return ""
+    return "By file:\n" + tabulate(rows, headers=["file", *_COUNT_HEADERS],
+                                    tablefmt="simple")
+
+
+def _survivor_block(result: MutantResult, root: Path) -> str:
+    m = result.mutant
+    # The header is one line whatever the path or id holds; the diff is lines by
+    # design, each escaped on its own.
+    head = f"{result.status.value}: {one_line(m.id)} ({one_line(m.path)}:{m.span.start_line})"
+    if m.breaks:
+        head += f"\n  breaks: {one_line(m.breaks)}"
+    return f"{head}\n{lines(rewrite_diff(result, root).rstrip())}"
+
+
+def survivors_text(run: MutationRun, root: Path, shown: Shown | None = None) -> str:
+    """The undetected mutants' headers (id, status, the ``breaks`` sentence) and
+    diffs: the new ones first under a heading of their own when the run was
+    compared with a findings file, then the known ones; at most ``shown.limit``
+    in all, with where to find the rest."""
+    shown = shown or Shown(limit=None)
+    undetected = _spread([r for r in run.results if r.status in UNDETECTED])
+    if not undetected:
+        return ""
+    new = shown.new
+    fresh = [] if new is None else [r for r in undetected if r.mutant.id in new]
+    known = [r for r in undetected if new is None or r.mutant.id not in new]
+    room = len(undetected) if shown.limit is None else shown.limit
+    parts = []
+    for title, group in (("New survivors (not in the baseline)", fresh),
+                         ("Known survivors (in the baseline)", known)):
+        if new is not None and group:
+            parts.append(f"{title}: {len(group)}"
+                         + (f", {min(room, len(group))} shown" if room < len(group) else ""))
+        parts += [_survivor_block(r, root) for r in group[:room]]
+        room -= min(room, len(group))
+    held = len(undetected) - (len(undetected) if shown.limit is None
+                              else min(shown.limit, len(undetected)))
+    if held:
+        parts.append(_rest_pointer(len(undetected) - held, len(undetected), shown.html))
+    return "\n\n".join(parts)
+
+
+def _spread(results: list[MutantResult]) -> list[MutantResult]:
+    """The first survivor of each function, then the second of each, and so on (in
+    run order within a round): the first few shown cover the code, not the five
+    constants of one line."""
+    seen: dict[tuple[str, str], int] = {}
+    rounds = []
+    for r in results:
+        key = (r.mutant.path, r.mutant.qualname)
+        rounds.append(seen.get(key, 0))
+        seen[key] = rounds[-1] + 1
+    return [r for _, _, r in sorted(zip(rounds, range(len(results)), results,
+                                        strict=True), key=lambda t: t[:2])]
+
+
+def _rest_pointer(count: int, total: int, html: Path | None) -> str:
+    """Where the undetected mutants a run does not show are, by the commands that
+    show them."""
+    page = (f"open {one_line(str(html))}" if html is not None
+            else "metaeval mutate --html FILE")
+    return "\n".join([
+        f"{count} of {total} undetected mutants shown; all of them:",
+        "  metaeval findings list         this run's survivors; metaeval findings show ID "
+        "for one",
+        "  metaeval mutate --show all     every diff (a rerun, from the cache)",
+        f"  {page:<30} the report in a browser, each mutant in its source"])
 
 
 def errors_text(run: MutationRun) -> str:
@@ -82,13 +177,13 @@ def errors_text(run: MutationRun) -> str:
     return "\n".join(out)
 
 
-def mutation_text(run: MutationRun, root: Path, report_path: Path | None) -> str:
-    """What ``metaeval mutate`` prints on a terminal."""
+def mutation_text(run: MutationRun, root: Path, report_path: Path | None,
+                  shown: Shown | None = None) -> str:
+    """What ``metaeval mutate`` prints on a terminal: the status, operator and file
+    tables, then the survivors ``shown`` says (every one when None)."""
     parts = [mutation_table(run)]
-    by_operator = operator_table(run)
-    if by_operator:
-        parts.append(by_operator)
-    survivors = survivors_text(run, root)
+    parts += [t for t in (operator_table(run), file_table(run)) if t]
+    survivors = survivors_text(run, root, shown)
     if survivors:
         parts.append(survivors)
     errors = errors_text(run)
@@ -116,7 +211,11 @@ def own_process_text(run: MutationRun) -> str:
     if not own:
         return ""
     shown = [f"In a pytest process of their own ({len(own)}):"]
-    shown += [f"  {one_line(r.mutant.id)}: {one_line(r.own_process)}" for r in own]
+    shown += [f"  {one_line(r.mutant.id)}: {one_line(r.own_process)}"
+              for r in own[:OWN_PROCESS_SHOWN]]
+    if len(own) > OWN_PROCESS_SHOWN:  # one reason is usually behind them all
+        shown.append(f"  and {len(own) - OWN_PROCESS_SHOWN} more (--format json: each "
+                     "mutant's own_process)")
     return "\n".join(shown)
 
 

@@ -96,6 +96,33 @@ def test_an_f_string_statement_is_not_a_docstring() -> None:
     assert mutated('def f(x):\n    f"{x > 1}"\n', "flip_comparison") == ["x > 1"]
 
 
+# --- structural decorators: their arguments too --------------------------------------
+
+@pytest.mark.parametrize("source", [
+    # The survivor: ``frozen=True`` -> ``frozen=False`` on a result type.
+    "@dataclass(frozen=True)\nclass Verdict:\n    passed: bool\n",
+    "@dataclasses.dataclass(frozen=True, slots=True, order=False)\nclass V:\n    x: int\n",
+    "@functools.lru_cache(maxsize=128)\ndef rules():\n    return load()\n",
+    '@pytest.fixture(scope="module")\ndef shop():\n    return make()\n',
+])
+def test_a_structural_decorator_makes_no_mutant_from_any_operator(source: str) -> None:
+    assert mutated(source) == []
+
+
+@pytest.mark.parametrize(("source", "kept"), [
+    # must still say yes: a keyword argument of a call that is not a decorator ...
+    ("shape = make(frozen=True)\n", ["True"]),
+    ("@dataclass\nclass V:\n    x: int = field(default=False)\n", ["False"]),
+    # ... and the arguments of a decorator that guards (a role, a limit)
+    ('@requires_role("admin")\ndef refund():\n    pass\n', ['"admin"']),
+    ("@rate_limit(per_minute=5)\ndef call():\n    pass\n", ["5", "5"]),
+    ("@retry(reraise=True)\ndef call():\n    pass\n", ["True"]),
+])
+def test_other_calls_and_guarding_decorators_keep_their_arguments(
+        source: str, kept: list[str]) -> None:
+    assert mutated(source, "swap_bool_literal", "shift_constant", "empty_string_literal") == kept
+
+
 # --- message strings ---------------------------------------------------------------------
 
 LEFT_OUT = [

@@ -128,7 +128,9 @@ def test_a_full_disk_loses_no_result_and_leaves_no_temporary_file(
     monkeypatch.setattr("metaeval.files.os.fsync", full_disk)
     result = mutate()
     assert_shown_then_failed(result, shop_here / ".metaeval" / "mutation-report.json")
-    assert result.stderr.count("No space left on device (ENOSPC)") == 3  # 2 caches, report
+    # 2 caches, the last run's survivors, the report
+    assert result.stderr.count("No space left on device (ENOSPC)") == 4
+    assert "'metaeval findings' will not see this run's survivors" in result.stderr
     assert os.listdir(shop_here / ".metaeval") == []
 
 
@@ -142,7 +144,8 @@ def test_a_good_run_writes_every_file_and_says_nothing_on_stderr(
     assert result.stderr == ""
     assert findings.is_file() and sarif.is_file()
     assert sorted(os.listdir(shop_here / ".metaeval")) == [
-        "mutate-cache.json", "mutate-scan-cache.json", "mutation-report.json"]
+        "last-run-findings.json", "mutate-cache.json", "mutate-scan-cache.json",
+        "mutation-report.json"]
 
 
 # --- a full temp dir: the scratch directory ----------------------------------------------

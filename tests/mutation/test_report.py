@@ -16,10 +16,12 @@ from metaeval.mutation.run.runner import MutationRun
 from metaeval.mutation.run.settings import MutateSettings, load_mutate_settings
 from metaeval.mutation.score import mutation_score
 from metaeval.report.mutation import (
+    Shown,
     mutation_json,
     mutation_table,
     mutation_text,
     overhead_text,
+    own_process_text,
 )
 
 SOURCE = "def allowed(tool):\n    return tool != 'delete'\n"
@@ -215,3 +217,98 @@ def test_the_json_output_counts_every_status_per_operator(tmp_path: Path) -> Non
     # Per operator, the statuses add up to the run's.
     for status, total in document["counts"].items():
         assert sum(op["counts"][status] for op in by_operator.values()) == total
+
+
+# --- a first run fits on a screen: the first survivors, then where the rest are ----------
+
+
+def many_survivors(n: int, *, other_file_killed: int = 0) -> MutationRun:
+    results = [MutantResult(replace(mutant(i), id=f"r{i}"), Status.SURVIVED) for i in range(n)]
+    results += [MutantResult(replace(mutant(100 + i), id=f"k{i}", path="gate.py"),
+                             Status.KILLED) for i in range(other_file_killed)]
+    return MutationRun(tuple(results), 0.5, 6.5)
+
+
+def test_the_text_shows_the_first_survivors_and_points_at_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "guard.py").write_text(SOURCE, encoding="utf-8")
+    text = mutation_text(many_survivors(97), tmp_path, None, Shown(limit=5))
+    assert [line for line in text.splitlines() if line.startswith("Survived: ")] == [
+        f"Survived: r{i} (guard.py:2)" for i in range(5)]
+    assert "5 of 97 undetected mutants shown; all of them:" in text
+    for command in ("metaeval findings list", "metaeval findings show ID",
+                    "metaeval mutate --show all", "metaeval mutate --html FILE"):
+        assert command in text
+    # Under 120 lines with 97 survivors (the first run printed 1,255).
+    assert len(text.splitlines()) < 120
+    # The report already written is named instead of the flag that writes one.
+    assert "open out/report.html" in mutation_text(
+        many_survivors(9), tmp_path, None, Shown(limit=5, html=Path("out/report.html")))
+
+
+def test_every_survivor_shown_says_nothing_about_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "guard.py").write_text(SOURCE, encoding="utf-8")
+    for shown in (Shown(limit=None), Shown(limit=5), None):
+        text = mutation_text(many_survivors(5), tmp_path, None, shown)
+        assert text.count("Survived: r") == 5
+        assert "undetected mutants shown" not in text
+    everything = mutation_text(many_survivors(12), tmp_path, None, Shown(limit=None))
+    assert everything.count("Survived: r") == 12
+    none = mutation_text(many_survivors(12), tmp_path, None, Shown(limit=0))
+    assert none.count("Survived: r") == 0 and "0 of 12 undetected mutants shown" in none
+
+
+def test_new_survivors_come_first_under_their_own_heading(tmp_path: Path) -> None:
+    (tmp_path / "guard.py").write_text(SOURCE, encoding="utf-8")
+    text = mutation_text(many_survivors(7), tmp_path, None,
+                         Shown(limit=3, new=frozenset({"r5"})))
+    heads = [line for line in text.splitlines()
+             if line.startswith(("Survived: ", "New ", "Known "))]
+    assert heads == ["New survivors (not in the baseline): 1", "Survived: r5 (guard.py:2)",
+                     "Known survivors (in the baseline): 6, 2 shown",
+                     "Survived: r0 (guard.py:2)", "Survived: r1 (guard.py:2)"]
+    # must say no: nothing new, so no "new" heading; the known ones are still marked
+    known = mutation_text(many_survivors(2), tmp_path, None, Shown(new=frozenset()))
+    assert "New survivors" not in known
+    assert "Known survivors (in the baseline): 2" in known.splitlines()
+    # ... and a run not compared with a findings file has neither heading
+    plain = mutation_text(many_survivors(2), tmp_path, None, Shown())
+    assert "New survivors" not in plain and "Known survivors" not in plain
+
+
+def test_the_table_output_has_a_row_per_file_thinnest_first(tmp_path: Path) -> None:
+    (tmp_path / "guard.py").write_text(SOURCE, encoding="utf-8")
+    text = mutation_text(many_survivors(2, other_file_killed=3), tmp_path, None, Shown())
+    section = text.split("By file:\n", 1)[1].split("\n\n", 1)[0]
+    rows = [line.split() for line in section.splitlines()[2:]]
+    assert rows == [["guard.py", "2", "0", "2", "0", "0", "0", "0.0%"],
+                    ["gate.py", "3", "3", "0", "0", "0", "0", "100.0%"]]
+
+
+def test_the_first_survivors_shown_cover_each_function_before_a_second_of_one(
+        tmp_path: Path) -> None:
+    (tmp_path / "guard.py").write_text(SOURCE, encoding="utf-8")
+    qualnames = ["a", "a", "a", "b", "a", "c"]
+    run = MutationRun(tuple(MutantResult(replace(mutant(i), id=f"{q}{i}", qualname=q),
+                                         Status.SURVIVED) for i, q in enumerate(qualnames)),
+                      0.5, 6.5)
+    heads = [line.split()[1] for line in mutation_text(run, tmp_path, None, Shown(limit=4))
+             .splitlines() if line.startswith("Survived: ")]
+    assert heads == ["a0", "b3", "c5", "a1"]
+    # must say no: every survivor shown keeps them all, each once
+    every = [line.split()[1] for line in mutation_text(run, tmp_path, None, Shown(limit=None))
+             .splitlines() if line.startswith("Survived: ")]
+    assert sorted(every) == sorted(f"{q}{i}" for i, q in enumerate(qualnames))
+
+
+def test_the_mutants_in_a_process_of_their_own_are_named_up_to_five() -> None:
+    def run(n: int) -> MutationRun:
+        return MutationRun(tuple(MutantResult(mutant(i), Status.KILLED,
+                                              own_process="executing m again raised")
+                                 for i in range(n)), 0.5, 6.5)
+
+    text = own_process_text(run(8))
+    assert text.splitlines()[0] == "In a pytest process of their own (8):"
+    assert len(text.splitlines()) == 7
+    assert text.splitlines()[-1] == "  and 3 more (--format json: each mutant's own_process)"
+    assert "more" not in own_process_text(run(5))
+    assert json.loads(mutation_json(run(8), Path("."), None))["mutants"][7]["own_process"]

@@ -22,6 +22,7 @@ import libcst as cst
 
 from metaeval.config import MutateSection
 from metaeval.errors import InputError
+from metaeval.keys import did_you_mean
 from metaeval.mutation.find.fail_open import fail_open_constants, last_name, own_nodes
 from metaeval.mutation.find.shapes import (
     is_call,
@@ -462,6 +463,16 @@ _STRUCTURAL_DECORATORS = frozenset({
 })
 
 
+def is_structural_decorator(node: cst.CSTNode) -> bool:
+    """A decorator that shapes what a def is (``@dataclass(frozen=True)``,
+    ``@lru_cache(maxsize=3)``): no operator mutates it, its arguments included.
+    Its arguments set the shape too (``frozen=False`` only lets a test assign a
+    field no code assigns: a survivor no test should have to kill). The arguments
+    of any other decorator stay mutated: ``@requires_role("admin")`` or
+    ``@rate_limit(5)`` hold the guard's value."""
+    return isinstance(node, cst.Decorator) and _decorator_name(node) in _STRUCTURAL_DECORATORS
+
+
 def remove_decorator(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
     """A decorator (a permission check, a rate limit, a retry) is removed from its def."""
     if not isinstance(node, cst.FunctionDef | cst.ClassDef):
@@ -469,7 +480,7 @@ def remove_decorator(node: cst.CSTNode, ctx: Context) -> tuple[Variant, ...]:
     return tuple(
         Variant(d, cst.RemovalSentinel.REMOVE)
         for d in node.decorators
-        if _decorator_name(d) not in _STRUCTURAL_DECORATORS
+        if not is_structural_decorator(d)
     )
 
 
@@ -503,11 +514,27 @@ for _function in (
 def configured_operators(mutate: MutateSection) -> tuple[str, ...]:
     """``[tool.metaeval.mutate] operators``, each the name of a registered operator;
     raises InputError naming the file, the key and the first unknown name."""
-    for name in mutate.operators:
+    return checked_operators(mutate.operators, f"{mutate.where}.operators")
+
+
+def checked_operators(names: Sequence[str], where: str) -> tuple[str, ...]:
+    """``names``, each that of a registered operator; else an InputError naming
+    ``where`` (a key or a flag), the first unknown name and the closest ones."""
+    for name in names:
         if name not in OPERATORS:
-            raise InputError(f"{mutate.where}.operators: got {name!r}; "
-                             f"expected one of {', '.join(OPERATORS)}")
-    return mutate.operators
+            raise InputError(f"{where}: got {name!r}; expected one of "
+                             f"{', '.join(OPERATORS)}{did_you_mean(name, OPERATORS)}")
+    return tuple(names)
+
+
+def operators_flag(text: str) -> tuple[str, ...]:
+    """``--operators a,b``: the names, checked; an empty list is an error, not
+    "every operator" (that is the flag left out)."""
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise InputError(f"--operators: got {text!r}; expected operator names separated "
+                         f"by commas, from {', '.join(OPERATORS)}")
+    return checked_operators(names, "--operators")
 
 
 def select_operators(names: Sequence[str] = ()) -> tuple[Operator, ...]:

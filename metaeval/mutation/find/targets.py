@@ -34,6 +34,7 @@ from metaeval.mutation.find.operators import (
     Context,
     Operator,
     Variant,
+    is_structural_decorator,
     select_operators,
 )
 from metaeval.mutation.find.resolve import (
@@ -225,9 +226,10 @@ class _SiteCollector(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         descend = True
-        # A docstring anywhere, or any string statement: no effect at run time.
+        # A docstring anywhere, or any string statement: no effect at run time. A
+        # structural decorator's arguments shape the def, they guard nothing.
         if (isinstance(node, cst.Annotation) or is_boilerplate_if(node)
-                or is_bare_string_statement(node)):
+                or is_bare_string_statement(node) or is_structural_decorator(node)):
             descend = False
         else:
             if isinstance(node, cst.FunctionDef | cst.ClassDef):
