@@ -23,6 +23,7 @@ from metaeval.audit.bars import DEFAULT_BARS as DEFAULT_JUDGE_BARS
 from metaeval.cli_findings import findings
 from metaeval.cli_import import judge_import, judge_import_llmbar
 from metaeval.cli_import_runs import import_runs_command
+from metaeval.cli_label import label
 from metaeval.cli_parts import (
     FORMAT,
     SUMMARY,
@@ -101,6 +102,7 @@ main.add_command(findings)
 main.add_command(judge_import)
 main.add_command(judge_import_llmbar)
 main.add_command(import_runs_command)
+main.add_command(label)
 
 
 @main.command()

@@ -13,14 +13,13 @@ reads no file and renders nothing.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import krippendorff
 import numpy as np
 
 from metaeval.audit.metrics import Value, nominal_kappa
-from metaeval.contract import Outcome
 from metaeval.labels import Annotation
 
 ONE_ANNOTATOR = "one annotator: no agreement to measure"
@@ -44,11 +43,11 @@ class Agreement:
     pairs: int
 
 
-def _alpha(matrix: list[list[float]], labels: set[Outcome], shared: int) -> Value:
+def _alpha(matrix: list[list[float]], labels: set[str], shared: int) -> Value:
     if shared == 0:
         return Value(0.0, NO_SHARED_RUN)
     if len(labels) == 1:
-        return Value(0.0, f"one label only: every label is {next(iter(labels)).value!r}")
+        return Value(0.0, f"one label only: every label is {next(iter(labels))!r}")
     value = float(krippendorff.alpha(reliability_data=np.array(matrix, dtype=float),
                                      level_of_measurement="nominal"))
     return Value(value)
@@ -56,9 +55,15 @@ def _alpha(matrix: list[list[float]], labels: set[Outcome], shared: int) -> Valu
 
 def agreement(check: str, rows: Iterable[Annotation]) -> Agreement:
     """The agreement among the annotators of ``rows`` (all of one check)."""
-    by_annotator: dict[str, dict[str, Outcome]] = {}
+    by_annotator: dict[str, dict[str, str]] = {}
     for a in rows:
-        by_annotator.setdefault(a.annotator, {})[a.run_id] = a.label
+        by_annotator.setdefault(a.annotator, {})[a.run_id] = a.label.value
+    return nominal_agreement(check, by_annotator)
+
+
+def nominal_agreement(check: str, by_annotator: Mapping[str, Mapping[str, str]]) -> Agreement:
+    """The agreement among annotators whose labels are names (pass/fail, a/b/tie):
+    ``by_annotator`` is annotator -> what they labelled (a run, an item) -> label."""
     runs = sorted({run for labels in by_annotator.values() for run in labels})
     counts = {run: sum(run in labels for labels in by_annotator.values()) for run in runs}
     shared = sum(n >= 2 for n in counts.values())
@@ -66,10 +71,10 @@ def agreement(check: str, rows: Iterable[Annotation]) -> Agreement:
     if len(names) < 2:
         none = Value(0.0, ONE_ANNOTATOR)
         return Agreement(check, len(names), len(runs), 0, none, none, 0)
-    code = {Outcome.PASS: 0.0, Outcome.FAIL: 1.0}
+    labels = {label for given in by_annotator.values() for label in given.values()}
+    code = {label: float(n) for n, label in enumerate(sorted(labels))}
     matrix = [[code[by_annotator[name][run]] if run in by_annotator[name] else np.nan
                for run in runs] for name in names]
-    labels = {label for labels in by_annotator.values() for label in labels.values()}
     kappas = []
     for first, second in itertools.combinations(names, 2):
         both = sorted(set(by_annotator[first]) & set(by_annotator[second]))
@@ -77,8 +82,8 @@ def agreement(check: str, rows: Iterable[Annotation]) -> Agreement:
         # in would pull the ceiling down whenever an occasional third annotator
         # breaks a tie. judge-audit's annotators leave such pairs out the same way.
         if len(both) >= 2:
-            kappas.append(nominal_kappa([by_annotator[first][r].value for r in both],
-                                        [by_annotator[second][r].value for r in both]))
+            kappas.append(nominal_kappa([by_annotator[first][r] for r in both],
+                                        [by_annotator[second][r] for r in both]))
     if not kappas:
         mean = Value(0.0, NO_SHARED_RUN)
     else:
