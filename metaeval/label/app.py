@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
 
@@ -199,5 +198,3 @@ def create_app(session: Session) -> Starlette:
                   Middleware(TokenGate, token=token)]
     return Starlette(routes=routes, middleware=middleware)
 
-
-Handler = Callable[[Request], Awaitable[Response]]

@@ -4,7 +4,9 @@
 // (no href, no src, no on*).
 "use strict";
 
-const state = { entries: [], labels: {}, annotator: "", index: 0, check: 0, shown: [] };
+const state = { entries: [], labels: {}, annotator: "", index: 0, check: 0, shown: [], saved: 0 };
+// Keys are handled one after another: a label is saved before the next key moves on.
+let pending = Promise.resolve();
 
 function el(tag, cls, ...children) {
   const node = document.createElement(tag);
@@ -85,6 +87,8 @@ async function give(entry, check, choice, rationale) {
     const answer = await api("api/label", { kind: entry.kind, id: entry.id, check: check,
                                             choice: choice, rationale: text });
     state.labels = answer.labels;
+    state.saved += 1;
+    document.body.dataset.saved = String(state.saved);
     setStatus("saved " + entry.id + (check && check !== "*" ? " / " + check : ""));
   } catch (error) {
     setStatus("not saved: " + error.message, true);
@@ -206,9 +210,10 @@ function move(step) {
   render();
 }
 
-async function keyed(choice) {
+async function keyed(typed) {
   const entry = state.shown[state.index];
-  if (!entry) return;
+  const choice = entry && (entry.kind === "pair" ? PAIR_KEYS : KEYS)[typed];
+  if (!entry || !choice) return;  // a pair's key on a run, or a run's on a pair
   const check = entry.checks[state.check];
   await give(entry, check, choice);
   if (state.check < entry.checks.length - 1) { state.check += 1; render(); }
@@ -227,10 +232,15 @@ document.addEventListener("keydown", (event) => {
                  target.tagName === "TEXTAREA")) return;
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   const entry = state.shown[state.index];
-  const choice = entry && (entry.kind === "pair" ? PAIR_KEYS : KEYS)[event.key];
-  if (choice) { event.preventDefault(); keyed(choice).catch(() => {}); return; }
-  if (event.key === "n" || event.key === "j") move(1);
-  else if (event.key === "k") move(-1);
+  if (KEYS[event.key] || PAIR_KEYS[event.key]) {
+    // The entry the key applies to is read when its turn comes, after the saves before it.
+    const typed = event.key;
+    event.preventDefault();
+    pending = pending.then(() => keyed(typed)).catch(() => {});
+    return;
+  }
+  if (event.key === "n" || event.key === "j") pending = pending.then(() => move(1));
+  else if (event.key === "k") pending = pending.then(() => move(-1));
   else if (event.key === "ArrowDown" && entry) {
     event.preventDefault(); state.check = Math.min(state.check + 1, entry.checks.length - 1); render();
   } else if (event.key === "ArrowUp" && entry) {
