@@ -69,7 +69,8 @@ def check_row(value: JsonValue) -> JsonObject:
     for column in ("run_id", "check", "label", "annotator"):
         text = value.get(column)
         if not isinstance(text, str) or not text:
-            raise ValueError(f"{column}: got {shown(text)}; expected a non-empty string")
+            got = "nothing" if text is None or text == "" else shown(text)
+            raise ValueError(f"{column}: got {got}; expected a non-empty string")
     for column in RUN_COLUMNS:
         text = value.get(column, "")
         if not isinstance(text, str) or len(text) > MAX_FIELD:
