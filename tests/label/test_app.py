@@ -115,3 +115,29 @@ def test_each_annotator_sees_only_their_own_labels(project: Path,
         assert state["labels"] == {}
         compare = json.loads(call(server.url + "api/compare")[1])
         assert compare["annotators"] == ["bo"]
+
+
+def test_the_comparison_api_gives_krippendorffs_alpha(project: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import krippendorff
+    import numpy as np
+
+    monkeypatch.chdir(project)
+    ann = ["pass", "fail", "pass", "fail", "pass"]
+    bo = ["pass", "fail", "fail", "fail", "pass"]
+    (project / "labels.jsonl").write_text("".join(
+        json.dumps({"run_id": f"t{n:02d}-trial0", "check": "*", "label": label,
+                    "annotator": who}) + "\n"
+        for who, labels in (("ann", ann), ("bo", bo)) for n, label in enumerate(labels)))
+    store = LabelStore(project / "labels.jsonl")
+    entries = load_entries([project / "runs.jsonl"], "ann", store, load_config())
+    with Running("ann", entries, store) as server:
+        compare = json.loads(call(server.url + "api/compare")[1])
+    (overall,) = [f for f in compare["figures"] if f["group"] == "*"]
+    code = {"pass": 0, "fail": 1}
+    expected = krippendorff.alpha(reliability_data=np.array([[code[x] for x in ann],
+                                                             [code[x] for x in bo]]),
+                                  level_of_measurement="nominal")
+    assert overall["alpha"] == pytest.approx(expected, abs=1e-4)
+    assert [(d["id"], d["labels"]) for d in compare["disagreements"]] == [
+        ("t02-trial0", {"ann": "pass", "bo": "fail"})]
