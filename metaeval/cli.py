@@ -23,6 +23,7 @@ from metaeval.audit.bars import DEFAULT_BARS as DEFAULT_JUDGE_BARS
 from metaeval.cli_findings import findings
 from metaeval.cli_import import judge_import, judge_import_llmbar
 from metaeval.cli_import_runs import import_runs_command
+from metaeval.cli_label import label
 from metaeval.cli_parts import (
     FORMAT,
     SUMMARY,
@@ -105,6 +106,7 @@ main.add_command(findings)
 main.add_command(judge_import)
 main.add_command(judge_import_llmbar)
 main.add_command(import_runs_command)
+main.add_command(label)
 
 
 @main.command()
@@ -453,6 +455,10 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @click.option("--by", "by", type=click.Choice(["category"]), default=None,
               help="Also break agreement, the position probe and the annotators' figures "
               "down by the items' category.")
+@click.option("--labels", "label_files", multiple=True,
+              type=click.Path(path_type=Path, dir_okay=False),
+              help="A labels file (JSONL rows item_id, label, annotator, as metaeval label "
+              "writes): each row one more annotator of its item (repeatable).")
 @click.option("--write", is_flag=True,
               help="On 'may gate', add an entry to the calibration file.")
 @click.option("--calibration", "calibration_path", type=click.Path(path_type=Path),
@@ -470,8 +476,9 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
                 tnr_bar: float | None, unscored_bar: float | None, alpha: float | None,
                 probes: ProbeSource | None, write_probes: Path | None, probe_budget: int | None,
                 alt_epsilon: float | None, label_classes: str | None, by: str | None,
-                write: bool, calibration_path: Path | None, html_path: Path | None,
-                summary_path: Path | None, fmt: str, reply: str | None = None) -> None:
+                label_files: tuple[Path, ...], write: bool, calibration_path: Path | None,
+                html_path: Path | None, summary_path: Path | None, fmt: str,
+                reply: str | None = None) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
 
@@ -496,14 +503,15 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     refuse_inputs_as_outputs(
         [("--write-probes", write_probes), ("--html", html_path), ("--summary", summary_path),
          ("--calibration", calibration_path if write else None)],
-        [*(("--items", p, "*.ndjson") for p in items), ("--recorded", recorded, "*")])
+        [*(("--items", p, "*.ndjson") for p in items), ("--recorded", recorded, "*"),
+         *(("--labels", p, "*") for p in label_files)])
     flags = {"kappa_bar": kappa_bar, "tpr_bar": tpr_bar, "tnr_bar": tnr_bar,
              "unscored_bar": unscored_bar, "alpha": alpha}
     request = JudgeAuditRequest(
         spec, items_paths, recorded, samples, scale_text, pass_at, cache_path, no_cache,
         {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at,
         probes, write_probes, probe_budget, reply, alt_epsilon=alt_epsilon, by=by,
-        label_classes=label_classes)
+        label_classes=label_classes, label_files=label_files)
     bar = ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
         result = judge_audit(request, config, bar, lambda note: echo(note, err=True))

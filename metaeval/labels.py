@@ -5,7 +5,12 @@ a row: ``run_id, check, label, annotator[, rationale]``. ``check`` names a
 check of the run, or is ``*`` for the run's overall verdict; ``label`` is
 ``pass`` or ``fail``. Several annotators may label one run; the gold label of a
 (run, check) is the majority of its annotators' labels, and a tie gives none
-(that check is unlabelled on that run, never a guess). A run some labels file
+(that check is unlabelled on that run, never a guess). ``unsure`` (what
+``metaeval label`` writes when a person cannot decide) is read and counts as that
+annotator's one row, but is no label: it takes no part in the gold label or the
+agreement. A JSON Lines row with ``item_id`` instead of ``run_id`` labels a judge
+item (``metaeval.item_labels``, read by ``judge-audit --labels``) and is passed
+over here, so one file can hold both. A run some labels file
 names takes its labels from the files alone; a run none names keeps the label in
 its line, or is unlabelled.
 
@@ -35,7 +40,10 @@ OVERALL = "*"
 """The ``check`` of a label that is the run's overall verdict."""
 REQUIRED = ("run_id", "check", "label", "annotator")
 COLUMNS = (*REQUIRED, "rationale")
-LABELS = {"pass": Outcome.PASS, "fail": Outcome.FAIL}
+LABELS = {"pass": Outcome.PASS, "fail": Outcome.FAIL, "unsure": Outcome.UNSCORED}
+"""``unsure`` is read as UNSCORED: the annotator's row, with no label in it."""
+ITEM_ID = "item_id"
+"""The column of a row that labels a judge item, not a run (``metaeval.item_labels``)."""
 EXTRA = "\0extra"
 """Where the CSV reader puts the fields of a row longer than its header."""
 MAX_FIELD = 10_000
@@ -90,7 +98,7 @@ def _row(values: dict[str, object], source: str) -> Annotation:
             raise _Bad(column, f"got {len(text)} characters; expected at most {MAX_FIELD}")
     label = str(values["label"])
     if label not in LABELS:
-        raise _Bad("label", f"got {shown(label)}; expected 'pass' or 'fail'")
+        raise _Bad("label", f"got {shown(label)}; expected 'pass', 'fail' or 'unsure'")
     return Annotation(str(values["run_id"]), str(values["check"]), LABELS[label],
                       str(values["annotator"]), rationale, source)
 
@@ -145,6 +153,8 @@ def _read_jsonl(path: Path, errors: list[LoadError]) -> list[Annotation]:
             if not isinstance(record.value, dict):
                 raise _Bad("", f"got {shown(record.value)}; expected a JSON object with "
                                f"{', '.join(REQUIRED)}")
+            if ITEM_ID in record.value and "run_id" not in record.value:
+                continue  # a judge item's label: judge-audit --labels reads it
             bad = _unknown(record.value)
             if bad is not None:
                 raise bad
@@ -201,6 +211,7 @@ class Joiner:
 
     def __init__(self, annotations: Iterable[Annotation]) -> None:
         self.errors: list[LoadError] = []
+        self.unsure: list[Annotation] = []
         self.per_run: dict[str, dict[str, list[Annotation]]] = {}
         first: dict[tuple[str, str, str], str] = {}
         for a in annotations:
@@ -211,6 +222,11 @@ class Joiner:
                     f"{shown(a.run_id)} (at {first[key]}); expected one label per annotator")))
                 continue
             first[key] = a.source
+            if a.label is Outcome.UNSCORED:
+                # Unsure: this annotator's row for the check, so a second row is still
+                # a repeat, but no label to count.
+                self.unsure.append(a)
+                continue
             self.per_run.setdefault(a.run_id, {}).setdefault(a.check, []).append(a)
         self.seen: set[str] = set()
         self.kept: list[Annotation] = []
@@ -255,6 +271,9 @@ class Joiner:
                 self.errors.extend(_error(a, "run_id", f"got {shown(a.run_id)}; expected the "
                                                        f"id of a loaded run{hint}")
                                    for labels in rows.values() for a in labels)
+        self.errors.extend(_error(a, "run_id", f"got {shown(a.run_id)}; expected the id of a "
+                                               f"loaded run{did_you_mean(a.run_id, self.seen)}")
+                           for a in self.unsure if a.run_id not in self.seen)
         kept = sorted(self.kept, key=_order)
         errors = sorted(self.errors, key=lambda e: (e.path, e.line))
         return tuple(kept), tuple(errors), self.tied

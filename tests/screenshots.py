@@ -59,6 +59,28 @@ def shoot(binary: str, page: Path, out: Path, *, fragment: str = "", click: str 
     print(f"wrote {out.relative_to(ROOT)}")
 
 
+def shoot_label(binary: str, work: Path) -> None:
+    """The labelling page on this repository's near misses, two checks labelled."""
+    from tests.label.serving import start_label
+
+    process, url = start_label("meta_sets/support_near_misses.jsonl",
+                               "meta_sets/judge/position.ndjson", "--labels",
+                               str(work / "labels.jsonl"), "--annotator", "ana", cwd=ROOT)
+    try:
+        with Browser(binary, url, width=1240, height=1500) as browser:
+            browser.wait_for("document.body.dataset.ready === '1'")
+            for key in ("p", "p"):
+                for kind in ("keyDown", "keyUp"):
+                    browser.send("Input.dispatchKeyEvent", type=kind, key=key,
+                                 **({"text": key} if kind == "keyDown" else {}))
+            browser.wait_for("document.body.dataset.saved === '2'")
+            browser.screenshot(IMAGES / "label.png", width=1240)
+    finally:
+        process.kill()
+        process.communicate(timeout=10)
+    print(f"wrote {(IMAGES / 'label.png').relative_to(ROOT)}")
+
+
 def main() -> None:
     binary = chromium()
     if binary is None:
@@ -73,6 +95,7 @@ def main() -> None:
               fragment="#mutant/shop/pricing.py", click=SURVIVOR)
         run("meta-eval", "--html", str(work / "meta-eval.html"))
         shoot(binary, work / "meta-eval.html", IMAGES / "meta-eval.png")
+        shoot_label(binary, work)
         for spec in ("biased", "steady"):
             run("judge-audit", "--judge", spec, "--no-cache", "--html",
                 str(work / f"{spec}.html"))

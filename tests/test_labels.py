@@ -209,7 +209,7 @@ def test_a_bad_row_is_named_by_file_line_and_column_and_the_rest_joins(
         "'flight_booked'?",
         "l.csv:5: annotator: 'ann' already labelled check '*' of run 't00-trial0' (at "
         "l.csv:2); expected one label per annotator",
-        "l.csv:6: label: got 'maybe'; expected 'pass' or 'fail'",
+        "l.csv:6: label: got 'maybe'; expected 'pass', 'fail' or 'unsure'",
         "l.csv:7: annotator: got nothing; expected a non-empty string"]
     assert "meta-eval: 1 runs" in result.output  # t00-trial0, labelled once
 
@@ -230,3 +230,41 @@ def test_jsonl_labels_and_a_bad_header(tmp_path: Path) -> None:
         f"{header}:1: verdict: unknown column; expected run_id, check, label, annotator, "
         "rationale",
         f"{tmp_path / 'x.txt'}: no such file"]
+
+
+def test_unsure_is_one_row_of_its_annotator_but_no_label(tmp_path: Path) -> None:
+    from metaeval.labels import join_labels
+    from metaeval.meta_set import parse_run
+    from tests.audit.airline import airline_run
+
+    run, problems = parse_run(airline_run(0, 0, bad=False, checks=True), "runs.jsonl:1")
+    assert run is not None and not problems
+    runs = [run]
+    path = tmp_path / "l.jsonl"
+    run_id = runs[0].id
+    rows = [{"run_id": run_id, "check": "*", "label": "unsure", "annotator": "ann"},
+            {"run_id": run_id, "check": "*", "label": "fail", "annotator": "bo"},
+            {"run_id": run_id, "check": "*", "label": "pass", "annotator": "ann"},
+            {"run_id": "nowhere", "check": "*", "label": "unsure", "annotator": "ann"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    annotations, errors = read_labels([path])
+    assert not errors
+    joined = join_labels(runs, annotations)
+    # ann's unsure is her row: her later pass is a repeat, so bo's fail alone is the gold.
+    assert joined.runs[0].label.verdict is Outcome.FAIL
+    assert [str(e) for e in joined.errors] == [
+        f"{path}:3: annotator: 'ann' already labelled check '*' of run {run_id!r} (at "
+        f"{path}:1); expected one label per annotator",
+        f"{path}:4: run_id: got 'nowhere'; expected the id of a loaded run"]
+    assert [a.annotator for a in joined.annotations] == ["bo"]
+
+
+def test_a_judge_item_row_is_passed_over_and_an_unknown_column_is_not(tmp_path: Path) -> None:
+    path = tmp_path / "l.jsonl"
+    rows = [{"item_id": "p1", "label": "a", "annotator": "ann", "shown": "ba"},
+            {"run_id": "r1", "check": "*", "label": "pass", "annotator": "ann"},
+            {"run_id": "r1", "check": "*", "label": "pass", "annotator": "bo", "shown": "ab"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    annotations, errors = read_labels([path])
+    assert [(a.run_id, a.annotator) for a in annotations] == [("r1", "ann")]
+    assert [f"{e.line}:{e.field}" for e in errors] == ["3:shown"]

@@ -35,14 +35,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                   "metaeval.meta_set", "metaeval.suites", "metaeval.labels",
                   "metaeval.judge_items", "metaeval.llmbar",
                   "metaeval.recorded_forms", "metaeval.importers",
-                  "metaeval.judge_labels", "metaeval.annotation_files",
+                  "metaeval.judge_labels", "metaeval.annotation_files", "metaeval.item_labels",
                   "metaeval.findings", "metaeval.init", "metaeval.scaffold",
                   "metaeval.project_package", "metaeval.workflow_install",
                   "metaeval.testing")),
-    ("commands", ("metaeval.commands",)),
+    ("commands", ("metaeval.commands", "metaeval.label")),
     ("report", ("metaeval.report",)),
     ("cli", ("metaeval.cli", "metaeval.cli_parts", "metaeval.cli_findings",
-             "metaeval.cli_import", "metaeval.cli_import_runs")),
+             "metaeval.cli_import", "metaeval.cli_import_runs", "metaeval.cli_label")),
 )
 """Each layer and the modules (or packages) in it, lowest first."""
 

@@ -14,7 +14,7 @@ reads no file and renders nothing.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from metaeval.audit.metrics import Value, nominal_kappa
@@ -47,6 +47,13 @@ def agreement(check: str, rows: Iterable[Annotation]) -> Agreement:
     by_annotator: dict[str, dict[str, Label | None]] = {}
     for a in rows:
         by_annotator.setdefault(a.annotator, {})[a.run_id] = a.label.value
+    return nominal_agreement(check, by_annotator)
+
+
+def nominal_agreement(check: str,
+                      by_annotator: Mapping[str, Mapping[str, Label | None]]) -> Agreement:
+    """The agreement among annotators whose labels are names (pass/fail, a/b/tie):
+    ``by_annotator`` is annotator -> what they labelled (a run, an item) -> label."""
     runs = sorted({run for labels in by_annotator.values() for run in labels})
     shared = sum(sum(run in labels for labels in by_annotator.values()) >= 2 for run in runs)
     if len(by_annotator) < 2:

@@ -41,6 +41,7 @@ from metaeval.audit.judge_audit import (
 from metaeval.config import NO_JUDGES, Config, JudgesSection
 from metaeval.errors import ExitCode, InputError, shown
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
+from metaeval.item_labels import join_item_labels, read_item_labels
 from metaeval.judge_items import (
     GENERATED,
     JudgeItems,
@@ -328,6 +329,9 @@ class JudgeAuditRequest:
     """``--by``: ``category`` breaks the figures down by the items' category."""
     label_classes: str | None = None
     """``--label-classes``: categorical label classes, ``a,b,c``; None: the config's."""
+    label_files: tuple[Path, ...] = ()
+    """``--labels``: labels files whose item rows join the items as annotators
+    (``metaeval.item_labels``; what ``metaeval label`` writes)."""
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
@@ -385,7 +389,13 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
     probes = ProbeSettings(source, source_from, request.write_probes, request.probe_budget)
     classes = (declared_classes(request.label_classes, "--label-classes")
                if request.label_classes is not None else settings.label_classes)
-    audit = run_judge_audit(request.spec, load_items(paths, labels or (1, 5), classes),
+    items = load_items(paths, labels or (1, 5), classes)
+    if request.label_files:
+        rows, errors = read_item_labels(request.label_files)
+        items, join_errors = join_item_labels(items, rows, labels or (1, 5))
+        items = replace(items, errors=(*items.errors, *sorted(
+            (*errors, *join_errors), key=lambda e: (e.path, e.line))))
+    audit = run_judge_audit(request.spec, items,
                             recorded=recorded, samples=request.samples, cache=cache, bars=bars,
                             progress=progress, scale=scale, scale_from=scale_from,
                             allowed=config.allowed_modules, judges=config.judges,

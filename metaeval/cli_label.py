@@ -1,0 +1,85 @@
+"""``metaeval label``: the local labelling page, and ``--merge`` of annotators' files.
+
+Kept apart from ``cli.py`` so that it stays small; registered there with one line.
+Starlette and uvicorn (the ``label`` extra) are imported only when the page is
+served, so every other command runs without them.
+"""
+
+from __future__ import annotations
+
+import sys
+import webbrowser
+from pathlib import Path
+
+import click
+
+from metaeval.cli_parts import echo, refuse_inputs_as_outputs, user_errors
+from metaeval.config import load_config
+from metaeval.errors import InputError
+from metaeval.report.escape import one_line
+
+
+@click.command("label")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--labels", "labels_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="The labels file (JSON Lines) every label is written to as it is given; "
+              "its earlier labels are read first.")
+@click.option("--annotator", help="Your name, written with every label you give.")
+@click.option("--recorded", type=click.Path(path_type=Path, dir_okay=False),
+              help="A judge's recorded verdicts on the items: items where it disagrees with "
+              "the labels, or with itself between orders, come first.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0,
+              help="Port on 127.0.0.1 [default: a free one].")
+@click.option("--no-browser", is_flag=True, help="Print the URL; do not open a browser.")
+@click.option("--merge", is_flag=True,
+              help="Merge the labels files PATHS (two or more annotators') into -o.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+              help="With --merge: the merged labels file to write.")
+@user_errors
+def label(paths: tuple[Path, ...], labels_path: Path | None, annotator: str | None,
+          recorded: Path | None, port: int, no_browser: bool, merge: bool,
+          output: Path | None) -> None:
+    """Label runs (meta-set .jsonl) and judge items (.ndjson) in a local web page.
+
+    Serves on 127.0.0.1 with a per-session token in the printed URL; every label is
+    kept in --labels as it is given. Ctrl-C stops it. With --merge: PATHS are
+    labels files, merged into -o.
+
+    Exit 0 when stopped (or merged); 2 bad input.
+    """
+    if merge:
+        if output is None:
+            raise InputError("--merge: expected -o FILE, the merged labels file to write")
+        from metaeval.label.merge import merge as merge_files
+
+        refuse_inputs_as_outputs([("-o", output)], [("PATH", p, "*") for p in paths])
+        merged = merge_files(paths, output)
+        echo(f"{merged.rows} labels by {len(merged.annotators)} annotator(s) "
+             f"({', '.join(one_line(a) for a in merged.annotators)}) -> {output}"
+             + (f"; {merged.repeated} repeated row(s) kept once" if merged.repeated else ""))
+        sys.exit(0)
+    if labels_path is None or annotator is None:
+        raise InputError("expected --labels FILE and --annotator NAME (or --merge A B -o OUT)")
+    try:
+        from metaeval.label.server import serve
+    except ImportError as e:
+        raise InputError(f"metaeval label needs the extra metaeval[label] (Starlette and "
+                         f"uvicorn): pip install 'metaeval[label]' ({e})") from e
+    from metaeval.label.session import checked_annotator, load_entries
+    from metaeval.label.store import LabelStore
+
+    refuse_inputs_as_outputs([("--labels", labels_path)], [("PATH", p, "*") for p in paths])
+    name = checked_annotator(annotator)
+    store = LabelStore(labels_path)
+    entries = load_entries(paths, name, store, load_config(), recorded)
+    near = sum(1 for e in entries if e.near_miss)
+
+    def ready(url: str) -> None:
+        echo(f"{len(entries)} to label ({near} near misses first) as {one_line(name)}; "
+             f"labels -> {labels_path}")
+        echo(f"open {url}  (Ctrl-C stops)")
+        sys.stdout.flush()
+        if not no_browser:
+            webbrowser.open(url)
+
+    serve(name, entries, store, port=port, ready=ready)

@@ -1,0 +1,143 @@
+"""The labelling server over HTTP on loopback (a thread in this process): the token
+guards every page and API call, a label posted is in the file before the answer
+comes, and a pair's sides are mapped back to the item's responses."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from metaeval.config import load_config
+from metaeval.label.server import Running
+from metaeval.label.session import load_entries
+from metaeval.label.store import LabelStore
+
+
+def call(url: str, body: Mapping[str, object] | None = None,
+         headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data, {
+        **({"Content-Type": "application/json"} if body is not None else {}),
+        **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as e:
+        with e:
+            return e.code, e.read()
+
+
+@pytest.fixture
+def running(project: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(project)
+    store = LabelStore(project / "labels.jsonl")
+    entries = load_entries([project / "runs.jsonl", project / "items.ndjson"], "ann", store,
+                           load_config())
+    with Running("ann", entries, store) as server:
+        yield server
+
+
+def test_every_request_without_the_token_is_refused(running: Running, project: Path) -> None:
+    url = running.url
+    root = url.removesuffix(f"{running.token}/")
+    label = {"kind": "run", "id": "t00-trial0", "check": "*", "choice": "fail"}
+    assert call(url)[0] == 200
+    assert call(url + "label.js")[0] == 200
+    assert call(url + "api/state")[0] == 200
+    wrong = running.token[:-1] + ("A" if running.token[-1] != "A" else "B")
+    for bad in (root, root + "label.js", root + "api/state", f"{root}{wrong}/api/state",
+                f"{root}{running.token}api/state", f"{root}{running.token[:-2]}/api/state"):
+        status, body = call(bad)
+        assert status == 403, bad
+        assert b"t00-trial0" not in body
+    for bad in (root + "api/label", f"{root}{wrong}/api/label"):
+        assert call(bad, label)[0] == 403
+    assert not (project / "labels.jsonl").exists()
+    # Another host name (a rebinding attack's) is refused even with the token.
+    assert call(url + "api/state", headers={"Host": "evil.example"})[0] == 400
+    assert call(url + "api/label", label)[0] == 200
+    assert (project / "labels.jsonl").exists()
+
+
+def test_a_label_is_in_the_file_when_the_answer_comes(running: Running, project: Path) -> None:
+    status, body = call(running.url + "api/state")
+    state = json.loads(body)
+    pair = next(e for e in state["entries"] if e["kind"] == "pair")
+    status, body = call(running.url + "api/label", {"kind": "pair", "id": pair["id"],
+                                                    "check": "", "choice": "left",
+                                                    "rationale": "<b>names the window</b>"})
+    assert status == 200, body
+    (row,) = [json.loads(line) for line in (project / "labels.jsonl").read_text().splitlines()]
+    # The left response is response_a when shown ab, response_b when shown ba.
+    assert row == {"item_id": pair["id"], "label": "a" if pair["shown"] == "ab" else "b",
+                   "annotator": "ann", "shown": pair["shown"],
+                   "rationale": "<b>names the window</b>"}
+    left = pair["left"]
+    assert left == (f"30 days from delivery ({pair['id'][-1]})." if pair["shown"] == "ab"
+                    else "No idea.")
+    assert json.loads(body)["labels"][f"pair:{pair['id']}"][""]["choice"] == "left"
+
+
+def test_a_bad_label_is_refused_and_nothing_is_written(running: Running,
+                                                       project: Path) -> None:
+    api = running.url + "api/label"
+    for body in ({"kind": "run", "id": "nope", "check": "*", "choice": "pass"},
+                 {"kind": "run", "id": "t00-trial0", "check": "nope", "choice": "pass"},
+                 {"kind": "run", "id": "t00-trial0", "check": "*", "choice": "left"},
+                 {"kind": "pair", "id": "pair-0", "check": "", "choice": "pass"},
+                 {"kind": "run", "id": "t00-trial0", "check": "*", "choice": "pass",
+                  "rationale": "x" * 10_001}):
+        status, _ = call(api, body)
+        assert status in (400, 404), body
+    request = urllib.request.Request(api, b"kind=run", {"Content-Type":
+                                                        "application/x-www-form-urlencoded"})
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(request, timeout=10)
+    with raised.value as error:
+        assert error.code == 415
+    assert not (project / "labels.jsonl").exists()
+
+
+def test_each_annotator_sees_only_their_own_labels(project: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    (project / "labels.jsonl").write_text(
+        '{"run_id": "t00-trial0", "check": "*", "label": "pass", "annotator": "bo"}\n')
+    store = LabelStore(project / "labels.jsonl")
+    entries = load_entries([project / "runs.jsonl"], "ann", store, load_config())
+    with Running("ann", entries, store) as server:
+        state = json.loads(call(server.url + "api/state")[1])
+        assert state["labels"] == {}
+        compare = json.loads(call(server.url + "api/compare")[1])
+        assert compare["annotators"] == ["bo"]
+
+
+def test_the_comparison_api_gives_krippendorffs_alpha(project: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import krippendorff
+    import numpy as np
+
+    monkeypatch.chdir(project)
+    ann = ["pass", "fail", "pass", "fail", "pass"]
+    bo = ["pass", "fail", "fail", "fail", "pass"]
+    (project / "labels.jsonl").write_text("".join(
+        json.dumps({"run_id": f"t{n:02d}-trial0", "check": "*", "label": label,
+                    "annotator": who}) + "\n"
+        for who, labels in (("ann", ann), ("bo", bo)) for n, label in enumerate(labels)))
+    store = LabelStore(project / "labels.jsonl")
+    entries = load_entries([project / "runs.jsonl"], "ann", store, load_config())
+    with Running("ann", entries, store) as server:
+        compare = json.loads(call(server.url + "api/compare")[1])
+    (overall,) = [f for f in compare["figures"] if f["group"] == "*"]
+    code = {"pass": 0, "fail": 1}
+    expected = krippendorff.alpha(reliability_data=np.array([[code[x] for x in ann],
+                                                             [code[x] for x in bo]]),
+                                  level_of_measurement="nominal")
+    assert overall["alpha"] == pytest.approx(expected, abs=1e-4)
+    assert [(d["id"], d["labels"]) for d in compare["disagreements"]] == [
+        ("t02-trial0", {"ann": "pass", "bo": "fail"})]
