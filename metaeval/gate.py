@@ -9,6 +9,10 @@ Results are the JSON documents of ``meta-eval``, ``judge-audit`` and ``mutate``
   (``judge-audit:steady.agreement.pointwise.kappa``),
 - ``mutate:<dotted path>`` (``mutate:score``, ``mutate:counts.Survived``).
 
+A meta-eval result is also held to the bars of ``[tool.metaeval.meta_eval]`` (the
+bars ``meta-eval`` and ``assert_graders`` read), which ``metaeval.commands.gate``
+turns into bars of this kind, each naming where it was set.
+
 A metric missing from the results fails (with the nearest names the results
 hold). A judge metric is enforced only when the calibration file has an entry
 for that judge's current identity; otherwise it is reported and does not fail.
@@ -58,6 +62,9 @@ class Bar:
     max: float | None = None
     expect: str = ""
     """A text the metric must be instead (a judge-audit verdict: "may gate")."""
+    origin: str = ""
+    """Where the bar was set when not in ``[tool.metaeval.gate]`` (a meta-eval bar of
+    ``[tool.metaeval.meta_eval]``), shown beside its result."""
 
     def describe(self) -> str:
         if self.expect:
@@ -267,6 +274,13 @@ def _near(bar: Bar, results: Results) -> str:
     return ""
 
 
+def check_names(results: Results) -> list[str]:
+    """The checks of the meta-eval result (without the evaluator); empty without one."""
+    if results.meta_eval is None:
+        return []
+    return [str(row.get("name")) for row in _rows(results.meta_eval.get("checks"))]
+
+
 def _rows(node: JsonValue) -> list[dict[str, JsonValue]]:
     return [row for row in node if isinstance(row, dict)] if isinstance(node, list) else []
 
@@ -284,7 +298,7 @@ def decide(bars: Sequence[Bar], results: Results, calibrated: set[str]) -> list[
         number = float(value)
         ok = ((bar.min is None or number >= bar.min) and (bar.max is None or number <= bar.max))
         status = BarStatus.PASS if ok else BarStatus.FAIL
-        detail = ""
+        detail = bar.origin
         if judge_version is not None and judge_version not in calibrated:
             status = BarStatus.REPORTED
             detail = (f"judge identity {judge_version} has no calibration entry; "
