@@ -267,11 +267,27 @@ def _near(bar: Bar, results: Results) -> str:
         if results.mutate is None:
             return "; no mutate result given"
         node = dict(results.mutate)
-    for part in parts:
-        if not isinstance(node, dict) or part not in node:
-            return did_you_mean(part, node) if isinstance(node, dict) else ""
+    for i, part in enumerate(parts):
+        if not isinstance(node, dict):
+            return (f"; {cut('.'.join(parts[:i]))!r} is {cut(shown(node), 40)}, with "
+                    "nothing under it")
+        if part not in node:
+            # The part's own level first; else a path that skipped a level
+            # (``mutate:Survived`` for ``mutate:counts.Survived``).
+            return did_you_mean(part, node) or did_you_mean(".".join(parts[i:]),
+                                                            _paths(node))
         node = node[part]
     return ""
+
+
+def _paths(node: Mapping[str, JsonValue], depth: int = 2) -> list[str]:
+    """The dotted paths of the tables under ``node``, ``depth`` levels down."""
+    found = []
+    for key, value in node.items():
+        found.append(key)
+        if depth > 1 and isinstance(value, dict):
+            found += [f"{key}.{below}" for below in _paths(value, depth - 1)]
+    return found
 
 
 def check_names(results: Results) -> list[str]:
@@ -291,6 +307,9 @@ def decide(bars: Sequence[Bar], results: Results, calibrated: set[str]) -> list[
         value, judge_version = _lookup(bar, results)
         if not _number(value):
             found = (f"not in the results{_near(bar, results)}" if value is None
+                     else f"not a number: a table of {cut(', '.join(map(str, value)), 80)}; "
+                     f"expected a metric under it (e.g. {cut(bar.metric)}.{cut(next(iter(value)))})"
+                     if isinstance(value, dict) and value
                      else f"not a number: {shown(value)}")
             decided.append(BarResult(bar, BarStatus.MISSING, None, found))
             continue

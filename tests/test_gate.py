@@ -196,8 +196,15 @@ def test_gate_fails_on_a_judge_audit_that_may_not_gate(
     ("meta-eval:evaluator.kapa", "not in the results; did you mean 'kappa'?"),
     ("judge-audit:gpt-jduge.verdict", "not in the results; did you mean 'gpt-judge'?"),
     ("judge-audit:other.verdict", "the judge-audit results given are of 'gpt-judge'"),
+    # A level skipped, and a path that goes on past a number.
+    ("mutate:Survived", "not in the results; did you mean 'counts.Survived'?"),
+    ("mutate:counts.Survived.max",
+     "not in the results; 'counts.Survived' is 1, with nothing under it"),
+    ("mutate:counts", "not a number: a table of Killed, Survived; expected a metric under "
+                      "it (e.g. mutate:counts.Killed)"),
     # Nothing close: no guess.
     ("mutate:counts.Zebra", "not in the results"),
+    ("mutate:Zebra", "not in the results"),
 ])
 def test_a_misspelt_metric_says_what_it_may_have_meant(metric: str, said: str) -> None:
     (missing,) = decide([Bar(metric, min=0)], results(), set())
