@@ -6,8 +6,9 @@ through the checks they declare, the ``*.ndjson`` judge items beside them (and
 every ``.jsonl`` file whose first record is a judge item, with a warning to
 rename it), and recorded verdicts (a judge's log for ``judge-audit
 --recorded``): the files named by ``--recorded``, and every ``.jsonl`` file
-whose first record is a recorded verdict (``{"id", "verdict", ...}`` and nothing a meta-set run has). Returns what
-loaded, counted, with every error. Never prints.
+whose first record is a recorded verdict (``{"id", "verdict", ...}`` and
+nothing a meta-set run has). Returns what loaded, counted, with every error.
+Never prints.
 """
 
 from __future__ import annotations
