@@ -280,14 +280,21 @@ def _near(bar: Bar, results: Results) -> str:
     return ""
 
 
+PATHS_SEEN = 10_000
+"""The most paths a did-you-mean compares: a result is data, and may be huge."""
+
+
 def _paths(node: Mapping[str, JsonValue], depth: int = 2) -> list[str]:
-    """The dotted paths of the tables under ``node``, ``depth`` levels down."""
-    found = []
+    """The dotted paths of the tables under ``node``, ``depth`` levels down (at most
+    ``PATHS_SEEN``)."""
+    found: list[str] = []
     for key, value in node.items():
+        if len(found) >= PATHS_SEEN:
+            break
         found.append(key)
         if depth > 1 and isinstance(value, dict):
             found += [f"{key}.{below}" for below in _paths(value, depth - 1)]
-    return found
+    return found[:PATHS_SEEN]
 
 
 def check_names(results: Results) -> list[str]:

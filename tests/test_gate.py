@@ -276,3 +276,13 @@ def test_the_meta_eval_bars_need_a_meta_eval_result(tmp_path: Path) -> None:
                                                       "mutants": []}))
     decided = gate_command([tmp_path / "mutate.json"], None, config)
     assert [(r.bar.metric, r.status) for r in decided] == [("mutate:score", BarStatus.PASS)]
+
+
+def test_the_paths_a_misspelt_metric_is_held_to_are_bounded() -> None:
+    from metaeval.gate import PATHS_SEEN, _paths
+
+    huge: JsonObject = {"counts": {"Killed": 1}, "score": 1.0, "mutants": [],
+                        **{f"k{i}": {f"s{j}": j for j in range(200)} for i in range(200)}}
+    assert len(_paths(huge)) == PATHS_SEEN  # of 40,203: a result is data
+    (missing,) = decide([Bar("mutate:Killed", min=0)], Results(None, {}, huge), set())
+    assert missing.detail.endswith("did you mean 'counts.Killed'?")
