@@ -86,6 +86,26 @@ class MetaEvalConfig:
     cluster: str = "auto"
     """What the bootstrap resamples: ``auto``, ``task`` or ``run``."""
 
+    def with_flags(self, flags: Bars) -> tuple[Bars, dict[str, Bars]]:
+        """The bars for every check and per check with ``flags`` over them (``--min-tpr``
+        and the others, or ``assert_graders``'s arguments): a flag overrides the config
+        for that metric, per-check bars included."""
+        return flags.over(self.bars), {
+            name: Bars(None if flags.min_tpr is not None else bars.min_tpr,
+                       None if flags.min_tnr is not None else bars.min_tnr,
+                       None if flags.min_kappa is not None else bars.min_kappa)
+            for name, bars in self.check_bars.items()}
+
+    def bar_of(self, check: str, key: str) -> tuple[float | None, str]:
+        """The bar ``key`` (``min_tpr``, ``min_tnr`` or ``min_kappa``) of ``check`` and
+        the table that sets it (``checks.NAME`` wins over the section); (None, "") when
+        neither does."""
+        own = self.check_bars.get(check)
+        if own is not None and getattr(own, key) is not None:
+            return getattr(own, key), f"[tool.metaeval.meta_eval.checks.{check}] {key}"
+        value = getattr(self.bars, key)
+        return (value, f"[tool.metaeval.meta_eval] {key}") if value is not None else (None, "")
+
 
 @dataclass(frozen=True, slots=True)
 class MutateSection:
@@ -230,6 +250,7 @@ def load_config(start: Path | None = None) -> Config:
                            pyproject.parent)
     mutate = _mutate_section(pyproject, section.get("mutate", {}))
     gate = parse_bars(section.get("gate", {}), f"{pyproject}: tool.metaeval.gate")
+    _one_place_for_check_bars(gate, f"{pyproject}: tool.metaeval.gate")
     gate_options = parse_options(section.get("gate", {}), f"{pyproject}: tool.metaeval.gate")
     judges = section.get("judges", {})
     if not isinstance(judges, dict):
@@ -240,6 +261,31 @@ def load_config(start: Path | None = None) -> Config:
                   JudgesSection(pyproject, MappingProxyType(judges)),
                   JudgeAuditSection(pyproject, section.get("judge_audit")), pyproject,
                   gate_options)
+
+
+CHECK_BAR_FIELDS = (("tpr", "min_tpr"), ("tnr", "min_tnr"), ("kappa", "min_kappa"))
+"""A meta-eval check's fields that ``[tool.metaeval.meta_eval]`` bars, and their keys there."""
+EVALUATOR = "evaluator"
+"""The evaluator's row of a meta-eval result: meta-eval sets it no bar, so the gate may."""
+
+
+def _one_place_for_check_bars(gate: tuple[Bar, ...], where: str) -> None:
+    """A check's TPR, TNR and kappa bars live in ``[tool.metaeval.meta_eval]`` alone,
+    the one place meta-eval, ``assert_graders`` and the gate all read: a second bar in
+    the gate's table could pass where the other fails, and nothing would say which
+    one holds."""
+    for bar in gate:
+        source, _, path = bar.metric.partition(":")
+        check, _, rest = path.rpartition(".")
+        key = dict(CHECK_BAR_FIELDS).get(rest)
+        if source != "meta-eval" or key is None or check in ("", EVALUATOR):
+            continue
+        instead = f"{key} = {bar.min:g}" if bar.min is not None else f"{key} = N"
+        raise InputError(f"{where}.{cut(bar.metric)!r}: a check's bar belongs in "
+                         f"[tool.metaeval.meta_eval.checks.{cut(check)}] ({instead}), the "
+                         "one place meta-eval, metaeval.testing.assert_graders and gate all "
+                         "read; expected no meta-eval:CHECK.tpr, .tnr or .kappa bar here "
+                         "(the evaluator's may stay)")
 
 
 def _allowed_modules(pyproject: Path, section: dict[str, object]) -> AllowedModules:

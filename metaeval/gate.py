@@ -9,6 +9,10 @@ Results are the JSON documents of ``meta-eval``, ``judge-audit`` and ``mutate``
   (``judge-audit:steady.agreement.pointwise.kappa``),
 - ``mutate:<dotted path>`` (``mutate:score``, ``mutate:counts.Survived``).
 
+A meta-eval result is also held to the bars of ``[tool.metaeval.meta_eval]`` (the
+bars ``meta-eval`` and ``assert_graders`` read), which ``metaeval.commands.gate``
+turns into bars of this kind, each naming where it was set.
+
 A metric missing from the results fails (with the nearest names the results
 hold). A judge metric is enforced only when the calibration file has an entry
 for that judge's current identity; otherwise it is reported and does not fail.
@@ -58,6 +62,9 @@ class Bar:
     max: float | None = None
     expect: str = ""
     """A text the metric must be instead (a judge-audit verdict: "may gate")."""
+    origin: str = ""
+    """Where the bar was set when not in ``[tool.metaeval.gate]`` (a meta-eval bar of
+    ``[tool.metaeval.meta_eval]``), shown beside its result."""
 
     def describe(self) -> str:
         if self.expect:
@@ -260,11 +267,41 @@ def _near(bar: Bar, results: Results) -> str:
         if results.mutate is None:
             return "; no mutate result given"
         node = dict(results.mutate)
-    for part in parts:
-        if not isinstance(node, dict) or part not in node:
-            return did_you_mean(part, node) if isinstance(node, dict) else ""
+    for i, part in enumerate(parts):
+        if not isinstance(node, dict):
+            return (f"; {cut('.'.join(parts[:i]))!r} is {cut(shown(node), 40)}, with "
+                    "nothing under it")
+        if part not in node:
+            # The part's own level first; else a path that skipped a level
+            # (``mutate:Survived`` for ``mutate:counts.Survived``).
+            return did_you_mean(part, node) or did_you_mean(".".join(parts[i:]),
+                                                            _paths(node))
         node = node[part]
     return ""
+
+
+PATHS_SEEN = 10_000
+"""The most paths a did-you-mean compares: a result is data, and may be huge."""
+
+
+def _paths(node: Mapping[str, JsonValue], depth: int = 2) -> list[str]:
+    """The dotted paths of the tables under ``node``, ``depth`` levels down (at most
+    ``PATHS_SEEN``)."""
+    found: list[str] = []
+    for key, value in node.items():
+        if len(found) >= PATHS_SEEN:
+            break
+        found.append(key)
+        if depth > 1 and isinstance(value, dict):
+            found += [f"{key}.{below}" for below in _paths(value, depth - 1)]
+    return found[:PATHS_SEEN]
+
+
+def check_names(results: Results) -> list[str]:
+    """The checks of the meta-eval result (without the evaluator); empty without one."""
+    if results.meta_eval is None:
+        return []
+    return [str(row.get("name")) for row in _rows(results.meta_eval.get("checks"))]
 
 
 def _rows(node: JsonValue) -> list[dict[str, JsonValue]]:
@@ -277,6 +314,9 @@ def decide(bars: Sequence[Bar], results: Results, calibrated: set[str]) -> list[
         value, judge_version = _lookup(bar, results)
         if not _number(value):
             found = (f"not in the results{_near(bar, results)}" if value is None
+                     else f"not a number: a table of {cut(', '.join(map(str, value)), 80)}; "
+                     f"expected a metric under it (e.g. {cut(bar.metric)}.{cut(next(iter(value)))})"
+                     if isinstance(value, dict) and value
                      else f"not a number: {shown(value)}")
             decided.append(BarResult(bar, BarStatus.MISSING, None, found))
             continue
@@ -284,7 +324,7 @@ def decide(bars: Sequence[Bar], results: Results, calibrated: set[str]) -> list[
         number = float(value)
         ok = ((bar.min is None or number >= bar.min) and (bar.max is None or number <= bar.max))
         status = BarStatus.PASS if ok else BarStatus.FAIL
-        detail = ""
+        detail = bar.origin
         if judge_version is not None and judge_version not in calibrated:
             status = BarStatus.REPORTED
             detail = (f"judge identity {judge_version} has no calibration entry; "

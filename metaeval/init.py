@@ -10,7 +10,8 @@ matrix of shards and a merge job that gates; when the project configures judges
 over the results, so a judge that may not gate fails the check. It is
 idempotent, and it never overwrites a file without ``force``; the user's
 ``pyproject.toml`` is only ever appended to, and never when it already has a
-``[tool.metaeval]`` table. Every file is
+``[tool.metaeval]`` table (whose ``allowed_modules`` it checks for the package).
+``.gitignore`` gets metaeval's caches, reports and SARIF file. Every file is
 rendered before the first is written, so an error (no package found) writes
 nothing.
 """
@@ -119,6 +120,25 @@ class _Project:
         targets = ", ".join(json.dumps(p.path) for p in self.packages)
         names = ", ".join(json.dumps(p.name) for p in self.packages)
         return _render(PYPROJECT_SECTION, {"TARGETS": targets, "PACKAGES": names})
+
+    def allowed_in(self, section: object) -> None:
+        """A ``[tool.metaeval]`` of the user's own is kept as written: when its
+        ``allowed_modules`` leaves out the package found, say so, since a meta-set
+        naming the team's graders is refused line by line until it is there."""
+        try:  # not self.packages: a rerun that keeps every file says nothing of them
+            names = [p.name for p in find_packages(self.root, self.pyproject, self.package)]
+        except InputError:
+            return  # no package found: nothing to say, and nothing else needs one
+        value = section.get("allowed_modules", []) if isinstance(section, dict) else []
+        allowed = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+        missing = [n for n in names
+                   if not any(n == a or n.startswith(a + ".") for a in allowed)]
+        if missing:
+            self.notes.append(
+                f"warning: pyproject.toml: [tool.metaeval] allowed_modules does not name "
+                f"{', '.join(map(repr, missing))}: a check naming your own grader "
+                "(\"package.module:factory\") is refused until it does; kept as you wrote "
+                f"it: add {json.dumps([*allowed, *missing])}")
 
     def workflow(self) -> str:
         metaeval = installed_metaeval()
@@ -235,6 +255,7 @@ def _pyproject_write(root: Path, existing: tuple[str, dict[str, object]] | None,
     text, data = existing
     tool = data.get("tool")
     if isinstance(tool, dict) and "metaeval" in tool:
+        project.allowed_in(tool["metaeval"])
         return Step("pyproject.toml", Action.KEPT)
     return (path, text + ("" if text.endswith("\n") else "\n") + project.section(),
             Step("pyproject.toml", Action.APPENDED))
@@ -279,12 +300,26 @@ def scaffold(root: Path, *, force: bool = False, package: str | None = None,
     return Scaffolded(tuple(steps), tuple(project.notes))
 
 
+IGNORED = (".metaeval/", "metaeval-reports/", "metaeval.sarif")
+"""What metaeval writes into a repository and no commit should carry: its caches, the
+reports the workflow uploads, and the SARIF file it sends to code scanning."""
+
+
+def _ignores(line: str, entry: str) -> bool:
+    """Whether a .gitignore line already ignores ``entry`` as written (with or without
+    the leading or trailing slash); a pattern of the user's is not interpreted."""
+    return line.strip().strip("/") == entry.strip("/")
+
+
 def _gitignore(root: Path) -> Step:
-    """metaeval's reports and caches live in .metaeval/: keep them out of commits."""
+    """metaeval's caches, reports and SARIF file: keep them out of commits. Each entry
+    is appended once; a file that has them all is kept as it is."""
     path = root / ".gitignore"
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if any(line.strip() in (".metaeval", ".metaeval/") for line in text.splitlines()):
+    lines = text.splitlines()
+    missing = [e for e in IGNORED if not any(_ignores(line, e) for line in lines)]
+    if not missing:
         return Step(".gitignore", Action.KEPT)
-    write_atomic(path, text + ("" if not text or text.endswith("\n") else "\n") + ".metaeval/\n",
-                 follow_links=True)
+    write_atomic(path, text + ("" if not text or text.endswith("\n") else "\n")
+                 + "".join(f"{e}\n" for e in missing), follow_links=True)
     return Step(".gitignore", Action.APPENDED if text else Action.CREATED)

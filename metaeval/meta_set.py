@@ -403,7 +403,10 @@ def _bounded(message: str) -> str:
     return message if len(message) <= 300 else f"{message[:150]} [...] {message[-150:]}"
 
 
-def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label | None:
+def _label(raw: JsonValue, checks: Iterable[str] | None, problems: list[_Bad]) -> Label | None:
+    """The label; ``checks`` None when a check of the task could not be read (its
+    error is said already), so its names are not known and a criterion naming one is
+    not a second error of the same fault."""
     if not isinstance(raw, dict):
         problems.append(_Bad("label", f"got {_got(raw)}; expected an object with a verdict"))
         return None
@@ -415,11 +418,11 @@ def _label(raw: JsonValue, checks: Iterable[str], problems: list[_Bad]) -> Label
                                   or not 1 <= score <= 5):
             raise _Bad("label.score", f"got {_got(score)}; expected an integer from 1 to 5")
         criteria_raw = _object(raw, "criteria", "label.criteria")
-        names = set(checks)
+        names = set(checks or ())
         criteria: dict[str, Outcome] = {}
         for name in criteria_raw:
             where = join_field("label.criteria", name)
-            if name not in names:
+            if checks is not None and name not in names:
                 expected = ", ".join(sorted(names)) or "none (the task has no checks)"
                 raise _Bad(where, f"no check of the task is named {shown(name)}; expected one "
                            f"of {expected}{did_you_mean(name, names)}")
@@ -456,11 +459,15 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
         metadata = _object(raw, "metadata", "metadata")
     except _Bad as bad:
         problems.append(bad)
+    before = len(problems)
     task = _task(raw.get("task"), problems, allowed, judges)
+    # A check refused (not allowed, bad parameters) or a task not read leaves the
+    # names unknown: the label's criteria are not checked against those left.
+    refused = any(p.field.startswith("task.checks[") for p in problems[before:])
     if "trajectory" not in raw:
         problems.append(_Bad("trajectory", "missing; expected a list of events"))
     trajectory = _trajectory(raw.get("trajectory", []), problems)
-    checks = [*(c.label for c in task.checks), *suite] if task else []
+    checks = None if refused or task is None else [*(c.label for c in task.checks), *suite]
     # No label in the line: unlabelled, not an error (a labels file may label it).
     label = _label(raw["label"], checks, problems) if "label" in raw else UNLABELLED
     if problems or task is None or label is None:

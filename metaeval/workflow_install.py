@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from metaeval import vcs
+from metaeval.keys import cut
 
 # Extras and groups that hold what a project's tests need, in the order they are
 # preferred; "dev" only when none of the others exists (it is mostly linters).
@@ -62,9 +63,17 @@ def metaeval_spec(direct_url: str | None, version: str) -> MetaevalSpec:
         checkout = Path(unquote(parsed.path))
         remote, commit = vcs.remote_url(checkout), vcs.head_commit(checkout)
         pip_url = _pip_git_url(remote)
-        if pip_url is None or commit == vcs.UNKNOWN:
+        if remote == vcs.UNKNOWN:
             return MetaevalSpec("", f"the local directory {checkout}, which has no remote "
                                     "'origin' CI could clone")
+        if pip_url is None:
+            # A clone of a clone: its origin is there, but only on this machine.
+            return MetaevalSpec("", f"the local directory {checkout}, whose remote 'origin' "
+                                    f"is {cut(remote, 200)!r}, a path on this machine that CI "
+                                    "cannot clone")
+        if commit == vcs.UNKNOWN:
+            return MetaevalSpec("", f"the local directory {checkout}, whose commit git "
+                                    "cannot tell")
         return MetaevalSpec(f"metaeval @ git+{pip_url}@{commit}",
                             f"a checkout of {remote} at commit {commit}")
     if parsed.scheme in ("http", "https"):

@@ -185,3 +185,31 @@ def test_dollars_in_names_are_drawn_as_dollars_not_math() -> None:
     svg = f.forest([f.ForestRow("$\\x$", rate, rate), f.ForestRow("a$b$c", rate, rate)])
     assert ">$\\x$</text>" in svg and ">a$b$c</text>" in svg
     assert ">plain</text>" in f.forest([f.ForestRow("plain", rate, rate)])
+
+
+def _svg_height(svg: str) -> float:
+    found = re.search(r'<svg[^>]*viewBox="0 0 [\d.]+ ([\d.]+)"', svg)
+    assert found is not None
+    return float(found.group(1))
+
+
+def test_many_length_probes_are_counted_by_shift_at_a_readable_height() -> None:
+    from metaeval.report import figures as f
+
+    # 264 generated probes from one prompt: one title, most shifted up by one.
+    many = [("How do I return an item?", 1.0, 120)] * 200 + [
+        ("How do I return an item?", 0.0, 120)] * 60 + [
+        ("How do I return an item?", None, 120)] * 4
+    svg = f.length(many, "FOUND", "p=1e-50")
+    assert svg.count("How do I return an item?") == 0
+    assert all(label in svg for label in ("shift +1", "shift +0", "unscored", ">200<"))
+    few = many[:3]
+    drawn = f.length(few, "FOUND", "p=0.2")  # a few are still one row each
+    assert drawn.count("How do I return an item?") == 3
+    assert _svg_height(svg) < 2 * _svg_height(drawn)
+
+
+def test_the_page_says_labelled_items_and_probes_apart(audits: dict[str, JudgeAudit]) -> None:
+    html = judge_audit_html(audits["biased"])
+    assert "42 labelled items, 20 probe(s), 50 probe question(s) (50 call(s));" in html
+    assert "62 items" not in html

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
-from metaeval.config import MUTATE_KEYS, load_config
+from metaeval.config import MUTATE_KEYS, Bars, load_config
 from metaeval.errors import InputError
 from metaeval.importing import AllowedModules
 from metaeval.mutation.run.settings import load_mutate_settings
@@ -162,3 +162,40 @@ def test_a_bar_for_a_check_no_meta_set_has_is_named_with_the_closest(
     one = meta_sets / "support_agent.jsonl"
     result = CliRunner().invoke(main, ["meta-eval", str(one), "--resamples", "10"])
     assert result.exit_code != 2, result.output
+
+
+@pytest.mark.parametrize(("gate", "refused"), [
+    ('"meta-eval:refund_issued.tnr" = { min = 0.95 }', "min_tnr = 0.95"),
+    ('"meta-eval:refund_issued.tpr" = 0.9', "min_tpr = 0.9"),
+    ('"meta-eval:refund_issued.kappa" = { max = 0.99 }', "min_kappa = N"),
+    # The evaluator has no bar in [tool.metaeval.meta_eval]: the gate is its place.
+    ('"meta-eval:evaluator.kappa" = 0.8', None),
+    # Another field of a check is no meta-eval bar either.
+    ('"meta-eval:refund_issued.precision" = 0.8', None),
+    ('"mutate:counts.Survived" = { max = 0 }', None),
+])
+def test_a_check_bar_lives_in_the_meta_eval_section_alone(
+        tmp_path: Path, gate: str, refused: str | None) -> None:
+    root = project(tmp_path, f"[tool.metaeval.gate]\n{gate}\n")
+    if refused is None:
+        assert load_config(root).gate
+        return
+    with pytest.raises(InputError) as caught:
+        load_config(root)
+    assert (f"a check's bar belongs in [tool.metaeval.meta_eval.checks.refund_issued] "
+            f"({refused})") in str(caught.value)
+
+
+def test_with_flags_a_flag_overrides_the_check_bars_of_its_metric_only(
+        tmp_path: Path) -> None:
+    root = project(tmp_path, "[tool.metaeval.meta_eval]\nmin_tpr = 0.8\nmin_tnr = 0.7\n"
+                             "[tool.metaeval.meta_eval.checks.exact]\nmin_tpr = 0.9\n"
+                             "min_tnr = 0.95\n")
+    section = load_config(root).meta_eval
+    bars, checks = section.with_flags(Bars(min_tpr=0.5))
+    assert bars == Bars(0.5, 0.7, None)
+    assert checks == {"exact": Bars(None, 0.95, None)}
+    assert section.bar_of("exact", "min_tnr") == (
+        0.95, "[tool.metaeval.meta_eval.checks.exact] min_tnr")
+    assert section.bar_of("other", "min_tnr") == (0.7, "[tool.metaeval.meta_eval] min_tnr")
+    assert section.bar_of("other", "min_kappa") == (None, "")

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
+from metaeval.commands.gate import gate as gate_command
+from metaeval.config import Config, load_config
 from metaeval.contract import JsonObject
 from metaeval.errors import InputError
 from metaeval.gate import (
@@ -111,12 +114,15 @@ def test_gate_on_real_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     (tmp_path / "pyproject.toml").write_text(
         "[tool.metaeval.gate]\n"
         f'"meta-eval:evaluator.kappa" = {kappa}\n'
-        '"meta-eval:refund_issued.tnr" = { min = 0.9 }\n'
-        '"judge-audit:steady.agreement.pointwise.kappa" = 0.99\n')
+        '"judge-audit:steady.agreement.pointwise.kappa" = 0.99\n'
+        "[tool.metaeval.meta_eval.checks.refund_issued]\nmin_tnr = 0.9\n")
     monkeypatch.chdir(tmp_path)
     out = runner.invoke(main, ["gate", "meta.json", "audit.json"])
     assert out.exit_code == 0, out.output  # the judge bar is missed but only reported
     assert "reported" in out.output
+    assert re.search(r"meta-eval:refund_issued\.tnr +1 +>= 0\.9 +pass +"
+                     r"\[tool\.metaeval\.meta_eval\.checks\.refund_issued\] min_tnr",
+                     out.output), out.output
     (tmp_path / "pyproject.toml").write_text(
         "[tool.metaeval.gate]\n"
         f'"meta-eval:evaluator.kappa" = {kappa + 0.01}\n')
@@ -190,8 +196,15 @@ def test_gate_fails_on_a_judge_audit_that_may_not_gate(
     ("meta-eval:evaluator.kapa", "not in the results; did you mean 'kappa'?"),
     ("judge-audit:gpt-jduge.verdict", "not in the results; did you mean 'gpt-judge'?"),
     ("judge-audit:other.verdict", "the judge-audit results given are of 'gpt-judge'"),
+    # A level skipped, and a path that goes on past a number.
+    ("mutate:Survived", "not in the results; did you mean 'counts.Survived'?"),
+    ("mutate:counts.Survived.max",
+     "not in the results; 'counts.Survived' is 1, with nothing under it"),
+    ("mutate:counts", "not a number: a table of Killed, Survived; expected a metric under "
+                      "it (e.g. mutate:counts.Killed)"),
     # Nothing close: no guess.
     ("mutate:counts.Zebra", "not in the results"),
+    ("mutate:Zebra", "not in the results"),
 ])
 def test_a_misspelt_metric_says_what_it_may_have_meant(metric: str, said: str) -> None:
     (missing,) = decide([Bar(metric, min=0)], results(), set())
@@ -215,3 +228,61 @@ def test_with_no_bar_a_judge_audit_result_is_still_held_to_its_verdict(
     # Nothing to decide at all is still bad usage.
     out = CliRunner().invoke(main, ["gate", "mutate.json"])
     assert out.exit_code == 2 and "no bars" in out.output
+
+
+def _config(tmp_path: Path, text: str) -> Config:
+    (tmp_path / "pyproject.toml").write_text(text)
+    return load_config(tmp_path)
+
+
+META_EVAL_RESULT: JsonObject = {
+    "checks": [{"name": "exact", "tpr": 0.8, "tnr": 1.0, "kappa": 0.75},
+               {"name": "guard", "tpr": 1.0, "tnr": 0.9, "kappa": 0.9}],
+    "evaluator": {"name": "evaluator", "tpr": 0.8, "tnr": 1.0, "kappa": 0.7}}
+
+
+@pytest.mark.parametrize(("section", "expected"), [
+    # An honest near-miss: TPR 0.8 on "exact" meets a 0.8 bar, as meta-eval says.
+    ("min_tpr = 0.8\n", {"meta-eval:exact.tpr": BarStatus.PASS,
+                          "meta-eval:guard.tpr": BarStatus.PASS}),
+    ("min_tpr = 0.9\n", {"meta-eval:exact.tpr": BarStatus.FAIL,
+                          "meta-eval:guard.tpr": BarStatus.PASS}),
+    # A check's own bar wins over the section's, for that check only.
+    ("min_tpr = 0.9\n[tool.metaeval.meta_eval.checks.exact]\nmin_tpr = 0.8\n",
+     {"meta-eval:exact.tpr": BarStatus.PASS, "meta-eval:guard.tpr": BarStatus.PASS}),
+    ("[tool.metaeval.meta_eval.checks.guard]\nmin_tnr = 0.95\n",
+     {"meta-eval:guard.tnr": BarStatus.FAIL}),
+    # A bar for a check the result does not hold fails as missing, never passes.
+    ("[tool.metaeval.meta_eval.checks.gone]\nmin_kappa = 0.5\n",
+     {"meta-eval:gone.kappa": BarStatus.MISSING}),
+    ("", {}),
+])
+def test_the_gate_holds_a_meta_eval_result_to_the_meta_eval_bars(
+        tmp_path: Path, section: str, expected: dict[str, BarStatus]) -> None:
+    config = _config(tmp_path, "[tool.metaeval.meta_eval]\n" + section)
+    (tmp_path / "meta.json").write_text(json.dumps(META_EVAL_RESULT))
+    if not expected:  # no bar anywhere: nothing to decide is an error, not a pass
+        with pytest.raises(InputError, match="no bars"):
+            gate_command([tmp_path / "meta.json"], None, config)
+        return
+    decided = gate_command([tmp_path / "meta.json"], None, config)
+    assert {r.bar.metric: r.status for r in decided} == expected
+
+
+def test_the_meta_eval_bars_need_a_meta_eval_result(tmp_path: Path) -> None:
+    config = _config(tmp_path, "[tool.metaeval.meta_eval]\nmin_tpr = 0.8\n"
+                               '[tool.metaeval.gate]\n"mutate:score" = 0.5\n')
+    (tmp_path / "mutate.json").write_text(json.dumps({"counts": {}, "score": 0.7,
+                                                      "mutants": []}))
+    decided = gate_command([tmp_path / "mutate.json"], None, config)
+    assert [(r.bar.metric, r.status) for r in decided] == [("mutate:score", BarStatus.PASS)]
+
+
+def test_the_paths_a_misspelt_metric_is_held_to_are_bounded() -> None:
+    from metaeval.gate import PATHS_SEEN, _paths
+
+    huge: JsonObject = {"counts": {"Killed": 1}, "score": 1.0, "mutants": [],
+                        **{f"k{i}": {f"s{j}": j for j in range(200)} for i in range(200)}}
+    assert len(_paths(huge)) == PATHS_SEEN  # of 40,203: a result is data
+    (missing,) = decide([Bar("mutate:Killed", min=0)], Results(None, {}, huge), set())
+    assert missing.detail.endswith("did you mean 'counts.Killed'?")

@@ -32,7 +32,8 @@ def test_init_scaffolds_a_repository_around_its_package(tmp_path: Path) -> None:
     assert out.stdout.splitlines() == [f"created     {p}" for p in SCAFFOLD] + [
         "appended    pyproject.toml", "created     .gitignore"]
     assert "package: shop (shop)" in out.stderr
-    assert (tmp_path / ".gitignore").read_text() == ".metaeval/\n"
+    assert (tmp_path / ".gitignore").read_text() == (
+        ".metaeval/\nmetaeval-reports/\nmetaeval.sarif\n")
     config = tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["metaeval"]
     assert config["meta_sets"] == ["meta_sets"]
     assert config["mutate"]["targets"] == ["shop"]
@@ -104,7 +105,8 @@ def test_init_appends_to_an_existing_pyproject(tmp_path: Path) -> None:
     code, text = init(tmp_path)
     assert code == 0
     assert "appended    pyproject.toml" in text
-    assert (tmp_path / ".gitignore").read_text() == "build/\n.metaeval/\n"
+    assert (tmp_path / ".gitignore").read_text() == (
+        "build/\n.metaeval/\nmetaeval-reports/\nmetaeval.sarif\n")
     content = (tmp_path / "pyproject.toml").read_text()
     assert content.startswith(original + "\n")
     assert tomllib.loads(content)["project"]["name"] == "shop"
@@ -126,3 +128,46 @@ def test_a_broken_pyproject_is_bad_input(tmp_path: Path, content: bytes) -> None
     assert (tmp_path / "pyproject.toml").read_bytes() == content
 
 
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("", ".metaeval/\nmetaeval-reports/\nmetaeval.sarif\n"),
+    ("build/", "build/\n.metaeval/\nmetaeval-reports/\nmetaeval.sarif\n"),
+    # Written another way (a leading or no trailing slash) is already ignored.
+    ("/.metaeval\nmetaeval-reports\n", "/.metaeval\nmetaeval-reports\nmetaeval.sarif\n"),
+])
+def test_init_ignores_its_caches_reports_and_sarif_once(
+        tmp_path: Path, before: str, after: str) -> None:
+    make_shop(tmp_path)
+    if before:
+        (tmp_path / ".gitignore").write_text(before)
+    code, text = init(tmp_path)
+    assert code == 0, text
+    assert (tmp_path / ".gitignore").read_text() == after
+    code, text = init(tmp_path)
+    assert "kept        .gitignore" in text
+    assert (tmp_path / ".gitignore").read_text() == after
+
+
+@pytest.mark.parametrize(("allowed", "warned"), [
+    ("", True), ('allowed_modules = ["other"]\n', True),
+    ('allowed_modules = ["shop"]\n', False), ('allowed_modules = ["other", "shop"]\n', False),
+])
+def test_a_kept_config_that_does_not_allow_the_package_is_named(
+        tmp_path: Path, allowed: str, warned: bool) -> None:
+    make_shop(tmp_path)
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + f"\n[tool.metaeval]\n{allowed}")
+    before = pyproject.read_bytes()
+    out = invoke(tmp_path)
+    assert out.exit_code == 0, out.output
+    assert pyproject.read_bytes() == before  # the user's table is theirs
+    said = [line for line in out.stderr.splitlines() if "allowed_modules" in line]
+    if not warned:
+        assert said == []
+        return
+    add = '["other", "shop"]' if allowed else '["shop"]'
+    assert said == [
+        "warning: pyproject.toml: [tool.metaeval] allowed_modules does not name 'shop': a "
+        "check naming your own grader (\"package.module:factory\") is refused until it "
+        f"does; kept as you wrote it: add {add}"]

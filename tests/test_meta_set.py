@@ -442,3 +442,26 @@ def test_a_bad_tool_call_is_one_error_not_one_more_for_its_result(tmp_path: Path
     assert [(e.line, e.field) for e in result.errors] == [
         (1, "trajectory[1].arg"), (2, "trajectory[1].tool_calls[0].function.argument"),
         (3, "trajectory[2].call_id")]  # a good call under another id answers nothing
+
+
+@pytest.mark.parametrize(("task", "criteria", "fields"), [
+    # A grader refused by allowed_modules: one error, not a second for the label
+    # that names its check ("no check ... expected one of none").
+    ({"id": "t", "checks": [{"grader": "evilpkg.graders:exact", "name": "exact"}]},
+     {"exact": "pass"}, ["task.checks[0].grader"]),
+    ({"id": "t", "checks": [{"grader": "max_steps", "value": 3},
+                            {"grader": "max_steps", "value": -1, "name": "short"}]},
+     {"short": "pass", "max_steps": "pass"}, ["task.checks[1].value"]),
+    # A task not read at all says so once.
+    ([], {"exact": "pass"}, ["task"]),
+    # With every check read, a criterion naming none of them is still an error.
+    ({"id": "t", "checks": [{"grader": "max_steps", "value": 3}]}, {"exact": "pass"},
+     ["label.criteria.exact"]),
+])
+def test_a_refused_check_is_one_error_not_a_cascade(
+        tmp_path: Path, task: JsonValue, criteria: JsonObject, fields: list[str]) -> None:
+    label: JsonObject = {"verdict": "pass", "criteria": criteria}
+    line: JsonObject = {**record(), "task": task, "label": label}
+    result = load_meta_sets([write(tmp_path / "set.jsonl", line)])
+    assert [e.field for e in result.errors] == fields
+    assert not any("the task has no checks" in e.message for e in result.errors)

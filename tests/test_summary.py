@@ -128,6 +128,15 @@ def test_judge_audit_summary_shows_the_found_biases_and_a_steady_judge_clean(
     assert text.startswith("### ❌ metaeval judge-audit: `biased` report only\n")
     for probe in ("position", "length", "injection"):
         assert f"- ⚠️ {probe}: FOUND" in text
+    assert "42 labelled items, 20 probe(s), 50 probe question(s) (50 call(s));" in text
+    assert "- pairwise injection: not run" in text
+    path.unlink()
+    generated = invoke("judge-audit", "--judge", "biased", "--no-cache", "--probes",
+                       "generated", "--summary", str(path))
+    assert generated.exit_code == ExitCode.FINDINGS
+    text = path.read_text(encoding="utf-8")
+    for probe in ("pairwise length", "pairwise injection"):
+        assert f"- ⚠️ {probe}: FOUND" in text
     path.unlink()
     steady = invoke("judge-audit", "--judge", "steady", "--no-cache", "--summary", str(path))
     text = path.read_text(encoding="utf-8")

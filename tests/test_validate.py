@@ -103,3 +103,31 @@ def test_a_meta_set_is_not_taken_for_a_recorded_log(tmp_path: Path) -> None:
                                                             "task": {}}))
     assert not looks_recorded(_lines(tmp_path / "b.jsonl", {"id": "x", "order": "ab"}))
     assert looks_recorded(_lines(tmp_path / "c.jsonl", {"id": "x", "verdict": None}))
+
+
+@pytest.mark.parametrize("given", ["judge", "judge/items.jsonl"])
+def test_judge_items_in_a_jsonl_file_are_counted_as_items_with_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str) -> None:
+    folder = tmp_path / "judge"
+    folder.mkdir()
+    _lines(folder / "items.jsonl",
+           *({"id": f"p{i}", "prompt": "q", "response": "r", "label": "pass"}
+             for i in range(30)))
+    monkeypatch.chdir(tmp_path)
+    out = _validate(tmp_path, given)
+    assert out.exit_code == 0, out.output
+    assert out.stdout.strip() == "30 judge items loaded from 1 file; 0 bad lines"
+    assert out.stderr.strip() == (
+        "warning: judge/items.jsonl: "
+        "judge items in a .jsonl file: meta-eval reads every .jsonl file under the meta-sets "
+        "as runs, and judge-audit's default reads *.ndjson; expected items.ndjson")
+
+
+def test_a_run_whose_first_line_has_a_prompt_field_is_still_a_meta_set(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = json.loads((REPO / "meta_sets" / "support_agent.jsonl").read_text().splitlines()[0])
+    _lines(tmp_path / "runs.jsonl", {**run, "prompt": "not an item: it has a task"})
+    monkeypatch.chdir(tmp_path)
+    out = _validate(tmp_path, "runs.jsonl")
+    assert "judge item" not in out.output
+    assert "runs.jsonl:1: prompt: unknown field" in out.output

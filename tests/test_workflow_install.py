@@ -59,7 +59,14 @@ def test_nowhere_ci_can_reach_leaves_the_spec_empty_and_says_why(tmp_path: Path)
         "", f"the local directory {alone}, which has no remote 'origin' CI could clone")
     local_remote = tmp_path / "local-remote"
     git_checkout(local_remote, str(alone))  # a path on this machine: not CI's
-    assert metaeval_spec(direct(local_remote.as_uri(), dir_info={}), "0.1").spec == ""
+    found = metaeval_spec(direct(local_remote.as_uri(), dir_info={}), "0.1")
+    assert (found.spec, found.origin) == (
+        "", f"the local directory {local_remote}, whose remote 'origin' is {str(alone)!r}, "
+            "a path on this machine that CI cannot clone")
+    file_remote = tmp_path / "file-remote"
+    git_checkout(file_remote, alone.as_uri())
+    found = metaeval_spec(direct(file_remote.as_uri(), dir_info={}), "0.1")
+    assert found.spec == "" and f"is {alone.as_uri()!r}, a path on this machine" in found.origin
     plain = tmp_path / "plain"
     plain.mkdir()
     assert metaeval_spec(direct(plain.as_uri(), dir_info={}), "0.1").spec == ""

@@ -74,14 +74,10 @@ class MetaEvalOutcome:
 
 
 def _settings(request: MetaEvalRequest, config: Config) -> Settings:
-    flags = Bars(request.min_tpr, request.min_tnr, request.min_kappa)
+    bars, check_bars = config.meta_eval.with_flags(
+        Bars(request.min_tpr, request.min_tnr, request.min_kappa))
     return Settings(
-        bars=flags.over(config.meta_eval.bars),
-        # A flag overrides the config for that metric, per-check bars included.
-        check_bars={name: Bars(None if flags.min_tpr is not None else bars.min_tpr,
-                               None if flags.min_tnr is not None else bars.min_tnr,
-                               None if flags.min_kappa is not None else bars.min_kappa)
-                    for name, bars in config.meta_eval.check_bars.items()},
+        bars=bars, check_bars=check_bars,
         seed=config.meta_eval.seed if request.seed is None else request.seed,
         resamples=(config.meta_eval.resamples if request.resamples is None
                    else request.resamples),

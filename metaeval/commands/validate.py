@@ -2,11 +2,13 @@
 name every bad line.
 
 Loads the files given (default: the configured meta-sets), the meta-set lines
-through the checks they declare, the ``*.ndjson`` judge items beside them, and
-recorded verdicts (a judge's log for ``judge-audit --recorded``): the files named
-by ``--recorded``, and every ``.jsonl`` file whose first record is a recorded
-verdict (``{"id", "verdict", ...}`` and nothing a meta-set run has). Returns what
-loaded, counted, with every error. Never prints.
+through the checks they declare, the ``*.ndjson`` judge items beside them (and
+every ``.jsonl`` file whose first record is a judge item, with a warning to
+rename it), and recorded verdicts (a judge's log for ``judge-audit
+--recorded``): the files named by ``--recorded``, and every ``.jsonl`` file
+whose first record is a recorded verdict (``{"id", "verdict", ...}`` and
+nothing a meta-set run has). Returns what loaded, counted, with every error.
+Never prints.
 """
 
 from __future__ import annotations
@@ -55,45 +57,68 @@ class Validated:
         return self.meta.errors
 
 
+def _first_kind(path: Path) -> str:
+    """What the first record of a ``.jsonl`` file is: ``recorded`` (a recorded verdict:
+    an object with a ``verdict`` and only the fields a recorded verdict has), ``item``
+    (a judge item: a ``prompt``, and none of a run's ``task``, ``trajectory`` or
+    ``messages``), else ``meta`` (a meta-set run, or a bad line it will name)."""
+    for record in read_jsonl(path, []):
+        value = record.value
+        if not isinstance(value, dict):
+            return "meta"
+        if "verdict" in value and set(value) <= RECORDED_FIELDS:
+            return "recorded"
+        if "prompt" in value and not {"task", "trajectory", "messages"} & set(value):
+            return "item"
+        return "meta"
+    return "meta"
+
+
 def looks_recorded(path: Path) -> bool:
     """Whether the first record of ``path`` is a recorded verdict: an object with a
     ``verdict`` and only the fields a recorded verdict has (a meta-set run has
     ``task``, ``trajectory`` or ``messages`` and no ``verdict``)."""
-    for record in read_jsonl(path, []):
-        value = record.value
-        return isinstance(value, dict) and "verdict" in value and set(value) <= RECORDED_FIELDS
-    return False
+    return _first_kind(path) == "recorded"
 
 
 def _split(targets: Sequence[Path], recorded: Sequence[Path]
-           ) -> tuple[list[Path], list[Path]]:
-    """(what is read as meta-sets and judge items, what is read as recorded verdicts):
-    folders are opened so a log inside one is not read as a meta-set."""
+           ) -> tuple[list[Path], list[Path], list[Path]]:
+    """(what is read as meta-sets and ``*.ndjson`` judge items, what is read as recorded
+    verdicts, the ``.jsonl`` files read as judge items): folders are opened so a log or
+    items inside one are not read as a meta-set."""
     meta: list[Path] = []
     logs: list[Path] = list(recorded)
+    items: list[Path] = []
     for target in targets:
         if target in logs:
             continue
-        found = sorted(target.rglob(f"*{META_SUFFIX}")) if target.is_dir() else []
-        is_log = {f: looks_recorded(f) for f in found}  # each file's first line, once
-        if any(is_log.values()):
-            meta.extend(f for f in found if not is_log[f])
-            logs.extend(f for f in found if is_log[f])
-            meta.extend(f for f in target.rglob(f"*{ITEM_SUFFIX}"))
-        elif target.is_file() and target.suffix == META_SUFFIX and looks_recorded(target):
-            logs.append(target)
-        else:
-            meta.append(target)
-    return meta, logs
+        if target.is_dir():
+            found = sorted(target.rglob(f"*{META_SUFFIX}"))
+            kinds = {f: _first_kind(f) for f in found}  # each file's first line, once
+            if any(kind != "meta" for kind in kinds.values()):
+                meta.extend(f for f in found if kinds[f] == "meta")
+                logs.extend(f for f in found if kinds[f] == "recorded")
+                items.extend(f for f in found if kinds[f] == "item")
+                meta.extend(sorted(target.rglob(f"*{ITEM_SUFFIX}")))
+                continue
+        elif target.is_file() and target.suffix == META_SUFFIX:
+            kind = _first_kind(target)
+            if kind != "meta":
+                (logs if kind == "recorded" else items).append(target)
+                continue
+        meta.append(target)
+    return meta, logs, items
 
 
 def judge_items_under(paths: Iterable[Path], labels: tuple[int, int] = (1, 5),
-                      classes: tuple[str, ...] = ()) -> JudgeItems:
+                      classes: tuple[str, ...] = (), also: Sequence[Path] = ()) -> JudgeItems:
     """The judge items of the ``*.ndjson`` files given or found in folders under
-    ``paths`` (none: nothing loaded); ``classes``: the declared label classes."""
+    ``paths``, and of the files ``also`` names (``.jsonl`` files whose first record is
+    a judge item); none: nothing loaded. ``classes``: the declared label classes."""
     paths = list(paths)
     files = [p for p in paths if p.is_file() and p.suffix == ITEM_SUFFIX]
     files += [f for p in paths if p.is_dir() for f in sorted(p.rglob(f"*{ITEM_SUFFIX}"))]
+    files += also
     return load_judge_items(files, labels, classes) if files else JudgeItems()
 
 
@@ -127,8 +152,8 @@ def validate(paths: tuple[Path, ...], config: Config, recorded: tuple[Path, ...]
     settings = configured_audit(config.judge_audit)
     # Integer judge-item labels on the project's declared label scale, as judge-audit reads them.
     labels, classes = settings.label_scale or (1, 5), settings.label_classes
-    meta_paths, logs = _split(targets, recorded)
-    items = judge_items_under(meta_paths, labels, classes)
+    meta_paths, logs, item_files = _split(targets, recorded)
+    items = judge_items_under(meta_paths, labels, classes, item_files)
     runs = [t for t in meta_paths if t.suffix != ITEM_SUFFIX]
     suite = config.meta_eval.suite
     meta = load_meta_sets(runs, config.allowed_modules, config.judges,
@@ -143,8 +168,14 @@ def validate(paths: tuple[Path, ...], config: Config, recorded: tuple[Path, ...]
         scale = declared_scale(scale_text, None, scale_where="--scale", pass_where="--scale")
     verdicts, errors = _recorded(logs, scale, items, classes)
     labelled = len(items.pointwise) + len(items.pairwise)
+    # Loaded as items all the same; but elsewhere the name decides what a file is.
+    renamed = tuple(LoadError(str(f), 0, "", f"judge items in a {META_SUFFIX} file: "
+                              f"meta-eval reads every {META_SUFFIX} file under the meta-sets "
+                              f"as runs, and judge-audit's default reads *{ITEM_SUFFIX}; "
+                              f"expected {f.stem}{ITEM_SUFFIX}") for f in item_files)
     return Validated(MetaSet(meta.runs, meta.errors + errors,
-                             meta.files + tuple(str(p) for p in logs), meta.warnings),
+                             meta.files + tuple(str(p) for p in logs),
+                             meta.warnings + renamed),
                      labelled, len(items.probes), verdicts, tuple(str(p) for p in logs))
 
 

@@ -26,7 +26,7 @@ from metaeval.decimals import fixed
 from metaeval.meta_set import LoadError
 from metaeval.report import figures
 from metaeval.report.annotators import annotators_lines
-from metaeval.report.judge_audit import category_rows
+from metaeval.report.judge_audit import category_rows, items_said
 from metaeval.report.meta_eval import AGREEMENT_HEADERS, _category_rows, agreement_rows
 
 CSS = """
@@ -246,7 +246,9 @@ def _probes(a: JudgeAudit) -> list[str]:
             [(s.title, s.shift, s.extra_chars) for s in ln.shifts], ln.status.value,
             f"p={ln.p_value:.3g}"),
             f"Length: {ln.headline()}. Each item scored as written and padded with text "
-            f"that adds nothing; two-sided exact sign test, alpha {ln.alpha:g}."))
+            f"that adds nothing; two-sided exact sign test, alpha {ln.alpha:g}."
+            + (f" More than {figures.LENGTH_ROWS} items: counted by their score shift."
+               if len(ln.shifts) > figures.LENGTH_ROWS else "")))
     out += _length_groups(ln)
     if inj.status is ProbeStatus.NOT_RUN:
         out.append("<p>Injection probe: not run</p>")
@@ -307,7 +309,7 @@ def judge_audit_html(a: JudgeAudit) -> str:
                AuditVerdict.VOID: "void: the audit proves nothing (see why below)"}
     body = [f"<h1>metaeval judge-audit: {escape(a.judge.name)}</h1>",
             f'<p class="meta">{escape(described)} (version {escape(a.judge.version)}; '
-            f"{escape(a.source.value)}; audited for {escape(modes)}). {a.items} items; "
+            f"{escape(a.source.value)}; audited for {escape(modes)}). {escape(items_said(a))}; "
             f"{a.labelled_verdicts} verdicts on labelled items, {a.unscored} unscored.</p>",
             _verdict(a.verdict is AuditVerdict.MAY_GATE, f"verdict: {verdict[a.verdict]}",
                      void=a.verdict is AuditVerdict.VOID)]

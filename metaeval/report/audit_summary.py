@@ -9,7 +9,7 @@ from metaeval.audit.probes import ProbeStatus
 from metaeval.decimals import fixed
 from metaeval.report.annotators import figure
 from metaeval.report.escape import md_code, md_plain
-from metaeval.report.judge_audit import category_rows
+from metaeval.report.judge_audit import category_rows, items_said
 from metaeval.report.meta_eval import AGREEMENT_HEADERS, agreement_rows
 from metaeval.report.summary import listed, table
 
@@ -79,7 +79,7 @@ def judge_audit_summary(a: JudgeAudit) -> str:
     mark = {AuditVerdict.MAY_GATE: "✅", AuditVerdict.REPORT_ONLY: "❌",
             AuditVerdict.VOID: "⛔"}[a.verdict]
     out = [f"### {mark} metaeval judge-audit: {md_code(a.judge.name)} {a.verdict.value}", "",
-           f"{a.items} items, {a.labelled_verdicts} verdicts on labelled items, "
+           f"{items_said(a)}; {a.labelled_verdicts} verdicts on labelled items, "
            f"{a.unscored} unscored.", ""]
     rows = []
     if a.pointwise is not None:
@@ -108,9 +108,9 @@ def judge_audit_summary(a: JudgeAudit) -> str:
                                                       for c in row] for row in rows]),
                 ""]
     pr = a.probes
-    out += ["**Probes:**", _probe("position", pr.position.status, pr.position.headline()),
-            _probe("length", pr.length.status, pr.length.headline()),
-            _probe("injection", pr.injection.status, pr.injection.headline()),
+    headlines = pr.headlines()  # every probe, the pairwise ones too
+    out += ["**Probes:**", *(_probe(name, status, headlines[name])
+                             for name, status in pr.statuses().items()),
             f"- controls: {a.controls.said() if a.controls.ok else 'FAILED (the audit is void)'}"]
     if a.reasons:
         out += ["", "**Why:**", *listed([f"- {md_plain(r)}" for r in a.reasons], "reasons")]

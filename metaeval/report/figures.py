@@ -364,9 +364,18 @@ def _bars(name: str, title: str, bars: Sequence[tuple[str, int, str]], status: s
     return out[0]
 
 
+LENGTH_ROWS = 24
+"""Up to this many length probes are drawn one row each; more (generated probes run to
+hundreds, many from one prompt and so of one title) are counted by their shift."""
+
+
 def length(shifts: Sequence[tuple[str, float | None, int]], status: str, detail: str) -> str:
     """Each item's score shift when padded with text that adds nothing, against the
-    characters added: a judge without a length bias stays on the zero line."""
+    characters added: a judge without a length bias stays on the zero line. More than
+    ``LENGTH_ROWS`` items: how many shifted by each amount (``length_counts``)."""
+    if len(shifts) > LENGTH_ROWS:
+        return _bars("length", f"Length probe: {len(shifts)} answers, each padded",
+                     length_counts(shifts, status), status, detail)
     with _figure("length", 5.2, 1.1 + 0.26 * max(len(shifts), 3)) as (fig, out):
         ax = fig.subplots()
         ys = list(range(len(shifts)))[::-1]
@@ -391,6 +400,35 @@ def length(shifts: Sequence[tuple[str, float | None, int]], status: str, detail:
         ax.grid(axis="y", visible=False)
         _status_title(ax, "Length probe: the same answer, padded", status, detail)
     return out[0]
+
+
+def length_counts(shifts: Sequence[tuple[str, float | None, int]], status: str
+                  ) -> list[tuple[str, int, str]]:
+    """(label, items, color) per score shift, highest first, then the unscored: one row
+    per shift value, or per equal range of them when there are more than
+    ``LENGTH_ROWS`` values (a fine-grained scale), so the figure keeps its height."""
+    scored = sorted((s[1] for s in shifts if s[1] is not None), reverse=True)
+    unscored = len(shifts) - len(scored)
+
+    def color(low: float, high: float) -> str:
+        return (FAIL if low > 0 and status == "FOUND" else
+                UNSCORED if low <= 0 <= high else NEUTRAL)
+
+    rows: list[tuple[str, int, str]] = []
+    values = sorted(set(scored), reverse=True)
+    if len(values) <= LENGTH_ROWS:
+        rows = [(f"shift {v:+g}", scored.count(v), color(v, v)) for v in values]
+    else:
+        top, bottom = values[0], values[-1]
+        # Rounded, so that an edge meant to be 0 is not 2e-17.
+        edges = [round(bottom + (top - bottom) * k / LENGTH_ROWS, 12)
+                 for k in range(LENGTH_ROWS)] + [top]
+        for k in reversed(range(LENGTH_ROWS)):
+            low, high = edges[k], edges[k + 1]
+            n = sum(1 for v in scored if low < v <= high or (k == 0 and v == low))
+            if n:
+                rows.append((f"shift {low:+.3g} to {high:+.3g}", n, color(low, high)))
+    return rows + ([("unscored", unscored, UNSCORED)] if unscored else [])
 
 
 @dataclass(frozen=True, slots=True)

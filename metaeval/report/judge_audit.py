@@ -181,6 +181,18 @@ def _labelled(a: JudgeAudit) -> int:
             + (a.pairwise.n if a.pairwise is not None else 0))
 
 
+def items_said(a: JudgeAudit) -> str:
+    """The labelled items and the probes apart, and what the probes asked the judge:
+    ``a.items`` alone counts every probe as an item (478 "items" for 30 written)."""
+    labelled = _labelled(a)
+    said = (f"{labelled} labelled item{'' if labelled == 1 else 's'}, "
+            f"{a.items - labelled} probe(s)")
+    plan = a.probe_plan
+    if plan is not None and plan.questions:
+        said += f", {plan.questions} probe question(s) ({plan.calls} call(s))"
+    return said
+
+
 def audit_document(a: JudgeAudit) -> JsonObject:
     j = a.judge
     modes: JsonValue = [m.value for m in sorted(a.modes, key=lambda m: m.value)]
