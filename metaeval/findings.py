@@ -258,8 +258,9 @@ as a findings file, so that ``metaeval findings`` shows a run's survivors before
 
 
 def save_last_run(results: Sequence[MutantResult], diffs: dict[str, str], seen: Seen,
-                  root: Path) -> None:
-    """Write the survivors of a finished run to ``root / LAST_RUN_FILE``; a survivor
+                  root: Path, path: Path | None = None) -> None:
+    """Write the survivors of a finished run to ``path`` (default ``root /
+    LAST_RUN_FILE``, where ``metaeval findings`` reads them); a survivor
     in a file outside the repository (a module found on ``sys.path``) is left out,
     as the findings file leaves it out. ``OutputError`` when it cannot be written."""
     kept = []
@@ -269,7 +270,8 @@ def save_last_run(results: Sequence[MutantResult], diffs: dict[str, str], seen: 
         except InputError:
             continue
         kept.append(e)
-    write_atomic(root / LAST_RUN_FILE, dumps(Findings(_sorted(kept))), follow_links=False)
+    write_atomic(root / LAST_RUN_FILE if path is None else path, dumps(Findings(_sorted(kept))),
+                 follow_links=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ from metaeval.commands.mutate_values import (
 )
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
-from metaeval.findings import Findings, Seen, compare, save_last_run, updated
+from metaeval.findings import LAST_RUN_FILE, Findings, Seen, compare, save_last_run, updated
 from metaeval.findings import load as load_findings
 from metaeval.findings import save as save_findings
 from metaeval.mutation.apart import load_patch_mutants
@@ -366,9 +366,12 @@ def conclude(plan: MutatePlan, run: MutationRun, after: tuple[Message, ...] = ()
     diffs = survivor_diffs(run.results, root)
     seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
     # What 'metaeval findings list' and 'show' read before any --update-baseline: like
-    # a cache, a file that cannot be written costs a convenience, not the run.
+    # a cache, a file that cannot be written costs a convenience, not the run. It sits
+    # beside the result cache, so that a run told to keep its cache out of the tree
+    # (--cache elsewhere) leaves the tree as it found it.
     try:
-        save_last_run(run.results, diffs, seen, root)
+        save_last_run(run.results, diffs, seen, root,
+                      plan.cache_file.parent / LAST_RUN_FILE.name)
     except OutputError as e:
         after = (*after, Message(f"warning: {e}; 'metaeval findings' will not see this "
                                  "run's survivors", stderr=True))
