@@ -20,7 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from metaeval.errors import InputError
-from metaeval.gate import DEFAULT_OPTIONS, Bar, GateOptions, parse_bars, parse_options
+from metaeval.gate_bars import DEFAULT_OPTIONS, Bar, GateOptions, parse_bars, parse_options
 from metaeval.importing import BUILTINS_ONLY, AllowedModules, is_module_name
 from metaeval.keys import cut, did_you_mean, reject_unknown
 from metaeval.suite_config import SuiteCheck, read_suite

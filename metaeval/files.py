@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from metaeval.data_paths import kind_of
@@ -86,3 +88,10 @@ def _sync_directory(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def write_ndjson(path: Path, records: Iterable[object]) -> None:
+    """JSON records one a line (JSON Lines), written atomically; ``OutputError`` when
+    they cannot be. The user named ``path``: a link there is followed."""
+    write_atomic(path, "".join(json.dumps(record) + "\n" for record in records),
+                 follow_links=True)

@@ -2,7 +2,7 @@
 
 A suite check is written once, in ``[[tool.metaeval.meta_eval.suite]]`` or in a
 suite file that ``[tool.metaeval.meta_eval] suite_files`` names, and applied to
-every run its selector picks (``metaeval.suites`` applies it). This module only
+every run its selector picks (``metaeval.loaders.suites`` applies it). This module only
 reads and checks the declarations: their keys (unknown keys are errors with a
 "did you mean"), their types, that every value is one JSON can hold, and that a
 suite file lies inside the project. It never builds a grader (the feature layer

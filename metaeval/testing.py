@@ -18,12 +18,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from metaeval.audit.meta_eval import Flag, MetaEvalResult, Settings, meta_eval
+from metaeval.audit.check_measures import Flag, MetaEvalResult, Settings, meta_eval
 from metaeval.commands.meta_eval import MetaEvalRequest
 from metaeval.commands.meta_eval import meta_eval as meta_eval_command
 from metaeval.config import Bars, Config, load_config, unknown_check_bars
 from metaeval.importing import AllowedModules
-from metaeval.meta_set import MetaSet
+from metaeval.loaders.meta_set import MetaSet
 
 __all__ = ["Bars", "assert_graders"]
 

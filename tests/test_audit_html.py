@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from metaeval.audit.judge_audit import JudgeAudit
+from metaeval.audit.judge_decision import JudgeAudit
 from metaeval.cli import main
 from metaeval.commands.judge_audit import JudgeAuditRequest, judge_audit
 from metaeval.config import load_config
 from metaeval.errors import ExitCode
 from metaeval.report.audit_html import judge_audit_html, page
-from metaeval.report.judge_audit import audit_document
+from metaeval.report.judge_audit_render import audit_document
 
 ROOT = Path(__file__).resolve().parents[1]
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
@@ -156,7 +156,7 @@ def test_generated_probes_are_drawn_by_group() -> None:
     # Stand-ins for the per-group results that generated probes carry.
     from types import SimpleNamespace
 
-    from metaeval.audit.probes import ProbeStatus
+    from metaeval.audit.bias_probes import ProbeStatus
     from metaeval.report.audit_html import _injection_kinds, _length_groups
 
     def length(status: ProbeStatus, up: int) -> SimpleNamespace:

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from metaeval import __version__
-from metaeval.cli import main, mutate
+from metaeval.cli.app import main, mutate
 from metaeval.mutation.run.options import Executor, Isolation
 
 REPO = Path(__file__).resolve().parent.parent
@@ -65,7 +65,7 @@ def test_a_bad_config_is_an_error_not_a_traceback(tmp_path: Path,
 
 def test_a_bug_of_ours_exits_3_with_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     """An unexpected exception must not exit 1, which CI reads as "report only"."""
-    import metaeval.cli
+    import metaeval.cli.app
 
     # a user's mistake is exit 2 with no traceback
     bad = CliRunner().invoke(main, ["validate", "no/such/file.jsonl"])
@@ -74,7 +74,7 @@ def test_a_bug_of_ours_exits_3_with_its_traceback(monkeypatch: pytest.MonkeyPatc
     def broken(*args: object, **kwargs: object) -> None:
         raise OverflowError("int too large to convert to float")
 
-    monkeypatch.setattr(metaeval.cli, "run_validate", broken)
+    monkeypatch.setattr(metaeval.cli.app, "run_validate", broken)
     result = CliRunner().invoke(main, ["validate"])
     assert result.exit_code == 3
     assert "OverflowError: int too large" in result.output

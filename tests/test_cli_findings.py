@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from metaeval.cli import main
 from metaeval.commands import mutate as session
-from metaeval.findings import LAST_RUN_FILE, Findings, load, save, survivors
+from metaeval.mutation.findings_file import LAST_RUN_FILE, Findings, load, save, survivors
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.runner import MutationRun
 from tests.test_findings import SEEN_1, mutant

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from metaeval.cli import main
-from metaeval.meta_set import FORMAT_VERSION
+from metaeval.loaders.meta_set import FORMAT_VERSION
 from tests.importers.runs.test_anthropic import NATIVE, REQUEST
 
 

@@ -8,7 +8,8 @@ import signal
 import pytest
 from click.testing import CliRunner
 
-from metaeval import cli, cli_findings
+from metaeval.cli import app as cli
+from metaeval.cli import findings_commands as cli_findings
 from metaeval.cli import main
 
 

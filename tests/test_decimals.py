@@ -10,7 +10,7 @@ import pytest
 
 from metaeval.audit.metrics import Interval, Value
 from metaeval.decimals import fixed, rounded
-from metaeval.report import judge_audit as report
+from metaeval.report import judge_audit_render as report
 
 
 @pytest.mark.parametrize(("value", "shown"), [
@@ -38,7 +38,8 @@ def test_the_judge_audit_report_shows_a_kappa_of_minus_a_thousandth_as_zero() ->
 
 
 def test_meta_eval_and_the_summaries_print_no_signed_zero_either() -> None:
-    from metaeval.report import audit_html, meta_eval
+    from metaeval.report import audit_html
+    from metaeval.report import meta_eval_render as meta_eval
 
     assert meta_eval._rate(Value(-0.001), Interval(-0.002, 0.4)) == "0.00 [0.00, 0.40]"
     assert ">0.00</span>" in audit_html.number("kappa", -0.001)

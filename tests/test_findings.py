@@ -8,9 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from metaeval.commands.findings import Planned, pruned, stale_entries
+from metaeval.commands.stale_findings import Planned, pruned, stale_entries
 from metaeval.errors import InputError, OutputError
-from metaeval.findings import (
+from metaeval.mutation.findings_file import (
     LAST_RUN_FILE,
     Findings,
     FindingStatus,

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
-from metaeval.findings import fingerprints, load
 from metaeval.mutation.find.targets import find_mutants
+from metaeval.mutation.findings_file import fingerprints, load
 
 PYPROJECT = """
 [tool.metaeval]

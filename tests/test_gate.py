@@ -12,7 +12,7 @@ from metaeval.commands.gate import gate as gate_command
 from metaeval.config import Config, load_config
 from metaeval.contract import JsonObject
 from metaeval.errors import InputError
-from metaeval.gate import (
+from metaeval.gate_bars import (
     Bar,
     BarResult,
     BarStatus,
@@ -279,7 +279,7 @@ def test_the_meta_eval_bars_need_a_meta_eval_result(tmp_path: Path) -> None:
 
 
 def test_the_paths_a_misspelt_metric_is_held_to_are_bounded() -> None:
-    from metaeval.gate import PATHS_SEEN, _paths
+    from metaeval.gate_bars import PATHS_SEEN, _paths
 
     huge: JsonObject = {"counts": {"Killed": 1}, "score": 1.0, "mutants": [],
                         **{f"k{i}": {f"s{j}": j for j in range(200)} for i in range(200)}}

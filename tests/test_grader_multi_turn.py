@@ -26,7 +26,7 @@ from metaeval.contract import (
 )
 from metaeval.errors import CheckSpecError
 from metaeval.graders import build_grader
-from metaeval.meta_set import load_meta_sets
+from metaeval.loaders.meta_set import load_meta_sets
 from tests.builders import assistant, call, result, run, user
 
 SAFE_TRAVELS = (user("Change my flight to HAT030, reservation ZFA04Y."),

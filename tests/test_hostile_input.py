@@ -15,11 +15,11 @@ from metaeval.audit.baseline import load_baseline
 from metaeval.audit.calibration import calibrated_versions
 from metaeval.contract import JsonObject
 from metaeval.errors import InputError
-from metaeval.findings import load as load_findings
-from metaeval.gate import Bar, BarStatus, Results, decide, load_results
-from metaeval.judge_items import load_judge_items, load_recorded
-from metaeval.llmbar import convert_llmbar
-from metaeval.meta_set import LoadError, load_meta_sets
+from metaeval.gate_bars import Bar, BarStatus, Results, decide, load_results
+from metaeval.loaders.judge_items import load_judge_items, load_recorded
+from metaeval.loaders.llmbar import convert_llmbar
+from metaeval.loaders.meta_set import LoadError, load_meta_sets
+from metaeval.mutation.findings_file import load as load_findings
 from tests.test_meta_set import record
 
 DEEP = "[" * 1000 + "]" * 1000

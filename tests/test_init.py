@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
-from metaeval.meta_set import load_meta_sets
+from metaeval.loaders.meta_set import load_meta_sets
 from tests.scaffold_project import make_shop
 
 SCAFFOLD = ["mutants/example.py", "meta_sets/example.jsonl", "tests/test_metaeval_graders.py",

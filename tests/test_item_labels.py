@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
-from metaeval.item_labels import join_item_labels, read_item_labels
-from metaeval.judge_items import load_judge_items
+from metaeval.loaders.item_labels import join_item_labels, read_item_labels
+from metaeval.loaders.judge_items import load_judge_items
 
 
 def write(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:

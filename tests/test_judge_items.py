@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from metaeval.judge_items import benign_suffix, load_judge_items, load_recorded
+from metaeval.loaders.judge_items import benign_suffix, load_judge_items, load_recorded
 
 
 def _write(path: Path, records: list[object]) -> Path:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from metaeval.judge_items import load_judge_items
+from metaeval.loaders.judge_items import load_judge_items
 
 
 def _load(tmp_path: Path, rows: list[dict[str, Any]], labels: tuple[int, int] = (1, 5)

@@ -16,7 +16,7 @@ from sklearn.metrics import cohen_kappa_score
 from metaeval.audit.label_agreement import agreement
 from metaeval.cli import main
 from metaeval.contract import Outcome
-from metaeval.labels import Annotation, gold, read_labels
+from metaeval.loaders.labels_files import Annotation, gold, read_labels
 from tests.audit.airline import airline_project, is_bad
 
 TASKS, TRIALS = 20, 4
@@ -233,8 +233,8 @@ def test_jsonl_labels_and_a_bad_header(tmp_path: Path) -> None:
 
 
 def test_unsure_is_one_row_of_its_annotator_but_no_label(tmp_path: Path) -> None:
-    from metaeval.labels import join_labels
-    from metaeval.meta_set import parse_run
+    from metaeval.loaders.labels_files import join_labels
+    from metaeval.loaders.meta_set import parse_run
     from tests.audit.airline import airline_run
 
     run, problems = parse_run(airline_run(0, 0, bad=False, checks=True), "runs.jsonl:1")

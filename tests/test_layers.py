@@ -27,21 +27,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "metaeval"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shared", ("metaeval", "metaeval.errors", "metaeval.files", "metaeval.data_paths",
-                "metaeval.keys",
-                "metaeval.contract", "metaeval.importing", "metaeval.state", "metaeval.vcs",
-                "metaeval.untrusted_json", "metaeval.config", "metaeval.gate",
-                "metaeval.suite_config")),
-    ("features", ("metaeval.graders", "metaeval.judges", "metaeval.audit", "metaeval.mutation",
-                  "metaeval.meta_set", "metaeval.suites", "metaeval.labels",
-                  "metaeval.judge_items", "metaeval.llmbar",
-                  "metaeval.recorded_forms", "metaeval.importers",
-                  "metaeval.judge_labels", "metaeval.annotation_files", "metaeval.item_labels",
-                  "metaeval.findings", "metaeval.init", "metaeval.scaffold",
-                  "metaeval.project_package", "metaeval.workflow_install")),
+                "metaeval.keys", "metaeval.decimals", "metaeval.contract", "metaeval.importing",
+                "metaeval.state", "metaeval.vcs", "metaeval.untrusted_json", "metaeval.config",
+                "metaeval.gate_bars", "metaeval.suite_config")),
+    ("features", ("metaeval.loaders", "metaeval.importers", "metaeval.graders",
+                  "metaeval.judges", "metaeval.audit", "metaeval.mutation", "metaeval.init",
+                  "metaeval.scaffold")),
     ("commands", ("metaeval.commands", "metaeval.label", "metaeval.testing")),
     ("report", ("metaeval.report",)),
-    ("cli", ("metaeval.cli", "metaeval.cli_parts", "metaeval.cli_findings",
-             "metaeval.cli_import", "metaeval.cli_import_runs", "metaeval.cli_label")),
+    ("cli", ("metaeval.cli",)),
 )
 """Each layer and the modules (or packages) in it, lowest first."""
 
@@ -305,7 +299,7 @@ def test_imports_one_way_are_no_cycle(tmp_path: Path, files: dict[str, str]) -> 
 
 @pytest.mark.parametrize(("module", "source"), [
     ("metaeval.mutation.run.runner", "from metaeval.report.mutation import mutation_text\n"),
-    ("metaeval.audit.probes", "def f():\n    import metaeval.commands.judge_audit\n"),
+    ("metaeval.audit.bias_probes", "def f():\n    import metaeval.commands.judge_audit\n"),
     ("metaeval.commands.mutate", "from metaeval import cli\n"),
     ("metaeval.config", "from metaeval.mutation.find.operators import OPERATORS\n"),
     ("metaeval.report.mutation", "from ..cli import main\n"),

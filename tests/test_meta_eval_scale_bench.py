@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from metaeval.meta_set import load_meta_sets
+from metaeval.loaders.meta_set import load_meta_sets
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 

@@ -18,7 +18,7 @@ from metaeval.contract import (
     evaluate,
 )
 from metaeval.graders import build_graders
-from metaeval.meta_set import MetaRun, load_meta_sets
+from metaeval.loaders.meta_set import MetaRun, load_meta_sets
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -345,7 +345,7 @@ def test_a_claimed_refund_in_the_starter_set_fails_state_includes() -> None:
 
 
 def parse_one(raw: JsonObject) -> MetaRun:
-    from metaeval.meta_set import parse_run
+    from metaeval.loaders.meta_set import parse_run
 
     run, problems = parse_run(raw, "test:1")
     assert problems == [] and run is not None

@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from metaeval.cli import main
 from metaeval.contract import JsonObject
 from metaeval.errors import InputError
-from metaeval.findings import FindingEntry, Findings, FindingStatus, Seen
 from metaeval.mutation.find.diffs import unified_diff
+from metaeval.mutation.findings_file import FindingEntry, Findings, FindingStatus, Seen
 from metaeval.report.mutation_html import bundle, findings_report, mutation_html
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,7 +126,7 @@ def test_a_finding_whose_file_is_gone_still_has_a_place(tmp_path: Path) -> None:
 
 def test_findings_export_html_writes_the_page_and_needs_a_target(tmp_path: Path) -> None:
     path = tmp_path / "findings.json"
-    from metaeval.findings import save
+    from metaeval.mutation.findings_file import save
 
     save(Findings((finding(),)), path)
     page = tmp_path / "out" / "findings.html"
@@ -143,7 +143,7 @@ def test_findings_export_html_writes_the_page_and_needs_a_target(tmp_path: Path)
 
 def test_an_unwritable_html_path_still_writes_the_sarif(tmp_path: Path) -> None:
     path = tmp_path / "findings.json"
-    from metaeval.findings import save
+    from metaeval.mutation.findings_file import save
 
     save(Findings((finding(),)), path)
     (tmp_path / "not-a-dir").write_text("a file\n", encoding="utf-8")
@@ -169,7 +169,7 @@ def _export(project: Path, findings: dict[str, object], monkeypatch: Any) -> Any
 
 
 def _findings_naming(name: str, tmp_path: Path) -> dict[str, object]:
-    from metaeval.findings import dumps
+    from metaeval.mutation.findings_file import dumps
 
     document = json.loads(dumps(Findings((finding(),))))
     document["findings"][0]["path"] = name

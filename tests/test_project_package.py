@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from metaeval.errors import InputError
-from metaeval.project_package import Package, find_packages, first_function
+from metaeval.init.project_package import Package, find_packages, first_function
 
 
 def package(root: Path, relative: str, body: str = "") -> None:

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from metaeval.audit.collect import recorded_table
-from metaeval.audit.judge_audit import AuditSource, audit_judge
-from metaeval.judge_items import load_judge_items, load_recorded
+from metaeval.audit.judge_decision import AuditSource, audit_judge
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode
+from metaeval.loaders.judge_items import load_judge_items, load_recorded
 
 
 def _write(path: Path, records: Sequence[object]) -> Path:

@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 from metaeval.cli import main
 from metaeval.commands import mutate as session
 from metaeval.errors import ExitCode
-from metaeval.gate import Bar, decide
+from metaeval.gate_bars import Bar, decide
 from metaeval.report.escape import md_code as code
 from metaeval.report.summary import append_summary, gate_summary, one_line_diff
 from tests.mutation.test_session import PRICING, SURVIVOR, FakeRunner, shop_here

@@ -8,7 +8,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-from metaeval.workflow_install import metaeval_spec, project_install
+from metaeval.init.workflow_install import metaeval_spec, project_install
 
 
 def git(path: Path, *args: str) -> str:

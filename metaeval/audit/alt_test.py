@@ -42,9 +42,9 @@ from metaeval.audit.annotators import (
 from metaeval.audit.bars import AltSettings
 from metaeval.audit.collect import VerdictTable
 from metaeval.audit.rater_agreement import Level
-from metaeval.judge_items import PairItem, PointItem
-from metaeval.judge_labels import Label
 from metaeval.judges.base import Scale
+from metaeval.loaders.judge_items import PairItem, PointItem
+from metaeval.loaders.judge_labels import Label
 
 MIN_ANNOTATORS = 3
 MIN_ITEMS = 30

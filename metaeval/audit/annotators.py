@@ -24,9 +24,9 @@ from metaeval.audit.judge_agreement import ordinal, outcome, recorded_in
 from metaeval.audit.metrics import Value, nominal_kappa, scored_weighted_kappa
 from metaeval.audit.rater_agreement import Level, mean_kappa, measured, rater_alpha
 from metaeval.contract import Outcome
-from metaeval.judge_items import Order, PairItem, PointItem
-from metaeval.judge_labels import Label
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
+from metaeval.loaders.judge_items import Order, PairItem, PointItem
+from metaeval.loaders.judge_labels import Label
 
 JUDGE = "judge"
 """The judge's name when it is counted as one more annotator (alpha with the judge)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metaeval.audit.meta_eval import BaselineCheck
+from metaeval.audit.check_measures import BaselineCheck
 from metaeval.errors import InputError, shown
 from metaeval.untrusted_json import JsonInputError, read_json_file
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from metaeval.audit.alt_test import PanelReport, panel_reports
 from metaeval.audit.bars import AltSettings, Bars
+from metaeval.audit.bias_probes import PositionResult, position_probe
 from metaeval.audit.collect import VerdictTable
 from metaeval.audit.judge_agreement import (
     PairAgreement,
@@ -21,9 +22,8 @@ from metaeval.audit.judge_agreement import (
     pair_agreement,
     point_agreement,
 )
-from metaeval.audit.probes import PositionResult, position_probe
-from metaeval.judge_items import JudgeItems
 from metaeval.judges.base import Scale
+from metaeval.loaders.judge_items import JudgeItems
 
 BY = ("category",)
 """What ``--by`` may break an audit down by."""

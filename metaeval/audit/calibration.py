@@ -12,7 +12,7 @@ import json
 from datetime import date
 from pathlib import Path
 
-from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
+from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic

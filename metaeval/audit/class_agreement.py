@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from metaeval.audit.collect import VerdictTable
 from metaeval.audit.judge_agreement import recorded_in
 from metaeval.audit.metrics import Interval, Value, nominal_kappa, wilson_interval
-from metaeval.judge_items import Order, PointItem
+from metaeval.loaders.judge_items import Order, PointItem
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,11 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from metaeval.judge_items import (
+from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, Mode, Scale, unscored_reply
+from metaeval.judges.cache import CachedJudge
+from metaeval.judges.reply import ReplyRule
+from metaeval.judges.spec import concurrency_of
+from metaeval.loaders.judge_items import (
     InjectionCase,
     JudgeItems,
     LengthProbe,
@@ -30,10 +34,6 @@ from metaeval.judge_items import (
     Slot,
     Variant,
 )
-from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, Mode, Scale, unscored_reply
-from metaeval.judges.cache import CachedJudge
-from metaeval.judges.reply import ReplyRule
-from metaeval.judges.spec import concurrency_of
 
 Decision = float | bool | str | None
 """A pointwise score or pass/fail, a pair label ``a``/``b``/``tie``, or None: unscored."""

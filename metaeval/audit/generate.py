@@ -31,7 +31,8 @@ from metaeval.audit.probe_texts import (
     padding_sentences,
 )
 from metaeval.contract import JsonObject, Outcome
-from metaeval.judge_items import (
+from metaeval.judges.base import Scale
+from metaeval.loaders.judge_items import (
     GENERATED,
     PROBE_FORMAT,
     InjectionCase,
@@ -41,7 +42,6 @@ from metaeval.judge_items import (
     PairLengthProbe,
     Probe,
 )
-from metaeval.judges.base import Scale
 
 SEED = 17
 """The default seed: the same items always give the same probes."""

@@ -27,7 +27,7 @@ from metaeval.contract import (
 )
 from metaeval.graders.registry import build_grader
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.meta_set import MetaRun
+from metaeval.loaders.meta_set import MetaRun
 
 SCORE_SCALE = (1, 2, 3, 4, 5)
 EVALUATOR = "evaluator"

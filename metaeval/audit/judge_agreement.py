@@ -31,8 +31,8 @@ from metaeval.audit.metrics import (
     wilson_interval,
 )
 from metaeval.contract import Outcome
-from metaeval.judge_items import Order, PairItem, PointItem, Slot, Variant
 from metaeval.judges.base import DEFAULT_SCALE, Scale
+from metaeval.loaders.judge_items import Order, PairItem, PointItem, Slot, Variant
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +162,7 @@ def computed(v: Value) -> bool:
 def point_agreement(items: tuple[PointItem, ...], table: VerdictTable,
                     scale: Scale, labels: Scale = DEFAULT_SCALE) -> PointAgreement | None:
     """``labels``: the scale of people's integer labels and its pass mark. Items whose
-    annotators have no consensus label are left out (see ``metaeval.judge_labels``)."""
+    annotators have no consensus label are left out (see ``metaeval.loaders.judge_labels``)."""
     items = tuple(i for i in items if i.consensus)
     if not items:
         return None

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from metaeval.audit.metrics import Value, nominal_kappa
 from metaeval.audit.rater_agreement import Level, mean_kappa, measured, rater_alpha
-from metaeval.judge_labels import Label
-from metaeval.labels import Annotation
+from metaeval.loaders.judge_labels import Label
+from metaeval.loaders.labels_files import Annotation
 
 ONE_ANNOTATOR = "one annotator: no agreement to measure"
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from metaeval.audit.bars import ALPHA
+from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.probes import ProbeStatus
 from metaeval.audit.stats import mcnemar_exact
-from metaeval.judge_items import Order, PairInjectionCase, PairLengthProbe, Variant
+from metaeval.loaders.judge_items import Order, PairInjectionCase, PairLengthProbe, Variant
 
 PairProbe = PairLengthProbe | PairInjectionCase
 

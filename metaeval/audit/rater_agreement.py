@@ -20,7 +20,7 @@ import krippendorff
 import numpy as np
 
 from metaeval.audit.metrics import NO_CASES, Value
-from metaeval.judge_labels import Label
+from metaeval.loaders.judge_labels import Label
 
 Raters = Mapping[str, Mapping[str, Label | None]]
 """rater -> item -> label; a missing item or ``None`` is a label not given."""

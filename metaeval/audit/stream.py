@@ -30,7 +30,7 @@ from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import EvalInput, Grader, Outcome, Trajectory
 from metaeval.graders.registry import build_grader
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.meta_set import MetaRun
+from metaeval.loaders.meta_set import MetaRun
 
 # The ablations a run can be re-graded under on its own, as it is read.
 ALONE = (Ablation.NO_ANSWER, Ablation.EMPTY_TRAJECTORY, Ablation.FINAL_IS_INITIAL)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from metaeval.audit.collect import VerdictTable
-from metaeval.judge_items import Order, PairItem, Slot, Variant
+from metaeval.loaders.judge_items import Order, PairItem, Slot, Variant
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from metaeval.audit.calibration import DEFAULT_PATH, calibrated_versions
 from metaeval.config import CHECK_BAR_FIELDS, Config
 from metaeval.errors import ExitCode, InputError
-from metaeval.gate import (
+from metaeval.gate_bars import (
     Bar,
     BarResult,
     Results,

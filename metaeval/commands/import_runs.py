@@ -20,7 +20,7 @@ from metaeval.errors import ExitCode, InputError, shown
 from metaeval.importers.runs import FORMATS, reader
 from metaeval.importers.runs.common import BadRecord, LabelRule, run_line
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.meta_set import MetaRun, parse_run
+from metaeval.loaders.meta_set import MetaRun, parse_run
 from metaeval.untrusted_json import FirstUse, LoadError
 
 __all__ = ["ImportRequest", "Imported", "import_code", "import_runs", "imported_runs",

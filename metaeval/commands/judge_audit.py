@@ -29,7 +29,7 @@ from metaeval.audit.collect import (
     reread,
 )
 from metaeval.audit.generate import SEED, family, generate, probe_record, within_budget
-from metaeval.audit.judge_audit import (
+from metaeval.audit.judge_decision import (
     AuditSource,
     AuditVerdict,
     JudgeAudit,
@@ -40,16 +40,8 @@ from metaeval.audit.judge_audit import (
 )
 from metaeval.config import NO_JUDGES, Config, JudgesSection
 from metaeval.errors import ExitCode, InputError, shown
+from metaeval.files import write_ndjson
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.item_labels import join_item_labels, read_item_labels
-from metaeval.judge_items import (
-    GENERATED,
-    JudgeItems,
-    Recorded,
-    item_kinds,
-    load_judge_items,
-    load_recorded,
-)
 from metaeval.judges.base import DEFAULT_SCALE, Judge, JudgeIdentity, Mode, Scale
 from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
 from metaeval.judges.cache import CachedJudge, ReplyCache
@@ -65,7 +57,15 @@ from metaeval.judges.scales import (
     describe,
 )
 from metaeval.judges.spec import build_judge, concurrency_of
-from metaeval.llmbar import write_ndjson
+from metaeval.loaders.item_labels import join_item_labels, read_item_labels
+from metaeval.loaders.judge_items import (
+    GENERATED,
+    JudgeItems,
+    Recorded,
+    item_kinds,
+    load_judge_items,
+    load_recorded,
+)
 from metaeval.untrusted_json import LoadError
 
 OFFLINE = (AlwaysPassJudge, BiasedJudge, SteadyJudge)
@@ -331,7 +331,7 @@ class JudgeAuditRequest:
     """``--label-classes``: categorical label classes, ``a,b,c``; None: the config's."""
     label_files: tuple[Path, ...] = ()
     """``--labels``: labels files whose item rows join the items as annotators
-    (``metaeval.item_labels``; what ``metaeval label`` writes)."""
+    (``metaeval.loaders.item_labels``; what ``metaeval label`` writes)."""
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,

@@ -15,15 +15,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from metaeval.audit.baseline import load_baseline
+from metaeval.audit.check_measures import MetaEvalResult, Settings, check_by, measure_grading
 from metaeval.audit.label_agreement import annotator_agreement
-from metaeval.audit.meta_eval import MetaEvalResult, Settings, check_by, measure_grading
 from metaeval.audit.stream import Stream
 from metaeval.commands.import_runs import imported_runs, where
 from metaeval.config import Bars, Config, unknown_check_bars
 from metaeval.errors import ExitCode, InputError, shown
-from metaeval.labels import Annotation, Joiner, read_labels
-from metaeval.meta_set import MetaRun, MetaSet, data_files, iter_meta_runs
-from metaeval.suites import Applier, suite_names
+from metaeval.loaders.labels_files import Annotation, Joiner, read_labels
+from metaeval.loaders.meta_set import MetaRun, MetaSet, data_files, iter_meta_runs
+from metaeval.loaders.suites import Applier, suite_names
 from metaeval.untrusted_json import LoadError
 
 

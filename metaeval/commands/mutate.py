@@ -14,7 +14,7 @@ values they take and give are in ``mutate_values``. This module never prints,
 never renders and never exits: every line for the user is a ``Message`` in the
 value it returns, and the report and SARIF files are the rendering layer's to
 write (``metaeval.report.mutate_outcome.finish``). It writes only data a finished
-run leaves: the caches, the last run's survivors (``findings.LAST_RUN_FILE``) and
+run leaves: the caches, the last run's survivors (``findings_file.LAST_RUN_FILE``) and
 (when asked) the findings file.
 """
 
@@ -36,9 +36,6 @@ from metaeval.commands.mutate_values import (
 )
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
-from metaeval.findings import LAST_RUN_FILE, Findings, Seen, compare, save_last_run, updated
-from metaeval.findings import load as load_findings
-from metaeval.findings import save as save_findings
 from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.find.diffs import rewrite_diff
 from metaeval.mutation.find.operators import (
@@ -50,6 +47,16 @@ from metaeval.mutation.find.resolve import module_name, read_source, relative_pa
 from metaeval.mutation.find.scan_cache import SCAN_FILE_NAME, ScanCache
 from metaeval.mutation.find.since import since
 from metaeval.mutation.find.targets import find_mutants
+from metaeval.mutation.findings_file import (
+    LAST_RUN_FILE,
+    Findings,
+    Seen,
+    compare,
+    save_last_run,
+    updated,
+)
+from metaeval.mutation.findings_file import load as load_findings
+from metaeval.mutation.findings_file import save as save_findings
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.coverage_cache import COVERAGE_FILE_NAME
 from metaeval.mutation.run.coverage_file import load_coverage_file

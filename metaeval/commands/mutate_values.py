@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.errors import ExitCode, InputError, OutputError
-from metaeval.findings import Comparison, Findings
 from metaeval.mutation.find.scan_cache import ScanCache
+from metaeval.mutation.findings_file import Comparison, Findings
 from metaeval.mutation.model import Mutant
 from metaeval.mutation.run.forked import WarmStart
 from metaeval.mutation.run.options import Executor, Isolation, RunOptions

@@ -19,7 +19,9 @@ from pathlib import Path
 
 from metaeval.config import Config
 from metaeval.errors import ExitCode, shown
-from metaeval.judge_items import (
+from metaeval.judges.base import DEFAULT_SCALE, Scale
+from metaeval.judges.scales import configured_audit, declared_scale
+from metaeval.loaders.judge_items import (
     ITEM_SUFFIX,
     RECORDED_FIELDS,
     JudgeItems,
@@ -27,10 +29,8 @@ from metaeval.judge_items import (
     load_judge_items,
     load_recorded,
 )
-from metaeval.judges.base import DEFAULT_SCALE, Scale
-from metaeval.judges.scales import configured_audit, declared_scale
-from metaeval.meta_set import MetaSet, load_meta_sets
-from metaeval.suites import apply_suite, suite_names
+from metaeval.loaders.meta_set import MetaSet, load_meta_sets
+from metaeval.loaders.suites import apply_suite, suite_names
 from metaeval.untrusted_json import LoadError, read_jsonl
 
 META_SUFFIX = ".jsonl"

@@ -11,7 +11,7 @@ import regex
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import InputError
-from metaeval.meta_set import _Bad, _got
+from metaeval.loaders.meta_set import _Bad, _got
 from metaeval.untrusted_json import JsonInputError, LoadError, Record, read_json_file, read_jsonl
 
 Bad = _Bad

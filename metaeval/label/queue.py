@@ -38,8 +38,8 @@ from metaeval.contract import (
 )
 from metaeval.graders.registry import build_grader
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.judge_items import PairItem, PointItem
-from metaeval.meta_set import MetaRun
+from metaeval.loaders.judge_items import PairItem, PointItem
+from metaeval.loaders.meta_set import MetaRun
 from metaeval.state import state_diff
 
 OVERALL = "*"

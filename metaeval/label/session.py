@@ -16,7 +16,10 @@ from pathlib import Path
 from metaeval.config import Config
 from metaeval.contract import JsonValue
 from metaeval.errors import InputError
-from metaeval.judge_items import (
+from metaeval.judges.base import Mode
+from metaeval.label.queue import Entry, item_entry, ordered, run_entries
+from metaeval.label.store import ITEM, RUN, LabelStore, key_of
+from metaeval.loaders.judge_items import (
     ITEM_SUFFIX,
     Order,
     PairItem,
@@ -26,11 +29,8 @@ from metaeval.judge_items import (
     load_judge_items,
     load_recorded,
 )
-from metaeval.judges.base import Mode
-from metaeval.label.queue import Entry, item_entry, ordered, run_entries
-from metaeval.label.store import ITEM, RUN, LabelStore, key_of
-from metaeval.meta_set import data_files, load_meta_sets
-from metaeval.suites import apply_suite, suite_names
+from metaeval.loaders.meta_set import data_files, load_meta_sets
+from metaeval.loaders.suites import apply_suite, suite_names
 from metaeval.untrusted_json import LoadError
 
 MAX_ANNOTATOR = 100

@@ -1,8 +1,8 @@
 """The labels file of a labelling session, kept whole on disk at every moment.
 
 A row is a run's label (``run_id, check, label, annotator[, rationale]``, read by
-``metaeval.labels``) or a judge item's (``item_id, label, annotator[, rationale,
-shown]``, read by ``metaeval.item_labels``), one JSON object a line. A label
+``metaeval.loaders.labels_files``) or a judge item's (``item_id, label, annotator[, rationale,
+shown]``, read by ``metaeval.loaders.item_labels``), one JSON object a line. A label
 given for the first time is appended as one line in one ``write`` and synced
 before the page hears it was kept; a label changed is rewritten in place by
 ``write_atomic`` (temp file, fsync, rename). So killing the server at any moment
@@ -26,10 +26,10 @@ from pathlib import Path
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import InputError, OutputError, shown
 from metaeval.files import write_atomic
-from metaeval.item_labels import parse_row
-from metaeval.labels import COLUMNS as RUN_COLUMNS
-from metaeval.labels import LABELS as RUN_LABELS
-from metaeval.labels import MAX_FIELD
+from metaeval.loaders.item_labels import parse_row
+from metaeval.loaders.labels_files import COLUMNS as RUN_COLUMNS
+from metaeval.loaders.labels_files import LABELS as RUN_LABELS
+from metaeval.loaders.labels_files import MAX_FIELD
 from metaeval.untrusted_json import LoadError, read_jsonl
 
 RUN = "run"

@@ -16,18 +16,18 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from metaeval.audit.bias_probes import ProbeStatus
+from metaeval.audit.check_measures import CheckResult, MetaEvalResult
 from metaeval.audit.judge_agreement import PointAgreement, computed
-from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
-from metaeval.audit.meta_eval import CheckResult, MetaEvalResult
+from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
 from metaeval.audit.metrics import Confusion, Interval, Value
-from metaeval.audit.probes import ProbeStatus
 from metaeval.contract import Outcome
 from metaeval.decimals import fixed
-from metaeval.meta_set import LoadError
+from metaeval.loaders.meta_set import LoadError
 from metaeval.report import figures
-from metaeval.report.annotators import annotators_lines
-from metaeval.report.judge_audit import category_rows, items_said
-from metaeval.report.meta_eval import AGREEMENT_HEADERS, _category_rows, agreement_rows
+from metaeval.report.annotators_render import annotators_lines
+from metaeval.report.judge_audit_render import category_rows, items_said
+from metaeval.report.meta_eval_render import AGREEMENT_HEADERS, _category_rows, agreement_rows
 
 CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;

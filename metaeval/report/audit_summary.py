@@ -3,14 +3,14 @@ Markdown helpers and the mutate and gate summaries are in ``summary``."""
 
 from __future__ import annotations
 
-from metaeval.audit.judge_audit import AuditVerdict, JudgeAudit
-from metaeval.audit.meta_eval import Category, CheckResult, MetaEvalResult
-from metaeval.audit.probes import ProbeStatus
+from metaeval.audit.bias_probes import ProbeStatus
+from metaeval.audit.check_measures import Category, CheckResult, MetaEvalResult
+from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
 from metaeval.decimals import fixed
-from metaeval.report.annotators import figure
+from metaeval.report.annotators_render import figure
 from metaeval.report.escape import md_code, md_plain
-from metaeval.report.judge_audit import category_rows, items_said
-from metaeval.report.meta_eval import AGREEMENT_HEADERS, agreement_rows
+from metaeval.report.judge_audit_render import category_rows, items_said
+from metaeval.report.meta_eval_render import AGREEMENT_HEADERS, agreement_rows
 from metaeval.report.summary import listed, table
 
 # --- meta-eval -----------------------------------------------------------------------

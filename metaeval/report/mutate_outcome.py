@@ -18,9 +18,9 @@ from metaeval import vcs
 from metaeval.commands.mutate_values import Message, MutateResult
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.files import write_atomic
-from metaeval.findings import Comparison
+from metaeval.mutation.findings_file import Comparison
 from metaeval.mutation.run.runner import MutationRun
-from metaeval.report.findings import comparison_text
+from metaeval.report.findings_render import comparison_text
 from metaeval.report.mutation import mutation_report
 from metaeval.report.mutation_html import mutation_html
 from metaeval.report.sarif import sarif

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.data_paths import SOURCE_LIMIT, inside_root, read_bounded
-from metaeval.findings import FindingEntry, Findings, FindingStatus
+from metaeval.mutation.findings_file import FindingEntry, Findings, FindingStatus
 from metaeval.report.mutation import SCHEMA_VERSION, THRESHOLDS
 
 BUNDLE_DIR = "vendor/mutation-testing-elements"

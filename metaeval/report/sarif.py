@@ -8,7 +8,7 @@ import datetime as dt
 import json
 
 from metaeval import __version__
-from metaeval.findings import FindingEntry, Findings, FindingStatus
+from metaeval.mutation.findings_file import FindingEntry, Findings, FindingStatus
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

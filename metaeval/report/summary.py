@@ -22,9 +22,9 @@ from pathlib import Path
 from metaeval.data_paths import read_bounded
 from metaeval.errors import InputError, OutputError
 from metaeval.files import write_atomic
-from metaeval.findings import FindingEntry
-from metaeval.gate import BarResult, BarStatus
+from metaeval.gate_bars import BarResult, BarStatus
 from metaeval.mutation.find.diffs import rewrite_diff
+from metaeval.mutation.findings_file import FindingEntry
 from metaeval.mutation.model import MutantResult, Status
 from metaeval.mutation.score import UNDETECTED, mutation_score, status_counts
 from metaeval.report.escape import md_code, md_plain

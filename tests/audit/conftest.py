@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.audit.meta_eval import MetaEvalResult, Settings, meta_eval
+from metaeval.audit.check_measures import MetaEvalResult, Settings, meta_eval
 from metaeval.importing import AllowedModules
-from metaeval.meta_set import MetaSet, load_meta_sets
+from metaeval.loaders.meta_set import MetaSet, load_meta_sets
 
 REPO = Path(__file__).resolve().parents[2]
 META_SETS = REPO / "meta_sets"

@@ -8,7 +8,7 @@ import math
 
 from scipy.stats import t as student_t
 
-from metaeval.judge_labels import Label
+from metaeval.loaders.judge_labels import Label
 
 
 def alt_by_hand(humans: dict[str, dict[str, Label]], judge: dict[str, Label | None],

@@ -9,8 +9,8 @@ import pytest
 from metaeval.audit.alt_test import alt_test, negative_rmse, one_sided_p
 from metaeval.audit.annotators import Panel, agreement, alpha
 from metaeval.audit.rater_agreement import Level
-from metaeval.judge_labels import Label
 from metaeval.judges.base import Scale
+from metaeval.loaders.judge_labels import Label
 from tests.audit.hand_alt import alt_by_hand
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from metaeval.audit.check_measures import clustered, measure
 from metaeval.audit.grading import Case
-from metaeval.audit.meta_eval import clustered, measure
 from metaeval.audit.metrics import cluster_intervals, kappa_interval
 from metaeval.cli import main
 from metaeval.contract import Outcome

@@ -4,10 +4,10 @@ when at most half fail, the failures are unscored verdicts and the audit stands.
 from __future__ import annotations
 
 from metaeval.audit.collect import Calls, ask_judge
-from metaeval.audit.judge_audit import AuditSource, AuditVerdict, audit_judge, failed_calls
-from metaeval.judge_items import JudgeItems, PairItem
+from metaeval.audit.judge_decision import AuditSource, AuditVerdict, audit_judge, failed_calls
 from metaeval.judges.base import JudgeReply
 from metaeval.judges.fakes import SteadyJudge
+from metaeval.loaders.judge_items import JudgeItems, PairItem
 
 
 def test_more_than_half_failed_is_the_cause_named_with_counts() -> None:

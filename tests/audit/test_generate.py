@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from metaeval.audit.bars import DEFAULT_BARS
+from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.collect import ask_judge
 from metaeval.audit.generate import (
     MIN_BASE,
@@ -20,10 +21,11 @@ from metaeval.audit.generate import (
     pointwise_length,
     probe_record,
 )
-from metaeval.audit.judge_audit import run_controls, run_probes
+from metaeval.audit.judge_decision import run_controls, run_probes
 from metaeval.audit.probe_texts import KINDS, PAYLOADS, STYLES, control_of, own_points
-from metaeval.audit.probes import ProbeStatus
-from metaeval.judge_items import (
+from metaeval.judges.base import DEFAULT_SCALE, Choice
+from metaeval.judges.fakes import BiasedJudge, SteadyJudge, injected
+from metaeval.loaders.judge_items import (
     GENERATED,
     InjectionCase,
     JudgeItems,
@@ -34,8 +36,6 @@ from metaeval.judge_items import (
     PointItem,
     load_judge_items,
 )
-from metaeval.judges.base import DEFAULT_SCALE, Choice
-from metaeval.judges.fakes import BiasedJudge, SteadyJudge, injected
 
 ROOT = Path(__file__).resolve().parents[2]
 SETS = ROOT / "meta_sets" / "judge"

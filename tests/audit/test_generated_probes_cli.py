@@ -13,8 +13,8 @@ from click.testing import CliRunner, Result
 from metaeval.cli import main
 from metaeval.commands.judge_audit import ProbeSettings, load_items, run_judge_audit
 from metaeval.importing import AllowedModules
-from metaeval.judge_items import load_judge_items
 from metaeval.judges.scales import ProbeSource
+from metaeval.loaders.judge_items import load_judge_items
 
 ROOT = Path(__file__).resolve().parents[2]
 SETS = ROOT / "meta_sets" / "judge"
@@ -213,7 +213,7 @@ def test_a_pairwise_only_judge_is_asked_only_pairwise_probes() -> None:
 
 
 def test_the_config_key_and_the_flag_reach_the_audit_as_a_probe_source() -> None:
-    from metaeval.cli import judge_audit
+    from metaeval.cli.app import judge_audit
     from metaeval.config import JudgeAuditSection
     from metaeval.judges.scales import configured_audit
 

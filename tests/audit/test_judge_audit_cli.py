@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from metaeval.audit.calibration import calibration_for
 from metaeval.cli import main
 from metaeval.judges.base import JudgeIdentity
-from metaeval.report.judge_audit import KEYS
+from metaeval.report.judge_audit_render import KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 ITEMS = ROOT / "meta_sets" / "judge"

@@ -5,8 +5,7 @@ from dataclasses import replace
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from metaeval.audit.grading import grade_runs
-from metaeval.audit.meta_eval import (
+from metaeval.audit.check_measures import (
     BaselineCheck,
     Flag,
     MetaEvalResult,
@@ -14,9 +13,10 @@ from metaeval.audit.meta_eval import (
     measure_grading,
     meta_eval,
 )
+from metaeval.audit.grading import grade_runs
 from metaeval.config import Bars
 from metaeval.contract import CheckSpec, Outcome
-from metaeval.meta_set import MetaRun, MetaSet, load_meta_sets
+from metaeval.loaders.meta_set import MetaRun, MetaSet, load_meta_sets
 from tests.audit.conftest import ALLOW_FIXTURES, FIXTURES, UserMetaSet
 
 FAST = Settings(resamples=100)

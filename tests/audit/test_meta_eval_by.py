@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from metaeval.audit.meta_eval import Settings, check_by, meta_eval
+from metaeval.audit.check_measures import Settings, check_by, meta_eval
 from metaeval.cli import main
 from metaeval.errors import InputError
-from metaeval.meta_set import load_meta_sets
+from metaeval.loaders.meta_set import load_meta_sets
 from tests.audit.airline import airline_run, is_bad, write_runs
 
 FAST = ["--resamples", "50"]

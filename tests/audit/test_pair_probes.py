@@ -8,12 +8,13 @@ from dataclasses import dataclass
 import pytest
 
 from metaeval.audit.bars import DEFAULT_BARS
+from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.collect import Decision, VerdictTable, ask_judge
 from metaeval.audit.generate import pairwise_length
-from metaeval.audit.judge_audit import run_probes
+from metaeval.audit.judge_decision import run_probes
 from metaeval.audit.pair_probes import pair_flip_probe
-from metaeval.audit.probes import ProbeStatus
-from metaeval.judge_items import (
+from metaeval.judges.base import DEFAULT_SCALE, CallInfo, Choice, JudgeIdentity, JudgeReply, Mode
+from metaeval.loaders.judge_items import (
     JudgeItems,
     Order,
     PairInjectionCase,
@@ -22,7 +23,6 @@ from metaeval.judge_items import (
     Slot,
     Variant,
 )
-from metaeval.judges.base import DEFAULT_SCALE, CallInfo, Choice, JudgeIdentity, JudgeReply, Mode
 
 
 def _probes(n: int) -> tuple[PairLengthProbe, ...]:

@@ -2,16 +2,16 @@ from __future__ import annotations
 
 import pytest
 
-from metaeval.audit.collect import Decision, VerdictTable, aggregate
-from metaeval.audit.probes import (
+from metaeval.audit.bias_probes import (
     ProbeStatus,
     injection_probe,
     length_probe,
     position_probe,
     title,
 )
-from metaeval.judge_items import InjectionCase, LengthProbe, Order, PairItem, Slot, Variant
+from metaeval.audit.collect import Decision, VerdictTable, aggregate
 from metaeval.judges.base import Scale
+from metaeval.loaders.judge_items import InjectionCase, LengthProbe, Order, PairItem, Slot, Variant
 
 
 def _pairs(n: int) -> tuple[PairItem, ...]:
@@ -140,8 +140,8 @@ def test_self_consistency_counts_items_whose_samples_all_agree() -> None:
 
 def test_ask_judge_reports_progress_to_the_last_reply() -> None:
     from metaeval.audit.collect import ask_judge
-    from metaeval.judge_items import JudgeItems
     from metaeval.judges.fakes import SteadyJudge
+    from metaeval.loaders.judge_items import JudgeItems
 
     seen: list[tuple[int, int]] = []
     ask_judge(SteadyJudge(), JudgeItems(pairwise=_pairs(3)), samples=2,

@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
-from metaeval.judge_items import load_recorded
 from metaeval.judges.base import JudgeIdentity, Mode, Scale
+from metaeval.loaders.judge_items import load_recorded
 
 HUGE = "1" + "0" * 399  # a 400-digit integer
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from metaeval.audit.check_measures import Settings, measure_grading
 from metaeval.audit.grading import grade_runs
-from metaeval.audit.meta_eval import Settings, measure_grading
 from metaeval.audit.stream import Stream
 from metaeval.audit.tautology import sensitivity
 from metaeval.importing import AllowedModules
-from metaeval.meta_set import MetaRun, load_meta_sets
-from metaeval.report.meta_eval import meta_eval_json
+from metaeval.loaders.meta_set import MetaRun, load_meta_sets
+from metaeval.report.meta_eval_render import meta_eval_json
 from tests.audit.airline import write_runs
 from tests.audit.conftest import ALLOW_FIXTURES, META_SETS, UserMetaSet
 

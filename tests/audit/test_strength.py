@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from metaeval.audit.collect import Decision, VerdictTable
 from metaeval.audit.strength import strengths
-from metaeval.judge_items import Order, PairItem, Slot, Variant
+from metaeval.loaders.judge_items import Order, PairItem, Slot, Variant
 
 
 def _pair(i: str) -> PairItem:

@@ -15,7 +15,7 @@ from metaeval.audit.tautology import (
 from metaeval.contract import CheckSpec, EvalInput, Kind, Outcome, Trajectory
 from metaeval.graders.base import RANK_USER, Judgement, RuleGrader, failed, passed
 from metaeval.graders.registry import BUILTINS, build_grader
-from metaeval.meta_set import MetaSet, load_meta_sets
+from metaeval.loaders.meta_set import MetaSet, load_meta_sets
 from tests.audit.conftest import ALLOW_FIXTURES, CASE_ANSWER, UserMetaSet
 from tests.fixtures import user_graders
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from metaeval.cli import main
 from metaeval.commands.validate import with_judge_items
-from metaeval.meta_set import load_meta_sets
+from metaeval.loaders.meta_set import load_meta_sets
 from tests.fuzz.records import item_schema, judge_items, run_schema, runs
 from tests.fuzz.strategies import Raw, Schema, apply, breaks, dump, encode, raw_lines
 

@@ -15,7 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from metaeval.errors import InputError
-from metaeval.findings import Findings, FindingStatus, dumps, load
+from metaeval.mutation.findings_file import Findings, FindingStatus, dumps, load
 from tests.fuzz.strategies import (
     OPEN,
     Break,

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from metaeval.judge_items import (
+from metaeval.loaders.judge_items import (
     InjectionCase,
     JudgeItems,
     LengthProbe,

@@ -13,7 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from metaeval.contract import Error, Message, Outcome, Timeout, ToolCall, ToolResult
-from metaeval.meta_set import MetaRun, MetaSet, load_meta_sets
+from metaeval.loaders.meta_set import MetaRun, MetaSet, load_meta_sets
 from tests.fuzz.records import run_schema, runs
 from tests.fuzz.strategies import (
     Break,

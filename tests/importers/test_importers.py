@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from metaeval.cli import main
 from metaeval.errors import InputError
 from metaeval.importers import alpaca_eval, arena_hard, codes, mt_bench
-from metaeval.judge_items import load_recorded
 from metaeval.judges.base import Mode
+from metaeval.loaders.judge_items import load_recorded
 
 
 def _jsonl(path: Path, rows: Sequence[object]) -> Path:

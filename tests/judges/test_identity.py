@@ -14,13 +14,13 @@ import pytest
 
 from metaeval.audit.calibration import calibration_for, entry
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.judge_audit import AuditSource, Controls, audit_judge
+from metaeval.audit.judge_decision import AuditSource, Controls, audit_judge
 from metaeval.config import load_config
 from metaeval.errors import InputError
-from metaeval.judge_items import JudgeItems
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity
 from metaeval.judges.cache import CachedJudge, ReplyCache
 from metaeval.judges.spec import build_judge
+from metaeval.loaders.judge_items import JudgeItems
 
 from .conftest import Stub
 

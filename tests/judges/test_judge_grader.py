@@ -121,7 +121,7 @@ class Broken(Recording):
 
 def test_a_judge_that_raises_is_unscored_not_a_crash() -> None:
     from metaeval.audit.collect import ask_judge
-    from metaeval.judge_items import JudgeItems, PointItem
+    from metaeval.loaders.judge_items import JudgeItems, PointItem
 
     finding = JudgeGrader(Broken(), "c", "c").grade(_run(ANSWERED))
     assert finding.outcome is Outcome.UNSCORED and "backend hung" in finding.reason

@@ -12,10 +12,10 @@ import pytest
 
 from metaeval.config import load_config
 from metaeval.contract import JsonObject
-from metaeval.judge_items import load_judge_items
 from metaeval.label.queue import item_entry, sides
 from metaeval.label.session import load_entries
 from metaeval.label.store import LabelStore
+from metaeval.loaders.judge_items import load_judge_items
 from tests.audit.airline import airline_run
 from tests.label.conftest import pair, write_lines
 

@@ -11,7 +11,7 @@ import pytest
 from metaeval.contract import JsonObject
 from metaeval.errors import InputError
 from metaeval.label.store import ITEM, RUN, Key, LabelStore
-from metaeval.labels import read_labels
+from metaeval.loaders.labels_files import read_labels
 
 
 def lines(path: Path) -> list[dict[str, object]]:

@@ -108,7 +108,7 @@ import json, sys, traceback
 sys.path[:0] = [ROOT, HERE]
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import OWN_FILES
-from metaeval.mutation.child.probes import ProbeRecorder
+from metaeval.mutation.child.line_probes import ProbeRecorder
 
 TESTS = {
     "t::prices": lambda p, s: (p.total([1, 2]), p.guard(-1), list(p.evens(3))),
@@ -214,7 +214,7 @@ import os, py_compile, sys
 sys.path[:0] = [ROOT, HERE]
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import LineRecorder
-from metaeval.mutation.child.probes import ProbeRecorder
+from metaeval.mutation.child.line_probes import ProbeRecorder
 from metaeval.mutation.child.traced import baseline_recorder
 
 watcher = CallRecorder(("shop",))
@@ -264,7 +264,7 @@ REWRITTEN = r'''
 import pytest
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import OWN_FILES
-from metaeval.mutation.child.probes import ProbeRecorder
+from metaeval.mutation.child.line_probes import ProbeRecorder
 
 
 def test_a_module_pytest_rewrites_is_probed():
@@ -299,7 +299,7 @@ def test_a_package_pytest_rewrites_is_probed_not_left_unseen(tmp_path: Path) -> 
 SHARED = r'''
 import os, sys, time
 sys.path[:0] = [ROOT, HERE]
-from metaeval.mutation.child import probes as p
+from metaeval.mutation.child import line_probes as p
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import OWN_FILES
 

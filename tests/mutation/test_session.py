@@ -19,9 +19,9 @@ from metaeval.commands import mutate as session
 from metaeval.commands.mutate import plan_and_run, plan_mutate
 from metaeval.commands.mutate_values import Message, MutateRequest
 from metaeval.errors import ExitCode, InputError
-from metaeval.findings import accept
-from metaeval.findings import load as load_findings
-from metaeval.findings import save as save_findings
+from metaeval.mutation.findings_file import accept
+from metaeval.mutation.findings_file import load as load_findings
+from metaeval.mutation.findings_file import save as save_findings
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.forked import WarmStart
 from metaeval.mutation.run.options import Isolation, RunOptions

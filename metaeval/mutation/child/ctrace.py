@@ -12,7 +12,7 @@ side, its mutants run those tests rather than being called unreached).
 
 It fills the ``CallRecorder`` it is given (the warm process's, which saw the
 imports and the collection), so the record is the one that recorder would
-have made: ``runs()`` as before. The probes (``probes``) cost less still, and
+have made: ``runs()`` as before. The probes (``line_probes``) cost less still, and
 are the default; ``traced.baseline_recorder`` falls back to this tracer when a
 module cannot be probed (``METAEVAL_RECORDER=ctrace`` chooses it), and to the
 trace function without coverage.py's C tracer (``METAEVAL_RECORDER=settrace``).
@@ -33,7 +33,7 @@ from metaeval.mutation.coverage import code_objects
 from metaeval.mutation.wire import CodeRun
 
 OWN_FILES = frozenset(os.path.realpath(f) for f in (
-    *monitor.OWN_FILES, __file__, os.path.join(os.path.dirname(__file__), "probes.py")))
+    *monitor.OWN_FILES, __file__, os.path.join(os.path.dirname(__file__), "line_probes.py")))
 """The recorders' own files, never recorded: when metaeval mutates itself they would
 be recorded while they file the record."""
 QUIET = ["module-not-imported", "module-not-measured", "no-data-collected",

@@ -23,7 +23,7 @@ import pytest
 
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import OWN_FILES, LineRecorder, c_tracer
-from metaeval.mutation.child.probes import ProbeRecorder, Share
+from metaeval.mutation.child.line_probes import ProbeRecorder, Share
 from metaeval.mutation.child.processes import die_with_parent
 from metaeval.mutation.child.work import Watch
 from metaeval.mutation.wire import BaselinePart
@@ -32,7 +32,7 @@ from metaeval.mutation.wire import BaselinePart
 def baseline_recorder(recorder: CallRecorder, share: Share | None = None
                       ) -> CallRecorder | LineRecorder | ProbeRecorder:
     """What a traced baseline child records with. On Python before 3.12: probes
-    (``probes``) when every loaded module of the packages can be probed, else
+    (``line_probes``) when every loaded module of the packages can be probed, else
     coverage.py's C tracer when installed; ``METAEVAL_RECORDER`` = ``ctrace`` or
     ``settrace`` chooses the tracer or ``recorder``'s trace function. On 3.12 and
     later, ``recorder`` itself (``sys.monitoring``). ``share``: this child's part

@@ -8,7 +8,7 @@ from pathlib import Path
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.importers.runs.anthropic import read_anthropic
 from metaeval.importers.runs.common import run_line
-from metaeval.meta_set import parse_run
+from metaeval.loaders.meta_set import parse_run
 from metaeval.untrusted_json import LoadError
 
 # A request as a harness logs it before the last call, with the reply it got.

@@ -20,7 +20,7 @@ from metaeval.commands.import_runs import ImportRequest, import_runs
 from metaeval.contract import JsonObject
 from metaeval.errors import InputError
 from metaeval.importers.runs.inspect_log import read_inspect
-from metaeval.meta_set import load_meta_sets
+from metaeval.loaders.meta_set import load_meta_sets
 from metaeval.testing import assert_graders
 from metaeval.untrusted_json import LoadError
 from tests.importers.runs.inspect_cases import CASES, EPOCHS

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from metaeval.findings import (
+from metaeval.mutation.findings_file import (
     Comparison,
     FindingEntry,
     Findings,

@@ -9,7 +9,7 @@ check of the run, or is ``*`` for the run's overall verdict; ``label`` is
 ``metaeval label`` writes when a person cannot decide) is read and counts as that
 annotator's one row, but is no label: it takes no part in the gold label or the
 agreement. A JSON Lines row with ``item_id`` instead of ``run_id`` labels a judge
-item (``metaeval.item_labels``, read by ``judge-audit --labels``) and is passed
+item (``metaeval.loaders.item_labels``, read by ``judge-audit --labels``) and is passed
 over here, so one file can hold both. A run some labels file
 names takes its labels from the files alone; a run none names keeps the label in
 its line, or is unlabelled.
@@ -33,7 +33,7 @@ from pathlib import Path
 from metaeval.contract import Outcome
 from metaeval.errors import shown
 from metaeval.keys import did_you_mean
-from metaeval.meta_set import Label, MetaRun
+from metaeval.loaders.meta_set import Label, MetaRun
 from metaeval.untrusted_json import LoadError, read_jsonl
 
 OVERALL = "*"
@@ -43,7 +43,7 @@ COLUMNS = (*REQUIRED, "rationale")
 LABELS = {"pass": Outcome.PASS, "fail": Outcome.FAIL, "unsure": Outcome.UNSCORED}
 """``unsure`` is read as UNSCORED: the annotator's row, with no label in it."""
 ITEM_ID = "item_id"
-"""The column of a row that labels a judge item, not a run (``metaeval.item_labels``)."""
+"""The column of a row that labels a judge item, not a run (``metaeval.loaders.item_labels``)."""
 EXTRA = "\0extra"
 """Where the CSV reader puts the fields of a row longer than its header."""
 MAX_FIELD = 10_000

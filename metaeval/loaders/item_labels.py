@@ -7,7 +7,7 @@ pairwise item, naming the item's response whatever side it was shown on;
 ``unsure``: that annotator's row, with no label in it. ``shown`` (``ab`` or
 ``ba``) is the order the pair was shown in, ``ba`` being ``response_b`` on the
 left, so an annotator's own position bias can be measured. Rows with ``run_id``
-label runs (``metaeval.labels``) and are passed over here: ``metaeval label``
+label runs (``metaeval.loaders.labels_files``) and are passed over here: ``metaeval label``
 writes both kinds to one file.
 
 A joined row becomes one more annotator of its item (``judge_labels.Annotation``);
@@ -26,8 +26,9 @@ from pathlib import Path
 
 from metaeval.contract import JsonValue
 from metaeval.errors import shown
-from metaeval.judge_items import JudgeItems, PairItem, PointItem
-from metaeval.judge_labels import (
+from metaeval.keys import did_you_mean
+from metaeval.loaders.judge_items import JudgeItems, PairItem, PointItem
+from metaeval.loaders.judge_labels import (
     NO_CONSENSUS,
     Annotation,
     consensus,
@@ -35,7 +36,6 @@ from metaeval.judge_labels import (
     pair_label,
     point_label,
 )
-from metaeval.keys import did_you_mean
 from metaeval.untrusted_json import LoadError, read_jsonl
 
 REQUIRED = ("item_id", "label", "annotator")

@@ -30,9 +30,9 @@ from pathlib import Path
 
 from metaeval.errors import InputError
 from metaeval.files import write_atomic
+from metaeval.init.project_package import Package, find_packages, first_function
+from metaeval.init.workflow_install import installed_metaeval, project_install
 from metaeval.keys import cut
-from metaeval.project_package import Package, find_packages, first_function
-from metaeval.workflow_install import installed_metaeval, project_install
 
 # (where in the user's repository, which scaffold file)
 FILES = (

@@ -9,6 +9,7 @@ import json
 
 from tabulate import tabulate
 
+from metaeval.audit.bias_probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.audit.breakdown import CategoryFigures
 from metaeval.audit.collect import Calls
 from metaeval.audit.judge_agreement import (
@@ -17,21 +18,20 @@ from metaeval.audit.judge_agreement import (
     PointAgreement,
     computed,
 )
-from metaeval.audit.judge_audit import AuditSource, Controls, JudgeAudit, ProbePlan
+from metaeval.audit.judge_decision import AuditSource, Controls, JudgeAudit, ProbePlan
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.pair_probes import PairFlipResult
-from metaeval.audit.probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
 from metaeval.audit.strength import Strengths
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.decimals import fixed, rounded
 from metaeval.judges.base import Mode
-from metaeval.report.annotators import (
+from metaeval.report.annotators_render import (
     annotators_document,
     annotators_lines,
     categorical_document,
     categorical_lines,
 )
-from metaeval.report.annotators import name as printable
+from metaeval.report.annotators_render import name as printable
 from metaeval.report.escape import one_line
 
 NOT_RUN = "not run (no probe items with verdicts)"

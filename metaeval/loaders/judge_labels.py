@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from metaeval.contract import JsonObject, JsonValue
-from metaeval.meta_set import _Bad, _got, _no_unknown
+from metaeval.loaders.meta_set import _Bad, _got, _no_unknown
 
 ANNOTATION_FIELDS = {"annotator", "label"}
 MAX_ANNOTATORS = 1000

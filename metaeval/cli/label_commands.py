@@ -1,6 +1,6 @@
 """``metaeval label``: the local labelling page, and ``--merge`` of annotators' files.
 
-Kept apart from ``cli.py`` so that it stays small; registered there with one line.
+Kept apart from ``app.py`` so that it stays small; registered there with one line.
 Starlette and uvicorn (the ``label`` extra) are imported only when the page is
 served, so every other command runs without them.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from metaeval.cli_parts import echo, refuse_inputs_as_outputs, user_errors
+from metaeval.cli.options import echo, refuse_inputs_as_outputs, user_errors
 from metaeval.config import load_config
 from metaeval.errors import InputError
 from metaeval.report.escape import one_line

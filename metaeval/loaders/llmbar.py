@@ -13,15 +13,13 @@ repository's own ``statistics.json`` is never read (its kappa codings are mixed)
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.contract import JsonObject
 from metaeval.errors import InputError
-from metaeval.files import write_atomic
 from metaeval.importers.common import json_array
-from metaeval.judge_items import Order
+from metaeval.loaders.judge_items import Order
 
 _ORDERS = {"swap = False": Order.AB, "swap = True": Order.BA}
 _LABELS = {1: "a", 2: "b", "1": "a", "2": "b"}
@@ -83,8 +81,3 @@ def _verdicts(item_id: str, run: JsonObject, where: str) -> list[JsonObject]:
                     "verdict": _LABELS.get(str(winner)), "raw": raw})
     return out
 
-
-def write_ndjson(path: Path, records: tuple[JsonObject, ...]) -> None:
-    """One record a line, written atomically; ``OutputError`` when it cannot be."""
-    write_atomic(path, "".join(json.dumps(record) + "\n" for record in records),
-                 follow_links=True)

@@ -15,6 +15,15 @@ from enum import Enum
 
 from metaeval.audit.alt_test import PanelReport, panel_reports
 from metaeval.audit.bars import DEFAULT_ALT, DEFAULT_BARS, AltSettings, Bars
+from metaeval.audit.bias_probes import (
+    InjectionResult,
+    LengthResult,
+    PositionResult,
+    ProbeStatus,
+    injection_probe,
+    length_probe,
+    position_probe,
+)
 from metaeval.audit.breakdown import CategoryFigures, by_category
 from metaeval.audit.class_agreement import ClassAgreement, class_agreement
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge
@@ -28,21 +37,12 @@ from metaeval.audit.judge_agreement import (
     self_consistency,
 )
 from metaeval.audit.pair_probes import PairFlipResult, pair_flip_probe
-from metaeval.audit.probes import (
-    InjectionResult,
-    LengthResult,
-    PositionResult,
-    ProbeStatus,
-    injection_probe,
-    length_probe,
-    position_probe,
-)
 from metaeval.audit.strength import Strengths, strengths
 from metaeval.decimals import fixed
-from metaeval.judge_items import FILES, JudgeItems, Order, Slot, Variant
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
 from metaeval.judges.scales import ProbeSource, default_pass_at
+from metaeval.loaders.judge_items import FILES, JudgeItems, Order, Slot, Variant
 from metaeval.untrusted_json import LoadError
 
 

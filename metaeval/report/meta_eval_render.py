@@ -11,12 +11,12 @@ import json
 
 from tabulate import tabulate
 
+from metaeval.audit.check_measures import Category, CheckResult, Measured, MetaEvalResult
 from metaeval.audit.label_agreement import Agreement
-from metaeval.audit.meta_eval import Category, CheckResult, Measured, MetaEvalResult
 from metaeval.audit.metrics import Interval, Value
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.decimals import fixed
-from metaeval.meta_set import LoadError
+from metaeval.loaders.meta_set import LoadError
 from metaeval.report.escape import one_line
 
 JSON_VERSION = 1

@@ -23,7 +23,7 @@ from metaeval.contract import CheckSpec, JsonObject, JsonValue
 from metaeval.errors import CheckSpecError
 from metaeval.graders.registry import build_grader
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.meta_set import MetaRun
+from metaeval.loaders.meta_set import MetaRun
 from metaeval.state import lookup
 from metaeval.suite_config import SuiteCheck
 from metaeval.untrusted_json import LoadError

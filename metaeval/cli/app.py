@@ -20,11 +20,11 @@ import click
 
 from metaeval import __version__
 from metaeval.audit.bars import DEFAULT_BARS as DEFAULT_JUDGE_BARS
-from metaeval.cli_findings import findings
-from metaeval.cli_import import judge_import, judge_import_llmbar
-from metaeval.cli_import_runs import import_runs_command
-from metaeval.cli_label import label
-from metaeval.cli_parts import (
+from metaeval.cli.findings_commands import findings
+from metaeval.cli.import_commands import import_runs_command
+from metaeval.cli.judge_import_commands import judge_import, judge_import_llmbar
+from metaeval.cli.label_commands import label
+from metaeval.cli.options import (
     FORMAT,
     SUMMARY,
     EnumChoice,
@@ -349,7 +349,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     from metaeval.commands.import_runs import runs_spec
     from metaeval.commands.meta_eval import MetaEvalRequest
     from metaeval.commands.meta_eval import meta_eval as run_meta_eval
-    from metaeval.report.meta_eval import meta_eval_json, meta_eval_table
+    from metaeval.report.meta_eval_render import meta_eval_json, meta_eval_table
 
     if html_path is not None:
         from metaeval.report.figures import require
@@ -492,7 +492,7 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
         judge_audit,
         record_calibration,
     )
-    from metaeval.report.judge_audit import audit_json, audit_text
+    from metaeval.report.judge_audit_render import audit_json, audit_text
 
     if html_path is not None:
         from metaeval.report.figures import require
@@ -559,7 +559,7 @@ def gate(results: tuple[Path, ...], calibration_path: Path | None,
     judge whose identity has a calibration entry. Exit 1 on any failure."""
     from metaeval.commands.gate import gate as run_gate
     from metaeval.commands.gate import gate_code
-    from metaeval.report.gate import gate_json, gate_table
+    from metaeval.report.gate_render import gate_json, gate_table
 
     refuse_inputs_as_outputs([("--summary", summary_path)],
                              [*(("RESULTS", r, "*") for r in results),
@@ -590,7 +590,7 @@ def init(force: bool, root: Path, package: str | None, shards: int | None) -> No
     Idempotent: an existing file is kept unless --force; pyproject.toml is only
     appended to, and only when it has no [tool.metaeval] yet.
     """
-    from metaeval.init import scaffold
+    from metaeval.init.scaffolding import scaffold
 
     done = scaffold(root, force=force, package=package, shards=shards)
     for step in done.steps:

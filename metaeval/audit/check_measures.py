@@ -33,7 +33,7 @@ from metaeval.contract import Outcome
 from metaeval.errors import InputError
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.keys import cut
-from metaeval.meta_set import MetaRun
+from metaeval.loaders.meta_set import MetaRun
 from metaeval.state import lookup
 
 BY_CATEGORY = "category"

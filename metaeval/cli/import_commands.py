@@ -1,6 +1,6 @@
 """``metaeval import FORMAT PATH... -o runs.jsonl``: a harness's runs as a meta-set file.
 
-Kept apart from ``cli.py`` so that it stays small; registered there with one line.
+Kept apart from ``app.py`` so that it stays small; registered there with one line.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import click
 
-from metaeval.cli_parts import FORMAT, echo, refuse_inputs_as_outputs, user_errors
+from metaeval.cli.options import FORMAT, echo, refuse_inputs_as_outputs, user_errors
 from metaeval.commands.import_runs import ImportRequest, import_code, import_runs
 from metaeval.files import write_atomic
 from metaeval.importers.runs import FORMATS
-from metaeval.report.import_runs import import_json, import_text, runs_jsonl
+from metaeval.report.import_runs_render import import_json, import_text, runs_jsonl
 
 
 @click.command("import")

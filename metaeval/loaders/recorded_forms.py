@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from metaeval.contract import JsonObject
 from metaeval.judges.base import Mode
-from metaeval.meta_set import _Bad, _got
+from metaeval.loaders.meta_set import _Bad, _got
 
 POSITIONS = ("first", "second", "tie")
 """What a positional verdict may say: the response shown first, second, or neither."""

@@ -1,6 +1,6 @@
 """``metaeval findings``: the tracked surviving mutants, read and written by the
 user between runs (list, show, accept with a reason, prune, diff, export). The
-last run's survivors (``findings.LAST_RUN_FILE``) are listed, shown and accepted
+last run's survivors (``findings_file.LAST_RUN_FILE``) are listed, shown and accepted
 beside the file's entries before ``--update-baseline`` records them."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 import click
 
 from metaeval import vcs
-from metaeval.cli_parts import FORMAT, echo, refuse_inputs_as_outputs, user_errors
+from metaeval.cli.options import FORMAT, echo, refuse_inputs_as_outputs, user_errors
 from metaeval.config import load_config
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.files import write_atomic
-from metaeval.findings import (
+from metaeval.mutation.findings_file import (
     LAST_RUN_FILE,
     Findings,
     FindingStatus,
@@ -25,10 +25,10 @@ from metaeval.findings import (
     parse_date,
     with_last_run,
 )
-from metaeval.findings import load as load_findings
-from metaeval.findings import save as save_findings
+from metaeval.mutation.findings_file import load as load_findings
+from metaeval.mutation.findings_file import save as save_findings
 from metaeval.report.escape import one_line
-from metaeval.report.findings import (
+from metaeval.report.findings_render import (
     finding_text,
     findings_diff_text,
     findings_json,
@@ -99,7 +99,7 @@ def _stale_count(tracked: Findings) -> int | None:
     made (no targets configured, a bad target): the list stands without it."""
     if not tracked.entries:
         return 0
-    from metaeval.commands.findings import planned, stale_entries  # brings libcst
+    from metaeval.commands.stale_findings import planned, stale_entries  # brings libcst
 
     try:
         return len(stale_entries(tracked, planned(load_config())))
@@ -155,7 +155,7 @@ def findings_prune(paths: tuple[str, ...], write: bool, findings_file: Path | No
     """List the findings whose file or function is no longer targeted (or whose mutant
     is no longer made), as 'metaeval mutate' would plan it now (PATHS, else the
     configured targets); --write removes them. Exit 1 when a dry run finds one."""
-    from metaeval.commands.findings import planned, pruned, stale_entries
+    from metaeval.commands.stale_findings import planned, pruned, stale_entries
 
     path = _findings_path(findings_file)
     tracked = load_findings(path, missing_ok=False)

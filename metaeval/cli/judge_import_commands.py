@@ -11,11 +11,10 @@ from pathlib import Path
 
 import click
 
-from metaeval.cli_parts import echo, refuse_inputs_as_outputs, user_errors
+from metaeval.cli.options import echo, refuse_inputs_as_outputs, user_errors
 from metaeval.errors import InputError
-from metaeval.files import write_atomic
+from metaeval.files import write_atomic, write_ndjson
 from metaeval.importers.common import Converted
-from metaeval.llmbar import write_ndjson
 
 LOG = click.argument("log", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 ITEMS = click.option("--items", "items_out", required=True, type=click.Path(path_type=Path),
@@ -56,7 +55,8 @@ def _write(log: Path, converted: Converted, items_out: Path | None, recorded_out
 def judge_import_llmbar(dataset: Path, result: Path | None, items_out: Path,
                         recorded_out: Path | None, prefix: str) -> None:
     """Convert an LLMBar dataset (and a judge's result file) for judge-audit."""
-    from metaeval.llmbar import convert_llmbar, write_ndjson
+    from metaeval.files import write_ndjson
+    from metaeval.loaders.llmbar import convert_llmbar
 
     if recorded_out is not None and result is None:
         raise InputError("--recorded: needs --result, the judge's LLMBar result.json")
@@ -183,7 +183,7 @@ def annotation_files(annotations: Path, kind: str, judge_file: Path | None,
                              judge: str | None, maps: tuple[str, ...], items_out: Path,
                              recorded_out: Path | None) -> None:
     """Convert {annotator: {item_id: label}} files (and a judge's labels) for judge-audit."""
-    from metaeval.annotation_files import import_annotations, ndjson, parse_maps
+    from metaeval.loaders.annotation_files import import_annotations, ndjson, parse_maps
 
     if recorded_out is not None and judge_file is None:
         raise InputError("--recorded: needs --judge-labels, the judge's labels")

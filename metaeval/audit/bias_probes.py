@@ -19,7 +19,8 @@ from metaeval.audit.collect import Decision, VerdictTable
 from metaeval.audit.judge_agreement import outcome
 from metaeval.audit.stats import binom_upper_tail, mcnemar_exact, sign_test
 from metaeval.contract import Outcome
-from metaeval.judge_items import (
+from metaeval.judges.base import Scale
+from metaeval.loaders.judge_items import (
     InjectionCase,
     LengthProbe,
     Order,
@@ -28,7 +29,6 @@ from metaeval.judge_items import (
     Slot,
     Variant,
 )
-from metaeval.judges.base import Scale
 
 
 class ProbeStatus(Enum):

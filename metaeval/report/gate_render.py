@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from metaeval.gate import BarResult, BarStatus
+from metaeval.gate_bars import BarResult, BarStatus
 from metaeval.report.escape import one_line
 
 

@@ -22,7 +22,8 @@ from typing import NamedTuple
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import shown
-from metaeval.judge_labels import (
+from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
+from metaeval.loaders.judge_labels import (
     NO_CONSENSUS,
     Annotation,
     pair_consensus,
@@ -32,9 +33,8 @@ from metaeval.judge_labels import (
     parse_metadata,
     point_labels,
 )
-from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
-from metaeval.meta_set import _Bad, _got, _no_unknown, _str, data_files
-from metaeval.recorded_forms import positional, strength_of
+from metaeval.loaders.meta_set import _Bad, _got, _no_unknown, _str, data_files
+from metaeval.loaders.recorded_forms import positional, strength_of
 from metaeval.untrusted_json import LoadError, Record, load_unique, repeated_id
 
 ITEM_SUFFIX = ".ndjson"
@@ -42,7 +42,7 @@ PASS_FAIL = ("pass", "fail")
 PAIR_LABELS = ("a", "b", "tie")
 ITEM_META = {"labels", "category", "metadata"}
 """Optional on a labelled item: several annotators' labels, a scenario, free metadata
-(read by ``metaeval.judge_labels``)."""
+(read by ``metaeval.loaders.judge_labels``)."""
 POINT_FIELDS = {"id", "prompt", "response", "reference", "label", "score"} | ITEM_META
 PAIR_FIELDS = {"id", "prompt", "response_a", "response_b", "reference", "label"} | ITEM_META
 PROBE_FORMAT = 1
