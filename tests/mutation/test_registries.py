@@ -314,3 +314,66 @@ def test_registries_refusing_duplicates_keep_their_mutants_in_the_fork(tmp_path:
     assert by_id["scorers.py::<module>::shift_constant::0"] == "Survived"
     assert by_id["plugins.py::Greeter::remove_decorator::0"] == "Killed"
     assert by_id["scorers.py::exact::empty_string_literal::0"] == "Killed"
+
+
+def test_a_registry_it_cannot_see_still_gets_a_process_of_its_own_with_a_note(
+        tmp_path: Path) -> None:
+    # The mirror: a registry held by an instance (as pluggy's plugin manager holds
+    # its plugins) is nothing a child can withdraw, so executing scorers.py again
+    # still raises; the mutant runs in a process of its own, as before, and the
+    # note says what was tried, what it cost and what would keep it in the fork.
+    small_project(tmp_path, {
+        "manager.py": """\
+            class Manager:
+                def __init__(self):
+                    self.names = {}
+
+                def register(self, name):
+                    def add(function):
+                        if name in self.names:
+                            raise ValueError(f"{name!r} is already registered")
+                        self.names[name] = function
+                        return function
+                    return add
+
+
+            MANAGER = Manager()
+            """,
+        "scorers.py": """\
+            from manager import MANAGER
+
+            LIMIT = 2
+
+
+            @MANAGER.register("exact")
+            def exact(a, b):
+                return a == b
+            """,
+        "test_scorers.py": """\
+            import scorers
+            from manager import MANAGER
+
+
+            def test_exact():
+                assert MANAGER.names["exact"](1, 1) and scorers.LIMIT == 2
+            """}, ["shift_constant"])
+    (tmp_path / "pyproject.toml").write_text(
+        (tmp_path / "pyproject.toml").read_text(encoding="utf-8").replace(
+            '["manager.py", "scorers.py"]', '["scorers.py"]'), encoding="utf-8")
+    outputs = {}
+    for isolation in ("fork", "subprocess"):
+        done = subprocess.run([METAEVAL, "mutate", "--format", "json", "--no-cache",
+                               "--isolation", isolation, "--report", str(tmp_path / "r.json")],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        outputs[isolation] = json.loads(done.stdout)
+    fork = outputs["fork"]
+    assert [(m["id"], m["status"]) for m in fork["mutants"]] == [
+        (m["id"], m["status"]) for m in outputs["subprocess"]["mutants"]]
+    assert fork["timing"]["deferred"] == len(fork["mutants"]) > 0
+    for mutant in fork["mutants"]:
+        note = mutant["own_process"]
+        assert note.startswith("executing scorers again raised ValueError: 'exact' is "
+                               "already registered (its first import added nothing"), note
+        assert "keeps such mutants in the fork" in note
+        assert "a pytest process of its own took " in note and "starting and collecting" in note

@@ -444,11 +444,25 @@ class WarmSession:
         times = ChildTimes(wall=time.monotonic() - child.started)
         index, selected = child.job.mutant.index, child.job.nodeids
         if collected is None:
-            where = f"executing {raised_in} again" if raised_in else "putting it in place"
-            return WarmOutcome(index, selected, deferred=True,
-                               error=f"{where} raised {report.error}", times=times)
+            return WarmOutcome(index, selected, deferred=True, times=times,
+                               error=raised_note(raised_in, report.error, plan))
         return WarmOutcome(index, selected, failed=collected, reloaded=True, times=times,
                            error=f"importing {raised_in} raises {report.error}")
+
+
+def raised_note(raised_in: str | None, error: str, plan: ReloadPlan | None) -> str:
+    """Why a mutant whose module raised when executed again goes to a process of its
+    own: what was done first, and what keeps such a mutant in the fork."""
+    if not raised_in:
+        return f"putting it in place raised {error}"
+    taken = len(plan.registered.get(raised_in, ())) if plan is not None else 0
+    done = (f"after the {taken} entries its first import added to registries were taken out"
+            if taken else "its first import added nothing to a module-level dict, list or set"
+            " of another module")
+    return (f"executing {raised_in} again raised {error} ({done}); a registry held elsewhere "
+            "(an instance's attribute) that refuses a second registration does this: "
+            "accepting the same name again, or keeping the registry in a module-level dict, "
+            "keeps such mutants in the fork")
 
 
 def _load_declared(directory: Path) -> dict[str, PatchMutant]:
