@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -54,26 +56,12 @@ SINCE_BEFORE = "    if ignore_case:\n"
 SINCE_AFTER = "    if bool(ignore_case):\n"
 SINCE_SLACK = 10.0
 OUTSIDE_FORK_SHARE = 0.02
-# --tokenizer-available, a what-if, never the issue's figure: offline, every eval()
-# test's mock model counts tokens with tiktoken, whose encoding download fails, and in
-# a process that has run no eval() test yet the sample's error is rendered by rich
-# (about 3 s of the first such test). mutmut's children, forked from a process that
-# ran the whole suite, skip that; metaeval's, like fresh processes, do not. With the
-# count below (added to tests/conftest.py for both tools), no test downloads anything,
-# as on a machine whose tiktoken cache holds the encoding.
-TOKENIZER_STUB = """
-
-# metaeval's benchmark, --tokenizer-available: count tokens without tiktoken's download.
-import inspect_ai.model._model as _bench_model
-import inspect_ai.model._tokens as _bench_tokens
-
-
-def _bench_count_text_tokens(text: str) -> int:
-    return max(1, int(len(text) / 4 * 1.1))
-
-
-_bench_tokens.count_text_tokens = _bench_model.count_text_tokens = _bench_count_text_tokens
-"""
+TIKTOKEN_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+"""The o200k_base encoding in the shared tiktoken-cache/ (SOURCE.md): the hash tiktoken
+checks on every read of its cache, checked here first so a changed file is one line."""
+SELECTIONS = {"offline": "pytest_args.txt", "networked": "pytest_args_networked.txt"}
+"""--inspect-ai-selection: the scorer tests that pass offline (302), or those that pass
+once tiktoken's encoding is cached, as on a networked CI (416)."""
 
 
 class SetupError(bt.BenchError):
@@ -124,9 +112,30 @@ def mutmut_config(targets: Sequence[str], pytest_args: Sequence[str]) -> str:
             f"pytest_add_cli_args_test_selection = {_toml_list(pytest_args)}\n")
 
 
-def make_target(pristine: Path, targets: Sequence[str], pytest_args: Sequence[str]) -> bt.Target:
+def make_target(pristine: Path, targets: Sequence[str], pytest_args: Sequence[str],
+                cache: Path | None = None) -> bt.Target:
+    """Both tools' view of the snapshot; ``cache``: tiktoken's cache folder, set for both."""
+    env = (("TIKTOKEN_CACHE_DIR", str(cache)),) if cache is not None else ()
     return bt.Target(NAME, pristine, (), mutmut_config(targets, pytest_args), (),
-                     ("-p", "no:cacheprovider", *pytest_args), src_on_path=True)
+                     ("-p", "no:cacheprovider", *pytest_args), src_on_path=True, env=env)
+
+
+def tiktoken_cache(source: Path, work: Path) -> Path:
+    """The shared tiktoken-cache/ unpacked into ``work`` as tiktoken names its file; the
+    folder for TIKTOKEN_CACHE_DIR. SetupError when it is missing or not the encoding."""
+    found = sorted((source / "tiktoken-cache").glob("*.gz"))
+    if len(found) != 1:
+        raise SetupError(f"expected one .gz file in {source / 'tiktoken-cache'}, found "
+                         f"{len(found)} (see SOURCE.md there)")
+    data = gzip.decompress(found[0].read_bytes())
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != TIKTOKEN_SHA256:
+        raise SetupError(f"{found[0]}: sha256 {digest!r}; expected {TIKTOKEN_SHA256!r} "
+                         "(the o200k_base encoding tiktoken checks)")
+    folder = work / "tiktoken-cache"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / found[0].name.removesuffix(".gz")).write_bytes(data)
+    return folder
 
 
 # ---------------------------------------------------------------- setup
@@ -149,16 +158,19 @@ def _step(cmd: Sequence[str], cwd: Path, env: Mapping[str, str], what: str, log:
 
 
 def setup(source: Path, work: Path, repo: Path, targets: Sequence[str],
-          tokenizer: bool = False) -> tuple[Path, bt.Target]:
+          selection: str = "offline") -> tuple[Path, bt.Target]:
     """Unpack the snapshot, commit it, install it with its pins; reinstall this metaeval.
-    ``tokenizer``: TOKENIZER_STUB added to the snapshot's tests/conftest.py first."""
-    for name in ("constraints.txt", "pytest_args.txt"):
+    ``selection``: which of SELECTIONS' test lists both tools run; either way both run
+    with the shared tiktoken cache, as on a networked machine."""
+    args_file = SELECTIONS[selection]
+    for name in ("constraints.txt", args_file):
         if not (source / name).is_file():
             raise SetupError(f"no {name} in {source} (see --inspect-ai-source)")
     tarball = _tarball(source)
-    pytest_args = read_pytest_args((source / "pytest_args.txt").read_text())
+    pytest_args = read_pytest_args((source / args_file).read_text())
     source, work = source.resolve(), work.resolve()  # commands run with a copy as their cwd
     work.mkdir(parents=True, exist_ok=True)
+    cache = tiktoken_cache(source, work)
     log = work / "inspect_ai-setup.log"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
@@ -174,9 +186,6 @@ def setup(source: Path, work: Path, repo: Path, targets: Sequence[str],
         raise SetupError(f"--inspect-ai-targets: not in the snapshot: {', '.join(missing)}")
     pyproject = pristine / "pyproject.toml"
     pyproject.write_text(pyproject.read_text() + metaeval_config(targets, pytest_args))
-    if tokenizer:
-        conftest = pristine / "tests" / "conftest.py"
-        conftest.write_text(conftest.read_text() + TOKENIZER_STUB)
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
     for cmd, what in ((["git", "init", "-q"], "git init"), (["git", "add", "-A"], "git add"),
                       ([*git, "commit", "-qm", "snapshot"], "git commit")):
@@ -194,7 +203,7 @@ def setup(source: Path, work: Path, repo: Path, targets: Sequence[str],
           "installing this checkout's metaeval", log)
     _step([*pip, str(repo)], work, env, "installing metaeval's dependencies", log)
     bt.write_durations_plugin(work)
-    return venv, make_target(pristine, targets, pytest_args)
+    return venv, make_target(pristine, targets, pytest_args, cache)
 
 
 # ---------------------------------------------------------------- reading results
@@ -446,9 +455,10 @@ def add_arguments(p: argparse.ArgumentParser, repo: Path) -> None:
     p.add_argument("--isolation-check", action="store_true",
                    help="on inspect_ai, also run metaeval with --isolation subprocess and "
                         "compare every status with the fork run")
-    p.add_argument("--tokenizer-available", action="store_true",
-                   help="a what-if, not the issue's figure: both tools run with a token count "
-                        "that needs no download (TOKENIZER_STUB), as on a networked machine")
+    p.add_argument("--inspect-ai-selection", choices=tuple(SELECTIONS), default="offline",
+                   help="the scorer tests both tools run, each with the shared tiktoken cache: "
+                        "offline (pytest_args.txt, 302 tests; default) or networked "
+                        "(pytest_args_networked.txt, 416)")
 
 
 def metaeval_commit(repo: Path) -> str:

@@ -36,6 +36,8 @@ class Target:
     cosmic_ray_modules: tuple[str, ...]
     test_args: tuple[str, ...]
     src_on_path: bool
+    env: tuple[tuple[str, str], ...] = ()
+    """Variables every tool's run gets (inspect_ai's: tiktoken's cache folder)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +234,7 @@ def tool_env(venv: Path, copy: Path, target: Target) -> dict[str, str]:
     env["VIRTUAL_ENV"] = str(venv)
     if target.src_on_path:
         env["PYTHONPATH"] = str(copy / "src")
+    env.update(target.env)
     return env
 
 

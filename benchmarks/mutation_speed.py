@@ -307,14 +307,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             venv, its, own = setup(args.work)
         if bi.NAME in chosen:
             inspect_venv, inspect = bi.setup(args.inspect_ai_source, args.work, REPO,
-                                             args.inspect_ai_targets, args.tokenizer_available)
+                                             args.inspect_ai_targets, args.inspect_ai_selection)
     except (bt.BenchError, OSError) as e:
         print(f"setup failed: {(str(e).strip().splitlines() or ['?'])[0]}", file=sys.stderr)
         return 2
     run_args: dict[str, object] = {
         "runs": args.runs, "cosmic_ray_runs": args.cosmic_ray_runs, "tools": args.tools,
         "target": args.target, "jobs": args.jobs,
-        "tokenizer_available": args.tokenizer_available}
+        "inspect_ai_selection": args.inspect_ai_selection}
     if args.time_limit is not None:
         run_args["time_limit"] = args.time_limit
     results: dict[str, object] = {"machine": info, "metaeval_commit": bi.metaeval_commit(REPO),
@@ -330,16 +330,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                                isolation_checks(own, its, venv, args, own_targets))
     if bi.NAME in chosen:
         say(f"load average before {bi.NAME} {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        if args.tokenizer_available:
-            say("what-if: --tokenizer-available (tokens counted without tiktoken's download; "
-                "not the issue's offline figure)")
+        say(f"{bi.NAME}: the {args.inspect_ai_selection} test selection "
+            f"({bi.SELECTIONS[args.inspect_ai_selection]}), tiktoken's encoding cached for "
+            "both tools (TIKTOKEN_CACHE_DIR)")
         checks, data = bi.bench(inspect, inspect_venv, args.work, args.tools, args.runs,
                                 args.jobs, args.isolation_check)
         results[bi.NAME] = data
         failed |= print_checks(f"targets on {bi.NAME} (issue 14):", checks)
     say(f"\nload average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    what_if = "-tokenizer-available" if args.tokenizer_available else ""
-    out = args.work / f"results-{args.target}{what_if}.json"
+    selection = ("-networked" if bi.NAME in chosen and args.inspect_ai_selection == "networked"
+                 else "")
+    out = args.work / f"results-{args.target}{selection}.json"
     out.write_text(json.dumps(results, indent=1, default=str))
     say(f"results: {out}")
     return 1 if failed else 0

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -208,25 +206,42 @@ def test_target_flags_keep_both_as_default_and_add_inspect_ai() -> None:
     assert (args.inspect_ai_targets, args.isolation_check) == (("src/a.py", "src/b/"), True)
     assert ms.parse_args([]).inspect_ai_targets == bi.DEFAULT_TARGETS
     assert not ms.parse_args([]).isolation_check
-    # The what-if is asked for, never the default: the issue's figure is offline.
-    assert not ms.parse_args([]).tokenizer_available
-    assert ms.parse_args(["--tokenizer-available"]).tokenizer_available
+    # The offline selection stays the default; the networked one is asked for.
+    assert ms.parse_args([]).inspect_ai_selection == "offline"
+    assert ms.parse_args(["--inspect-ai-selection", "networked"]).inspect_ai_selection == \
+        "networked"
 
 
-def test_the_tokenizer_stub_replaces_both_names_the_model_calls(tmp_path: Path) -> None:
-    # inspect_ai's Model imports count_text_tokens by name: both bindings must change.
-    model = tmp_path / "inspect_ai" / "model"
-    model.mkdir(parents=True)
-    (tmp_path / "inspect_ai" / "__init__.py").write_text("")
-    (model / "__init__.py").write_text("")
-    (model / "_tokens.py").write_text("def count_text_tokens(text):\n    raise OSError\n")
-    (model / "_model.py").write_text("from ._tokens import count_text_tokens\n")
-    script = tmp_path / "check.py"
-    script.write_text(bi.TOKENIZER_STUB + "\nprint(_bench_model.count_text_tokens('x' * 40),"
-                      " _bench_tokens.count_text_tokens('x'))\n")
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)})
-    assert done.stdout.split() == ["11", "1"], done.stderr
+SHARED_CACHE = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "inspect_ai"
+
+
+@pytest.mark.skipif(not (SHARED_CACHE / "tiktoken-cache").is_dir(),
+                    reason="no shared inspect_ai snapshot")
+def test_tiktoken_cache_is_the_shared_encoding_for_both_tools(tmp_path: Path) -> None:
+    import hashlib
+
+    folder = bi.tiktoken_cache(SHARED_CACHE, tmp_path)
+    (cached,) = folder.iterdir()
+    # tiktoken's own check: the sha256 SOURCE.md gives, not one computed here.
+    assert hashlib.sha256(cached.read_bytes()).hexdigest() == (
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d")
+    target = bi.make_target(tmp_path, ("src/a.py",), ("tests",), folder)
+    env = bt.tool_env(tmp_path / "venv", tmp_path / "copy", target)
+    assert env["TIKTOKEN_CACHE_DIR"] == str(folder)
+    assert "TIKTOKEN_CACHE_DIR" not in bt.tool_env(
+        tmp_path / "venv", tmp_path / "copy", bi.make_target(tmp_path, (), ()))
+
+
+def test_a_changed_tiktoken_cache_is_one_line(tmp_path: Path) -> None:
+    import gzip
+
+    (tmp_path / "tiktoken-cache").mkdir()
+    (tmp_path / "tiktoken-cache" / "fb37.gz").write_bytes(gzip.compress(b"not the ranks"))
+    with pytest.raises(bi.SetupError, match=r"fb37.gz: sha256 '[0-9a-f]{64}'; expected "
+                                            r"'446a9538"):
+        bi.tiktoken_cache(tmp_path, tmp_path / "work")
+    with pytest.raises(bi.SetupError, match=r"expected one \.gz file"):
+        bi.tiktoken_cache(tmp_path / "work", tmp_path / "work")
 
 
 def test_both_tools_get_the_same_files_and_tests() -> None:

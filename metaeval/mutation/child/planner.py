@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from metaeval.mutation.child.failing_import import executes_cleanly, first_test_importing
+from metaeval.mutation.child.registries import Registered
 from metaeval.mutation.child.reload import ModuleGraph, ReloadPlan
 from metaeval.mutation.child.swap import (
     Change,
@@ -47,7 +48,8 @@ class Planner:
     def __init__(self, root: Path, packages: Iterable[str], modules: Iterable[str],
                  import_time: ImportTime, importers: Mapping[str, str],
                  test_modules: Mapping[str, str],
-                 imported: Mapping[str, types.CodeType] | None = None) -> None:
+                 imported: Mapping[str, types.CodeType] | None = None,
+                 registered: Registered | None = None) -> None:
         self.root = root
         self.packages = tuple(packages)
         # Once a module, not once a mutant: a compile of the whole file.
@@ -58,6 +60,8 @@ class Planner:
         """The collected test modules' names, and their node ids."""
         self.imported = imported or {}
         """Each module's top-level code as its import ran it."""
+        self.registered = registered or {}
+        """What each module's first import added to registries (``registries``)."""
         self.graph: ModuleGraph | None = None
         """Built at the first mutant that needs modules executed again."""
         self.controls: dict[tuple[str, ...], bool] = {}
@@ -108,7 +112,7 @@ class Planner:
     def _graph(self) -> ModuleGraph:
         if self.graph is None:
             self.graph = ModuleGraph(self.root, self.packages, self.import_time,
-                                     self.importers, self.imported)
+                                     self.importers, self.imported, self.registered)
         return self.graph
 
 

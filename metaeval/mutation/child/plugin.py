@@ -52,14 +52,19 @@ def _start_warm(early_config: pytest.Config, spec_path: Path) -> None:
     known, since swapping its code afterwards would not redo what the import did."""
     from metaeval.mutation.child.monitor import recorder_for
     from metaeval.mutation.child.processes import die_with_parent
+    from metaeval.mutation.child.registries import Ledger, project_modules
     from metaeval.mutation.child.warm import WarmSession
     from metaeval.mutation.wire import WarmSpec
 
     spec = WarmSpec.read(spec_path)
     die_with_parent(spec.parent_pid)
+    # What the project's modules register at import, so that a child can execute
+    # one again into registries as a fresh import finds them.
+    ledger = Ledger(project_modules(Path(spec.root), spec.packages))
+    ledger.start()
     recorder = recorder_for(spec.packages)
     recorder.start()
-    early_config.stash[_WARM] = WarmSession(spec, recorder)
+    early_config.stash[_WARM] = WarmSession(spec, recorder, ledger)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from metaeval.mutation.child.apply import MutantFinder
 from metaeval.mutation.child.foreign import library_dirs
+from metaeval.mutation.child.registries import Registered, restore_order, withdraw
 from metaeval.mutation.child.swap import Swap, apply_swap
 
 RUNNER = ("metaeval.mutation", "_pytest", "pytest", "pluggy")
@@ -56,6 +57,9 @@ class ReloadPlan:
     swaps: Swap = field(default_factory=list)
     served: tuple[str, str, types.CodeType] | None = None
     """The mutated module's name, file and code, for the import hook."""
+    registered: Registered = field(default_factory=dict)
+    """What each executed module's first import added to registries (``registries``),
+    withdrawn just before it is executed again."""
 
     @property
     def modules(self) -> frozenset[str]:
@@ -104,12 +108,14 @@ class ModuleGraph:
     def __init__(self, root: Path, packages: Iterable[str],
                  import_time: Mapping[CodeKey, frozenset[str]] | None = None,
                  importers: Mapping[str, str] | None = None,
-                 imported: Mapping[str, types.CodeType] | None = None) -> None:
+                 imported: Mapping[str, types.CodeType] | None = None,
+                 registered: Registered | None = None) -> None:
         self.root = root.resolve()
         self.packages = frozenset(packages)
         self.importers = dict(importers or {})
         self.imported = imported or {}
         """The top-level code each module's import ran (``CallRecorder.module_codes``)."""
+        self.registered = registered or {}
         # A virtual environment inside the project holds installed code, not the user's.
         self.installed = tuple(Path(place) for place in library_dirs())
         self.uses: dict[str, set[str]] = {}
@@ -330,7 +336,8 @@ class ModuleGraph:
         executed = self._codes(self.dependents(module))
         if isinstance(executed, str):
             return executed
-        return ReloadPlan(((module, code), *executed), self.holders, served=(module, file, code))
+        return ReloadPlan(((module, code), *executed), self.holders, served=(module, file, code),
+                          registered=self._registered(module, *(n for n, _ in executed)))
 
     def plan_callers(self, module: str, swaps: Swap, callers: frozenset[str]
                      ) -> ReloadPlan | str:
@@ -351,13 +358,18 @@ class ModuleGraph:
         executed = self._codes(names)
         if isinstance(executed, str):
             return executed
-        return ReloadPlan(tuple(executed), self.holders, swaps)
+        return ReloadPlan(tuple(executed), self.holders, swaps,
+                          registered=self._registered(*names))
 
     def unchanged(self, plan: ReloadPlan) -> ReloadPlan | None:
         """The same modules executed again from their own source, nothing swapped:
         the control that shows executing them again is not what fails."""
         executed = self._codes([name for name, _ in plan.executed])
-        return None if isinstance(executed, str) else ReloadPlan(tuple(executed), self.holders)
+        return None if isinstance(executed, str) else ReloadPlan(
+            tuple(executed), self.holders, registered=plan.registered)
+
+    def _registered(self, *names: str) -> Registered:
+        return {name: self.registered[name] for name in names if name in self.registered}
 
     def _codes(self, names: list[str]) -> list[tuple[str, types.CodeType]] | str:
         found = []
@@ -388,10 +400,13 @@ def apply_reload(plan: ReloadPlan) -> None:
     for name, code in plan.executed:
         namespace = vars(sys.modules[name])
         before = dict(namespace)
+        # What its first import registered goes first, as a fresh import finds it.
+        withdrawn = withdraw(plan.registered.get(name, ()))
         try:
             exec(code, namespace)
         except Exception as e:
             raise ExecError(name) from e
+        restore_order(withdrawn)
         # ``pairs`` keeps every old object alive, so no id in the mapping is reused.
         pairs.extend((old, namespace.get(key)) for key, old in before.items()
                      if namespace.get(key) is not old)

@@ -39,6 +39,7 @@ from metaeval.mutation.child.planner import How, ImportTime, Planner
 from metaeval.mutation.child.pool import Job, Limits, Pool, Running, Tick, job_limits
 from metaeval.mutation.child.preload import preload
 from metaeval.mutation.child.processes import die_with_parent
+from metaeval.mutation.child.registries import Ledger
 from metaeval.mutation.child.reload import ReloadPlan
 from metaeval.mutation.child.swap import import_callers
 from metaeval.mutation.child.traced import start_trace, trace_parts
@@ -69,9 +70,13 @@ every mutant runs those tests, which costs more than it saves beyond a few."""
 class WarmSession:
     """The plugin object of the warm process, registered only with ``--metaeval-warm``."""
 
-    def __init__(self, spec: WarmSpec, recorder: CallRecorder) -> None:
+    def __init__(self, spec: WarmSpec, recorder: CallRecorder, ledger: Ledger | None = None
+                 ) -> None:
         self.spec = spec
         self.recorder = recorder
+        self.ledger = ledger
+        """What each project module's import added to registries, watched while this
+        process imports (collection, ``preload``), never while a test runs."""
         self.watch = Watch()
         self.started = time.monotonic()
         self.pid = os.getpid()
@@ -111,6 +116,8 @@ class WarmSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         self.recorder.stop()
+        if self.ledger is not None:
+            self.ledger.stop()
         import_time = import_callers(self.recorder)
         items = list(session.items)
         # Every child shares the parent's memory copy-on-write; a collection in a
@@ -126,13 +133,23 @@ class WarmSession:
             baseline = self._baseline(session, items, reuse)
             self._emit(warm_line("baseline", baseline))
             if not baseline.failed and not baseline.wiring:
-                if preload(self.imported, self.recorder):
+                if self._preload():
                     import_time = import_callers(self.recorder)
                     gc.collect()
                     gc.freeze()
                 self.mutants = self._await_mutants()
                 self._run_mutants(items, baseline, import_time)
         return True
+
+    def _preload(self) -> bool:
+        """``preload``, with the registries watched as collection's imports were."""
+        if self.ledger is not None:
+            self.ledger.start()
+        try:
+            return bool(preload(self.imported, self.recorder))
+        finally:
+            if self.ledger is not None:
+                self.ledger.stop()
 
     def _terminated(self, signum: int, frame: object) -> None:
         """The runner stops this process (interrupted, or done with it): kill every
@@ -341,7 +358,8 @@ class WarmSession:
             import_time, self.recorder.importers,
             {node.obj.__name__: node.nodeid for item in items
              if (node := item.getparent(pytest.Module)) is not None},
-            self.recorder.module_codes)
+            self.recorder.module_codes,
+            self.ledger.registered if self.ledger is not None else None)
         if any(m.kind is MutantKind.PATCH for m in self.mutants):
             self.declared = _load_declared(Path(self.spec.mutants_dir))
         work: list[tuple[WarmMutant, tuple[pytest.Item, ...]]] = []
@@ -426,11 +444,25 @@ class WarmSession:
         times = ChildTimes(wall=time.monotonic() - child.started)
         index, selected = child.job.mutant.index, child.job.nodeids
         if collected is None:
-            where = f"executing {raised_in} again" if raised_in else "putting it in place"
-            return WarmOutcome(index, selected, deferred=True,
-                               error=f"{where} raised {report.error}", times=times)
+            return WarmOutcome(index, selected, deferred=True, times=times,
+                               error=raised_note(raised_in, report.error, plan))
         return WarmOutcome(index, selected, failed=collected, reloaded=True, times=times,
                            error=f"importing {raised_in} raises {report.error}")
+
+
+def raised_note(raised_in: str | None, error: str, plan: ReloadPlan | None) -> str:
+    """Why a mutant whose module raised when executed again goes to a process of its
+    own: what was done first, and what keeps such a mutant in the fork."""
+    if not raised_in:
+        return f"putting it in place raised {error}"
+    taken = len(plan.registered.get(raised_in, ())) if plan is not None else 0
+    done = (f"after the {taken} entries its first import added to registries were taken out"
+            if taken else "its first import added nothing to a module-level dict, list or set"
+            " of another module")
+    return (f"executing {raised_in} again raised {error} ({done}); a registry held elsewhere "
+            "(an instance's attribute) that refuses a second registration does this: "
+            "accepting the same name again, or keeping the registry in a module-level dict, "
+            "keeps such mutants in the fork")
 
 
 def _load_declared(directory: Path) -> dict[str, PatchMutant]:

@@ -182,8 +182,13 @@ def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOpti
         # The warm selection, fastest first: a kill comes from the quickest test.
         result = run_mutant(by_index[index], context, name=f"m{index}", tests=tests,
                             timeout=limit or None)
-        record(index, dataclasses.replace(result, own_process=why or "no reason given"))
-        return max(0.0, result.duration - result.in_tests)
+        elsewhere = max(0.0, result.duration - result.in_tests)
+        # What the fallback cost, beside why: the start-up and collection a fork spares.
+        cost = (f"a pytest process of its own took {result.duration:.1f}s, {elsewhere:.1f}s "
+                "of it starting and collecting")
+        record(index, dataclasses.replace(
+            result, own_process=f"{why or 'no reason given'}; {cost}"))
+        return elsewhere
 
     with own, stream.open(encoding="utf-8") as lines:
         try:
