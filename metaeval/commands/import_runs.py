@@ -73,12 +73,24 @@ def where(source: str) -> tuple[str, int, str]:
 
 
 def import_runs(request: ImportRequest) -> Imported:
-    read, suffixes = reader(request.fmt)
     errors: list[LoadError] = []
-    files = _files(request.paths, suffixes, errors)
-    rule = LabelRule(request.label_from) if request.label_from else None
+    files: list[Path] = []
     lines: list[JsonObject] = []
     sources: list[str] = []
+    for line, source in _imported_lines(request, errors, files):
+        lines.append(line)
+        sources.append(source)
+    return Imported(tuple(lines), tuple(errors), tuple(str(f) for f in files), tuple(sources))
+
+
+def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list[Path]
+                    ) -> Iterator[tuple[JsonObject, str]]:
+    """Each run the importer reads, as a meta-set line and where it was read, one at a
+    time (an importer holds one file's records at most); the files read are added to
+    ``files``, bad records and repeated ids to ``errors``."""
+    read, suffixes = reader(request.fmt)
+    files.extend(_files(request.paths, suffixes, errors))
+    rule = LabelRule(request.label_from) if request.label_from else None
     ids = FirstUse()
     for run in read(files, errors):
         path, line, record = where(run.source)
@@ -89,12 +101,10 @@ def import_runs(request: ImportRequest) -> Imported:
                                     f"(first at {first})"))
             continue
         try:
-            lines.append(run_line(run, rule))
-            sources.append(run.source)
+            yield run_line(run, rule), run.source
         except BadRecord as bad:
             errors.append(LoadError(path, line, ".".join(p for p in (record, bad.field) if p),
                                     bad.message))
-    return Imported(tuple(lines), tuple(errors), tuple(str(f) for f in files), tuple(sources))
 
 
 def runs_spec(text: str, where: str = "--runs") -> tuple[str, Path]:
@@ -113,10 +123,9 @@ def imported_runs(fmt: str, path: Path, errors: list[LoadError],
     """The runs of ``path`` in ``fmt`` as ``meta-eval --runs`` measures them: each
     imported line read as a meta-set line is (the same checks of code and judges), so
     ``--runs FORMAT:PATH`` and ``metaeval import`` then ``meta-eval`` agree. Bad
-    records and bad lines land in ``errors``; ``meta_eval`` refuses a repeated run id."""
-    imported = import_runs(ImportRequest(fmt, (path,)))
-    errors.extend(imported.errors)
-    for line, source in zip(imported.lines, imported.sources, strict=True):
+    records and bad lines land in ``errors``; a repeated run id is refused. Streamed:
+    a run is let go once the caller has graded it."""
+    for line, source in _imported_lines(ImportRequest(fmt, (path,)), errors, []):
         run, problems = parse_run(line, source, allowed, judges, suite)
         at, number, record = where(source)
         errors.extend(LoadError(at, number, ".".join(x for x in (record, p.field) if x),
