@@ -133,3 +133,21 @@ def test_the_p_value_is_scipys_two_sided_binomial(first: int, second: int) -> No
 def test_a_label_the_loaders_refuse_is_a_bug_not_a_guess() -> None:
     with pytest.raises(ValueError, match="expected a label in"):
         annotator_position("x", [("left", "ab")])
+
+
+HOSTILE = "ana\n::error title=pwned::x <script>alert(1)</script>"
+
+
+def test_a_hostile_annotator_name_is_text_in_the_table_and_the_page(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _project(tmp_path, monkeypatch)
+    text = Path("labels.jsonl").read_text().replace('"lefty"', json.dumps(HOSTILE))
+    Path("labels.jsonl").write_text(text)
+    result = _audit("--format", "table", "--html", "audit.html")
+    assert result.exit_code in (0, 1), result.output
+    lines = result.output.split("\n")
+    assert not [line for line in lines if line.lstrip().startswith("::")]
+    assert "FOUND for ana\\n::error title=pwned::x <script>" in result.output
+    page = Path("audit.html").read_text()
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)" in page
+    assert "position bias (pairs as shown to each" in page
