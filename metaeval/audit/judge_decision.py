@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from metaeval.audit.alt_test import PanelReport, panel_reports
+from metaeval.audit.annotator_position import AnnotatorPosition, item_positions
 from metaeval.audit.bars import DEFAULT_ALT, DEFAULT_BARS, AltSettings, Bars
 from metaeval.audit.bias_probes import (
     InjectionResult,
@@ -202,6 +203,9 @@ class JudgeAudit:
     label_warning: str = ""
     """Said when the label range was not declared and the integer labels do not reach
     one of its ends: a range that is too wide changes the weighted kappa silently."""
+    annotator_position: tuple[AnnotatorPosition, ...] = ()
+    """Each annotator's own position bias on the pairs whose order shown a labels file
+    recorded; flagged beside the judge's, never a reason the judge may not gate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,4 +474,6 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                       annotators=panels, alt=alt,
                       by_category=None if by is None else by_category(
                           measured, table, scale, labels, bars, alt, classes),
-                      categorical=categorical, scale=scale)
+                      categorical=categorical, scale=scale,
+                      # Every loaded pair, judged or not: the bias is the annotator's.
+                      annotator_position=item_positions(items.pairwise, alpha=bars.alpha))

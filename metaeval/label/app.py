@@ -186,7 +186,9 @@ def create_app(session: Session) -> Starlette:
     async def compare(request: Request) -> Response:
         kinds = {e.id: "pairwise" if e.kind == "pair" else "pointwise"
                  for e in session.entries if e.kind != "run"}
-        return JSONResponse(comparison(session.store.rows(), kinds), 200, HEADERS)
+        targets = {(RUN if e.kind == "run" else ITEM, e.id): e.checks for e in session.entries}
+        return JSONResponse(comparison(session.store.rows(), kinds, targets,
+                                       session.annotator), 200, HEADERS)
 
     token = session.token
     routes = [Route(f"/{token}/api/state", state),

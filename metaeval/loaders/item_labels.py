@@ -197,7 +197,7 @@ def join_item_labels(items: JudgeItems, rows: Sequence[ItemLabel],
                 f"annotator's label of item {shown(row.item_id)} of one kind (all pass/fail "
                 "or all integers)")))
             continue
-        added.setdefault(row.item_id, []).append(Annotation(row.annotator, label))
+        added.setdefault(row.item_id, []).append(Annotation(row.annotator, label, row.shown))
     pairs = tuple(_pair(i, tuple(added[i.id])) if i.id in added else i
                   for i in items.pairwise)
     points = tuple(_point(i, tuple(added[i.id])) if i.id in added else i

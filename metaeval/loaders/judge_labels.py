@@ -38,6 +38,9 @@ class Annotation:
 
     annotator: str
     label: Label
+    shown: str | None = None
+    """A pair's order as shown to the annotator (``ab``: ``response_a`` first), when
+    a labels file recorded it; None when not recorded (an item's own ``labels``)."""
 
 
 def parse_annotations(raw: JsonObject, check: Callable[[JsonValue], Label | None],

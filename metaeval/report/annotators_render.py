@@ -1,10 +1,11 @@
 """Render the annotators' part of a judge audit: the human ceiling (the annotators'
-agreement with each other beside the judge's with them) and the alternative
-annotator test, as table lines and as JSON.
+agreement with each other beside the judge's with them), the alternative
+annotator test and each annotator's own position bias, as table lines and as JSON.
 
-Rendering only: every number was computed in ``metaeval.audit.annotators`` and
-``metaeval.audit.alt_test``. Annotator names come from the user's files: in
-text they are shown printable and clipped, never raw.
+Rendering only: every number was computed in ``metaeval.audit.annotators``,
+``metaeval.audit.alt_test`` and ``metaeval.audit.annotator_position``. Annotator
+names come from the user's files: in text they are shown printable and clipped,
+never raw.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from metaeval.audit.alt_test import AltTest, PanelReport
+from metaeval.audit.annotator_position import AnnotatorPosition
 from metaeval.audit.annotators import Agreement
+from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.class_agreement import ClassAgreement
 from metaeval.audit.judge_agreement import computed
 from metaeval.audit.metrics import Value
@@ -139,3 +142,30 @@ def categorical_lines(c: ClassAgreement | None) -> list[str]:
     return [f"categorical: {c.n} items, accuracy {c.accuracy:.2f} [{i.low:.2f}, {i.high:.2f}], "
             f"kappa {figure(c.kappa)}, {c.unscored} unscored",
             *("  " + line for line in table.splitlines()), ""]
+
+
+def position_document(positions: tuple[AnnotatorPosition, ...]) -> JsonValue:
+    return [{"annotator": p.annotator, "status": p.status.value, "first": p.first,
+             "second": p.second, "ties": p.ties, "first_share": _share(p.first_share),
+             "shown": {"ab": p.shown_ab, "ba": p.shown_ba}, "p_value": p.p_value,
+             "alpha": p.alpha, "reason": p.reason or None,
+             "test": "two-sided exact binomial test of first against 1/2, ties left out"}
+            for p in positions]
+
+
+def position_lines(positions: tuple[AnnotatorPosition, ...]) -> list[str]:
+    """The annotators' own position bias: one row per annotator, FOUND flagged."""
+    if not positions:
+        return []
+    rows = [[name(p.annotator), p.status.value, f"{p.first} of {p.picks}",
+             _s(p.first_share), p.ties, f"{p.shown_ab} / {p.shown_ba}",
+             p.reason if p.status is ProbeStatus.NOT_RUN else f"{p.p_value:.3g}"]
+            for p in positions]
+    found = [p for p in positions if p.status is ProbeStatus.FOUND]
+    table = tabulate(rows, headers=["annotator", "position bias", "chose first", "share",
+                                    "ties", "shown ab / ba", "p"], disable_numparse=True)
+    head = (f"annotators' position bias (pairs as shown to each; two-sided exact binomial "
+            f"test against 1/2, ties left out; alpha {positions[0].alpha:g}, uncorrected): "
+            + (f"FOUND for {', '.join(name(p.annotator) for p in found)}" if found
+               else "none found"))
+    return [head, *("  " + line for line in table.splitlines()), ""]

@@ -25,7 +25,7 @@ from metaeval.contract import Outcome
 from metaeval.decimals import fixed
 from metaeval.loaders.meta_set import LoadError
 from metaeval.report import figures
-from metaeval.report.annotators_render import annotators_lines
+from metaeval.report.annotators_render import annotators_lines, position_lines
 from metaeval.report.judge_audit_render import category_rows, items_said
 from metaeval.report.meta_eval_render import AGREEMENT_HEADERS, _category_rows, agreement_rows
 
@@ -336,9 +336,10 @@ def judge_audit_html(a: JudgeAudit) -> str:
               o.n) for o in q.orders], (q.consistent, q.both_orders) if q.both_orders else None),
             "Accuracy against people with the responses in each order (line: 95% interval), "
             "and how often the judge gave the same verdict in both orders."))
-    if a.annotators:
+    if a.annotators or a.annotator_position:
         # The same lines as the table: every name in them escaped, the table kept as is.
-        lines = "\n".join(annotators_lines(a.annotators)).rstrip()
+        lines = "\n".join([*annotators_lines(a.annotators),
+                           *position_lines(a.annotator_position)]).rstrip()
         body += ["<h2>Several annotators: the human ceiling and the alternative annotator "
                  f'test</h2>\n<pre id="annotators">{escape(lines)}</pre>']
     if a.by_category is not None:

@@ -30,6 +30,8 @@ from metaeval.report.annotators_render import (
     annotators_lines,
     categorical_document,
     categorical_lines,
+    position_document,
+    position_lines,
 )
 from metaeval.report.annotators_render import name as printable
 from metaeval.report.escape import one_line
@@ -37,7 +39,7 @@ from metaeval.report.escape import one_line
 NOT_RUN = "not run (no probe items with verdicts)"
 KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injection",
         "pairwise_length", "pairwise_injection", "probes", "controls", "calls", "verdict",
-        "reasons", "errors", "annotators", "by_category")
+        "reasons", "errors", "annotators", "annotator_position", "by_category")
 
 
 def _value(v: Value) -> JsonObject:
@@ -237,6 +239,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
         "reasons": list(a.reasons),
         "errors": [str(e) for e in a.errors],
         "annotators": annotators_document(a.annotators),
+        "annotator_position": position_document(a.annotator_position),
         "by_category": None if a.by_category is None else [
             _category_document(c) for c in a.by_category],
     }
@@ -347,6 +350,7 @@ def audit_text(a: JudgeAudit) -> str:
         out.append("")
     out.extend(categorical_lines(a.categorical))
     out.extend(annotators_lines(a.annotators))
+    out.extend(position_lines(a.annotator_position))
     out.extend(_category_lines(a.by_category))
     sc = a.self_consistency
     out.append(f"self-consistency: {sc.reason}" if sc.reason else

@@ -11,11 +11,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from scipy.stats import binomtest
 
 from metaeval.config import load_config
+from metaeval.contract import JsonObject
 from metaeval.label.server import Running
 from metaeval.label.session import load_entries
 from metaeval.label.store import LabelStore
+from tests.label.conftest import RUNS, pair, write_lines
 
 
 def call(url: str, body: Mapping[str, object] | None = None,
@@ -141,3 +144,54 @@ def test_the_comparison_api_gives_krippendorffs_alpha(project: Path,
     assert overall["alpha"] == pytest.approx(expected, abs=1e-4)
     assert [(d["id"], d["labels"]) for d in compare["disagreements"]] == [
         ("t02-trial0", {"ann": "pass", "bo": "fail"})]
+
+
+def test_the_comparison_api_gives_each_annotators_progress_and_position_bias(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    write_lines(project / "items.ndjson", [pair(i) for i in range(12)])
+    rows: list[JsonObject] = []
+    for n in range(RUNS):  # bo labels every check of every run; ann both of two runs
+        for check in ("no_tool_called", "*"):
+            rows.append({"run_id": f"t{n:02d}-trial0", "check": check, "label": "pass",
+                         "annotator": "bo"})
+            if n < 2 or (n == 2 and check == "*"):  # run 2: one check of two, not labelled
+                rows.append({"run_id": f"t{n:02d}-trial0", "check": check, "label": "fail",
+                             "annotator": "ann"})
+    for i in range(12):
+        shown = "ab" if i % 2 else "ba"
+        # ann picks the side shown first on all but pair 3; bo picks response a (the
+        # better one) whatever its side, and is unsure of the last pair.
+        first = shown[0] if i != 3 else shown[1]
+        rows.append({"item_id": f"pair-{i}", "label": first, "annotator": "ann",
+                     "shown": shown})
+        rows.append({"item_id": f"pair-{i}", "label": "a" if i < 11 else "unsure",
+                     "annotator": "bo", "shown": shown})
+    # A label no pair takes, from a hand-edited file: no pick, and no error page.
+    rows.append({"item_id": "pair-0", "label": "pass", "annotator": "dee", "shown": "ab"})
+    write_lines(project / "labels.jsonl", rows)
+    store = LabelStore(project / "labels.jsonl")
+    entries = load_entries([project / "runs.jsonl", project / "items.ndjson"], "cy", store,
+                           load_config())
+    with Running("cy", entries, store) as server:
+        status, body = call(server.url + "api/compare")
+    assert status == 200, body
+    compare = json.loads(body)
+    total = RUNS + 12
+    # cy, this session's annotator, first though it has labelled nothing yet; bo's
+    # "unsure" is an answer given, as on the page's own count.
+    assert compare["progress"] == [
+        {"annotator": "cy", "labelled": 0, "total": total},
+        {"annotator": "ann", "labelled": 2 + 12, "total": total},
+        {"annotator": "bo", "labelled": total, "total": total},
+        {"annotator": "dee", "labelled": 1, "total": total}]
+    positions = {p["annotator"]: p for p in compare["positions"]}
+    assert list(positions) == ["ann", "bo"]
+    ann, bo = positions["ann"], positions["bo"]
+    assert (ann["first"], ann["second"], ann["shown_ab"], ann["shown_ba"]) == (11, 1, 6, 6)
+    assert ann["p_value"] == pytest.approx(binomtest(11, 12, 0.5).pvalue, rel=1e-9)
+    assert ann["status"] == "FOUND"
+    # Must say no: bo chose by content, and the sides were drawn both ways.
+    assert (bo["first"], bo["second"]) == (5, 6)
+    assert bo["p_value"] == pytest.approx(binomtest(5, 11, 0.5).pvalue) == 1.0
+    assert bo["status"] == "clean"

@@ -1,7 +1,8 @@
 """The labelling page in headless Chromium, served by ``metaeval label`` in a process
 of its own: five runs and five pairs labelled by keyboard, the server killed and
 started again with every label in the file and on the page, meta-eval and
-judge-audit reading that file; and hostile runs whose HTML and script never run.
+judge-audit reading that file; pointwise items the same way, with the comparison
+view's progress per annotator; and hostile runs whose HTML and script never run.
 
 Marked ``browser``: left out of the default run, run by ``.ci/run``.
 """
@@ -90,6 +91,16 @@ def test_five_runs_and_five_pairs_by_keyboard_survive_a_killed_server(
             browser.wait_for(f"document.body.dataset.saved === '{saved}'")
         assert browser.evaluate("document.getElementById('progress').textContent") == (
             f"{RUNS + PAIRS} / {RUNS + PAIRS} labelled")
+        # "1" on every pair is the side shown first every time: five of five, which
+        # an exact test cannot call beyond chance (p = 1/16), so never FOUND.
+        browser.evaluate("document.getElementById('compare').click()")
+        browser.wait_for("!document.getElementById('comparison').hidden")
+        (position,) = browser.evaluate(
+            "[...document.querySelectorAll('#comparison tr.position')].map("
+            "(r) => [...r.cells].map((c) => c.textContent))")
+        orders = {e["shown"] for e in shown if e["kind"] == "pair"}
+        assert position[:3] == ["ann", "clean" if len(orders) == 2 else "not run",
+                                f"{PAIRS} of {PAIRS}"]
     process.send_signal(signal.SIGKILL)  # no clean-up, no compaction: nothing may be lost
     process.wait(timeout=10)
     next(server, None)
@@ -181,3 +192,64 @@ def test_html_and_script_in_runs_items_and_labels_never_run(binary: str, project
             assert not browser.evaluate(PWNED)
     finally:
         next(server, None)
+
+
+REFERENCE = "Returns are accepted within 30 days of delivery."
+POINTS = 5
+
+
+def point(i: int) -> JsonObject:
+    """Even items answer from the reference (pass), odd ones do not (fail)."""
+    return {"id": f"point-{i}", "prompt": f"How long is the return window? ({i})",
+            "reference": REFERENCE, "label": None, "category": "returns",
+            "response": f"{REFERENCE} Keep the receipt." if i % 2 == 0 else "No idea."}
+
+
+def test_pointwise_items_by_keyboard_are_in_the_file_and_judge_audit_reads_them(
+        binary: str, project: Path) -> None:
+    write_lines(project / "items.ndjson", [point(i) for i in range(POINTS)])
+    # Another annotator's two labels, from their own session, already in the file.
+    write_lines(project / "labels.jsonl", [
+        {"item_id": f"point-{i}", "label": "pass" if i % 2 == 0 else "fail",
+         "annotator": "bo"} for i in range(2)])
+    process, url = start_label("items.ndjson", "--labels", "labels.jsonl", "--annotator",
+                               "ann", cwd=project)
+    try:
+        with Browser(binary, url) as browser:
+            browser.wait_for("document.body.dataset.ready === '1'")
+            shown: Any = browser.evaluate("state.shown.map((e) => [e.kind, e.id])")
+            assert sorted(shown) == [["point", f"point-{i}"] for i in range(POINTS)]
+            for saved, (_, item) in enumerate(shown, start=1):
+                good = int(item.rsplit("-", 1)[1]) % 2 == 0
+                press(browser, "p" if good else "f")
+                browser.wait_for(f"document.body.dataset.saved === '{saved}'")
+            assert browser.evaluate("document.getElementById('progress').textContent") == (
+                f"{POINTS} / {POINTS} labelled")
+            browser.evaluate("document.getElementById('compare').click()")
+            browser.wait_for("!document.getElementById('comparison').hidden")
+            progress = browser.evaluate(
+                "[...document.querySelectorAll('#comparison tr.progress')].map("
+                "(r) => [...r.cells].map((c) => c.textContent))")
+            assert progress == [["ann", str(POINTS), str(POINTS)], ["bo", "2", str(POINTS)]]
+    finally:
+        process.send_signal(signal.SIGKILL)  # no clean-up: every label already written
+        process.communicate(timeout=10)
+    rows = [json.loads(line) for line in (project / "labels.jsonl").read_text().splitlines()]
+    assert [r for r in rows if r["annotator"] == "ann"] == [
+        {"item_id": f"point-{i}", "label": "pass" if i % 2 == 0 else "fail",
+         "annotator": "ann"} for i in range(POINTS)]  # no "shown": one response, no order
+
+    audit = subprocess.run([METAEVAL, "judge-audit", "--judge", "steady", "--items",
+                            "items.ndjson", "--labels", "labels.jsonl", "--no-cache",
+                            "--probes", "files", "--format", "json"], cwd=project,
+                           capture_output=True, text=True, timeout=300)
+    assert audit.returncode in (0, 1), audit.stderr
+    document = json.loads(audit.stdout)
+    (pointwise,) = document["annotators"]
+    assert pointwise["kind"] == "pointwise"
+    assert pointwise["agreement"]["annotators"] == [{"annotator": "bo", "items": 2},
+                                                    {"annotator": "ann", "items": POINTS}]
+    # The labels are the items' labels now: the steady judge read against them.
+    point_agreement = document["agreement"]["pointwise"]
+    assert point_agreement["n"] == POINTS
+    assert (point_agreement["tp"], point_agreement["tn"]) == (3, 2)

@@ -277,6 +277,26 @@ async function showComparison() {
         ([who, label]) => who + ": " + label).join("; "))));
   }
   box.append(table);
+  box.append(el("h2", null, "Progress"));
+  const progress = el("table", null, el("tr", null, ...["annotator", "labelled", "total"].map(
+    (h) => el("th", null, h))));
+  for (const p of got.progress) {
+    progress.append(el("tr", "progress", el("td", null, p.annotator),
+      el("td", null, String(p.labelled)), el("td", null, String(p.total))));
+  }
+  box.append(progress);
+  box.append(el("h2", null, "Position bias: the side shown first chosen (pairs)"));
+  const position = el("table", null, el("tr", null, ...["annotator", "position bias",
+    "chose first", "ties", "shown ab / ba", "p (two-sided exact binomial)"].map(
+    (h) => el("th", null, h))));
+  for (const p of got.positions) {
+    position.append(el("tr", "position " + (p.status === "FOUND" ? "found" : ""),
+      el("td", null, p.annotator), el("td", null, p.status),
+      el("td", null, p.first + " of " + (p.first + p.second)), el("td", null, String(p.ties)),
+      el("td", null, p.shown_ab + " / " + p.shown_ba),
+      el("td", null, p.reason || p.p_value.toPrecision(3))));
+  }
+  box.append(position);
   box.hidden = false;
 }
 
