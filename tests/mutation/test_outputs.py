@@ -25,7 +25,7 @@ from metaeval.commands import mutate as session
 from metaeval.commands.mutate_values import MutateRequest
 from metaeval.errors import ExitCode
 from metaeval.mutation.run.options import Isolation
-from metaeval.mutation.wire import ChildSpec
+from metaeval.mutation.subprocess.protocol import ChildSpec
 from tests.mutation.test_runner import project
 from tests.mutation.test_session import (
     PRICING,

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode
+from metaeval.mutation.subprocess.protocol import SPEC_ENV, ChildResult, ChildSpec, Mode
+from metaeval.mutation.wire import ErrorKind
 
 LIB = "def price():\n    return 1\n"
 USER = "from lib import price\n\n\ndef shown():\n    return price()\n"

@@ -47,7 +47,7 @@ from pathlib import Path
 
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import file_modules, fill
-from metaeval.mutation.child.swap import live_functions
+from metaeval.mutation.fork.swap import live_functions
 from metaeval.mutation.wire import CodeRun
 
 PROBE = "__metaeval_probe__"

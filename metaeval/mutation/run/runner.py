@@ -12,9 +12,10 @@ memory, specs and results live in a scratch directory outside the tree,
 children write no bytecode and no pytest cache, and a child dies with the
 runner (``kill -9`` included) through the parent-death signal.
 
-This module orders the run and keeps its results; each isolation lives in its
-own module: ``fresh`` (a pytest process per mutant) and ``forked`` (one warm
-process forking a child per mutant). ``options`` holds what both are given.
+This module orders the run and keeps its results; each isolation has a home of
+its own, entered by its parent side: ``mutation.subprocess.parent`` (a pytest
+process per mutant) and ``mutation.fork.parent`` (one warm process forking a
+child per mutant). ``options`` holds what both are given.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ from typing import Protocol, runtime_checkable
 
 from metaeval.errors import ExitCode
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.fork.parent import WarmStart, run_forked
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.run.forked import WarmStart, run_forked
-from metaeval.mutation.run.fresh import run_fresh, settle
 from metaeval.mutation.run.options import Isolation, RunOptions, scratch_writes
 from metaeval.mutation.run.ran import ForkStats, Ran, Record
 from metaeval.mutation.run.time_left import TimeLeft, expected_costs
+from metaeval.mutation.subprocess.parent import run_fresh, settle
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Subprocess isolation: a fresh pytest process per mutant, sharing nothing.
+"""Subprocess isolation, the parent side: a fresh pytest process per mutant, sharing
+nothing (the child side is ``subprocess.child``).
 
 The reference the fork isolation is held to, and the way a mutant that cannot
 be put in place in a forked child runs. Each child leads a process group of its
@@ -14,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metaeval.mutation.child.processes import Children, wait_exited
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
+from metaeval.mutation.processes import Children, wait_exited
 from metaeval.mutation.run.options import OUTPUT_TAIL, RunOptions, VoidRun, scratch_writes
 from metaeval.mutation.run.outcome import (
     PYTEST_FAILED,
@@ -26,7 +27,7 @@ from metaeval.mutation.run.outcome import (
     unreached,
 )
 from metaeval.mutation.run.ran import Ran, Record
-from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, Mode
+from metaeval.mutation.subprocess.protocol import SPEC_ENV, ChildResult, ChildSpec, Mode
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,5 +181,3 @@ def run_fresh(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
         pool.shutdown(cancel_futures=True)
     return Ran(baseline.duration, timeout, baseline.coverage)
 
-
-# --- fork isolation: the runner's side of metaeval.mutation.child.warm ---------------------

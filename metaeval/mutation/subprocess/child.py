@@ -13,8 +13,9 @@ import pytest
 
 from metaeval.mutation.child.apply import apply_patch, apply_rewrite
 from metaeval.mutation.child.monitor import recorder_for
-from metaeval.mutation.child.processes import cap_address_space, die_with_parent, process_size
-from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode
+from metaeval.mutation.processes import cap_address_space, die_with_parent, process_size
+from metaeval.mutation.subprocess.protocol import SPEC_ENV, ChildResult, ChildSpec, Mode
+from metaeval.mutation.wire import ErrorKind
 
 # Exit code of a child whose mutant could not be applied (pytest's own "internal error").
 APPLY_FAILED = 3

@@ -1,8 +1,8 @@
-"""Fork isolation, the runner's side of ``metaeval.mutation.child.warm``.
+"""Fork isolation, the parent side (in ``metaeval mutate``) of ``fork.warm_session``.
 
 One warm pytest process collects once, traces the baseline and forks a child per
 mutant; its stream of results is read as it is written. A mutant it cannot put
-in place in a child runs in a fresh pytest process (``fresh.run_mutant``) beside it.
+in place in a child runs in a fresh pytest process (``subprocess.parent.run_mutant``) beside it.
 """
 
 from __future__ import annotations
@@ -20,12 +20,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metaeval.mutation.child.processes import Children, end_group, has_exited, wait_exited
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.fork.protocol import (
+    WarmBaseline,
+    WarmMutant,
+    WarmSpec,
+    read_warm_line,
+    write_warm_mutants,
+)
 from metaeval.mutation.model import Mutant, MutantResult, Status
+from metaeval.mutation.processes import Children, end_group, has_exited, wait_exited
 from metaeval.mutation.run.coverage_cache import CoverageMap, load_reuse
 from metaeval.mutation.run.coverage_file import covering_packages
-from metaeval.mutation.run.fresh import Context, run_mutant
 from metaeval.mutation.run.options import (
     OUTPUT_TAIL,
     WARM_GRACE,
@@ -35,13 +41,7 @@ from metaeval.mutation.run.options import (
 )
 from metaeval.mutation.run.outcome import ChildVerdict, classify, unreached
 from metaeval.mutation.run.ran import Expect, ForkStats, Ran, Record
-from metaeval.mutation.wire import (
-    WarmBaseline,
-    WarmMutant,
-    WarmSpec,
-    read_warm_line,
-    write_warm_mutants,
-)
+from metaeval.mutation.subprocess.parent import Context, run_mutant
 
 
 @dataclass(slots=True)
