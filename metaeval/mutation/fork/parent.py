@@ -16,14 +16,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.fork.protocol import (
     WarmBaseline,
     WarmMutant,
+    WarmOutcome,
     WarmSpec,
     read_warm_line,
     write_warm_mutants,
@@ -148,113 +151,178 @@ def run_forked(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Pat
     try:
         with scratch_writes(warm.scratch):
             warm.send(todo, options.root)
-        return _read_warm(warm, todo, options, scratch, record, expect)
+        return StreamReader(warm, todo, options, scratch, record, expect).read()
     finally:
         warm.stop()
 
 
-def _read_warm(warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOptions,
-               scratch: Path, record: Record, expect: Expect | None) -> Ran:
-    proc, out_path, stream = warm.proc, warm.out_path, Path(warm.spec.stream_path)
-    by_index = dict(todo)
-    baseline: WarmBaseline | None = None
-    ready = 0.0
-    """Seconds from the warm process's start to its baseline's line."""
-    coverage = Coverage.from_runs(options.root, ())
-    timeout = 0.0
-    pending = set(by_index)
-    deferred: list[Future[float]] = []
-    reloaded = 0
-    forking = placing = 0.0
-    resident = 0
-    longest = 0.0
-    """The largest limit a mutant had (each has its own, from its selected tests)."""
-    # Mutants only a fresh import puts in place start in a pytest process of their
-    # own as soon as the warm runner reports them, one at a time beside its
-    # children, rather than after it: at the end they would leave a core idle.
-    # No subprocess forced-fail check first: the warm runner's proved the plugin
-    # wired, and a child without the plugin writes no result (a RuntimeError).
-    own = ThreadPoolExecutor(max_workers=1)
-    children = Children()
-    context = Context(options, scratch, 0.0, coverage, children)
+@dataclass(slots=True)
+class ForkTally:
+    """What the warm runner's stream has said so far: the baseline, the mutants
+    still to hear of, and the run's totals (``ForkStats``) as its lines come."""
 
-    def fresh(index: int, tests: tuple[str, ...], why: str, limit: float) -> float:
-        # The warm selection, fastest first: a kill comes from the quickest test.
-        result = run_mutant(by_index[index], context, name=f"m{index}", tests=tests,
+    pending: set[int]
+    """Mutants the stream has not reported yet."""
+    baseline: WarmBaseline | None = None
+    ready: float = 0.0
+    """Seconds from the warm process's start to its baseline's line."""
+    timeout: float = 0.0
+    """The limit the baseline gives a mutant that has none of its own."""
+    longest: float = 0.0
+    """The largest limit a mutant had (each has its own, from its selected tests)."""
+    reloaded: int = 0
+    forking: float = 0.0
+    placing: float = 0.0
+    resident: int = 0
+    deferred: list[Future[float]] = field(default_factory=list)
+    """The deferred mutants' own processes: each gives its seconds outside tests."""
+
+    def forked(self, outcome: WarmOutcome) -> None:
+        """Add what one forked child cost to the totals."""
+        self.pending.discard(outcome.index)
+        self.reloaded += outcome.reloaded
+        self.forking += outcome.times.forking
+        self.placing += outcome.times.placing
+        self.resident = max(self.resident, outcome.times.resident)
+        self.longest = max(self.longest, outcome.times.limit)
+
+    def stats(self, baseline: WarmBaseline, deferred_elsewhere: float,
+              coverage_map: CoverageMap) -> ForkStats:
+        return ForkStats(
+            len(self.deferred), self.reloaded, deferred_elsewhere, self.forking, self.placing,
+            self.resident, baseline.tests_run, baseline.reused, coverage_map=coverage_map,
+            traced_beside=baseline.beside, collected=baseline.collected,
+            baseline_ready=0.0 if baseline.beside else self.ready)
+
+
+class StreamReader:
+    """The parent's side of the stream ``fork.protocol`` describes: first one
+    ``baseline`` line, then one ``mutant`` line per mutant, forked (a verdict) or
+    deferred (a pytest process of its own, started here beside the warm runner).
+    ``read`` follows the stream until the warm runner exits; one method per kind
+    of line."""
+
+    def __init__(self, warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOptions,
+                 scratch: Path, record: Record, expect: Expect | None) -> None:
+        self.warm, self.options, self.scratch = warm, options, scratch
+        self.record, self.expect = record, expect
+        self.by_index = dict(todo)
+        self.tally = ForkTally(set(self.by_index))
+        self.coverage = Coverage.from_runs(options.root, ())
+        # Mutants only a fresh import puts in place start in a pytest process of their
+        # own as soon as the warm runner reports them, one at a time beside its
+        # children, rather than after it: at the end they would leave a core idle.
+        # No subprocess forced-fail check first: the warm runner's proved the plugin
+        # wired, and a child without the plugin writes no result (a RuntimeError).
+        self.own = ThreadPoolExecutor(max_workers=1)
+        self.children = Children()
+        self.context = Context(options, scratch, 0.0, self.coverage, self.children)
+
+    def read(self) -> Ran:
+        """Every line until the warm runner exits, then what the run left."""
+        with self.own, Path(self.warm.spec.stream_path).open(encoding="utf-8") as stream:
+            try:
+                for line in _lines(stream, self.warm.proc):
+                    self.on_line(line)
+            except BaseException:
+                # Interrupted, or a void baseline: the deferred mutants' children end
+                # now, and the warm runner (with its children) in the caller's ``stop``.
+                self.children.close()
+                self.own.shutdown(cancel_futures=True)
+                raise
+            deferred_elsewhere = sum(f.result() for f in self.tally.deferred)
+        return self.finish(deferred_elsewhere)
+
+    def on_line(self, line: str) -> None:
+        value = read_warm_line(line)
+        if isinstance(value, WarmBaseline):
+            self.on_baseline(value)
+        elif value.deferred:
+            self.on_deferred(value)
+        else:
+            self.on_forked(value)
+
+    def on_baseline(self, baseline: WarmBaseline) -> None:
+        """The suite passed unmutated (else the run is void): the coverage that selects
+        each mutant's tests, and the limit of one without its own."""
+        self.tally.baseline = baseline
+        self.tally.ready = time.monotonic() - self.warm.started
+        _check_warm_baseline(baseline, self.options, self.warm.out_path)
+        self.coverage = Coverage.from_runs(self.options.root, baseline.ran)
+        timeout = baseline.duration * self.options.timeout_factor + self.options.timeout_constant
+        self.tally.timeout = timeout
+        self.context = Context(self.options, self.scratch, timeout, self.coverage,
+                               self.children)
+        if self.expect is not None:
+            self.expect(self.coverage, baseline.durations, baseline.untraced)
+
+    def on_deferred(self, outcome: WarmOutcome) -> None:
+        """A mutant no forked child could put in place: a pytest process of its own."""
+        self.tally.pending.discard(outcome.index)
+        self.tally.longest = max(self.tally.longest, outcome.times.limit)
+        self.tally.deferred.append(self.own.submit(
+            self.run_own, outcome.index, outcome.selected or (), outcome.error,
+            outcome.times.limit))
+
+    def on_forked(self, outcome: WarmOutcome) -> None:
+        """A forked child's outcome: its status by the ladder both isolations share."""
+        self.tally.forked(outcome)
+        mutant = self.by_index[outcome.index]
+        verdict = ChildVerdict.of_fork(outcome, self.coverage.tests_for(mutant) or ())
+        result = classify(mutant, verdict, outcome.times.limit or self.tally.timeout)
+        if result.status is Status.SURVIVED:  # select only where it can matter
+            result = unreached(result, self.coverage.select(mutant))
+        self.record(outcome.index, result)
+
+    def run_own(self, index: int, tests: tuple[str, ...], why: str, limit: float) -> float:
+        """A deferred mutant in a pytest process of its own (in ``own``'s thread), its
+        selected tests fastest first, as the warm runner chose them: a kill comes
+        from the quickest test. Its seconds outside its tests."""
+        result = run_mutant(self.by_index[index], self.context, name=f"m{index}", tests=tests,
                             timeout=limit or None)
         elsewhere = max(0.0, result.duration - result.in_tests)
         # What the fallback cost, beside why: the start-up and collection a fork spares.
         cost = (f"a pytest process of its own took {result.duration:.1f}s, {elsewhere:.1f}s "
                 "of it starting and collecting")
-        record(index, dataclasses.replace(
+        self.record(index, dataclasses.replace(
             result, own_process=f"{why or 'no reason given'}; {cost}"))
         return elsewhere
 
-    with own, stream.open(encoding="utf-8") as lines:
-        try:
-            buffer = ""
-            while True:
-                exited = has_exited(proc)
-                buffer += lines.read()
-                *complete, buffer = buffer.split("\n")
-                for line in complete:
-                    value = read_warm_line(line)
-                    if isinstance(value, WarmBaseline):
-                        baseline = value
-                        ready = time.monotonic() - warm.started
-                        _check_warm_baseline(value, options, out_path)
-                        coverage = Coverage.from_runs(options.root, value.ran)
-                        timeout = (value.duration * options.timeout_factor
-                                   + options.timeout_constant)
-                        context = Context(options, scratch, timeout, coverage, children)
-                        if expect is not None:
-                            expect(coverage, value.durations, value.untraced)
-                    elif value.deferred:
-                        pending.discard(value.index)
-                        deferred.append(own.submit(fresh, value.index, value.selected or (),
-                                                   value.error, value.times.limit))
-                        longest = max(longest, value.times.limit)
-                    else:
-                        pending.discard(value.index)
-                        reloaded += value.reloaded
-                        forking += value.times.forking
-                        placing += value.times.placing
-                        resident = max(resident, value.times.resident)
-                        mutant = by_index[value.index]
-                        verdict = ChildVerdict.of_fork(value, coverage.tests_for(mutant) or ())
-                        result = classify(mutant, verdict, value.times.limit or timeout)
-                        if result.status is Status.SURVIVED:  # select only where it can matter
-                            result = unreached(result, coverage.select(mutant))
-                        record(value.index, result)
-                        longest = max(longest, value.times.limit)
-                if exited:
-                    break
-                time.sleep(0.02)
-        except BaseException:
-            # Interrupted, or a void baseline: the deferred mutants' children end now,
-            # and the warm runner (with its children) in the caller's ``stop``.
-            children.close()
-            own.shutdown(cancel_futures=True)
-            raise
-        deferred_elsewhere = sum(f.result() for f in deferred)
-    tail = out_path.read_text(encoding="utf-8", errors="replace")[-OUTPUT_TAIL:]
-    if baseline is None:
-        raise VoidRun("the warm runner did not report a baseline: is metaeval installed in "
-                      f"the environment that runs pytest ({options.python})?\n{tail}")
-    for index in sorted(pending):
-        record(index, MutantResult(by_index[index], Status.RUNTIME_ERROR,
-                                   detail=f"the warm runner ended before this mutant\n{tail}"))
-    # A test the tracer did not see through is left out of the map: the next run
-    # traces it again (and runs it for every mutant again).
-    untraced = set(baseline.untraced)
-    coverage_map = CoverageMap(warm.spec.packages, options.pytest_args, baseline.ran,
-                               baseline.durations,
-                               tuple(t for t in baseline.passed if t not in untraced))
-    return Ran(baseline.duration, longest or timeout, coverage, ForkStats(
-        len(deferred), reloaded, deferred_elsewhere, forking, placing, resident,
-        baseline.tests_run, baseline.reused, coverage_map=coverage_map,
-        traced_beside=baseline.beside, collected=baseline.collected,
-        baseline_ready=0.0 if baseline.beside else ready))
+    def finish(self, deferred_elsewhere: float) -> Ran:
+        """What the run left: void without a baseline; a RuntimeError for each mutant
+        the stream never reported; the coverage map for the next run."""
+        tail = self.warm.out_path.read_text(encoding="utf-8", errors="replace")[-OUTPUT_TAIL:]
+        baseline = self.tally.baseline
+        if baseline is None:
+            raise VoidRun("the warm runner did not report a baseline: is metaeval installed "
+                          f"in the environment that runs pytest ({self.options.python})?\n"
+                          f"{tail}")
+        for index in sorted(self.tally.pending):
+            self.record(index, MutantResult(
+                self.by_index[index], Status.RUNTIME_ERROR,
+                detail=f"the warm runner ended before this mutant\n{tail}"))
+        # A test the tracer did not see through is left out of the map: the next run
+        # traces it again (and runs it for every mutant again).
+        untraced = set(baseline.untraced)
+        coverage_map = CoverageMap(self.warm.spec.packages, self.options.pytest_args,
+                                   baseline.ran, baseline.durations,
+                                   tuple(t for t in baseline.passed if t not in untraced))
+        return Ran(baseline.duration, self.tally.longest or self.tally.timeout, self.coverage,
+                   self.tally.stats(baseline, deferred_elsewhere, coverage_map))
+
+
+def _lines(stream: TextIO, proc: subprocess.Popen[bytes]) -> Iterator[str]:
+    """Each whole line the warm runner appends to its stream, as it comes, until it
+    has exited; what it wrote before exiting is read too."""
+    buffer = ""
+    while True:
+        exited = has_exited(proc)
+        buffer += stream.read()
+        *complete, buffer = buffer.split("\n")
+        yield from complete
+        if exited:
+            return
+        time.sleep(0.02)
 
 
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:
