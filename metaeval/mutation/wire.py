@@ -80,7 +80,8 @@ class Reuse:
     """Tests of the earlier map that changed: traced again."""
     old: dict[str, float] = field(default_factory=dict)
     """The earlier baseline's times of the tests not reused (stale, skipped, untraced):
-    the limits of mutants that run before those are traced again (``warm``'s overlap)."""
+    the limits of mutants that run before those are traced again (the overlap of
+    ``fork.warm_session``)."""
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps({"tests": self.tests, "ran": [r.to_json() for r in self.ran],

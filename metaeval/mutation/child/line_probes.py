@@ -25,7 +25,7 @@ fewer.
 What it cannot see, where a trace function does: a generator suspended before
 the swap and resumed by a test (it keeps its unprobed code), and code whose
 function no object holds when the swap walks the heap. Chosen by
-``traced.baseline_recorder``; ``METAEVAL_RECORDER=ctrace`` keeps coverage.py's
+``fork.baseline.baseline_recorder``; ``METAEVAL_RECORDER=ctrace`` keeps coverage.py's
 tracer.
 """
 

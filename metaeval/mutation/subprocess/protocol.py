@@ -20,7 +20,7 @@ from metaeval.mutation.wire import CodeRun, ErrorKind, shallow
 SPEC_ENV = "METAEVAL_MUTANT_SPEC"
 
 
-class Mode(Enum):
+class ChildTask(Enum):
     """What the child is asked to do."""
 
     BASELINE = "baseline"
@@ -37,7 +37,7 @@ class Mode(Enum):
 class ChildSpec:
     """The one mutant (or baseline) a pytest child applies."""
 
-    mode: Mode
+    task: ChildTask
     mutant_id: str
     result_path: str
     module: str = ""
@@ -63,13 +63,13 @@ class ChildSpec:
 
     def write(self, path: Path) -> None:
         data = asdict(self)
-        data["mode"] = self.mode.value
+        data["task"] = self.task.value
         path.write_text(json.dumps(data), encoding="utf-8")
 
     @staticmethod
     def read(path: Path) -> ChildSpec:
         data = json.loads(path.read_text(encoding="utf-8"))
-        data["mode"] = Mode(data["mode"])
+        data["task"] = ChildTask(data["task"])
         data["packages"] = tuple(data["packages"])
         data["tests"] = tuple(data.get("tests", ()))
         return ChildSpec(**data)
