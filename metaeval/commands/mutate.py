@@ -57,10 +57,10 @@ from metaeval.mutation.findings_file import (
 )
 from metaeval.mutation.findings_file import load as load_findings
 from metaeval.mutation.findings_file import save as save_findings
+from metaeval.mutation.fork.parent import WarmStart, start_warm
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.coverage_cache import COVERAGE_FILE_NAME
 from metaeval.mutation.run.coverage_file import load_coverage_file
-from metaeval.mutation.run.forked import WarmStart, start_warm
 from metaeval.mutation.run.options import (
     DEFAULT_ISOLATION,
     Executor,

@@ -16,8 +16,8 @@ from pathlib import Path
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.mutation.find.scan_cache import ScanCache
 from metaeval.mutation.findings_file import Comparison, Findings
+from metaeval.mutation.fork.parent import WarmStart
 from metaeval.mutation.model import Mutant
-from metaeval.mutation.run.forked import WarmStart
 from metaeval.mutation.run.options import Executor, Isolation, RunOptions
 from metaeval.mutation.run.runner import Execute, MutationRun
 from metaeval.mutation.run.shard_manifest import ShardPlan

@@ -1,5 +1,6 @@
 """The mutation package's one real boundary: code that shares a process with the
-user's tests (``mutation/child``) never loads libcst nor the finding side, and the
+user's tests (``mutation/child``, and each isolation's child side in ``fork/`` and
+``subprocess/``) never loads libcst nor the finding side, and the
 plugin every pytest session in the project loads imports nothing until asked."""
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
-import metaeval.mutation.child
+import metaeval.mutation
 from tests.mutation.conftest import copy_shop
 
-CHILD = Path(metaeval.mutation.child.__file__).parent
+MUTATION = Path(metaeval.mutation.__file__).parent
+CHILD_SIDE = ("child", "fork", "subprocess")
+"""Where the code that runs in the user's pytest process lives; each isolation's
+``parent.py`` runs in ``metaeval mutate`` instead."""
 
 
 def loaded_after(statement: str) -> set[str]:
@@ -26,9 +30,12 @@ def loaded_after(statement: str) -> set[str]:
 
 
 def test_the_child_side_never_loads_libcst_nor_the_finding_side() -> None:
-    modules = sorted(f"metaeval.mutation.child.{p.stem}" for p in CHILD.glob("*.py")
-                     if p.stem != "__init__")
-    assert "metaeval.mutation.child.warm" in modules  # the glob found the package
+    modules = sorted(f"metaeval.mutation.{home}.{p.stem}" for home in CHILD_SIDE
+                     for p in (MUTATION / home).glob("*.py")
+                     if p.stem not in ("__init__", "parent"))
+    # the globs found the packages
+    assert {"metaeval.mutation.fork.warm_session", "metaeval.mutation.subprocess.child",
+            "metaeval.mutation.child.plugin"} <= set(modules)
     loaded = loaded_after("\n".join(f"import {m}" for m in modules))
     assert set(modules) <= loaded
     assert not {m for m in loaded if m == "libcst" or m.startswith(("libcst.",
@@ -58,7 +65,7 @@ def test_a_whole_mutate_run_loads_none_of_the_measuring_libraries(tmp_path: Path
         "from metaeval.cli import main\n"
         "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(None):\n"
         "    main(['mutate', 'shop/pricing.py', '--no-cache', '--jobs', '1'])")
-    assert "metaeval.mutation.run.forked" in loaded  # it did run
+    assert "metaeval.mutation.fork.parent" in loaded  # it did run
     assert not {m for m in loaded if m.partition(".")[0] in HEAVY}
     # Ray is an optional extra, imported by --executor ray alone.
     assert not {m for m in loaded if m.partition(".")[0] == "ray"

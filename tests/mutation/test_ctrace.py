@@ -77,7 +77,7 @@ PRELOAD = r'''
 import sys
 sys.path[:0] = [ROOT, HERE]
 from metaeval.mutation.child.apply import CallRecorder
-from metaeval.mutation.child.preload import preload
+from metaeval.mutation.fork.preload import preload
 
 recorder = CallRecorder(("shop",))
 recorder.start()
@@ -117,7 +117,8 @@ def test_records_are_written_as_asdict_would_write_them() -> None:
     # (a baseline holds thousands of records); the JSON must not change.
     from dataclasses import asdict
 
-    from metaeval.mutation.wire import BaselinePart, CodeRun, WarmBaseline, shallow
+    from metaeval.mutation.fork.protocol import BaselinePart, WarmBaseline
+    from metaeval.mutation.wire import CodeRun, shallow
 
     run = CodeRun("m", "f.py", 3, "g", ("t1", "t2"), (((3, 4), (0,)), ((5,), (0, 1))))
     assert json.dumps(run.to_json()) == json.dumps(asdict(run))

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from metaeval.mutation.child.failing_import import executes_cleanly, first_test_importing
-from metaeval.mutation.child.reload import ReloadPlan
+from metaeval.mutation.fork.failing_import import executes_cleanly, first_test_importing
+from metaeval.mutation.fork.reload import ReloadPlan
 
 USER = {"pkg", "pkg.core", "pkg.rules", "tests.helpers", "tests.test_a", "tests.conftest"}
 TESTS = {"tests.test_a": "tests/test_a.py"}

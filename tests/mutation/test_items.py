@@ -7,7 +7,7 @@ from textwrap import dedent
 
 import pytest
 
-from metaeval.mutation.child.items import CollectAgainError, Recollected
+from metaeval.mutation.fork.items import CollectAgainError, Recollected
 
 TEST_A = dedent("""\
     import pytest

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from metaeval.mutation.child.pool import Limits, job_limits
+from metaeval.mutation.fork.pool import Limits, job_limits
 
 
 def test_each_test_its_own_limit_and_the_cpu_its_tests_so_far_may_use() -> None:

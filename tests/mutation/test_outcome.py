@@ -7,16 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from metaeval.mutation.fork.protocol import ChildTimes, WarmOutcome, read_warm_line, warm_line
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.mutation.run.outcome import ChildOutcome, ChildVerdict, classify
-from metaeval.mutation.wire import (
-    ChildResult,
-    ChildTimes,
-    ErrorKind,
-    WarmOutcome,
-    read_warm_line,
-    warm_line,
-)
+from metaeval.mutation.subprocess.protocol import ChildResult
+from metaeval.mutation.wire import ErrorKind
 
 MUTANT = Mutant(id="m.py::f::op::0", kind=MutantKind.REWRITE, operator="op", path="m.py",
                 module="m", qualname="f", span=Span(1, 1, 1, 2), original="1",

@@ -25,7 +25,7 @@ from metaeval.commands import mutate as session
 from metaeval.commands.mutate_values import MutateRequest
 from metaeval.errors import ExitCode
 from metaeval.mutation.run.options import Isolation
-from metaeval.mutation.wire import ChildSpec
+from metaeval.mutation.subprocess.protocol import ChildSpec
 from tests.mutation.test_runner import project
 from tests.mutation.test_session import (
     PRICING,
@@ -181,7 +181,7 @@ def test_a_temp_dir_that_fills_up_mid_run_is_a_void_run(
 
     def fills_up(spec: ChildSpec, path: Path) -> None:
         scratch.append(path.parent)
-        if spec.mode.value in ("rewrite", "patch"):  # the baseline and the check went in
+        if spec.task.value in ("rewrite", "patch"):  # the baseline and the check went in
             full_disk()
         write(spec, path)
 

@@ -1,5 +1,5 @@
 """A run that reuses most of the last baseline traces its few stale tests beside
-the mutants (``warm._overlap``): the same statuses as a run that traces first,
+the mutants (``WarmSession._overlap``): the same statuses as a run that traces first,
 and a baseline that fails there still voids the run."""
 
 from __future__ import annotations

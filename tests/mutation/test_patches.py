@@ -10,7 +10,7 @@ import pytest
 from metaeval.errors import InputError
 from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.model import MutantKind, Status
-from metaeval.mutation.run.fresh import settle
+from metaeval.mutation.subprocess.parent import settle
 
 
 def write(directory: Path, name: str, text: str) -> Path:

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode
+from metaeval.mutation.subprocess.protocol import SPEC_ENV, ChildResult, ChildSpec, ChildTask
+from metaeval.mutation.wire import ErrorKind
 
 LIB = "def price():\n    return 1\n"
 USER = "from lib import price\n\n\ndef shown():\n    return price()\n"
@@ -38,9 +39,9 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def spec_for(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp: Path,
-             mode: Mode, tests: tuple[str, ...] = (), **fields: Any) -> Path:
+             task: ChildTask, tests: tuple[str, ...] = (), **fields: Any) -> Path:
     result = tmp / "result.json"
-    spec = ChildSpec(mode=mode, mutant_id="m1", result_path=str(result),
+    spec = ChildSpec(task=task, mutant_id="m1", result_path=str(result),
                      root=str(pytester.path), parent_pid=os.getpid(), packages=("lib", "user"),
                      tests=tests, **fields)
     spec.write(tmp / "spec.json")
@@ -73,7 +74,7 @@ def test_a_patch_mutant_replaces_every_binding(project: pytest.Pytester,
         "from metaeval.mutation.patches import PatchMutant\n"
         "MUTANTS = [PatchMutant(id='m1', target='lib:price', replacement='lambda: 2',\n"
         "                       breaks='Every price is 2.')]\n", encoding="utf-8")
-    out = spec_for(project, monkeypatch, tmp_path, Mode.PATCH, target="lib:price",
+    out = spec_for(project, monkeypatch, tmp_path, ChildTask.PATCH, target="lib:price",
                    mutants_dir=str(mutants))
     result = project.runpytest_subprocess("--metaeval-mutant", "m1", "-p", "no:cacheprovider")
     # Both fail: lib.price itself, and the `from lib import price` copy in user.
@@ -87,7 +88,7 @@ def test_a_rewrite_mutant_is_served_by_the_import_hook(project: pytest.Pytester,
                                                        tmp_path: Path) -> None:
     lib = project.path / "lib.py"
     before = lib.read_bytes()
-    out = spec_for(project, monkeypatch, tmp_path, Mode.REWRITE, module="lib", file=str(lib),
+    out = spec_for(project, monkeypatch, tmp_path, ChildTask.REWRITE, module="lib", file=str(lib),
                    source=LIB.replace("return 1", "return 0"))
     result = project.runpytest_subprocess("--metaeval-mutant", "m1", "-x")
     result.assert_outcomes(failed=1)
@@ -98,7 +99,7 @@ def test_a_rewrite_mutant_is_served_by_the_import_hook(project: pytest.Pytester,
 def test_a_rewrite_that_does_not_compile_is_reported(project: pytest.Pytester,
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      tmp_path: Path) -> None:
-    out = spec_for(project, monkeypatch, tmp_path, Mode.REWRITE, module="lib",
+    out = spec_for(project, monkeypatch, tmp_path, ChildTask.REWRITE, module="lib",
                    file=str(project.path / "lib.py"), source="def price(:\n")
     result = project.runpytest_subprocess("--metaeval-mutant", "m1")
     assert result.ret == 3
@@ -109,7 +110,7 @@ def test_a_rewrite_that_does_not_compile_is_reported(project: pytest.Pytester,
 
 def test_the_baseline_records_which_tests_ran_which_function(
         project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    out = spec_for(project, monkeypatch, tmp_path, Mode.BASELINE)
+    out = spec_for(project, monkeypatch, tmp_path, ChildTask.BASELINE)
     project.runpytest_subprocess("--metaeval-mutant", "m1").assert_outcomes(passed=2)
     ran = {(r.module, r.name): r.tests for r in ChildResult.read(out).ran}
     # Only the packages asked for: the tests' own functions are not recorded.
@@ -122,7 +123,7 @@ def test_the_baseline_records_which_tests_ran_which_function(
 def test_the_forced_fail_check_fails_every_test(project: pytest.Pytester,
                                                 monkeypatch: pytest.MonkeyPatch,
                                                 tmp_path: Path) -> None:
-    out = spec_for(project, monkeypatch, tmp_path, Mode.FORCED_FAIL)
+    out = spec_for(project, monkeypatch, tmp_path, ChildTask.FORCED_FAIL)
     result = project.runpytest_subprocess("--metaeval-mutant", "m1")
     result.assert_outcomes(errors=2)
     assert len(ChildResult.read(out).failed) == 2
@@ -132,14 +133,14 @@ def test_the_forced_fail_check_fails_every_test(project: pytest.Pytester,
 def test_given_tests_run_alone_and_in_the_given_order(project: pytest.Pytester,
                                                       monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path) -> None:
-    out = spec_for(project, monkeypatch, tmp_path, Mode.FORCED_FAIL,
+    out = spec_for(project, monkeypatch, tmp_path, ChildTask.FORCED_FAIL,
                    tests=("test_prices.py::test_user_price", "test_prices.py::test_lib_price"))
     result = project.runpytest_subprocess("--metaeval-mutant", "m1")
     result.assert_outcomes(errors=2)
     # Collection order is test_lib_price first; the spec's order wins.
     assert ChildResult.read(out).failed == ("test_prices.py::test_user_price",
                                             "test_prices.py::test_lib_price")
-    out = spec_for(project, monkeypatch, tmp_path, Mode.FORCED_FAIL,
+    out = spec_for(project, monkeypatch, tmp_path, ChildTask.FORCED_FAIL,
                    tests=("test_prices.py::test_lib_price",))
     result = project.runpytest_subprocess("--metaeval-mutant", "m1")
     result.assert_outcomes(errors=1, deselected=1)

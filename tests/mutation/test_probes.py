@@ -215,7 +215,7 @@ sys.path[:0] = [ROOT, HERE]
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import LineRecorder
 from metaeval.mutation.child.line_probes import ProbeRecorder
-from metaeval.mutation.child.traced import baseline_recorder
+from metaeval.mutation.fork.baseline import baseline_recorder
 
 watcher = CallRecorder(("shop",))
 watcher.start()

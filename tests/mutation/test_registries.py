@@ -15,14 +15,14 @@ from textwrap import dedent
 
 import pytest
 
-from metaeval.mutation.child.registries import (
+from metaeval.mutation.fork.registries import (
     Added,
     Ledger,
     project_modules,
     restore_order,
     withdraw,
 )
-from metaeval.mutation.child.reload import ExecError, ModuleGraph, ReloadPlan, apply_reload
+from metaeval.mutation.fork.reload import ExecError, ModuleGraph, ReloadPlan, apply_reload
 from tests.mutation.conftest import METAEVAL, small_project
 
 REGISTRY = dedent("""\

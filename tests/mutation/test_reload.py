@@ -11,9 +11,9 @@ from textwrap import dedent
 
 import pytest
 
-from metaeval.mutation.child import reload
 from metaeval.mutation.child.foreign import library_dirs
-from metaeval.mutation.child.reload import ModuleGraph, ReloadPlan, apply_reload
+from metaeval.mutation.fork import reload
+from metaeval.mutation.fork.reload import ModuleGraph, ReloadPlan, apply_reload
 
 MODULES = {
     "rl_limits": "LIMIT = 3\n\n\ndef limit():\n    return LIMIT\n",

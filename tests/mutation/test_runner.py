@@ -14,22 +14,16 @@ from typing import cast
 import pytest
 
 from metaeval.errors import ExitCode
-from metaeval.mutation.child.items import parts_of
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.fork.items import parts_of
+from metaeval.mutation.fork.protocol import ChildTimes, WarmOutcome, read_warm_line, warm_line
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.run.fresh import Context, run_mutant
 from metaeval.mutation.run.options import RunOptions
 from metaeval.mutation.run.outcome import ChildOutcome, ChildVerdict, classify
 from metaeval.mutation.run.runner import MutationRun, exit_code
-from metaeval.mutation.wire import (
-    ChildResult,
-    ChildTimes,
-    CodeRun,
-    ErrorKind,
-    WarmOutcome,
-    read_warm_line,
-    warm_line,
-)
+from metaeval.mutation.subprocess.parent import Context, run_mutant
+from metaeval.mutation.subprocess.protocol import ChildResult
+from metaeval.mutation.wire import CodeRun, ErrorKind
 from tests.mutation.conftest import mutate_json, small_project
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")

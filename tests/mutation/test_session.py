@@ -22,8 +22,8 @@ from metaeval.errors import ExitCode, InputError
 from metaeval.mutation.findings_file import accept
 from metaeval.mutation.findings_file import load as load_findings
 from metaeval.mutation.findings_file import save as save_findings
+from metaeval.mutation.fork.parent import WarmStart
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.run.forked import WarmStart
 from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import Cache, Execute, MutationRun, Progress
 from metaeval.report.mutate_outcome import MutateOutcome, finish

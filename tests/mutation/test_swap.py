@@ -12,9 +12,10 @@ from textwrap import dedent
 
 import pytest
 
-from metaeval.mutation.child.planner import Planner
-from metaeval.mutation.child.reload import ReloadPlan
-from metaeval.mutation.child.swap import (
+from metaeval.mutation.fork.planner import Planner
+from metaeval.mutation.fork.protocol import WarmMutant
+from metaeval.mutation.fork.reload import ReloadPlan
+from metaeval.mutation.fork.swap import (
     OUTSIDE_FUNCTIONS,
     SwapPlan,
     apply_swap,
@@ -24,7 +25,6 @@ from metaeval.mutation.child.swap import (
     swap_code,
 )
 from metaeval.mutation.model import MutantKind
-from metaeval.mutation.wire import WarmMutant
 
 SOURCE = dedent("""\
     from __future__ import annotations

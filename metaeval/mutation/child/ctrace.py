@@ -13,7 +13,7 @@ side, its mutants run those tests rather than being called unreached).
 It fills the ``CallRecorder`` it is given (the warm process's, which saw the
 imports and the collection), so the record is the one that recorder would
 have made: ``runs()`` as before. The probes (``line_probes``) cost less still, and
-are the default; ``traced.baseline_recorder`` falls back to this tracer when a
+are the default; ``fork.baseline.baseline_recorder`` falls back to this tracer when a
 module cannot be probed (``METAEVAL_RECORDER=ctrace`` chooses it), and to the
 trace function without coverage.py's C tracer (``METAEVAL_RECORDER=settrace``).
 On 3.12 and later the ``sys.monitoring`` recorder (``monitor``) is used.

@@ -25,7 +25,7 @@ fewer.
 What it cannot see, where a trace function does: a generator suspended before
 the swap and resumed by a test (it keeps its unprobed code), and code whose
 function no object holds when the swap walks the heap. Chosen by
-``traced.baseline_recorder``; ``METAEVAL_RECORDER=ctrace`` keeps coverage.py's
+``fork.baseline.baseline_recorder``; ``METAEVAL_RECORDER=ctrace`` keeps coverage.py's
 tracer.
 """
 
@@ -47,7 +47,7 @@ from pathlib import Path
 
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import file_modules, fill
-from metaeval.mutation.child.swap import live_functions
+from metaeval.mutation.fork.swap import live_functions
 from metaeval.mutation.wire import CodeRun
 
 PROBE = "__metaeval_probe__"

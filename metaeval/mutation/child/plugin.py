@@ -3,8 +3,9 @@
 Registered through the ``pytest11`` entry point and inert unless asked: without
 ``--metaeval-mutant ID`` or ``--metaeval-warm SPEC`` it adds two options and
 imports nothing else, so a project's every pytest run stays as it was. With
-``--metaeval-mutant`` it loads the subprocess child (``mutant_session``); with
-``--metaeval-warm``, the warm process that forks a child per mutant (``warm``).
+``--metaeval-mutant`` it loads the subprocess child (``subprocess.child``); with
+``--metaeval-warm``, the warm process that forks a child per mutant
+(``fork.warm_session``).
 Production code has no mutant mode; this plugin is the only thing that changes
 behaviour, and only in memory.
 """
@@ -17,8 +18,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from metaeval.mutation.child.mutant_session import MutantSession
-    from metaeval.mutation.child.warm import WarmSession
+    from metaeval.mutation.fork.warm_session import WarmSession
+    from metaeval.mutation.subprocess.child import MutantSession
 
 # Annotations are not evaluated (``annotations`` above), so neither module is imported.
 _SESSION: pytest.StashKey[MutantSession] = pytest.StashKey()
@@ -43,7 +44,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         return
     mutant_id = early_config.known_args_namespace.metaeval_mutant
     if mutant_id is not None:
-        from metaeval.mutation.child import mutant_session
+        from metaeval.mutation.subprocess import child as mutant_session
         early_config.stash[_SESSION] = mutant_session.start(mutant_id)
 
 
@@ -51,10 +52,10 @@ def _start_warm(early_config: pytest.Config, spec_path: Path) -> None:
     """Trace from before the first conftest: code that runs at import time must be
     known, since swapping its code afterwards would not redo what the import did."""
     from metaeval.mutation.child.monitor import recorder_for
-    from metaeval.mutation.child.processes import die_with_parent
-    from metaeval.mutation.child.registries import Ledger, project_modules
-    from metaeval.mutation.child.warm import WarmSession
-    from metaeval.mutation.wire import WarmSpec
+    from metaeval.mutation.fork.protocol import WarmSpec
+    from metaeval.mutation.fork.registries import Ledger, project_modules
+    from metaeval.mutation.fork.warm_session import WarmSession
+    from metaeval.mutation.processes import die_with_parent
 
     spec = WarmSpec.read(spec_path)
     die_with_parent(spec.parent_pid)
@@ -74,5 +75,5 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     session = config.stash.get(_SESSION, None)
     if session is not None:
-        from metaeval.mutation.child import mutant_session
+        from metaeval.mutation.subprocess import child as mutant_session
         mutant_session.configure(session, config)

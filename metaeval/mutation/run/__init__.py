@@ -1,3 +1,3 @@
-"""The parent of a mutation run: the runner for each isolation, the status
-ladder, the result cache and the kept coverage map. Starts pytest processes;
-runs no test itself."""
+"""The parent of a mutation run: the run's order and dispatch to an isolation
+(``fork/``, ``subprocess/``), the status ladder, the result cache and the kept
+coverage map, shards and executors. Starts pytest processes; runs no test itself."""

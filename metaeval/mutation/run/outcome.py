@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from enum import Enum
 
 from metaeval.mutation.coverage import Selection
+from metaeval.mutation.fork.protocol import WarmOutcome
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.wire import ChildResult, ErrorKind, WarmOutcome
+from metaeval.mutation.subprocess.protocol import ChildResult
+from metaeval.mutation.wire import ErrorKind
 
 # pytest: 1 tests failed, 2 interrupted (a collection error under -x).
 PYTEST_FAILED = (1, 2)

@@ -34,9 +34,9 @@ import ray.exceptions
 
 from metaeval.errors import InputError
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.fork.parent import WarmStart, run_forked
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.coverage_cache import CoverageMap
-from metaeval.mutation.run.forked import WarmStart, run_forked
 from metaeval.mutation.run.options import Isolation, RunOptions, VoidRun, scratch_writes
 from metaeval.mutation.run.ran import ForkStats, Ran, Record
 

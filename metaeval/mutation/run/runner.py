@@ -12,9 +12,10 @@ memory, specs and results live in a scratch directory outside the tree,
 children write no bytecode and no pytest cache, and a child dies with the
 runner (``kill -9`` included) through the parent-death signal.
 
-This module orders the run and keeps its results; each isolation lives in its
-own module: ``fresh`` (a pytest process per mutant) and ``forked`` (one warm
-process forking a child per mutant). ``options`` holds what both are given.
+This module orders the run and keeps its results; each isolation has a home of
+its own, entered by its parent side: ``mutation.subprocess.parent`` (a pytest
+process per mutant) and ``mutation.fork.parent`` (one warm process forking a
+child per mutant). ``options`` holds what both are given.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ from typing import Protocol, runtime_checkable
 
 from metaeval.errors import ExitCode
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.fork.parent import WarmStart, run_forked
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.run.forked import WarmStart, run_forked
-from metaeval.mutation.run.fresh import run_fresh, settle
 from metaeval.mutation.run.options import Isolation, RunOptions, scratch_writes
-from metaeval.mutation.run.ran import ForkStats, Ran, Record
+from metaeval.mutation.run.ran import Expect, ForkStats, Ran, Record
 from metaeval.mutation.run.time_left import TimeLeft, expected_costs
+from metaeval.mutation.subprocess.parent import run_fresh, settle
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,18 +157,9 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
     ran = Ran(0.0, 0.0, None)
     try:
         if todo:
-            with scratch_writes(tempfile.gettempdir()):
-                scratch = tempfile.TemporaryDirectory(prefix="metaeval-mutate-")
-            with scratch as tmp:
-                packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
-                jobs = [(i, mutants[i]) for i in todo]
-                if execute is not None:
-                    ran = execute(jobs, options, Path(tmp), packages, record, warm)
-                elif options.isolation is Isolation.FORK:
-                    ran = run_forked(jobs, options, Path(tmp), packages, record, warm,
-                                     expect)
-                else:
-                    ran = run_fresh(jobs, options, Path(tmp), packages, record)
+            packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
+            ran = _dispatch([(i, mutants[i]) for i in todo], options, packages, record, warm,
+                            expect, execute)
     finally:
         if warm is not None:  # not needed after all, or already done: stopping is idempotent
             warm.stop()
@@ -180,6 +172,21 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
     return MutationRun(ordered, ran.baseline_duration, ran.timeout, options.isolation,
                        time.monotonic() - started, ran.fork)
 
+
+
+def _dispatch(jobs: list[tuple[int, Mutant]], options: RunOptions, packages: tuple[str, ...],
+              record: Record, warm: WarmStart | None, expect: Expect,
+              execute: Execute | None) -> Ran:
+    """The mutants left to run, in a scratch directory of their own, handed to the
+    executor or else to the isolation's parent side."""
+    with scratch_writes(tempfile.gettempdir()):
+        scratch = tempfile.TemporaryDirectory(prefix="metaeval-mutate-")
+    with scratch as tmp:
+        if execute is not None:
+            return execute(jobs, options, Path(tmp), packages, record, warm)
+        if options.isolation is Isolation.FORK:
+            return run_forked(jobs, options, Path(tmp), packages, record, warm, expect)
+        return run_fresh(jobs, options, Path(tmp), packages, record)
 
 
 def exit_code(run: MutationRun) -> ExitCode:

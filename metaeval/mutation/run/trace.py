@@ -10,9 +10,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from metaeval.mutation.fork.parent import WarmStart, run_forked
 from metaeval.mutation.model import MutantResult
 from metaeval.mutation.run.coverage_cache import CoverageMap
-from metaeval.mutation.run.forked import WarmStart, run_forked
 from metaeval.mutation.run.options import RunOptions, scratch_writes
 from metaeval.mutation.run.ran import ForkStats
 

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterable
 
 from metaeval.mutation.child.apply import CallRecorder
-from metaeval.mutation.child.processes import die_with_parent, forked_ok
+from metaeval.mutation.processes import die_with_parent, forked_ok
 
 PROBE_SECONDS = 30.0
 """How long the probe may import for; longer, and nothing is imported."""

@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 import pytest
 
 from metaeval.mutation.child.apply import apply_patch
-from metaeval.mutation.child.items import CollectAgainError, Recollected
-from metaeval.mutation.child.pool import Job, Tick
-from metaeval.mutation.child.reload import ExecError, ReloadPlan, apply_reload
-from metaeval.mutation.child.swap import apply_swap
+from metaeval.mutation.fork.items import CollectAgainError, Recollected
+from metaeval.mutation.fork.pool import Job, Tick
+from metaeval.mutation.fork.protocol import ChildReport
+from metaeval.mutation.fork.reload import ExecError, ReloadPlan, apply_reload
+from metaeval.mutation.fork.swap import apply_swap
 from metaeval.mutation.model import MutantKind
 from metaeval.mutation.patches import PatchMutant
-from metaeval.mutation.wire import ChildReport, ErrorKind
+from metaeval.mutation.wire import ErrorKind
 
 
 @dataclass(slots=True)

@@ -28,8 +28,10 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from metaeval.mutation.child.planner import How
-from metaeval.mutation.child.processes import (
+from metaeval.mutation.fork.planner import How
+from metaeval.mutation.fork.protocol import ChildReport, ChildTimes, WarmMutant, WarmOutcome
+from metaeval.mutation.fork.reload import ReloadPlan
+from metaeval.mutation.processes import (
     cap_address_space,
     cpu_seconds,
     die_with_parent,
@@ -37,8 +39,6 @@ from metaeval.mutation.child.processes import (
     look_up_prctl,
     process_size,
 )
-from metaeval.mutation.child.reload import ReloadPlan
-from metaeval.mutation.wire import ChildReport, ChildTimes, WarmMutant, WarmOutcome
 
 _READ_SIZE = 65536
 TICK = b"\x01"

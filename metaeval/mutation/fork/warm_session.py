@@ -34,25 +34,17 @@ from typing import TextIO
 import pytest
 
 from metaeval.mutation.child.apply import CallRecorder
-from metaeval.mutation.child.items import parts_of, speed_class
-from metaeval.mutation.child.planner import How, ImportTime, Planner
-from metaeval.mutation.child.pool import Job, Limits, Pool, Running, Tick, job_limits
-from metaeval.mutation.child.preload import preload
-from metaeval.mutation.child.processes import die_with_parent
-from metaeval.mutation.child.registries import Ledger
-from metaeval.mutation.child.reload import ReloadPlan
-from metaeval.mutation.child.swap import import_callers
-from metaeval.mutation.child.traced import start_trace, trace_parts
-from metaeval.mutation.child.work import Watch, describe, run_job
 from metaeval.mutation.coverage import Coverage
-from metaeval.mutation.model import MutantKind
-from metaeval.mutation.patches import PatchMutant
-from metaeval.mutation.wire import (
+from metaeval.mutation.fork.baseline import start_trace, trace_parts
+from metaeval.mutation.fork.child import Watch, describe, run_job
+from metaeval.mutation.fork.items import parts_of, speed_class
+from metaeval.mutation.fork.planner import How, ImportTime, Planner
+from metaeval.mutation.fork.pool import Job, Limits, Pool, Running, Tick, job_limits
+from metaeval.mutation.fork.preload import preload
+from metaeval.mutation.fork.protocol import (
     BaselinePart,
     ChildReport,
     ChildTimes,
-    ErrorKind,
-    Reuse,
     WarmBaseline,
     WarmMutant,
     WarmOutcome,
@@ -60,6 +52,13 @@ from metaeval.mutation.wire import (
     read_warm_mutants,
     warm_line,
 )
+from metaeval.mutation.fork.registries import Ledger
+from metaeval.mutation.fork.reload import ReloadPlan
+from metaeval.mutation.fork.swap import import_callers
+from metaeval.mutation.model import MutantKind
+from metaeval.mutation.patches import PatchMutant
+from metaeval.mutation.processes import die_with_parent
+from metaeval.mutation.wire import ErrorKind, Reuse
 
 FORCED_FAIL = "forced-fail"
 OVERLAP_SHARE = 0.25

@@ -20,10 +20,11 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from metaeval.mutation.child.failing_import import executes_cleanly, first_test_importing
-from metaeval.mutation.child.registries import Registered
-from metaeval.mutation.child.reload import ModuleGraph, ReloadPlan
-from metaeval.mutation.child.swap import (
+from metaeval.mutation.fork.failing_import import executes_cleanly, first_test_importing
+from metaeval.mutation.fork.protocol import WarmMutant
+from metaeval.mutation.fork.registries import Registered
+from metaeval.mutation.fork.reload import ModuleGraph, ReloadPlan
+from metaeval.mutation.fork.swap import (
     Change,
     CodeKey,
     LiveFunctions,
@@ -32,7 +33,6 @@ from metaeval.mutation.child.swap import (
     original_code,
     plan_swap,
 )
-from metaeval.mutation.wire import WarmMutant
 
 How = Swap | ReloadPlan
 """How a forked child puts a rewrite mutant in place (a patch mutant needs no plan)."""

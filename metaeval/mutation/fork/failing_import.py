@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from metaeval.mutation.child.processes import forked_ok
-from metaeval.mutation.child.reload import ReloadPlan, apply_reload
+from metaeval.mutation.fork.reload import ReloadPlan, apply_reload
+from metaeval.mutation.processes import forked_ok
 
 
 def first_test_importing(module: str, importers: Mapping[str, str],

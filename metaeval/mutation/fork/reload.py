@@ -35,8 +35,8 @@ from pathlib import Path
 
 from metaeval.mutation.child.apply import MutantFinder
 from metaeval.mutation.child.foreign import library_dirs
-from metaeval.mutation.child.registries import Registered, restore_order, withdraw
-from metaeval.mutation.child.swap import Swap, apply_swap
+from metaeval.mutation.fork.registries import Registered, restore_order, withdraw
+from metaeval.mutation.fork.swap import Swap, apply_swap
 
 RUNNER = ("metaeval.mutation", "_pytest", "pytest", "pluggy")
 CO_OPTIMIZED = 0x01

@@ -13,8 +13,9 @@ import pytest
 
 from metaeval.mutation.child.apply import apply_patch, apply_rewrite
 from metaeval.mutation.child.monitor import recorder_for
-from metaeval.mutation.child.processes import cap_address_space, die_with_parent, process_size
-from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, ErrorKind, Mode
+from metaeval.mutation.processes import cap_address_space, die_with_parent, process_size
+from metaeval.mutation.subprocess.protocol import SPEC_ENV, ChildResult, ChildSpec, ChildTask
+from metaeval.mutation.wire import ErrorKind
 
 # Exit code of a child whose mutant could not be applied (pytest's own "internal error").
 APPLY_FAILED = 3
@@ -30,7 +31,7 @@ class MutantSession:
         self.in_tests = 0.0
         self.error_kind = ErrorKind.NONE
         self.error = ""
-        self.recorder = recorder_for(spec.packages) if spec.mode is Mode.BASELINE else None
+        self.recorder = recorder_for(spec.packages) if spec.task is ChildTask.BASELINE else None
 
     def fail_to_apply(self, kind: ErrorKind, error: BaseException) -> None:
         self.error_kind = kind
@@ -42,7 +43,7 @@ class MutantSession:
         baseline starts recording then too, so code run by conftest imports counts."""
         if self.recorder is not None:
             self.recorder.start()
-        if self.spec.mode is not Mode.REWRITE:
+        if self.spec.task is not ChildTask.REWRITE:
             return
         try:
             apply_rewrite(self.spec.module, self.spec.file, self.spec.source)
@@ -53,7 +54,7 @@ class MutantSession:
 
     def apply_late(self) -> None:
         """Patch mutants go in once conftest files have set up ``sys.path``."""
-        if self.spec.mode is not Mode.PATCH:
+        if self.spec.task is not ChildTask.PATCH:
             return
         from metaeval.mutation.patches import find_declared  # only in a patch child
 
@@ -85,7 +86,7 @@ class MutantSession:
             self.recorder.end()
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if self.spec.mode is Mode.FORCED_FAIL:
+        if self.spec.task is ChildTask.FORCED_FAIL:
             raise AssertionError("metaeval forced-fail check: this test must fail")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -1,4 +1,5 @@
-"""Subprocess isolation: a fresh pytest process per mutant, sharing nothing.
+"""Subprocess isolation, the parent side: a fresh pytest process per mutant, sharing
+nothing (the child side is ``subprocess.child``).
 
 The reference the fork isolation is held to, and the way a mutant that cannot
 be put in place in a forked child runs. Each child leads a process group of its
@@ -14,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metaeval.mutation.child.processes import Children, wait_exited
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
+from metaeval.mutation.processes import Children, wait_exited
 from metaeval.mutation.run.options import OUTPUT_TAIL, RunOptions, VoidRun, scratch_writes
 from metaeval.mutation.run.outcome import (
     PYTEST_FAILED,
@@ -26,7 +27,7 @@ from metaeval.mutation.run.outcome import (
     unreached,
 )
 from metaeval.mutation.run.ran import Ran, Record
-from metaeval.mutation.wire import SPEC_ENV, ChildResult, ChildSpec, Mode
+from metaeval.mutation.subprocess.protocol import SPEC_ENV, ChildResult, ChildSpec, ChildTask
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ class Context:
 
 
 def _child(options: RunOptions, scratch: Path, name: str, spec_fields: dict[str, str],
-           mode: Mode, mutant_id: str, timeout: float | None, stop_first: bool,
+           task: ChildTask, mutant_id: str, timeout: float | None, stop_first: bool,
            packages: tuple[str, ...] = (), tests: tuple[str, ...] = (),
            children: Children | None = None) -> ChildOutcome:
     """Run one pytest child with one spec. It leads a process group of its own,
@@ -63,9 +64,9 @@ def _child(options: RunOptions, scratch: Path, name: str, spec_fields: dict[str,
     result_path = scratch / f"{name}.result.json"
     out_path = scratch / f"{name}.out"
     # Mutants only: the baseline and the forced-fail check run the unmutated code.
-    memory_limit = options.memory_limit if mode in (Mode.REWRITE, Mode.PATCH) else 0
+    memory_limit = options.memory_limit if task in (ChildTask.REWRITE, ChildTask.PATCH) else 0
     with scratch_writes(scratch):
-        ChildSpec(mode=mode, mutant_id=mutant_id, result_path=str(result_path),
+        ChildSpec(task=task, mutant_id=mutant_id, result_path=str(result_path),
                   root=str(options.root.resolve()), parent_pid=os.getpid(),
                   mutants_dir=str(options.mutants_dir.resolve()), packages=packages,
                   tests=tests, memory_limit=memory_limit, **spec_fields).write(spec_path)
@@ -94,7 +95,7 @@ def run_baseline(options: RunOptions, scratch: Path, packages: tuple[str, ...],
                  children: Children | None = None) -> Baseline:
     """Run the unmutated suite, recording which tests run which functions of
     ``packages``; VoidRun naming the failing tests if it fails."""
-    outcome = _child(options, scratch, "baseline", {}, Mode.BASELINE, "baseline",
+    outcome = _child(options, scratch, "baseline", {}, ChildTask.BASELINE, "baseline",
                      timeout=None, stop_first=False, packages=packages, children=children)
     if outcome.result is None:
         raise VoidRun("the baseline run did not report back: is metaeval installed in the "
@@ -110,7 +111,7 @@ def run_baseline(options: RunOptions, scratch: Path, packages: tuple[str, ...],
 def check_wiring(options: RunOptions, scratch: Path, timeout: float,
                  children: Children | None = None) -> None:
     """The forced-fail mutant must be killed, or no Survived below could be trusted."""
-    outcome = _child(options, scratch, "forced-fail", {}, Mode.FORCED_FAIL, "forced-fail",
+    outcome = _child(options, scratch, "forced-fail", {}, ChildTask.FORCED_FAIL, "forced-fail",
                      timeout=timeout, stop_first=True, children=children)
     if outcome.returncode not in PYTEST_FAILED or outcome.result is None \
             or not outcome.result.failed:
@@ -131,11 +132,11 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
     if mutant.kind is MutantKind.REWRITE:
         fields = {"module": mutant.module, "source": mutant.mutated_source,
                   "file": str((context.options.root / mutant.path).resolve())}
-        mode = Mode.REWRITE
+        task = ChildTask.REWRITE
     else:
         fields = {"target": mutant.target}
-        mode = Mode.PATCH
-    outcome = _child(context.options, context.scratch, name, fields, mode, mutant.id,
+        task = ChildTask.PATCH
+    outcome = _child(context.options, context.scratch, name, fields, task, mutant.id,
                      timeout=limit, stop_first=True, tests=tests,
                      children=context.children)
     result = classify(mutant, ChildVerdict.of_subprocess(outcome, covered_by), limit)
@@ -180,5 +181,3 @@ def run_fresh(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path
         pool.shutdown(cancel_futures=True)
     return Ran(baseline.duration, timeout, baseline.coverage)
 
-
-# --- fork isolation: the runner's side of metaeval.mutation.child.warm ---------------------

@@ -24,9 +24,9 @@ import pytest
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import OWN_FILES, LineRecorder, c_tracer
 from metaeval.mutation.child.line_probes import ProbeRecorder, Share
-from metaeval.mutation.child.processes import die_with_parent
-from metaeval.mutation.child.work import Watch
-from metaeval.mutation.wire import BaselinePart
+from metaeval.mutation.fork.child import Watch
+from metaeval.mutation.fork.protocol import BaselinePart
+from metaeval.mutation.processes import die_with_parent
 
 
 def baseline_recorder(recorder: CallRecorder, share: Share | None = None
