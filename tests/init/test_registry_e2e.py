@@ -105,4 +105,8 @@ def test_mutate_runs_on_the_scaffolded_project(tmp_path: Path) -> None:
     assert [m["id"] for m in result["mutants"] if m["own_process"]] == []
     assert result["timing"]["isolation"] == "fork" and result["timing"]["deferred"] == 0
     assert result["timing"]["reloaded"] > 0  # the registry's modules did execute again
+    # check() appends at import only (its test is refused before the append); with
+    # the append dropped no check is registered, which a test sees.
+    status = {(m["path"], m["line"], m["operator"]): m["status"] for m in result["mutants"]}
+    assert status[(f"src/{PACKAGE}/registry.py", 25, "drop_call")] == "Killed"
     git(tmp_path, "diff", "--exit-code")  # the tree is as committed
