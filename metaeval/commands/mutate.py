@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from metaeval import vcs
@@ -52,6 +52,7 @@ from metaeval.mutation.findings_file import (
     Findings,
     Seen,
     compare,
+    fingerprints,
     save_last_run,
     updated,
 )
@@ -141,7 +142,9 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
                    if targets else [])
         mutants += patches
         found = len(mutants)
+        prints = None
         if mutants and request.since_ref is not None:
+            prints = fingerprints(mutants)
             mutants = since(mutants, root, request.since_ref)
         digest = ""
         if request.shard is not None or request.trace_only or shared is not None:
@@ -179,7 +182,7 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
             stop = ExitCode.OK
     return MutatePlan(request, root, tuple(mutants), options, tuple(notes), stop, cache_file,
                       scan, report_file, request.baseline_path or config.root / config.findings,
-                      warm, shard, digest, packages, execute, tree)
+                      warm, shard, digest, packages, execute, tree, prints)
 
 
 def _executor(request: MutateRequest, options: RunOptions) -> Execute | None:
@@ -378,7 +381,7 @@ def conclude(plan: MutatePlan, run: MutationRun, after: tuple[Message, ...] = ()
     # (--cache elsewhere) leaves the tree as it found it.
     try:
         save_last_run(run.results, diffs, seen, root,
-                      plan.cache_file.parent / LAST_RUN_FILE.name)
+                      plan.cache_file.parent / LAST_RUN_FILE.name, plan.fingerprints)
     except OutputError as e:
         after = (*after, Message(f"warning: {e}; 'metaeval findings' will not see this "
                                  "run's survivors", stderr=True))
@@ -389,7 +392,7 @@ def conclude(plan: MutatePlan, run: MutationRun, after: tuple[Message, ...] = ()
             tracked, failed = track_survivors(
                 run.results, root, plan.findings_file, request.update_baseline,
                 sarif=request.sarif_path is not None, since=request.since_ref is not None,
-                diffs=diffs)
+                diffs=diffs, prints=plan.fingerprints)
         except InputError as e:
             return MutateResult(ExitCode.BAD_INPUT, root, plan.notes, run, plan.report_file,
                                 after, findings_error=e)
@@ -422,20 +425,22 @@ def survivor_diffs(results: Sequence[MutantResult], root: Path) -> dict[str, str
 
 def track_survivors(results: Sequence[MutantResult], root: Path, findings_file: Path,
                     update: bool, *, sarif: bool = False, since: bool = False,
-                    diffs: dict[str, str] | None = None
+                    diffs: dict[str, str] | None = None,
+                    prints: Mapping[str, str] | None = None
                     ) -> tuple[Tracked, tuple[OutputError, ...]]:
     """Compare a run's survivors with the findings file: what is new, known and
     fixed; write the file (``update``); say what a SARIF file (``sarif``) is to
     hold: the new survivors when the run is a pull request's (``since``: what it
     introduced, not the backlog), else every open one. Returns what was tracked
     and the findings file when it could not be written. Raises ``InputError``
-    for a findings file that cannot be read."""
+    for a findings file that cannot be read. ``prints``: the fingerprints of every
+    mutant found, when ``results`` are some of them (``--since``)."""
     diffs = survivor_diffs(results, root) if diffs is None else diffs
     seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
     baseline = load_findings(findings_file)
-    comparison = compare(baseline, results, diffs, seen, vcs.today())
+    comparison = compare(baseline, results, diffs, seen, vcs.today(), prints)
     failed: list[OutputError] = []
-    after = updated(baseline, results, diffs, seen)
+    after = updated(baseline, results, diffs, seen, prints)
     written = False
     if update:
         try:

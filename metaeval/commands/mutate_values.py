@@ -10,6 +10,7 @@ module never plans, runs or writes anything.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,6 +131,10 @@ class MutatePlan:
     tree: TreeState | None = None
     """The source tree's files before any test process started, to tell a run whose
     tests wrote into the tree (a void run) from one whose tests did not."""
+    fingerprints: Mapping[str, str] | None = None
+    """``--since``: the fingerprint of every mutant found, before the changed lines
+    chose some; a fault's fingerprint counts the identical ones before it in its
+    function, which a pull request's run and the full run must count alike."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,9 @@ that function never ran, no test can see the mutant and it is NoCoverage
 without being run. If it ran, the tests to run are those that ran the
 mutant's lines; when none did, no test executes the mutated code and it is
 NoCoverage too (the detail says its function runs). Module and class bodies
-run on import, so a mutant there always counts as reached, by every test.
+run on import, so a mutant there always counts as reached, by every test; so
+does one in a function that ran at import (a decorator that fills a registry),
+even when tests call it too: what the import made, any test may see.
 This module only reads source files, never writes them.
 """
 
@@ -96,6 +98,8 @@ class Coverage:
     _compiled: dict[Path, list[types.CodeType] | None] = field(default_factory=dict)
     files: dict[str, frozenset[str]] = field(default_factory=dict)
     """Per test, the source files of the recorded packages whose code it ran."""
+    at_import: frozenset[CodeKey] = frozenset()
+    """Functions that also ran outside every test (``CodeRun.at_import``)."""
 
     lines: dict[tuple[str, int], frozenset[str]] = field(default_factory=dict)
     """(module, line) to the tests that ran the line, for modules traced by line."""
@@ -117,8 +121,11 @@ class Coverage:
         ran: dict[CodeKey, tuple[str, ...]] = {}
         files: dict[str, set[str]] = {}
         lines: dict[tuple[str, int], set[str]] = {}
+        at_import: set[CodeKey] = set()
         for run in runs:
             key = (run.module, run.line, run.name)
+            if run.at_import:
+                at_import.add(key)
             ran[key] = tuple(sorted({*ran.get(key, ()), *run.tests}))
             for test in (*run.tests, ""):  # "": every file that ran, under any test
                 files.setdefault(test, set()).add(run.file)
@@ -129,7 +136,8 @@ class Coverage:
         return Coverage(root.resolve(), ran,
                         files={test: frozenset(f) for test, f in files.items()},
                         lines={key: frozenset(t) for key, t in lines.items()},
-                        line_modules=frozenset(module for module, _ in lines))
+                        line_modules=frozenset(module for module, _ in lines),
+                        at_import=frozenset(at_import))
 
     def files_run_by(self, tests: tuple[str, ...] | None) -> frozenset[str]:
         """The recorded source files ``tests`` ran; every recorded file for None."""
@@ -192,7 +200,11 @@ class Coverage:
         if not function_tests:
             return Selection(None)  # ran only at import: any test may see what it made
         if mutant.kind is MutantKind.PATCH:
-            return Selection(function_tests)
+            return Selection(function_tests)  # put in place after the imports ran
+        if key in self.at_import:
+            # Its lines that ran at import were not traced, and what it made there
+            # (a registry entry) any test may see, not only those that call it.
+            return Selection(None)
         numbers = self._instruction_lines(mutant, code)
         if not numbers or mutant.module not in self.line_modules:
             return Selection(function_tests)

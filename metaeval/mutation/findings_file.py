@@ -15,7 +15,7 @@ import datetime as dt
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
@@ -96,7 +96,9 @@ def _key(m: Mutant) -> str:
 
 def fingerprints(mutants: Iterable[Mutant]) -> dict[str, str]:
     """Mutant id -> fingerprint. Two identical faults in one function are told
-    apart by the order in which they occur, which moving code does not change."""
+    apart by the order in which they occur, which moving code does not change.
+    ``mutants`` are all a scan found: a run of some of them (``--since``) takes
+    theirs from every one, or a fault's order would count only the ones it ran."""
     seen: dict[str, int] = {}
     result: dict[str, str] = {}
     for m in mutants:
@@ -258,13 +260,14 @@ as a findings file, so that ``metaeval findings`` shows a run's survivors before
 
 
 def save_last_run(results: Sequence[MutantResult], diffs: dict[str, str], seen: Seen,
-                  root: Path, path: Path | None = None) -> None:
+                  root: Path, path: Path | None = None,
+                  prints: Mapping[str, str] | None = None) -> None:
     """Write the survivors of a finished run to ``path`` (default ``root /
     LAST_RUN_FILE``, where ``metaeval findings`` reads them); a survivor
     in a file outside the repository (a module found on ``sys.path``) is left out,
     as the findings file leaves it out. ``OutputError`` when it cannot be written."""
     kept = []
-    for e in survivors(results, diffs, seen):
+    for e in survivors(results, diffs, seen, prints):
         try:
             checked_name(e.path, "path")
         except InputError:
@@ -354,10 +357,17 @@ class Comparison:
         return bool(self.new or self.expired)
 
 
+def _prints(results: Sequence[MutantResult], prints: Mapping[str, str] | None
+            ) -> Mapping[str, str]:
+    """``prints`` (of every mutant found, the run's among them), else the run's own."""
+    return fingerprints(r.mutant for r in results) if prints is None else prints
+
+
 def survivors(results: Sequence[MutantResult], diffs: dict[str, str],
-              seen: Seen) -> list[FindingEntry]:
-    """Findings for the survivors of one run (Survived and NoCoverage)."""
-    prints = fingerprints(r.mutant for r in results)
+              seen: Seen, prints: Mapping[str, str] | None = None) -> list[FindingEntry]:
+    """Findings for the survivors of one run (Survived and NoCoverage); ``prints``:
+    ``fingerprints`` of every mutant found, when the run had only some."""
+    prints = _prints(results, prints)
     return [FindingEntry(prints[r.mutant.id], r.mutant.id, _rule(r.mutant), r.status.value,
                          r.mutant.path, r.mutant.span.start_line, r.mutant.qualname,
                          r.mutant.breaks, diffs.get(r.mutant.id, ""), seen, seen)
@@ -369,9 +379,10 @@ def _rule(m: Mutant) -> str:
 
 
 def compare(baseline: Findings, results: Sequence[MutantResult], diffs: dict[str, str],
-            seen: Seen, today: dt.date) -> Comparison:
+            seen: Seen, today: dt.date, prints: Mapping[str, str] | None = None
+            ) -> Comparison:
     known = baseline.by_fingerprint()
-    current = survivors(results, diffs, seen)
+    current = survivors(results, diffs, seen, prints)
     new, expired, still_open, accepted = [], [], [], []
     for entry in current:
         tracked = known.get(entry.fingerprint)
@@ -383,7 +394,7 @@ def compare(baseline: Findings, results: Sequence[MutantResult], diffs: dict[str
             accepted.append(tracked)
         else:
             still_open.append(tracked)
-    prints = fingerprints(r.mutant for r in results)
+    prints = _prints(results, prints)
     detected = {prints[r.mutant.id] for r in results if r.status.detected}
     fixed = [e for e in baseline.entries if e.fingerprint in detected]
     return Comparison(_sorted(new), _sorted(expired), _sorted(still_open), _sorted(accepted),
@@ -391,13 +402,13 @@ def compare(baseline: Findings, results: Sequence[MutantResult], diffs: dict[str
 
 
 def updated(baseline: Findings, results: Sequence[MutantResult], diffs: dict[str, str],
-            seen: Seen) -> Findings:
+            seen: Seen, prints: Mapping[str, str] | None = None) -> Findings:
     """The findings file after a run: new survivors added as open, tracked ones
     refreshed (a decision is kept), detected ones dropped. Entries whose mutant
     did not run (a diff-only run) or could not run (an error) stay as they were."""
     known = baseline.by_fingerprint()
-    current = {e.fingerprint: e for e in survivors(results, diffs, seen)}
-    prints = fingerprints(r.mutant for r in results)
+    current = {e.fingerprint: e for e in survivors(results, diffs, seen, prints)}
+    prints = _prints(results, prints)
     detected = {prints[r.mutant.id] for r in results if r.status.detected}
     kept = [e for fp, e in known.items() if fp not in current and fp not in detected]
     refreshed = [

@@ -55,17 +55,23 @@ class CodeRun:
     """The lines of this code object that ran under a test, grouped by who ran
     them: (line numbers, indices into ``tests``). Most lines of a function run
     in the same tests, so the groups are few."""
+    at_import: bool = False
+    """It also ran outside every test (at import, while collecting), where no line
+    is recorded: what it made then (a registry entry, a constant) any test may
+    see, whichever of its lines the tests ran themselves."""
 
     def to_json(self) -> dict[str, Any]:
         """What ``asdict`` gives, built directly: a baseline holds thousands."""
         return {"module": self.module, "file": self.file, "line": self.line,
-                "name": self.name, "tests": self.tests, "lines": self.lines}
+                "name": self.name, "tests": self.tests, "lines": self.lines,
+                "at_import": self.at_import}
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> CodeRun:
         return CodeRun(data["module"], data["file"], data["line"], data["name"],
                        tuple(data["tests"]),
-                       tuple((tuple(ls), tuple(ts)) for ls, ts in data.get("lines", ())))
+                       tuple((tuple(ls), tuple(ts)) for ls, ts in data.get("lines", ())),
+                       bool(data.get("at_import", False)))
 
 
 @dataclass(frozen=True, slots=True)

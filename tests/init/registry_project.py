@@ -1,7 +1,9 @@
 """A small registry-based evaluation package, as a new team brings it to ``metaeval
 init``: a scorer registry filled at import by a decorator that refuses a second
-registration, four scorers, a shell-command guard, about twenty tests, and a
-meta-set with honest near-misses graded by the team's own grader.
+registration, a list of checks and a class attribute of metrics filled the same
+way (each refusing a name twice, each filled from another module), four scorers,
+a shell-command guard, about thirty tests, and a meta-set with honest
+near-misses graded by the team's own grader.
 
 ``write_project(root)`` writes it; the numbers the end-to-end test expects of it
 (the team's grader's TPR of 0.8: one honest answer in five that it fails) are
@@ -52,6 +54,67 @@ REGISTRY = '''\
 
     def get(name):
         return SCORERS[name]
+
+
+    CHECKS = []
+
+
+    def check(fn):
+        if any(name == fn.__name__ for name, _ in CHECKS):
+            raise ValueError(f"check {fn.__name__!r} is already registered")
+        CHECKS.append((fn.__name__, fn))
+        return fn
+
+
+    def failed_checks(record):
+        return [name for name, fn in CHECKS if not fn(record)]
+
+
+    class Metric:
+        registry = {}
+        name = ""
+
+        def __init_subclass__(cls, **kwargs):
+            super().__init_subclass__(**kwargs)
+            if cls.name in Metric.registry:
+                raise ValueError(f"metric {cls.name!r} is already registered")
+            Metric.registry[cls.name] = cls
+    '''
+
+CHECKS = '''\
+    """Checks every transcript must pass before it is scored."""
+
+    from evalkit.registry import check
+
+
+    @check
+    def has_answer(record):
+        return bool(record.get("answer", "").strip())
+
+
+    @check
+    def within_turns(record):
+        return len(record.get("turns", [])) <= 20
+    '''
+
+METRICS = '''\
+    """Metrics over many scores, registered by class."""
+
+    from evalkit.registry import Metric
+
+
+    class Accuracy(Metric):
+        name = "accuracy"
+
+        def compute(self, scores):
+            return sum(1 for s in scores if s >= 1.0) / len(scores) if scores else 0.0
+
+
+    class Mean(Metric):
+        name = "mean"
+
+        def compute(self, scores):
+            return sum(scores) / len(scores) if scores else 0.0
     '''
 
 SCORERS = '''\
@@ -208,6 +271,46 @@ TESTS_GUARD = '''\
     '''
 
 
+TESTS_CHECKS_AND_METRICS = '''\
+    import pytest
+
+    import evalkit.checks  # noqa: F401  (fills the registry)
+    import evalkit.metrics  # noqa: F401  (fills the registry)
+    from evalkit.registry import CHECKS, Metric, check, failed_checks
+
+
+    def test_the_checks_in_the_order_they_were_registered():
+        assert [name for name, _ in CHECKS] == ["has_answer", "within_turns"]
+
+
+    def test_a_second_check_of_a_name_is_refused():
+        # Refused before it appends: the append runs only at import.
+        def has_answer(record):
+            return True
+        with pytest.raises(ValueError, match="already registered"):
+            check(has_answer)
+
+
+    @pytest.mark.parametrize(("record", "failed"), [
+        ({"answer": "Paris", "turns": [{}]}, []), ({"answer": " "}, ["has_answer"]),
+        ({"answer": "x", "turns": [{}] * 21}, ["within_turns"])])
+    def test_failed_checks(record, failed):
+        assert failed_checks(record) == failed
+
+
+    def test_the_metrics_by_name():
+        assert set(Metric.registry) == {"accuracy", "mean"}
+        assert Metric.registry["accuracy"]().compute([1.0, 0.5]) == 0.5
+        assert Metric.registry["mean"]().compute([1.0, 0.5]) == 0.75
+        assert Metric.registry["mean"]().compute([]) == 0.0
+
+
+    def test_a_second_metric_of_a_name_is_refused():
+        with pytest.raises(ValueError, match="already registered"):
+            type("Again", (Metric,), {"name": "mean"})
+    '''
+
+
 def _run(run_id: str, category: str, answer: str, human: str, *, target: str,
          scorer: str = "includes", rationale: str = "") -> dict[str, object]:
     """One meta-set line: a question, the agent's answer, the team's grader as the check."""
@@ -250,6 +353,9 @@ def write_project(root: Path) -> None:
         f"src/{PACKAGE}/registry.py": REGISTRY,
         f"src/{PACKAGE}/scorers.py": SCORERS,
         f"src/{PACKAGE}/guard.py": GUARD,
+        f"src/{PACKAGE}/checks.py": CHECKS,
+        f"src/{PACKAGE}/metrics.py": METRICS,
+        "tests/test_checks_and_metrics.py": TESTS_CHECKS_AND_METRICS,
         f"src/{PACKAGE}/graders.py": GRADERS,
         "tests/test_scorers.py": TESTS_SCORERS,
         "tests/test_guard.py": TESTS_GUARD,

@@ -96,6 +96,17 @@ def test_mutate_runs_on_the_scaffolded_project(tmp_path: Path) -> None:
     mutate = run(tmp_path, *METAEVAL, "mutate", "--format", "json", timeout=600)
     # 3 would be the suite failing without any mutant: the generated test included.
     assert mutate.returncode in (0, 1), mutate.stdout + mutate.stderr
-    statuses = {m["status"] for m in json.loads(mutate.stdout)["mutants"]}
+    result = json.loads(mutate.stdout)
+    statuses = {m["status"] for m in result["mutants"]}
     assert "Killed" in statuses
+    # The scorer registry refuses a second registration: executing its modules
+    # again in the fork must find it as before their import, so no mutant needs
+    # a pytest process of its own.
+    assert [m["id"] for m in result["mutants"] if m["own_process"]] == []
+    assert result["timing"]["isolation"] == "fork" and result["timing"]["deferred"] == 0
+    assert result["timing"]["reloaded"] > 0  # the registry's modules did execute again
+    # check() appends at import only (its test is refused before the append); with
+    # the append dropped no check is registered, which a test sees.
+    status = {(m["path"], m["line"], m["operator"]): m["status"] for m in result["mutants"]}
+    assert status[(f"src/{PACKAGE}/registry.py", 25, "drop_call")] == "Killed"
     git(tmp_path, "diff", "--exit-code")  # the tree is as committed

@@ -196,3 +196,63 @@ def test_the_recorder_names_the_module_whose_import_called_a_function(
         sys.modules.pop("rc_user")
     assert recorder.callers[lib.size.__code__] == {"rc_user"}
     assert recorder.callers[lib.helper.__code__] == {"rc_user"}
+
+
+REGISTRY = dedent("""\
+    CHECKS = []
+
+
+    def check(fn):
+        if fn.__name__ in CHECKS:
+            raise ValueError(fn.__name__)
+        CHECKS.append(fn.__name__)
+        return fn
+
+
+    def unused(fn):
+        if fn is None:
+            raise ValueError("none")
+        CHECKS.append(fn)
+    """)
+
+
+def registry_mutant(line: int, qualname: str) -> Mutant:
+    return Mutant(id=f"reg.py::{qualname}::op::{line}", kind=MutantKind.REWRITE,
+                  operator="op", path="reg.py", module="reg", qualname=qualname,
+                  span=Span(line, 5, line, 17), original="", replacement="",
+                  mutated_source="")
+
+
+def test_a_function_that_ran_at_import_and_in_a_test_is_reached_by_every_test(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ``check`` appended at import only; the one test that calls it is refused
+    # before the append. An append dropped empties the registry every test can
+    # see: the line is reached, by every test, never unseen.
+    (tmp_path / "reg.py").write_text(REGISTRY, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    recorder = CallRecorder(("reg",))
+    recorder.start()
+    try:
+        reg = importlib.import_module("reg")
+
+        def first() -> None: ...
+
+        reg.check(first)  # outside any test, as a module's top level would
+        for test, call in (("t.py::test_refused", reg.check), ("t.py::test_none", reg.unused)):
+            recorder.begin(test)
+            with pytest.raises(ValueError):
+                call(first if call is reg.check else None)
+            recorder.end()
+    finally:
+        recorder.stop()
+        sys.modules.pop("reg")
+    runs = {run.name: run for run in recorder.runs()}
+    assert runs["check"].at_import and not runs["unused"].at_import
+    coverage = Coverage.from_runs(tmp_path, tuple(runs.values()))
+    append = coverage.select(registry_mutant(7, "check"))
+    assert append.tests is None and append.reached and not append.unseen
+    # A function that ran only under a test keeps its line selection: the append
+    # no test reached is unseen.
+    assert coverage.select(registry_mutant(14, "unused")).unseen
+    # The flag survives the wire and the coverage cache's reader.
+    assert CodeRun.from_json(json.loads(json.dumps(runs["check"].to_json()))) == runs["check"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -164,6 +165,12 @@ def test_a_failing_suite_exits_3_naming_the_failing_test(tmp_path: Path) -> None
     assert "fails without any mutant" in done.stderr
     assert "test_calc.py::test_wrong" in done.stderr
     assert "test_calc.py::test_double" not in done.stderr
+    # The fork's output holds no traceback: the command it names shows why.
+    (why,) = [line for line in done.stderr.splitlines() if line.startswith("to see why: ")]
+    shown = subprocess.run(shlex.split(why.removeprefix("to see why: ")), cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 1 and "assert 4 == 5" in shown.stdout, shown.stdout
+    assert "1 failed in" in shown.stdout  # the failing test alone
 
 
 def test_a_suite_whose_tests_lean_on_earlier_ones_passes_its_baseline(tmp_path: Path

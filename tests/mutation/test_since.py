@@ -78,3 +78,45 @@ def test_since_head_mutates_only_the_changed_function(tmp_path: Path) -> None:
     assert statuses == {"shop/pricing.py::clamp_quantity::negate_condition::0": "Killed",
                         "shop/pricing.py::clamp_quantity::flip_comparison::0": "Survived"}
     assert "2 of 11 mutants on changed lines" in done.stderr
+
+
+GUARD = """\
+def allowed(command):
+    if not command:
+        return False
+    if "\\t" in command:
+        return False
+    return True
+"""
+
+
+def test_a_survivor_has_one_fingerprint_in_a_pull_requests_run_and_the_full_run(
+        tmp_path: Path) -> None:
+    # Two identical faults in one function (each ``return False`` made True) are
+    # told apart by their order; a run of the changed line alone counted only the
+    # second, gave it the first's fingerprint, and a full run said it was new.
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.pytest.ini_options]\npythonpath = ['.']\n\n[tool.metaeval.mutate]\n"
+        "targets = ['guard.py']\noperators = ['swap_bool_literal']\n", encoding="utf-8")
+    (tmp_path / "guard.py").write_text(GUARD.replace('    if "\\t" in command:\n'
+                                                     '        return False\n', ""),
+                                       encoding="utf-8")
+    (tmp_path / "test_guard.py").write_text(
+        "from guard import allowed\n\n\ndef test_empty():\n    assert not allowed('')\n\n\n"
+        "def test_word():\n    assert allowed('ls')\n\n\n"
+        "def test_tab():\n    allowed('a\\tb')  # run, never checked\n", encoding="utf-8")
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    (tmp_path / "guard.py").write_text(GUARD, encoding="utf-8")  # the untested tab check
+
+    def survivors(*flags: str) -> dict[int, str]:
+        done = subprocess.run([METAEVAL, "mutate", "--no-cache", *flags], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1, done.stdout + done.stderr
+        last = json.loads((tmp_path / ".metaeval" / "last-run-findings.json").read_text())
+        return {e["line"]: e["fingerprint"] for e in last["findings"]}
+
+    pull_request = survivors("--since", "main")
+    full = survivors()
+    assert pull_request == full == {5: full[5]}  # line 3's fault is killed by test_empty

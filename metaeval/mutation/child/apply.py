@@ -239,5 +239,6 @@ class CallRecorder:
                 groups.setdefault(tuple(sorted(index[t] for t in ran)), []).append(line)
             found.append(CodeRun(self.modules[code], code.co_filename, code.co_firstlineno,
                                  code.co_name, tuple(names),
-                                 tuple((tuple(ls), ts) for ts, ls in groups.items())))
+                                 tuple((tuple(ls), ts) for ts, ls in groups.items()),
+                                 at_import=code in self.callers))
         return tuple(found)

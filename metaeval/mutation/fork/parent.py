@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -45,6 +46,9 @@ from metaeval.mutation.run.options import (
 from metaeval.mutation.run.outcome import ChildVerdict, classify, unreached
 from metaeval.mutation.run.ran import Expect, ForkStats, Ran, Record
 from metaeval.mutation.subprocess.parent import Context, run_mutant
+
+SHOWN_FAILING = 5
+"""Failing tests the command that shows why names (all are listed above it)."""
 
 
 @dataclass(slots=True)
@@ -325,11 +329,22 @@ def _lines(stream: TextIO, proc: subprocess.Popen[bytes]) -> Iterator[str]:
         time.sleep(0.02)
 
 
+def why_failing(failed: tuple[str, ...], options: RunOptions) -> str:
+    """The command that shows why: the warm runner's children trace the baseline,
+    so its output holds their progress marks, never a failing test's traceback
+    (a pytest process of its own, ``--isolation subprocess``, shows that)."""
+    # Ids alone: ``pytest_args`` may name the whole suite's paths. A collection that
+    # failed as a whole has no id to give, so that command runs the suite.
+    tests = [t for t in failed if not t.startswith("<")][:SHOWN_FAILING]
+    return "to see why: " + shlex.join([options.python, "-m", "pytest",
+                                        *(tests or options.pytest_args)])
+
+
 def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: Path) -> None:
     if baseline.failed:
         tail = out_path.read_text(encoding="utf-8", errors="replace")[-OUTPUT_TAIL:]
         failing = "\n  ".join(baseline.failed)
         raise VoidRun(f"the test suite fails without any mutant; fix these first:\n  {failing}"
-                      f"\n{tail}")
+                      f"\n{why_failing(baseline.failed, options)}\n{tail}")
     if baseline.wiring:
         raise VoidRun(f"the forced-fail check was not killed: {baseline.wiring}")

@@ -20,6 +20,7 @@ nothing else, and an unreadable file is a cold cache with a warning.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -131,7 +132,7 @@ class CoverageMap:
         # Once a file, not once a record: a few hundred files, thousands of records.
         relative = {file: _relative(file, digest.root) for file in {r.file for r in self.ran}}
         ran = tuple(r if relative[r.file] == r.file
-                    else CodeRun(r.module, relative[r.file], r.line, r.name, r.tests, r.lines)
+                    else dataclasses.replace(r, file=relative[r.file])
                     for r in self.ran)
         files = {*_shared(root), *(_test_file(t) for t in self.passed),
                  *(r.file for r in ran)}
@@ -208,9 +209,8 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
 
 def _moved(run: CodeRun, where: LineMap) -> CodeRun:
     """The record of unchanged code in a changed file, at its new line numbers."""
-    return CodeRun(run.module, run.file, where.moved(run.line), run.name, run.tests,
-                   tuple((tuple(where.moved(n) for n in numbers), tests)
-                         for numbers, tests in run.lines))
+    return dataclasses.replace(run, line=where.moved(run.line), lines=tuple(
+        (tuple(where.moved(n) for n in numbers), tests) for numbers, tests in run.lines))
 
 
 def _without(run: CodeRun, stale: set[str]) -> CodeRun:
@@ -221,5 +221,5 @@ def _without(run: CodeRun, stale: set[str]) -> CodeRun:
     index = {old: new for new, old in enumerate(keep)}
     lines = tuple((numbers, tuple(index[i] for i in tests if i in index))
                   for numbers, tests in run.lines)
-    return CodeRun(run.module, run.file, run.line, run.name, tuple(run.tests[i] for i in keep),
-                   tuple((numbers, tests) for numbers, tests in lines if tests))
+    return dataclasses.replace(run, tests=tuple(run.tests[i] for i in keep),
+                               lines=tuple((numbers, tests) for numbers, tests in lines if tests))

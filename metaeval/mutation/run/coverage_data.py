@@ -107,11 +107,15 @@ def code_run(value: JsonValue, field: str) -> CodeRun:
         chosen = tuple(int(_number(t, f"{where}[1][{i}]", indices)) for i, t in
                        enumerate(_list(pair[1], f"{where}[1]", "a list of test indices")))
         groups.append((numbers, chosen))
+    # Absent in a map written before it was recorded: the function's own tests only.
+    at_import = data.get("at_import", False)
+    if not isinstance(at_import, bool):
+        raise _bad(f"{field}.at_import", at_import, "true or false")
     return CodeRun(_text(data["module"], f"{field}.module", "a module name"),
                    _text(data["file"], f"{field}.file", "a file name"),
                    int(_number(data["line"], f"{field}.line", LINE)),
                    _text(data["name"], f"{field}.name", "a function's name"),
-                   tests, tuple(groups))
+                   tests, tuple(groups), at_import)
 
 
 def shape(value: JsonValue, field: str) -> Shape:
