@@ -26,7 +26,7 @@ from metaeval.commands.mutate_values import MutateRequest
 from metaeval.errors import ExitCode
 from metaeval.mutation.run.options import Isolation
 from metaeval.mutation.wire import ChildSpec
-from tests.mutation.test_runner import project
+from tests.mutation.run.test_runner import project
 from tests.mutation.test_session import (
     PRICING,
     SURVIVOR,

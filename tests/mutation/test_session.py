@@ -28,7 +28,7 @@ from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import Cache, Execute, MutationRun, Progress
 from metaeval.report.mutate_outcome import MutateOutcome, finish
 from tests.mutation.conftest import copy_shop, git
-from tests.mutation.test_runner import project
+from tests.mutation.run.test_runner import project
 
 PRICING = "shop/pricing.py"
 SURVIVOR = f"{PRICING}::clamp_quantity::flip_comparison::0"

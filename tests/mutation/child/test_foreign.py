@@ -14,7 +14,7 @@ from pathlib import Path
 
 from metaeval.mutation.child.foreign import is_foreign, library_dirs
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 SCRIPT = r'''
 import importlib, json, sys

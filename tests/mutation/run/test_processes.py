@@ -27,7 +27,7 @@ from metaeval.mutation.model import Status
 from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import run_mutants
 from tests.mutation.conftest import SUBPROCESS_SLOW
-from tests.mutation.test_runner import project
+from tests.mutation.run.test_runner import project
 
 METAEVAL = str(Path(sys.executable).with_name("metaeval"))
 PIDS = "METAEVAL_TEST_PIDS"

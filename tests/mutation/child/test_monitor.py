@@ -16,7 +16,7 @@ import pytest
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.monitor import recorder_for
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 SCRIPT = r'''
 import json, sys

@@ -10,9 +10,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.mutation.test_monitor import PRICES
+from tests.mutation.child.test_monitor import PRICES
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 SCRIPT = r'''
 import json, sys

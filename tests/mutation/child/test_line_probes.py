@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.mutation.test_monitor import PRICES
+from tests.mutation.child.test_monitor import PRICES
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 SHAPES = '''\
 """Statements whose lines a probe before each statement could miss."""

@@ -17,7 +17,7 @@ from metaeval.mutation.run.time_left import Expected, TimeLeft, expected_costs
 from metaeval.mutation.wire import CodeRun
 from metaeval.report.progress import MutateProgress
 from tests.mutation.conftest import SUBPROCESS_SLOW
-from tests.mutation.test_runner import project
+from tests.mutation.run.test_runner import project
 
 LIMITS = "def clamp(quantity, limit=10):\n    if quantity > limit:\n        return limit\n" \
          "    return quantity\n\n\ndef never(x):\n    return -x\n"

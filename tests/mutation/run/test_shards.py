@@ -18,7 +18,7 @@ from metaeval.mutation.run.shards import (
     share,
 )
 
-DURATIONS = Path(__file__).resolve().parent.parent / "data" / "mutant_durations.json"
+DURATIONS = Path(__file__).resolve().parents[2] / "data" / "mutant_durations.json"
 
 
 @pytest.mark.parametrize("text, expected", [("1/1", (1, 1)), ("2/4", (2, 4)),
