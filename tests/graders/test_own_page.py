@@ -15,7 +15,7 @@ from metaeval.testing import Bars, assert_graders
 from tests.builders import assistant, call, result, run, user
 from tests.fixtures.own_grader import refund_matches_lookup
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "graders-own.md"
 COPY = ROOT / "tests" / "fixtures" / "own_grader.py"
 MODULE = "tests.fixtures.own_grader"
