@@ -36,7 +36,7 @@ from tests.importers.runs.inspect_cases import CASES, EPOCHS
 from tests.importers.runs.test_anthropic import REQUEST
 from tests.importers.runs.test_inspect_log import logs  # noqa: F401  (a fixture)
 from tests.importers.runs.test_otel import export, provider  # noqa: F401  (a fixture)
-from tests.test_labels import meta_eval, write_csv
+from tests.loaders.test_labels_files import meta_eval, write_csv
 
 
 @dataclass(frozen=True)

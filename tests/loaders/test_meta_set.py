@@ -20,7 +20,7 @@ from metaeval.contract import (
 from metaeval.graders import build_graders
 from metaeval.loaders.meta_set import MetaRun, load_meta_sets
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 CHECKS: list[JsonValue] = [
     {"grader": "tool_order", "before": "get_order", "after": "refund"},
