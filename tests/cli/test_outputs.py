@@ -17,9 +17,9 @@ from click.testing import CliRunner, Result
 
 from metaeval.cli import main
 from metaeval.errors import ExitCode
-from tests.test_cli_findings import tracked
+from tests.cli.test_findings_commands import tracked
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def invoke(*args: str) -> Result:

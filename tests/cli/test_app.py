@@ -12,7 +12,7 @@ from metaeval import __version__
 from metaeval.cli.app import main, mutate
 from metaeval.mutation.run.options import Executor, Isolation
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_help_lists_the_commands() -> None:
