@@ -20,8 +20,8 @@ import yaml
 from click.testing import CliRunner
 
 from metaeval.cli import main
+from tests.init.test_e2e import git
 from tests.scaffold_project import make_shop
-from tests.test_init_e2e import git
 
 WORKFLOW = ".github/workflows/metaeval.yml"
 BIN = str(Path(sys.executable).parent)

@@ -19,7 +19,7 @@ import yaml
 import metaeval
 from tests.scaffold_project import make_shop
 
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parents[2]
 METAEVAL = [sys.executable, "-c", "from metaeval.cli import main; main()"]
 
 

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from metaeval.cli import main
 from tests.scaffold_project import make_shop
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = ".github/workflows/metaeval.yml"
 JUDGES = """
 [tool.metaeval]
