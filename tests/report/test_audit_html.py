@@ -23,7 +23,7 @@ from metaeval.errors import ExitCode
 from metaeval.report.audit_html import judge_audit_html, page
 from metaeval.report.judge_audit_render import audit_document
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 
 

@@ -23,7 +23,7 @@ from metaeval.mutation.find.diffs import unified_diff
 from metaeval.mutation.findings_file import FindingEntry, Findings, FindingStatus, Seen
 from metaeval.report.mutation_html import bundle, findings_report, mutation_html
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "mutation-testing-report-schema.json")
                     .read_text(encoding="utf-8"))
 VENDOR = resources.files("metaeval.report").joinpath("vendor/mutation-testing-elements")

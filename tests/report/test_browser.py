@@ -21,7 +21,7 @@ from tests.mutation.conftest import copy_shop
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 SURVIVOR = "shop/pricing.py::clamp_quantity::flip_comparison::0"
 BINARY = chromium()

@@ -19,7 +19,7 @@ from tests.test_gate import results
 
 __all__ = ["shop_here"]  # a fixture, used by name
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def invoke(*args: str) -> Result:
