@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from metaeval.cli import main
 from metaeval.commands.validate import looks_recorded
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _lines(path: Path, *records: object) -> Path:

@@ -25,7 +25,7 @@ from metaeval.gate_bars import (
     parse_options,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 META_EVAL: JsonObject = {
     "checks": [{"name": "refund_issued", "tpr": 1.0, "tnr": 0.8, "kappa": 0.75}],
