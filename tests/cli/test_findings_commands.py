@@ -11,7 +11,7 @@ from metaeval.commands import mutate as session
 from metaeval.mutation.findings_file import LAST_RUN_FILE, Findings, load, save, survivors
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.runner import MutationRun
-from tests.test_findings import SEEN_1, mutant
+from tests.mutation.test_findings_file import SEEN_1, mutant
 
 
 def tracked(tmp_path: Path) -> Path:

@@ -32,7 +32,7 @@ from metaeval.mutation.findings_file import (
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.report.sarif import sarif
 
-SCHEMAS = Path(__file__).parent / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 TODAY = dt.date(2026, 11, 29)
 SEEN_1 = Seen("c" * 40, "2026-11-01")
 SEEN_2 = Seen("d" * 40, "2026-11-29")

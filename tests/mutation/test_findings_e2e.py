@@ -148,7 +148,7 @@ def test_a_pull_request_fails_only_on_its_new_survivor(repo: Path) -> None:
 
 
 def test_twenty_blank_lines_on_top_change_no_fingerprint(tmp_path: Path) -> None:
-    source = (Path(__file__).resolve().parent.parent / "metaeval" / "graders"
+    source = (Path(__file__).resolve().parents[2] / "metaeval" / "graders"
               / "trajectory_rules.py").read_text()
     (tmp_path / "rules.py").write_text(source)
     before = fingerprints(find_mutants(["rules.py"], tmp_path))
