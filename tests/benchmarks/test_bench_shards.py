@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_benchmark_script import _load
+from tests.benchmarks.test_mutation_speed import _load
 
 bs = _load("bench_shards")
 

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _load(name: str) -> ModuleType:
@@ -212,7 +212,7 @@ def test_target_flags_keep_both_as_default_and_add_inspect_ai() -> None:
         "networked"
 
 
-SHARED_CACHE = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "inspect_ai"
+SHARED_CACHE = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "inspect_ai"
 
 
 @pytest.mark.skipif(not (SHARED_CACHE / "tiktoken-cache").is_dir(),

@@ -13,7 +13,7 @@ from types import ModuleType
 
 from metaeval.loaders.meta_set import load_meta_sets
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _load() -> ModuleType:
