@@ -17,8 +17,7 @@ from metaeval.mutation.model import Status
 from metaeval.mutation.patches import shown
 from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import run_mutants
-from tests.mutation.conftest import SUBPROCESS_SLOW
-from tests.mutation.run.test_runner import project as calc_project
+from tests.mutation.conftest import SUBPROCESS_SLOW, calc_project
 from tests.mutation.test_patches import project, write
 
 __all__ = ["project"]  # a fixture, used by name

@@ -14,7 +14,7 @@ from metaeval.commands import mutate as session
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.report import progress
 from metaeval.report.progress import MutateProgress, duration_text
-from tests.mutation.test_session import PRICING, SURVIVOR, FakeRunner, shop_here
+from tests.mutation.conftest import PRICING, SURVIVOR, FakeRunner, shop_here
 
 __all__ = ["shop_here"]  # a fixture, used by name
 

@@ -26,8 +26,7 @@ from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Status
 from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import run_mutants
-from tests.mutation.conftest import SUBPROCESS_SLOW
-from tests.mutation.run.test_runner import project
+from tests.mutation.conftest import SUBPROCESS_SLOW, calc_project
 
 METAEVAL = str(Path(sys.executable).with_name("metaeval"))
 PIDS = "METAEVAL_TEST_PIDS"
@@ -80,7 +79,7 @@ def left_running(where: Path, within: float = 3.0) -> list[int]:
 @pytest.fixture
 def spawning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     (tmp_path / "p").mkdir()
-    root = project(tmp_path / "p", SPAWNING)
+    root = calc_project(tmp_path / "p", SPAWNING)
     pids = tmp_path / "pids"
     pids.mkdir()
     monkeypatch.setenv(PIDS, str(pids))
@@ -158,8 +157,8 @@ def test_a_stopped_run_exits_in_order(
 @pytest.mark.parametrize("isolation", [Isolation.FORK, SUBPROCESS_SLOW])
 def test_a_mutant_that_allocates_without_bound_meets_the_limit_in_either_isolation(
         tmp_path: Path, isolation: Isolation) -> None:
-    root = project(tmp_path, "from calc import double\n\n\ndef test_double():\n"
-                             "    assert double(2) == 4\n")
+    root = calc_project(tmp_path, "from calc import double\n\n\ndef test_double():\n"
+                                  "    assert double(2) == 4\n")
     (root / "mutants" / "calc_mutants.py").write_text(dedent("""\
         from metaeval.mutation.patches import PatchMutant
 

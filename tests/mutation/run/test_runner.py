@@ -30,7 +30,7 @@ from metaeval.mutation.wire import (
     read_warm_line,
     warm_line,
 )
-from tests.mutation.conftest import mutate_json, small_project
+from tests.mutation.conftest import calc_project, mutate_json, small_project
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 
@@ -133,29 +133,13 @@ def test_exit_code(statuses: tuple[Status, ...], code: ExitCode) -> None:
     assert exit_code(run_of(*statuses)) is code
 
 
-def project(tmp_path: Path, test_body: str) -> Path:
-    (tmp_path / "pyproject.toml").write_text(
-        "[tool.pytest.ini_options]\npythonpath = ['.']\n", encoding="utf-8")
-    (tmp_path / "calc.py").write_text("def double(x):\n    return x * 2\n\n\n"
-                                      "def unused(x):\n    return x\n", encoding="utf-8")
-    (tmp_path / "test_calc.py").write_text(dedent(test_body), encoding="utf-8")
-    (tmp_path / "mutants").mkdir()
-    (tmp_path / "mutants" / "calc_mutants.py").write_text(dedent("""\
-        from metaeval.mutation.patches import PatchMutant
-
-        MUTANTS = [PatchMutant(id="unused-identity", target="calc:unused",
-                               replacement="lambda x: 0", breaks="Nothing tested.")]
-        """), encoding="utf-8")
-    return tmp_path
-
-
 def mutate(root: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([METAEVAL, "mutate", "--report", str(root / "r.json")], cwd=root,
                           capture_output=True, text=True, timeout=60)
 
 
 def test_a_failing_suite_exits_3_naming_the_failing_test(tmp_path: Path) -> None:
-    done = mutate(project(tmp_path, """\
+    done = mutate(calc_project(tmp_path, """\
         from calc import double
 
 
@@ -177,7 +161,7 @@ def test_a_suite_whose_tests_lean_on_earlier_ones_passes_its_baseline(tmp_path: 
     # The fork baseline traces the suite in two parts at once, [test_double,
     # test_first] and [test_second]; test_second fails without test_first before
     # it, so only the whole suite in order may judge it.
-    root = project(tmp_path, """\
+    root = calc_project(tmp_path, """\
         from calc import double
 
         SEEN = []
@@ -215,7 +199,7 @@ def test_the_baseline_is_cut_into_contiguous_parts_that_shrink() -> None:
 
 
 def test_a_run_where_no_mutant_executed_exits_3(tmp_path: Path) -> None:
-    done = mutate(project(tmp_path, """\
+    done = mutate(calc_project(tmp_path, """\
         from calc import double
 
 

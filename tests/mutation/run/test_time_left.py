@@ -16,8 +16,7 @@ from metaeval.mutation.run.runner import run_mutants
 from metaeval.mutation.run.time_left import Expected, TimeLeft, expected_costs
 from metaeval.mutation.wire import CodeRun
 from metaeval.report.progress import MutateProgress
-from tests.mutation.conftest import SUBPROCESS_SLOW
-from tests.mutation.run.test_runner import project
+from tests.mutation.conftest import SUBPROCESS_SLOW, calc_project
 
 LIMITS = "def clamp(quantity, limit=10):\n    if quantity > limit:\n        return limit\n" \
          "    return quantity\n\n\ndef never(x):\n    return -x\n"
@@ -180,7 +179,7 @@ SLOW_AND_QUICK = """\
 @pytest.mark.parametrize("isolation", [Isolation.FORK, SUBPROCESS_SLOW])
 def test_the_runner_weighs_each_mutant_by_its_tests_in_fork_isolation(
         tmp_path: Path, isolation: Isolation) -> None:
-    root = project(tmp_path, SLOW_AND_QUICK)
+    root = calc_project(tmp_path, SLOW_AND_QUICK)
     watching = Watching()
     run = run_mutants(find_mutants(["calc.py"], root),
                       RunOptions(root, root / "mutants", jobs=1, isolation=isolation), watching)
