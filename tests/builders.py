@@ -1,8 +1,10 @@
-"""Small builders for hand-written runs, so each test shows only what it is about."""
+"""Small builders for hand-written runs and projects, so each test shows only what it
+is about."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import cast
 
 from metaeval.contract import (
@@ -44,3 +46,11 @@ def run(*events: Event, initial: Mapping[str, object] | None = None,
 
 def _json(value: Mapping[str, object] | None) -> JsonObject:
     return cast(JsonObject, dict(value or {}))
+
+
+def config_project(root: Path, tool: str = "") -> Path:
+    """A project at ``root`` that is its pyproject.toml: a ``[project]`` name and the
+    ``tool`` text after it (``[tool.metaeval...]`` tables, as a user writes them)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text(f"[project]\nname = 'p'\n\n{tool}", encoding="utf-8")
+    return root

@@ -13,17 +13,14 @@ from sklearn.metrics import cohen_kappa_score
 from metaeval.cli import main
 from metaeval.config import load_config
 from metaeval.errors import InputError
-from tests.audit.airline import SUITE, is_bad, write_runs
+from tests.audit.airline import SUITE, airline_project, is_bad
 
 TASKS, TRIALS = 50, 4
 
 
 def project(tmp_path: Path, suite: str = SUITE, *, labels: bool = True) -> Path:
-    (tmp_path / "pyproject.toml").write_text(
-        "[project]\nname = 'p'\n\n[tool.metaeval]\nmeta_sets = ['runs']\n"
-        f"[tool.metaeval.meta_eval]\nresamples = 50\n{suite}")
-    (tmp_path / "runs").mkdir()
-    runs = write_runs(tmp_path / "runs" / "airline.jsonl", TASKS, TRIALS)
+    """The airline project, its runs labelled by people unless not ``labels``."""
+    runs = airline_project(tmp_path, TASKS, TRIALS, suite=suite)
     if labels:
         path = tmp_path / "runs" / "airline.jsonl"
         lines = []
