@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.benchmarks.test_mutation_speed import _load
+from tests.benchmarks.conftest import load_benchmark
 
-bs = _load("bench_shards")
+bs = load_benchmark("bench_shards")
 
 
 def test_flags_default_to_itsdangerous_two_and_four_shards_both_balances() -> None:

@@ -5,29 +5,15 @@ The benchmark itself is run by hand (docs/benchmarks.md has its figures)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 from metaeval.loaders.meta_set import load_meta_sets
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("meta_eval_scale",
-                                                  BENCH / "meta_eval_scale.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["meta_eval_scale"] = module
-    spec.loader.exec_module(module)
-    return module
+from tests.benchmarks.conftest import load_benchmark
 
 
 def test_the_generated_runs_load_without_an_error_and_are_real_sized(tmp_path: Path) -> None:
-    bench = _load()
+    bench = load_benchmark("meta_eval_scale")
     lines = [json.dumps(bench.run_line(i)) for i in range(205)]
     sizes = [len(line.encode()) for line in lines]
     assert 18_000 < sum(sizes) / len(sizes) < 26_000  # ~218 MB for 10,000 runs

@@ -5,29 +5,17 @@ Nothing is downloaded and no tool is run; the benchmark itself is run by hand.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+from tests.benchmarks.conftest import load_benchmark
 
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bt = _load("bench_tools")
-br = _load("bench_report")
-ms = _load("mutation_speed")
+bt = load_benchmark("bench_tools")
+br = load_benchmark("bench_report")
+ms = load_benchmark("mutation_speed")
 
 FORGED = (
     "--- a/src/itsdangerous/signer.py",
@@ -177,7 +165,7 @@ def test_the_overhead_target_reads_the_runners_split(capsys: pytest.CaptureFixtu
     assert passed is False
 
 
-fc = _load("fork_cost")
+fc = load_benchmark("fork_cost")
 
 
 def test_fork_cost_measures_each_import_set_in_a_fresh_process() -> None:
@@ -194,7 +182,7 @@ def test_fork_cost_names_a_module_that_does_not_import() -> None:
 
 # ---------------------------------------------------------------- inspect_ai (issue 14)
 
-bi = _load("bench_inspect_ai")
+bi = load_benchmark("bench_inspect_ai")
 
 
 def test_target_flags_keep_both_as_default_and_add_inspect_ai() -> None:
@@ -366,7 +354,7 @@ def test_a_missing_snapshot_exits_2_with_one_line(tmp_path: Path,
 
 
 def test_the_ray_benchmark_reads_statuses_and_defaults_to_three_runs() -> None:
-    bench_ray = _load("bench_ray")
+    bench_ray = load_benchmark("bench_ray")
     args = bench_ray.parse_args([])
     assert args.runs == 3 and args.work.name == ".work"
     stdout = json.dumps({"mutants": [{"id": "a", "status": "Killed"},
