@@ -156,3 +156,20 @@ def rendered_run(request: MutateRequest, progress: Progress | None = None) -> Mu
 
 def never_run(*args: object, **kwargs: object) -> MutationRun:
     raise AssertionError("the runner was called")
+
+
+def mutate_in(project: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """``metaeval mutate FLAGS`` in ``project``, two jobs, no cache: the finished process."""
+    return subprocess.run([METAEVAL, "mutate", "--jobs", "2", "--no-cache", *flags],
+                          cwd=project, capture_output=True, text=True, timeout=180)
+
+
+def statuses(document: dict[str, object]) -> dict[str, str]:
+    """Status by mutant id, from ``--format json`` or from the schema report."""
+    if "mutants" in document:
+        mutants = document["mutants"]
+        assert isinstance(mutants, list)
+        return {m["id"]: m["status"] for m in mutants}
+    files = document["files"]
+    assert isinstance(files, dict)
+    return {m["id"]: m["status"] for f in files.values() for m in f["mutants"]}

@@ -21,8 +21,7 @@ from metaeval.mutation.run.coverage_file import (
     write_coverage_file,
 )
 from metaeval.mutation.wire import CodeRun
-from tests.mutation.conftest import copy_shop, tree_digest
-from tests.mutation.test_mutate_shards import _mutate, _statuses
+from tests.mutation.conftest import copy_shop, mutate_in, statuses, tree_digest
 
 
 @pytest.fixture(scope="module")
@@ -31,20 +30,20 @@ def traced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[s
     scratch = tmp_path_factory.mktemp("coverage-file")
     project = copy_shop(scratch)
     before = tree_digest(project)
-    done = _mutate(project, "--trace-only", "--write-coverage", str(scratch / "cov.json"))
+    done = mutate_in(project, "--trace-only", "--write-coverage", str(scratch / "cov.json"))
     assert done.returncode == 0, done.stderr
     line = done.stderr.strip().splitlines()[-1]
     assert line == (f"--trace-only: 6 tests traced, 0 reused; the coverage map for the plan of "
                     f"16 mutants is in {scratch / 'cov.json'}")
     assert "Killed" not in done.stdout and "fork:" not in done.stdout  # no mutant ran
-    plain = _mutate(project, "--format", "json", "--report", str(scratch / "plain.json"))
+    plain = mutate_in(project, "--format", "json", "--report", str(scratch / "plain.json"))
     assert plain.returncode == 1, plain.stderr
     document = json.loads(plain.stdout)
     assert document["timing"]["traced_tests"] == 6
     # nothing of the project's changed; .metaeval/ holds the last run's survivors
     assert {k: v for k, v in tree_digest(project).items()
             if not k.startswith(".metaeval/")} == before
-    return project, scratch / "cov.json", _statuses(document)
+    return project, scratch / "cov.json", statuses(document)
 
 
 def test_a_run_with_the_coverage_file_traces_no_test_and_changes_no_status(
@@ -54,13 +53,13 @@ def test_a_run_with_the_coverage_file_traces_no_test_and_changes_no_status(
     # its root, so its records hold there too.
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(project, elsewhere)
-    done = _mutate(elsewhere, "--coverage", str(cov), "--format", "json")
+    done = mutate_in(elsewhere, "--coverage", str(cov), "--format", "json")
     assert done.returncode == 1, done.stderr
     document = json.loads(done.stdout)
     # What the run's last line says too: "baseline: 0 tests traced, 6 reused".
     assert (document["timing"]["traced_tests"], document["timing"]["reused_tests"]) == (0, 6)
-    assert _statuses(document) == want
-    text = _mutate(elsewhere, "--coverage", str(cov))
+    assert statuses(document) == want
+    text = mutate_in(elsewhere, "--coverage", str(cov))
     assert "baseline: 0 tests traced, 6 reused from a coverage map" in text.stdout
 
 
@@ -69,17 +68,17 @@ def test_four_shards_reading_it_merge_to_the_single_run(
         traced: tuple[Path, Path, dict[str, str]], tmp_path: Path) -> None:
     project, cov, want = traced
     for k in (1, 2, 3, 4):
-        done = _mutate(project, "--shard", f"{k}/4", "--coverage", str(cov), "--format", "json",
+        done = mutate_in(project, "--shard", f"{k}/4", "--coverage", str(cov), "--format", "json",
                        "--shard-out", str(tmp_path / f"out/s{k}"),
                        "--report", str(tmp_path / f"r{k}.json"))
         assert done.returncode in (0, 1), done.stderr
         if done.stdout.strip():  # a shard whose share runs: nothing traced again
             assert json.loads(done.stdout)["timing"]["traced_tests"] == 0
-    merged = _mutate(project, "--merge", str(tmp_path / "out"), "--format", "json")
+    merged = mutate_in(project, "--merge", str(tmp_path / "out"), "--format", "json")
     assert merged.returncode == 1, merged.stderr
-    assert _statuses(json.loads(merged.stdout)) == want
+    assert statuses(json.loads(merged.stdout)) == want
     shutil.rmtree(tmp_path / "out" / "s3")
-    missing = _mutate(project, "--merge", str(tmp_path / "out"))
+    missing = mutate_in(project, "--merge", str(tmp_path / "out"))
     assert missing.returncode == 3
     assert "shard 3/4 is missing (no shard-3-of-4.json)" in missing.stderr
 
@@ -89,7 +88,7 @@ def test_a_file_traced_for_another_plan_exits_2_naming_both_hashes(
     project, cov, _ = traced
     written = json.loads(cov.read_text())["plan_hash"]
     # Mutating message strings too is another plan: more mutants.
-    done = _mutate(project, "--coverage", str(cov), "--message-strings")
+    done = mutate_in(project, "--coverage", str(cov), "--message-strings")
     assert done.returncode == 2
     assert f"error: --coverage: {cov}: field 'plan_hash': got {written!r}; expected '" \
         in done.stderr
@@ -107,7 +106,7 @@ def test_a_malformed_file_exits_2_naming_it(
     project, _, _ = traced
     bad = tmp_path / "bad.json"
     bad.write_text(text)
-    done = _mutate(project, "--coverage", str(bad))
+    done = mutate_in(project, "--coverage", str(bad))
     assert done.returncode == 2
     assert f"error: --coverage: {bad}: " in done.stderr and expected in done.stderr
     assert "Traceback" not in done.stderr
@@ -122,7 +121,7 @@ def test_negative_test_times_exit_2_instead_of_turning_survivors_into_timeouts(
     document["tests"] = {test: -1e9 for test in document["tests"]}
     forged = tmp_path / "forged.json"
     forged.write_text(json.dumps(document))
-    done = _mutate(project, "--coverage", str(forged))
+    done = mutate_in(project, "--coverage", str(forged))
     assert done.returncode == 2, done.stdout
     assert f"error: --coverage: {forged}: field 'tests." in done.stderr
     assert "got -1000000000.0; expected a number of seconds from 0 to 86400" in done.stderr
@@ -131,11 +130,11 @@ def test_negative_test_times_exit_2_instead_of_turning_survivors_into_timeouts(
 
 def test_trace_only_needs_a_file_and_fork_isolation(tmp_path: Path) -> None:
     project = copy_shop(tmp_path)
-    done = _mutate(project, "--trace-only")
+    done = mutate_in(project, "--trace-only")
     assert done.returncode == 2 and "give --write-coverage FILE" in done.stderr
-    done = _mutate(project, "--write-coverage", "c.json")
+    done = mutate_in(project, "--write-coverage", "c.json")
     assert done.returncode == 2 and "is written by --trace-only" in done.stderr
-    done = _mutate(project, "--trace-only", "--write-coverage", "c.json",
+    done = mutate_in(project, "--trace-only", "--write-coverage", "c.json",
                    "--isolation", "subprocess")
     assert done.returncode == 2 and "need fork isolation" in done.stderr
     assert not (project / "c.json").exists()
@@ -229,11 +228,11 @@ def test_another_plan_is_refused_with_both_hashes(tmp_path: Path) -> None:
 def test_with_no_mutant_on_changed_lines_the_file_is_an_empty_map(tmp_path: Path) -> None:
     project = copy_shop(tmp_path)
     cov = tmp_path / "cov.json"
-    done = _mutate(project, "--since", "HEAD", "--trace-only", "--write-coverage", str(cov))
+    done = mutate_in(project, "--since", "HEAD", "--trace-only", "--write-coverage", str(cov))
     assert done.returncode == 0, done.stderr
     assert f"nothing to mutate, no test traced; an empty coverage map for the plan is in {cov}" \
         in done.stderr
     assert read_coverage_file(cov, json.loads(cov.read_text())["plan_hash"]).tests == 0
-    shard = _mutate(project, "--since", "HEAD", "--shard", "1/2", "--coverage", str(cov),
+    shard = mutate_in(project, "--since", "HEAD", "--shard", "1/2", "--coverage", str(cov),
                     "--shard-out", str(tmp_path / "out"))
     assert shard.returncode == 0, shard.stderr  # its plan matches; nothing to run
