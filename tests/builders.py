@@ -18,6 +18,8 @@ from metaeval.contract import (
     ToolResult,
     Trajectory,
 )
+from metaeval.mutation.findings_file import Findings, Seen, save, survivors
+from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 
 
 def user(text: str) -> Message:
@@ -54,3 +56,23 @@ def config_project(root: Path, tool: str = "") -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text(f"[project]\nname = 'p'\n\n{tool}", encoding="utf-8")
     return root
+
+
+SEEN_1 = Seen("c" * 40, "2026-11-01")
+"""The commit and day a tracked survivor was first seen, in the findings built here."""
+
+
+def mutant(qualname: str = "refund_allowed", operator: str = "flip_comparison",
+           original: str = "age > max_age", replacement: str = "age >= max_age",
+           line: int = 10, index: int = 0, path: str = "shop/guards.py") -> Mutant:
+    """A rewrite mutant of the shop's refund guard (no source read: the fields only)."""
+    return Mutant(f"{path}::{qualname}::{operator}::{index}", MutantKind.REWRITE, operator, path,
+                  "shop.guards", qualname, Span(line, 5, line, 20), original, replacement)
+
+
+def tracked(tmp_path: Path) -> Path:
+    """A findings file at ``tmp_path`` tracking two open survivors (``a`` and ``b``)."""
+    path = tmp_path / "findings.json"
+    results = [MutantResult(mutant(qualname=q), Status.SURVIVED) for q in ("a", "b")]
+    save(Findings(tuple(survivors(results, {}, SEEN_1))), path)
+    return path

@@ -8,17 +8,10 @@ from click.testing import CliRunner
 
 from metaeval.cli import main
 from metaeval.commands import mutate as session
-from metaeval.mutation.findings_file import LAST_RUN_FILE, Findings, load, save, survivors
+from metaeval.mutation.findings_file import LAST_RUN_FILE, Findings, load, save
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.runner import MutationRun
-from tests.mutation.test_findings_file import SEEN_1, mutant
-
-
-def tracked(tmp_path: Path) -> Path:
-    path = tmp_path / "findings.json"
-    results = [MutantResult(mutant(qualname=q), Status.SURVIVED) for q in ("a", "b")]
-    save(Findings(tuple(survivors(results, {}, SEEN_1))), path)
-    return path
+from tests.builders import mutant, tracked
 
 
 def invoke(*args: str) -> tuple[int, str]:

@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 
 from metaeval.cli import main
 from metaeval.errors import ExitCode
-from tests.cli.test_findings_commands import tracked
+from tests.builders import tracked
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -31,18 +31,11 @@ from metaeval.mutation.findings_file import (
 )
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.report.sarif import sarif
+from tests.builders import SEEN_1, mutant
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 TODAY = dt.date(2026, 11, 29)
-SEEN_1 = Seen("c" * 40, "2026-11-01")
 SEEN_2 = Seen("d" * 40, "2026-11-29")
-
-
-def mutant(qualname: str = "refund_allowed", operator: str = "flip_comparison",
-           original: str = "age > max_age", replacement: str = "age >= max_age",
-           line: int = 10, index: int = 0, path: str = "shop/guards.py") -> Mutant:
-    return Mutant(f"{path}::{qualname}::{operator}::{index}", MutantKind.REWRITE, operator, path,
-                  "shop.guards", qualname, Span(line, 5, line, 20), original, replacement)
 
 
 def result(m: Mutant, status: Status) -> MutantResult:
