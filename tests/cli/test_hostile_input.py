@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from metaeval.contract import JsonValue
-from tests.loaders.test_meta_set import record
+from tests.builders import record
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 

@@ -16,7 +16,7 @@ from metaeval.graders import build_grader
 from metaeval.graders.judge_check import JudgeGrader
 from metaeval.importing import AllowedModules
 from tests.builders import assistant, call, result, run, user
-from tests.judges.test_judge_grader import Recording
+from tests.judges.conftest import Recording
 
 
 def grade(grader: str, x: EvalInput, **params: object) -> Finding:

@@ -20,7 +20,7 @@ from metaeval.loaders.judge_items import load_judge_items, load_recorded
 from metaeval.loaders.llmbar import convert_llmbar
 from metaeval.loaders.meta_set import LoadError, load_meta_sets
 from metaeval.mutation.findings_file import load as load_findings
-from tests.loaders.test_meta_set import record
+from tests.builders import record
 
 DEEP = "[" * 1000 + "]" * 1000
 

@@ -19,41 +19,9 @@ from metaeval.contract import (
 )
 from metaeval.graders import build_graders
 from metaeval.loaders.meta_set import MetaRun, load_meta_sets
+from tests.builders import CHECKS, record
 
 REPO = Path(__file__).resolve().parents[2]
-
-CHECKS: list[JsonValue] = [
-    {"grader": "tool_order", "before": "get_order", "after": "refund"},
-    {"grader": "state_includes", "path": "refunds", "match": {"order_id": "A-1182"},
-     "name": "refund_issued"},
-    {"grader": "grounded_numbers"},
-    {"grader": "answer_contains", "text": "refund"},
-    {"grader": "max_steps", "value": 4},
-]
-
-
-def record(run_id: str = "r1", **overrides: object) -> JsonObject:
-    base: JsonObject = {
-        "id": run_id,
-        "category": "pass/clean",
-        "task": {"id": "refund", "instruction": "Refund A-1182.", "checks": CHECKS},
-        "trajectory": [
-            {"type": "message", "role": "user", "content": "Refund order A-1182 please."},
-            {"type": "tool_call", "id": "c1", "tool": "get_order", "args": {"order_id": "A-1182"}},
-            {"type": "tool_result", "call_id": "c1", "content": {"total": 49.99}},
-            {"type": "message", "role": "assistant", "content": "Let me refund that."},
-            {"type": "tool_call", "id": "c2", "tool": "refund",
-             "args": {"order_id": "A-1182", "amount": 49.99}},
-            {"type": "tool_result", "call_id": "c2", "content": {"status": "issued"}},
-            {"type": "message", "role": "assistant", "content": "I've refunded $49.99."},
-        ],
-        "initial_state": {"refunds": []},
-        "final_state": {"refunds": [{"order_id": "A-1182", "amount": 49.99}]},
-        "label": {"verdict": "pass", "score": 5, "rationale": "clean"},
-    }
-    base.update(overrides)  # type: ignore[arg-type]
-    return base
-
 
 def write(path: Path, *lines: object) -> Path:
     path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
