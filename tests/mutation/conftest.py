@@ -173,3 +173,32 @@ def statuses(document: dict[str, object]) -> dict[str, str]:
     files = document["files"]
     assert isinstance(files, dict)
     return {m["id"]: m["status"] for f in files.values() for m in f["mutants"]}
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    """``text`` (dedented) as ``directory/name``, the directory made if need be."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(dedent(text), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def guards_project(tmp_path: Path) -> Path:
+    """A package of guards (a constant, a function, a static method) for patch mutants
+    to replace; its ``mutants/`` is for each test to write."""
+    write(tmp_path / "pkg_patches_demo", "__init__.py", "")
+    write(tmp_path / "pkg_patches_demo", "guards.py", """\
+        LIMIT = 3
+
+
+        def allowed(tool):
+            return tool != "delete_account"
+
+
+        class Gate:
+            @staticmethod
+            def open(results):
+                return all(results)
+        """)
+    return tmp_path

@@ -17,10 +17,7 @@ from metaeval.mutation.model import Status
 from metaeval.mutation.patches import shown
 from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import run_mutants
-from tests.mutation.conftest import SUBPROCESS_SLOW, calc_project
-from tests.mutation.test_patches import project, write
-
-__all__ = ["project"]  # a fixture, used by name
+from tests.mutation.conftest import SUBPROCESS_SLOW, calc_project, write
 
 METAEVAL = str(Path(sys.executable).with_name("metaeval"))
 DECLARE = ("from metaeval.mutation.patches import PatchMutant\n"
@@ -28,37 +25,37 @@ DECLARE = ("from metaeval.mutation.patches import PatchMutant\n"
            "                       replacement='lambda tool: True', breaks='All allowed.')]\n")
 
 
-def test_a_file_not_in_utf8_is_named_with_its_line(project: Path) -> None:
-    path = project / "mutants" / "latin.py"
+def test_a_file_not_in_utf8_is_named_with_its_line(guards_project: Path) -> None:
+    path = guards_project / "mutants" / "latin.py"
     path.parent.mkdir()
     path.write_bytes(DECLARE.encode() + b"# caf\xe9\n")
     with pytest.raises(InputError) as caught:
-        load_patch_mutants(project / "mutants", project)
+        load_patch_mutants(guards_project / "mutants", guards_project)
     assert str(caught.value) == (f"{shown(path)}:4: not valid UTF-8 (byte 0xe9); save it as "
                                  "UTF-8, or declare its encoding on its first line "
                                  "(# -*- coding: latin-1 -*-)")
 
 
-def test_a_file_that_declares_its_encoding_loads(project: Path) -> None:
-    path = project / "mutants" / "latin.py"
+def test_a_file_that_declares_its_encoding_loads(guards_project: Path) -> None:
+    path = guards_project / "mutants" / "latin.py"
     path.parent.mkdir()
     path.write_bytes(b"# -*- coding: latin-1 -*-\n" + DECLARE.encode() + b"# caf\xe9\n")
-    assert [m.id for m in load_patch_mutants(project / "mutants", project)] == ["m"]
+    assert [m.id for m in load_patch_mutants(guards_project / "mutants", guards_project)] == ["m"]
 
 
-def test_exit_while_loading_is_an_error_naming_the_file_and_line(project: Path) -> None:
-    path = write(project / "mutants", "leaves.py", "import sys\nsys.exit(4)\n")
+def test_exit_while_loading_is_an_error_naming_the_file_and_line(guards_project: Path) -> None:
+    path = write(guards_project / "mutants", "leaves.py", "import sys\nsys.exit(4)\n")
     with pytest.raises(InputError) as caught:
-        load_patch_mutants(project / "mutants", project)
+        load_patch_mutants(guards_project / "mutants", guards_project)
     assert str(caught.value) == (f"{shown(path)}:2: called exit(4) while loading; a mutants "
                                  "file must only declare mutants")
 
 
-def test_os_exit_while_loading_is_an_error_naming_the_file(project: Path) -> None:
-    write(project / "mutants", "a_good.py", DECLARE)
-    path = write(project / "mutants", "b_gone.py", "import os\nos._exit(0)\n")
+def test_os_exit_while_loading_is_an_error_naming_the_file(guards_project: Path) -> None:
+    write(guards_project / "mutants", "a_good.py", DECLARE)
+    path = write(guards_project / "mutants", "b_gone.py", "import os\nos._exit(0)\n")
     with pytest.raises(InputError) as caught:
-        load_patch_mutants(project / "mutants", project)
+        load_patch_mutants(guards_project / "mutants", guards_project)
     assert str(caught.value) == (f"{shown(path)}: ended the process (exit status 0) while "
                                  "loading; a mutants file must only declare mutants")
 

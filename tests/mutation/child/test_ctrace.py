@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.mutation.child.test_monitor import PRICES
+from tests.mutation.child.conftest import PRICES
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.mutation.child.test_monitor import PRICES
+from tests.mutation.child.conftest import PRICES
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -15,6 +15,7 @@ import pytest
 
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.monitor import recorder_for
+from tests.mutation.child.conftest import PRICES
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -56,37 +57,6 @@ assert isinstance(monitor, MonitorRecorder), type(monitor)
 print(json.dumps({"monitor": record(monitor), "settrace": record(CallRecorder(("shop",)))}))
 '''
 
-PRICES = '''\
-def total(items):
-    sum_ = 0
-    for item in items:
-        sum_ += item
-    return sum_
-
-
-def guard(amount):
-    if amount < 0:
-        return "refuse"
-    return "ok"
-
-
-def evens(n):
-    for i in range(n):
-        if i % 2 == 0:
-            yield i
-
-
-def register(f):
-    return f
-
-
-@register
-def registered():
-    return total([1])
-
-
-LIMIT = total([4, 5])
-'''
 
 
 def newer_python() -> str | None:
