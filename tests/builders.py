@@ -18,6 +18,7 @@ from metaeval.contract import (
     ToolResult,
     Trajectory,
 )
+from metaeval.gate_bars import Results
 from metaeval.mutation.findings_file import Findings, Seen, save, survivors
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 
@@ -92,6 +93,20 @@ def record(run_id: str = "r1", **overrides: object) -> JsonObject:
     }
     base.update(overrides)  # type: ignore[arg-type]
     return base
+
+
+# One result of each kind, as the gate reads them from their files.
+META_EVAL: JsonObject = {
+    "checks": [{"name": "refund_issued", "tpr": 1.0, "tnr": 0.8, "kappa": 0.75}],
+    "evaluator": {"name": "evaluator", "kappa": 0.87}}
+AUDIT: JsonObject = {"judge": {"name": "gpt-judge", "version": "abc123"},
+         "agreement": {"pointwise": {"kappa": {"value": 0.5, "reason": ""}}}}
+MUTATE: JsonObject = {"counts": {"Killed": 9, "Survived": 1}, "score": 0.9, "mutants": []}
+
+
+def results() -> Results:
+    """What ``metaeval gate`` reads: a meta-eval, one judge's audit and a mutate result."""
+    return Results(META_EVAL, {"gpt-judge": AUDIT}, MUTATE)
 
 SEEN_1 = Seen("c" * 40, "2026-11-01")
 """The commit and day a tracked survivor was first seen, in the findings built here."""

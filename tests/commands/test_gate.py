@@ -24,20 +24,9 @@ from metaeval.gate_bars import (
     parse_bars,
     parse_options,
 )
+from tests.builders import AUDIT, META_EVAL, MUTATE, results
 
 REPO = Path(__file__).resolve().parents[2]
-
-META_EVAL: JsonObject = {
-    "checks": [{"name": "refund_issued", "tpr": 1.0, "tnr": 0.8, "kappa": 0.75}],
-    "evaluator": {"name": "evaluator", "kappa": 0.87}}
-AUDIT: JsonObject = {"judge": {"name": "gpt-judge", "version": "abc123"},
-         "agreement": {"pointwise": {"kappa": {"value": 0.5, "reason": ""}}}}
-MUTATE: JsonObject = {"counts": {"Killed": 9, "Survived": 1}, "score": 0.9, "mutants": []}
-
-
-def results() -> Results:
-    return Results(META_EVAL, {"gpt-judge": AUDIT}, MUTATE)
-
 
 def statuses(bars: list[Bar], calibrated: set[str] | None = None) -> list[BarStatus]:
     return [r.status for r in decide(bars, results(), calibrated or set())]

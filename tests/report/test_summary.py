@@ -14,7 +14,7 @@ from metaeval.errors import ExitCode
 from metaeval.gate_bars import Bar, decide
 from metaeval.report.escape import md_code as code
 from metaeval.report.summary import append_summary, gate_summary, one_line_diff
-from tests.commands.test_gate import results
+from tests.builders import results
 from tests.mutation.conftest import PRICING, SURVIVOR, FakeRunner, shop_here
 
 __all__ = ["shop_here"]  # a fixture, used by name
