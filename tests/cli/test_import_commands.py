@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from metaeval.cli import main
 from metaeval.loaders.meta_set import FORMAT_VERSION
-from tests.importers.runs.test_anthropic import NATIVE, REQUEST
+from tests.importers.runs.conftest import NATIVE, REQUEST
 
 
 def write(path: Path, *lines: object) -> Path:

@@ -32,10 +32,8 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from metaeval.cli import main
 from metaeval.contract import JsonObject, JsonValue
+from tests.importers.runs.conftest import REQUEST, export
 from tests.importers.runs.inspect_cases import CASES, EPOCHS
-from tests.importers.runs.test_anthropic import REQUEST
-from tests.importers.runs.test_inspect_log import logs  # noqa: F401  (a fixture)
-from tests.importers.runs.test_otel import export, provider  # noqa: F401  (a fixture)
 from tests.loaders.test_labels_files import meta_eval, write_csv
 
 
@@ -307,7 +305,7 @@ def traced_run(handler: TelemetryHandler, s: Scenario) -> None:
 
 
 def test_opentelemetry_genai_spans_through_import_and_meta_eval(
-        provider: TracerProvider, tmp_path: Path,  # noqa: F811  (the imported fixture)
+        provider: TracerProvider, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     spans = tmp_path / "spans.jsonl"
     export(provider, spans)
@@ -348,7 +346,7 @@ INSPECT_LABELS = {"refunds:refund-1:1": "pp", "refunds:refund-1:2": "pp",
 
 
 def test_inspect_ai_eval_log_through_import_and_meta_eval(
-        logs: Path, tmp_path: Path,  # noqa: F811  (the imported fixture)
+        logs: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     from inspect_ai.log import read_eval_log
     from inspect_ai.model import ChatMessageTool
