@@ -3,21 +3,19 @@ the gold label by majority (a tie: none), and the annotators' agreement."""
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
 from pathlib import Path
 
 import krippendorff
 import pytest
-from click.testing import CliRunner, Result
 from sklearn.metrics import cohen_kappa_score
 
 from metaeval.audit.label_agreement import agreement
-from metaeval.cli import main
 from metaeval.contract import Outcome
 from metaeval.loaders.labels_files import Annotation, gold, read_labels
 from tests.audit.airline import airline_project, is_bad
+from tests.loaders.conftest import meta_eval, write_csv
 
 TASKS, TRIALS = 20, 4
 ANNOTATORS = ("ann", "bo", "cy")
@@ -34,23 +32,10 @@ def says(annotator: str, task: int, trial: int) -> str:
     return "fail" if fail else "pass"
 
 
-def write_csv(path: Path, rows: list[dict[str, str]]) -> None:
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["run_id", "check", "label", "annotator",
-                                               "rationale"])
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def labels_rows() -> list[dict[str, str]]:
     return [{"run_id": f"t{t:02d}-trial{k}", "check": "*", "label": says(a, t, k),
              "annotator": a, "rationale": ""}
             for t in range(TASKS) for k in range(TRIALS) for a in ANNOTATORS]
-
-
-def meta_eval(root: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
-    monkeypatch.chdir(root)
-    return CliRunner().invoke(main, ["meta-eval", *args], catch_exceptions=False)
 
 
 def test_labels_in_a_csv_join_the_runs_and_the_numbers_equal_scikit_learn(

@@ -7,13 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
 from metaeval.cli import main
 from metaeval.config import load_config
 from metaeval.errors import InputError
 from tests.audit.airline import SUITE, airline_project, is_bad
+from tests.loaders.conftest import meta_eval
 
 TASKS, TRIALS = 50, 4
 
@@ -32,11 +33,6 @@ def project(tmp_path: Path, suite: str = SUITE, *, labels: bool = True) -> Path:
             lines.append(json.dumps(run))
         path.write_text("\n".join(lines) + "\n")
     return tmp_path
-
-
-def meta_eval(root: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
-    monkeypatch.chdir(root)
-    return CliRunner().invoke(main, ["meta-eval", *args], catch_exceptions=False)
 
 
 def test_one_declared_check_serves_every_task_and_makes_one_row(

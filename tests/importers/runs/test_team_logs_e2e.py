@@ -34,7 +34,7 @@ from metaeval.cli import main
 from metaeval.contract import JsonObject, JsonValue
 from tests.importers.runs.conftest import REQUEST, export
 from tests.importers.runs.inspect_cases import CASES, EPOCHS
-from tests.loaders.test_labels_files import meta_eval, write_csv
+from tests.loaders.conftest import meta_eval, write_csv
 
 
 @dataclass(frozen=True)
