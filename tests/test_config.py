@@ -14,13 +14,10 @@ from metaeval.config import MUTATE_KEYS, Bars, load_config
 from metaeval.errors import InputError
 from metaeval.importing import AllowedModules
 from metaeval.mutation.run.settings import load_mutate_settings
+from tests.builders import config_project
 
 REPO = Path(__file__).resolve().parent.parent
 
-
-def project(tmp_path: Path, text: str) -> Path:
-    (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'p'\n\n{text}")
-    return tmp_path
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -55,14 +52,14 @@ def project(tmp_path: Path, text: str) -> Path:
 ])
 def test_an_unknown_key_is_an_error_with_the_closest_known_ones(
         tmp_path: Path, text: str, message: str) -> None:
-    root = project(tmp_path, text)
+    root = config_project(tmp_path, text)
     with pytest.raises(InputError) as caught:
         load_config(root)
     assert str(caught.value) == f"{root / 'pyproject.toml'}: {message}"
 
 
 def test_a_huge_unknown_key_is_not_echoed_whole(tmp_path: Path) -> None:
-    root = project(tmp_path, f'[tool.metaeval]\n{"k" * 100_000} = 1\n')
+    root = config_project(tmp_path, f'[tool.metaeval]\n{"k" * 100_000} = 1\n')
     with pytest.raises(InputError) as caught:
         load_config(root)
     assert "unknown key" in str(caught.value) and len(str(caught.value)) < 500
@@ -71,10 +68,10 @@ def test_a_huge_unknown_key_is_not_echoed_whole(tmp_path: Path) -> None:
 def test_the_runner_rejects_the_same_mutate_keys_as_the_config(tmp_path: Path) -> None:
     # Both readers of [tool.metaeval.mutate] hold it to one key set: neither may
     # accept a key the other would ignore.
-    root = project(tmp_path, '[tool.metaeval.mutate]\ntimeout = 30\n')
+    root = config_project(tmp_path, '[tool.metaeval.mutate]\ntimeout = 30\n')
     with pytest.raises(InputError, match="did you mean 'timeout_factor' or 'timeout_constant'"):
         load_mutate_settings(root)
-    every_key = project(tmp_path, "[tool.metaeval.mutate]\n" + "".join(
+    every_key = config_project(tmp_path, "[tool.metaeval.mutate]\n" + "".join(
         f"{key} = {value}\n" for key, value in zip(MUTATE_KEYS, (
             '["src"]', '["negate_condition"]', '"mutants"', '["-q"]', "2.0", "1.0", "1",
             '"r.json"', "true"), strict=True)))
@@ -84,7 +81,7 @@ def test_the_runner_rejects_the_same_mutate_keys_as_the_config(tmp_path: Path) -
 
 
 def test_the_keys_another_command_reads_are_known(tmp_path: Path) -> None:
-    root = project(tmp_path, '[tool.metaeval]\nallowed_modules = ["mypkg.graders"]\n\n'
+    root = config_project(tmp_path, '[tool.metaeval]\nallowed_modules = ["mypkg.graders"]\n\n'
                              '[tool.metaeval.judge_audit]\n\n[tool.metaeval.judges]\n')
     assert load_config(root).allowed_modules == AllowedModules(("mypkg.graders",))
 
@@ -94,16 +91,16 @@ def test_the_keys_another_command_reads_are_known(tmp_path: Path) -> None:
 def test_allowed_modules_must_be_a_list_of_module_names(tmp_path: Path, value: str) -> None:
     with pytest.raises(InputError, match=r"tool\.metaeval\.allowed_modules: got .*; expected "
                                          r"a list of package or module names"):
-        load_config(project(tmp_path, f"[tool.metaeval]\nallowed_modules = {value}\n"))
+        load_config(config_project(tmp_path, f"[tool.metaeval]\nallowed_modules = {value}\n"))
 
 
 def test_untested_is_warn_or_fail(tmp_path: Path) -> None:
-    assert load_config(project(tmp_path, "")).meta_eval.untested == "warn"
-    strict = project(tmp_path, '[tool.metaeval.meta_eval]\nuntested = "fail"\n')
+    assert load_config(config_project(tmp_path, "")).meta_eval.untested == "warn"
+    strict = config_project(tmp_path, '[tool.metaeval.meta_eval]\nuntested = "fail"\n')
     assert load_config(strict).meta_eval.untested == "fail"
     with pytest.raises(InputError, match=r"tool\.metaeval\.meta_eval\.untested: got 'error'; "
                                          r"expected one of 'warn', 'fail'"):
-        load_config(project(tmp_path, '[tool.metaeval.meta_eval]\nuntested = "error"\n'))
+        load_config(config_project(tmp_path, '[tool.metaeval.meta_eval]\nuntested = "error"\n'))
 
 
 def test_the_repository_config_is_read_clean() -> None:
@@ -147,18 +144,18 @@ def test_a_bar_for_a_check_no_meta_set_has_is_named_with_the_closest(
     meta_sets = REPO / "meta_sets"
     config = (f"[tool.metaeval]\nmeta_sets = [{str(meta_sets)!r}]\n\n"
               "[tool.metaeval.meta_eval.checks.{}]\nmin_tpr = 0.9\n")
-    project(tmp_path, config.format("refund_isued"))
+    config_project(tmp_path, config.format("refund_isued"))
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["meta-eval", "--resamples", "10"])
     assert result.exit_code == 2, result.output
     assert (f"error: {tmp_path / 'pyproject.toml'}: tool.metaeval.meta_eval.checks."
             f"refund_isued: no check of that name in {meta_sets}; did you mean "
             "'refund_issued'?") in result.output
-    project(tmp_path, config.format("refund_issued"))
+    config_project(tmp_path, config.format("refund_issued"))
     result = CliRunner().invoke(main, ["meta-eval", "--resamples", "10"])
     assert result.exit_code == 0, result.output
     # One file of the configured meta-sets need not hold every check they name.
-    project(tmp_path, config.format("refund_isued"))
+    config_project(tmp_path, config.format("refund_isued"))
     one = meta_sets / "support_agent.jsonl"
     result = CliRunner().invoke(main, ["meta-eval", str(one), "--resamples", "10"])
     assert result.exit_code != 2, result.output
@@ -176,7 +173,7 @@ def test_a_bar_for_a_check_no_meta_set_has_is_named_with_the_closest(
 ])
 def test_a_check_bar_lives_in_the_meta_eval_section_alone(
         tmp_path: Path, gate: str, refused: str | None) -> None:
-    root = project(tmp_path, f"[tool.metaeval.gate]\n{gate}\n")
+    root = config_project(tmp_path, f"[tool.metaeval.gate]\n{gate}\n")
     if refused is None:
         assert load_config(root).gate
         return
@@ -188,7 +185,7 @@ def test_a_check_bar_lives_in_the_meta_eval_section_alone(
 
 def test_with_flags_a_flag_overrides_the_check_bars_of_its_metric_only(
         tmp_path: Path) -> None:
-    root = project(tmp_path, "[tool.metaeval.meta_eval]\nmin_tpr = 0.8\nmin_tnr = 0.7\n"
+    root = config_project(tmp_path, "[tool.metaeval.meta_eval]\nmin_tpr = 0.8\nmin_tnr = 0.7\n"
                              "[tool.metaeval.meta_eval.checks.exact]\nmin_tpr = 0.9\n"
                              "min_tnr = 0.95\n")
     section = load_config(root).meta_eval

@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
+from tests.builders import config_project
 
 NOT_ALLOWED = ("is not in an allowed module; add its package to [tool.metaeval] "
                "allowed_modules in pyproject.toml to run it")
@@ -100,7 +101,7 @@ class Project:
         return marker, called
 
     def config(self, text: str) -> None:
-        (self.root / "pyproject.toml").write_text("[project]\nname = 'p'\n\n" + text)
+        config_project(self.root, text)
 
     def meta_set(self, *checks: dict[str, object]) -> Path:
         run = {"id": "r1", "task": {"id": "t", "checks": list(checks)},
@@ -118,7 +119,7 @@ class Project:
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    config_project(tmp_path)
     yield Project(tmp_path, "m" + uuid.uuid4().hex[:10])
 
 

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from metaeval.contract import JsonObject
+from tests.builders import config_project
 
 
 def airline_run(task: int, trial: int, *, bad: bool, checks: bool = False,
@@ -82,8 +83,7 @@ def airline_project(root: Path, tasks: int, trials: int, settings: str = "",
                     suite: str = SUITE) -> list[JsonObject]:
     """A project whose runs (no labels in their lines) are under ``runs/`` and whose
     checks are declared once in its pyproject.toml."""
-    (root / "pyproject.toml").write_text(
-        "[project]\nname = 'p'\n\n[tool.metaeval]\nmeta_sets = ['runs']\n"
-        f"[tool.metaeval.meta_eval]\nresamples = 50\n{settings}{suite}")
+    config_project(root, "[tool.metaeval]\nmeta_sets = ['runs']\n"
+                         f"[tool.metaeval.meta_eval]\nresamples = 50\n{settings}{suite}")
     (root / "runs").mkdir()
     return write_runs(root / "runs" / "airline.jsonl", tasks, trials)

@@ -3,10 +3,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
 from metaeval.audit.check_measures import MetaEvalResult, Settings, meta_eval
+from metaeval.cli import main
 from metaeval.importing import AllowedModules
 from metaeval.loaders.meta_set import MetaSet, load_meta_sets
 
@@ -17,6 +20,20 @@ FIXTURES = "tests.fixtures.user_graders"
 ALLOW_FIXTURES = AllowedModules((FIXTURES,))
 # The answer a case file might store next to the task: the classic defect grades this.
 CASE_ANSWER = "I've refunded $49.99 for order A-1182."
+
+
+def judge_audit(*args: str) -> Result:
+    """``metaeval judge-audit ARGS`` in this process, as the command line runs it."""
+    return CliRunner().invoke(main, ["judge-audit", *args])
+
+
+def judge_audit_json(*args: str) -> dict[str, Any]:
+    """``metaeval judge-audit ARGS --format json``: its document, once the audit has
+    reached a verdict (exit 0 or 1), so bad input, a crash or a void run fails here."""
+    result = judge_audit(*args, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
 
 
 @pytest.fixture(scope="session")

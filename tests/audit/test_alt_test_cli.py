@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
+from tests.audit.conftest import judge_audit_json
 
 TRUTH = ("a", "b", "tie")
 
@@ -35,12 +36,8 @@ def _project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, annotators: int,
 
 
 def _audit(items: Path, recorded: Path, *extra: str) -> dict[str, Any]:
-    result = CliRunner().invoke(main, ["judge-audit", "--judge", "j", "--items", str(items),
-                                       "--recorded", str(recorded), "--format", "json",
-                                       *extra])
-    assert result.exit_code in (0, 1), result.output
-    document: dict[str, Any] = json.loads(result.output)
-    return document
+    return judge_audit_json("--judge", "j", "--items", str(items), "--recorded", str(recorded),
+                            *extra)
 
 
 def test_epsilon_comes_from_the_flag_the_config_or_the_annotators_kind(

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from metaeval.cli import main
+from tests.audit.conftest import judge_audit
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -36,7 +36,7 @@ def _pairs_and_log(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _audit(*args: str) -> Result:
-    return CliRunner().invoke(main, ["judge-audit", "--judge", "j", *args])
+    return judge_audit("--judge", "j", *args)
 
 
 def test_position_bias_is_found_in_one_category_and_not_the_other(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 from sklearn.metrics import cohen_kappa_score
 
 from metaeval.cli import main
+from tests.audit.conftest import judge_audit
 from tests.audit.hand_alt import alt_by_hand
 
 CLASSES = ("hate", "violence", "none")
@@ -43,9 +44,8 @@ def _data(tmp_path: Path, judge_wrong_every: int) -> tuple[Path, Path, dict[str,
 
 
 def _audit(items: Path, log: Path, *extra: str) -> Result:
-    return CliRunner().invoke(main, ["judge-audit", "--judge", "j", "--items", str(items),
-                                     "--recorded", str(log), "--label-classes",
-                                     ",".join(CLASSES), *extra])
+    return judge_audit("--judge", "j", "--items", str(items), "--recorded", str(log),
+                       "--label-classes", ",".join(CLASSES), *extra)
 
 
 def test_the_confusion_table_and_kappa_match_a_hand_count(tmp_path: Path) -> None:

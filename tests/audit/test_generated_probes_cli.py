@@ -8,13 +8,13 @@ from typing import Any
 
 import click
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from metaeval.cli import main
 from metaeval.commands.judge_audit import ProbeSettings, load_items, run_judge_audit
 from metaeval.importing import AllowedModules
 from metaeval.judges.scales import ProbeSource
 from metaeval.loaders.judge_items import load_judge_items
+from tests.audit.conftest import judge_audit
 
 ROOT = Path(__file__).resolve().parents[2]
 SETS = ROOT / "meta_sets" / "judge"
@@ -22,7 +22,7 @@ LABELLED = ["--items", str(SETS / "pointwise.ndjson"), "--items", str(SETS / "po
 
 
 def _audit(*args: str) -> Result:
-    return CliRunner().invoke(main, ["judge-audit", "--no-cache", *args])
+    return judge_audit("--no-cache", *args)
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,14 @@ from metaeval.audit.calibration import calibration_for
 from metaeval.cli import main
 from metaeval.judges.base import JudgeIdentity
 from metaeval.report.judge_audit_render import KEYS
+from tests.audit.conftest import judge_audit
 
 ROOT = Path(__file__).resolve().parents[2]
 ITEMS = ROOT / "meta_sets" / "judge"
 
 
 def _audit(*args: str) -> Result:
-    return CliRunner().invoke(main, ["judge-audit", "--items", str(ITEMS), "--no-cache", *args])
+    return judge_audit("--items", str(ITEMS), "--no-cache", *args)
 
 
 @pytest.fixture(scope="module")

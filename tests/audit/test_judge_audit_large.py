@@ -10,10 +10,9 @@ import random
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from scipy.stats import binomtest
 
-from metaeval.cli import main
+from tests.audit.conftest import judge_audit_json
 
 CHANCE_FLIP = 0.1  # the documented chance rate of a flip (docs/judge-audit.md)
 
@@ -36,11 +35,8 @@ def _write_log(directory: Path, pairs: int, *, flips: int, orders: tuple[str, ..
 
 
 def _audit(items: Path, recorded: Path) -> dict[str, object]:
-    result = CliRunner().invoke(main, ["judge-audit", "--judge", "logged", "--items", str(items),
-                                       "--recorded", str(recorded), "--format", "json"])
-    assert result.exit_code in (0, 1), result.output  # a verdict, not a crash
-    document: dict[str, object] = json.loads(result.output)
-    return document
+    return judge_audit_json("--judge", "logged", "--items", str(items), "--recorded",
+                            str(recorded))
 
 
 @pytest.mark.parametrize(("pairs", "flips"), [(1_030, 122), (1_392, 122), (1_030, 90)])

@@ -10,6 +10,7 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
+from tests.audit.conftest import judge_audit
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -18,7 +19,7 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def _run(*args: str) -> Result:
-    return CliRunner().invoke(main, ["judge-audit", "--no-cache", *args])
+    return judge_audit("--no-cache", *args)
 
 
 def _pairs(n: int) -> list[dict[str, Any]]:

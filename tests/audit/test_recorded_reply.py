@@ -10,6 +10,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from metaeval.cli import main
+from tests.audit.conftest import judge_audit_json
 
 PAIRS = [{"id": f"p{i}", "prompt": "q", "response_a": "x", "response_b": "y", "label": "a"}
          for i in range(3)]
@@ -23,12 +24,8 @@ def _files(tmp_path: Path, log: list[dict[str, object]]) -> tuple[Path, Path]:
 
 
 def _audit(items: Path, recorded: Path, *extra: str) -> dict[str, Any]:
-    result = CliRunner().invoke(main, ["judge-audit", "--judge", "logged", "--items",
-                                       str(items), "--recorded", str(recorded), "--format",
-                                       "json", *extra])
-    assert result.exit_code in (0, 1), result.output
-    out: dict[str, Any] = json.loads(result.stdout)
-    return out
+    return judge_audit_json("--judge", "logged", "--items", str(items), "--recorded",
+                            str(recorded), *extra)
 
 
 def test_reply_rereads_the_raw_text_through_the_order_shown(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from metaeval.cli import main
 from metaeval.judges.base import JudgeIdentity, Mode, Scale
 from metaeval.loaders.judge_items import load_recorded
+from tests.audit.conftest import judge_audit
 
 HUGE = "1" + "0" * 399  # a 400-digit integer
 
@@ -43,8 +44,8 @@ def _log(project: Path, lines: list[str]) -> Path:
 
 
 def _audit(*args: str) -> Result:
-    return CliRunner().invoke(main, ["judge-audit", "--judge", "logged", "--items",
-                                     "items.ndjson", "--format", "json", *args])
+    return judge_audit("--judge", "logged", "--items", "items.ndjson", "--format", "json",
+                       *args)
 
 
 def _pointwise(good: str, bad: str) -> list[str]:

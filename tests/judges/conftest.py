@@ -12,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, JudgeReply, Mode, Scale
+
 
 @dataclass
 class Stub:
@@ -119,3 +121,28 @@ def other_stub() -> Iterator[Stub]:
     """A second server on another port: another origin."""
     with serving() as state:
         yield state
+
+
+@dataclass
+class Recording:
+    """Answers ``reply`` and keeps every question it was asked."""
+
+    reply: str = "5"
+    asked: list[tuple[str, str, str]] = field(default_factory=list)
+    scale: Scale = DEFAULT_SCALE
+    modes: frozenset[Mode] = frozenset(Mode)
+
+    @property
+    def identity(self) -> JudgeIdentity:
+        return JudgeIdentity("recording")
+
+    def score(self, prompt: str, response: str, reference: str | None = None, *,
+              criterion: str = "", sample: int = 0) -> JudgeReply:
+        from metaeval.judges.parse import parse_pointwise
+
+        self.asked.append((prompt, response, criterion))
+        return parse_pointwise(self.reply, self.scale)
+
+    def compare(self, prompt: str, response_a: str, response_b: str, *,
+                reference: str | None = None, sample: int = 0) -> JudgeReply:
+        raise AssertionError("a grader never compares")

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 
 from metaeval.contract import (
@@ -19,32 +17,8 @@ from metaeval.contract import (
 from metaeval.errors import CheckSpecError
 from metaeval.graders.judge_check import JudgeGrader
 from metaeval.graders.registry import build_grader
-from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, JudgeReply, Mode, Scale
-
-
-@dataclass
-class Recording:
-    """Answers ``reply`` and keeps every question it was asked."""
-
-    reply: str = "5"
-    asked: list[tuple[str, str, str]] = field(default_factory=list)
-    scale: Scale = DEFAULT_SCALE
-    modes: frozenset[Mode] = frozenset(Mode)
-
-    @property
-    def identity(self) -> JudgeIdentity:
-        return JudgeIdentity("recording")
-
-    def score(self, prompt: str, response: str, reference: str | None = None, *,
-              criterion: str = "", sample: int = 0) -> JudgeReply:
-        from metaeval.judges.parse import parse_pointwise
-
-        self.asked.append((prompt, response, criterion))
-        return parse_pointwise(self.reply, self.scale)
-
-    def compare(self, prompt: str, response_a: str, response_b: str, *,
-                reference: str | None = None, sample: int = 0) -> JudgeReply:
-        raise AssertionError("a grader never compares")
+from metaeval.judges.base import JudgeReply
+from tests.judges.conftest import Recording
 
 
 def _run(events: tuple[object, ...]) -> EvalInput:

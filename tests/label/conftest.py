@@ -9,6 +9,7 @@ import pytest
 
 from metaeval.contract import JsonObject
 from tests.audit.airline import airline_run
+from tests.builders import config_project
 
 RUNS = 5
 PAIRS = 5
@@ -31,6 +32,5 @@ def project(tmp_path: Path) -> Path:
     write_lines(tmp_path / "runs.jsonl",
                 [airline_run(t, 0, bad=t % 2 == 0, checks=True) for t in range(RUNS)])
     write_lines(tmp_path / "items.ndjson", [pair(i) for i in range(PAIRS)])
-    (tmp_path / "pyproject.toml").write_text(
-        "[project]\nname = 'p'\n\n[tool.metaeval]\nmeta_sets = ['.']\n")
+    config_project(tmp_path, "[tool.metaeval]\nmeta_sets = ['.']\n")
     return tmp_path

@@ -17,6 +17,7 @@ from metaeval.label.session import load_entries
 from metaeval.label.store import LabelStore
 from metaeval.loaders.judge_items import load_judge_items
 from tests.audit.airline import airline_run
+from tests.builders import config_project
 from tests.label.conftest import pair, write_lines
 
 
@@ -29,7 +30,7 @@ def two_checks(task: int, *, bad: bool, label: str | None = None) -> JsonObject:
 def test_runs_where_graders_disagree_or_a_label_differs_come_first(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    config_project(tmp_path)
     runs = write_lines(tmp_path / "runs.jsonl", [
         two_checks(0, bad=False),               # both pass: agreed
         two_checks(1, bad=True),                # the lookup passes, the guard fails
@@ -55,7 +56,7 @@ def test_runs_where_graders_disagree_or_a_label_differs_come_first(
 def test_items_where_the_recorded_judge_disagrees_come_first(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    config_project(tmp_path)
     labelled: list[JsonObject] = [{**pair(i), "label": "a"} for i in range(4)]
     items = write_lines(tmp_path / "items.ndjson", labelled)
     recorded = write_lines(tmp_path / "judge.jsonl", [
@@ -91,7 +92,7 @@ def test_a_bad_line_stops_the_session_before_it_serves(
     from metaeval.errors import InputError
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    config_project(tmp_path)
     runs = tmp_path / "runs.jsonl"
     runs.write_text(json.dumps(two_checks(0, bad=False)) + "\n{\"id\": 3}\n")
     with pytest.raises(InputError, match=r"runs\.jsonl:2: "):

@@ -1,4 +1,7 @@
-"""Fixtures for mutation tests: a throwaway git copy of the fixture shop project."""
+"""Builders for mutation tests, each kind of fixture project written once: a throwaway
+git copy of the fixture shop, a small project of given files, the calculator with one
+patch mutant; and the stand-ins for the runner that the session's and the reports'
+tests share (``FakeRunner``, ``rendered_run``)."""
 
 from __future__ import annotations
 
@@ -7,13 +10,20 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from textwrap import dedent
 from typing import Any
 
 import pytest
 
-from metaeval.mutation.run.options import Isolation
+from metaeval.commands.mutate import plan_and_run
+from metaeval.commands.mutate_values import MutateRequest
+from metaeval.mutation.fork.parent import WarmStart
+from metaeval.mutation.model import Mutant, MutantResult, Status
+from metaeval.mutation.run.options import Isolation, RunOptions
+from metaeval.mutation.run.runner import Cache, Execute, MutationRun, Progress
+from metaeval.report.mutate_outcome import MutateOutcome, finish
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 SUBPROCESS_SLOW = pytest.param(Isolation.SUBPROCESS, marks=pytest.mark.slow,
@@ -82,3 +92,113 @@ def mutate_json(root: Path, *args: str, timeout: float = 60, cache: bool = False
     except json.JSONDecodeError:
         pytest.fail(f"no JSON from metaeval mutate (exit {done.returncode}):\n"
                     f"{done.stdout}\n{done.stderr}")
+
+
+def calc_project(tmp_path: Path, test_body: str) -> Path:
+    """A calculator module (``double`` tested by ``test_body``, ``unused`` by no test)
+    at ``tmp_path``, on the path, with one patch mutant of ``unused``."""
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.pytest.ini_options]\npythonpath = ['.']\n", encoding="utf-8")
+    (tmp_path / "calc.py").write_text("def double(x):\n    return x * 2\n\n\n"
+                                      "def unused(x):\n    return x\n", encoding="utf-8")
+    (tmp_path / "test_calc.py").write_text(dedent(test_body), encoding="utf-8")
+    (tmp_path / "mutants").mkdir()
+    (tmp_path / "mutants" / "calc_mutants.py").write_text(dedent("""\
+        from metaeval.mutation.patches import PatchMutant
+
+        MUTANTS = [PatchMutant(id="unused-identity", target="calc:unused",
+                               replacement="lambda x: 0", breaks="Nothing tested.")]
+        """), encoding="utf-8")
+    return tmp_path
+
+
+PRICING = "shop/pricing.py"
+SURVIVOR = f"{PRICING}::clamp_quantity::flip_comparison::0"
+
+
+@pytest.fixture
+def shop_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fixture shop as a git repository, and the current directory."""
+    root = copy_shop(tmp_path)
+    (root / "no_patches").mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+class FakeRunner:
+    """Stands in for ``run_mutants``: every mutant killed but ``survivors``."""
+
+    def __init__(self, survivors: Sequence[str] = ()) -> None:
+        self.survivors = set(survivors)
+        self.calls: list[tuple[Mutant, ...]] = []
+
+    def __call__(self, mutants: Sequence[Mutant], options: RunOptions,
+                 progress: Progress | None = None, cache: Cache | None = None,
+                 warm: WarmStart | None = None, execute: Execute | None = None
+                 ) -> MutationRun:
+        assert execute is None  # no --executor ray here
+        if warm is not None:  # as run_mutants does: a warm runner it is given ends here
+            warm.stop()
+        self.calls.append(tuple(mutants))
+        results = tuple(MutantResult(m, Status.SURVIVED if m.id in self.survivors
+                                     else Status.KILLED, duration=0.1) for m in mutants)
+        for done, result in enumerate(results, 1):
+            if progress is not None:
+                progress(done, len(results), result)
+        return MutationRun(results, 1.0, 4.0)
+
+
+def rendered_run(request: MutateRequest, progress: Progress | None = None) -> MutateOutcome:
+    """``request`` planned, run and rendered (its report and SARIF files written), as
+    the command line does it, less the printing."""
+    return finish(plan_and_run(request, progress))
+
+
+def never_run(*args: object, **kwargs: object) -> MutationRun:
+    raise AssertionError("the runner was called")
+
+
+def mutate_in(project: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """``metaeval mutate FLAGS`` in ``project``, two jobs, no cache: the finished process."""
+    return subprocess.run([METAEVAL, "mutate", "--jobs", "2", "--no-cache", *flags],
+                          cwd=project, capture_output=True, text=True, timeout=180)
+
+
+def statuses(document: dict[str, object]) -> dict[str, str]:
+    """Status by mutant id, from ``--format json`` or from the schema report."""
+    if "mutants" in document:
+        mutants = document["mutants"]
+        assert isinstance(mutants, list)
+        return {m["id"]: m["status"] for m in mutants}
+    files = document["files"]
+    assert isinstance(files, dict)
+    return {m["id"]: m["status"] for f in files.values() for m in f["mutants"]}
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    """``text`` (dedented) as ``directory/name``, the directory made if need be."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(dedent(text), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def guards_project(tmp_path: Path) -> Path:
+    """A package of guards (a constant, a function, a static method) for patch mutants
+    to replace; its ``mutants/`` is for each test to write."""
+    write(tmp_path / "pkg_patches_demo", "__init__.py", "")
+    write(tmp_path / "pkg_patches_demo", "guards.py", """\
+        LIMIT = 3
+
+
+        def allowed(tool):
+            return tool != "delete_account"
+
+
+        class Gate:
+            @staticmethod
+            def open(results):
+                return all(results)
+        """)
+    return tmp_path

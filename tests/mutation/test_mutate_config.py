@@ -16,15 +16,11 @@ from metaeval.errors import InputError
 from metaeval.mutation.find.operators import configured_operators
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.runner import MutationRun
-
-
-def project(tmp_path: Path, section: str) -> Path:
-    (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'p'\n\n{section}")
-    return tmp_path
+from tests.builders import config_project
 
 
 def test_targets_and_operators_are_read(tmp_path: Path) -> None:
-    root = project(tmp_path, '[tool.metaeval.mutate]\n'
+    root = config_project(tmp_path, '[tool.metaeval.mutate]\n'
                              'targets = ["src/guards", "pkg.gate:Gate.allows"]\n'
                              'operators = ["drop_guard_clause", "return_constant"]\n')
     config = load_config(root)
@@ -33,7 +29,7 @@ def test_targets_and_operators_are_read(tmp_path: Path) -> None:
 
 
 def test_no_section_means_no_targets_and_every_operator(tmp_path: Path) -> None:
-    config = load_config(project(tmp_path, "[tool.metaeval]\nmeta_sets = ['m']\n"))
+    config = load_config(config_project(tmp_path, "[tool.metaeval]\nmeta_sets = ['m']\n"))
     assert (config.mutate_targets, config.mutate_operators) == ((), ())
 
 
@@ -48,7 +44,7 @@ def test_no_section_means_no_targets_and_every_operator(tmp_path: Path) -> None:
 ])
 def test_bad_values_name_the_file_key_and_value(tmp_path: Path, section: str,
                                                 message: str) -> None:
-    root = project(tmp_path, section)
+    root = config_project(tmp_path, section)
     with pytest.raises(InputError, match=message) as caught:
         # Operator names are the operator registry's to check, from the section read.
         configured_operators(load_config(root).mutate)
@@ -61,7 +57,7 @@ GATE = "def allowed(role, n):\n    if role == 'admin':\n        return n < 3\n  
 
 
 def gate_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = project(tmp_path, '[tool.metaeval.mutate]\ntargets = ["gate.py"]\n'
+    root = config_project(tmp_path, '[tool.metaeval.mutate]\ntargets = ["gate.py"]\n'
                              'operators = ["empty_string_literal"]\n')
     (root / "gate.py").write_text(GATE, encoding="utf-8")
     (root / "mutants").mkdir()
@@ -111,7 +107,7 @@ def test_a_bad_operators_flag_names_the_value_and_the_closest_names(
 
 
 def test_the_config_key_says_did_you_mean_too(tmp_path: Path) -> None:
-    root = project(tmp_path, '[tool.metaeval.mutate]\noperators = ["drop_gaurd_clause"]\n')
+    root = config_project(tmp_path, '[tool.metaeval.mutate]\noperators = ["drop_gaurd_clause"]\n')
     with pytest.raises(InputError, match="did you mean 'drop_guard_clause'"):
         configured_operators(load_config(root).mutate)
 

@@ -13,25 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.mutation.conftest import copy_shop, tree_digest
+from tests.mutation.conftest import copy_shop, mutate_in, statuses, tree_digest
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
-
-
-def _mutate(project: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([METAEVAL, "mutate", "--jobs", "2", "--no-cache", *flags],
-                          cwd=project, capture_output=True, text=True, timeout=180)
-
-
-def _statuses(document: dict[str, object]) -> dict[str, str]:
-    """Status by mutant id, from ``--format json`` or from the schema report."""
-    if "mutants" in document:
-        mutants = document["mutants"]
-        assert isinstance(mutants, list)
-        return {m["id"]: m["status"] for m in mutants}
-    files = document["files"]
-    assert isinstance(files, dict)
-    return {m["id"]: m["status"] for f in files.values() for m in f["mutants"]}
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +23,12 @@ def sharded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]
     """The shop, its single run's report, and the directory of its 3 shards' manifests."""
     scratch = tmp_path_factory.mktemp("shards")
     project = copy_shop(scratch)
-    single = _mutate(project, "--report", str(scratch / "single.json"),
+    single = mutate_in(project, "--report", str(scratch / "single.json"),
                      "--write-timings", str(scratch / "timings.json"))
     assert single.returncode == 1, single.stderr
     before = tree_digest(project)
     for k in (1, 2, 3):
-        done = _mutate(project, "--shard", f"{k}/3", "--shard-out", str(scratch / f"out/s{k}"),
+        done = mutate_in(project, "--shard", f"{k}/3", "--shard-out", str(scratch / f"out/s{k}"),
                        "--report", str(scratch / f"r{k}.json"),
                        "--timings", str(scratch / "timings.json"))
         assert done.returncode in (0, 1), done.stderr
@@ -57,16 +41,16 @@ def sharded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]
 def test_three_merged_shards_equal_one_run(sharded: tuple[Path, Path, Path],
                                            tmp_path: Path) -> None:
     project, single, out = sharded
-    merged = _mutate(project, "--merge", str(out), "--format", "json",
+    merged = mutate_in(project, "--merge", str(out), "--format", "json",
                      "--report", str(tmp_path / "merged.json"),
                      "--sarif", str(tmp_path / "merged.sarif"),
                      "--write-timings", str(tmp_path / "timings.json"))
     assert merged.returncode == 1, merged.stderr  # as the single run: survivors
     assert "--merge: 3 shards, 16 mutants" in merged.stderr
-    want = _statuses(json.loads(single.read_text()))
+    want = statuses(json.loads(single.read_text()))
     assert len(want) == 16
-    assert _statuses(json.loads(merged.stdout)) == want
-    assert _statuses(json.loads((tmp_path / "merged.json").read_text())) == want
+    assert statuses(json.loads(merged.stdout)) == want
+    assert statuses(json.loads((tmp_path / "merged.json").read_text())) == want
     assert json.loads((tmp_path / "merged.sarif").read_text())["runs"][0]["results"]
     timings = json.loads((tmp_path / "timings.json").read_text())
     assert set(timings) == {i for i, s in want.items() if s not in ("Ignored", "NoCoverage")}
@@ -82,12 +66,12 @@ def test_a_missing_or_doubled_shard_fails_the_merge_naming_it(
     partial = tmp_path / "partial"
     shutil.copytree(out, partial)
     shutil.rmtree(partial / "s2")
-    done = _mutate(project, "--merge", str(partial))
+    done = mutate_in(project, "--merge", str(partial))
     assert done.returncode == 3
     assert "error: --merge: shard 2/3 is missing (no shard-2-of-3.json)" in done.stderr
     assert "Killed" not in done.stdout
     shutil.copytree(out / "s1", partial / "s2")
-    done = _mutate(project, "--merge", str(partial))
+    done = mutate_in(project, "--merge", str(partial))
     assert done.returncode == 3 and "shard 1/3 is there 2 times" in done.stderr
 
 
@@ -99,14 +83,14 @@ def test_a_merge_in_a_changed_checkout_is_from_another_plan(
     shutil.copytree(project, changed)
     test_file = next(changed.rglob("test_*.py"))
     test_file.write_text(test_file.read_text() + "\n# edited\n")
-    done = _mutate(changed, "--merge", str(out))
+    done = mutate_in(changed, "--merge", str(out))
     assert done.returncode == 3
     assert done.stderr.count("is from another plan") == 3
 
 
 @pytest.mark.parametrize("value", ["0/3", "4/3", "two/3"])
 def test_a_bad_shard_exits_2_naming_it(value: str, tmp_path: Path) -> None:
-    done = _mutate(tmp_path, "--shard", value)
+    done = mutate_in(tmp_path, "--shard", value)
     assert done.returncode == 2
     assert f"got '{value}'; expected k/n" in done.stderr
 
@@ -125,8 +109,8 @@ def test_shards_run_one_after_another_in_one_checkout_merge(tmp_path: Path) -> N
         assert done.returncode in (0, 1), done.stderr
         said.append(done.stderr)
     assert (project / ".metaeval" / "mutate-cache.json").is_file()
-    merged = _mutate(project, "--merge", str(tmp_path / "out"), "--format", "json")
+    merged = mutate_in(project, "--merge", str(tmp_path / "out"), "--format", "json")
     assert merged.returncode == 1, merged.stderr  # the shop's survivors, as one run
     assert "--merge: 2 shards, 16 mutants" in merged.stderr
-    assert len(_statuses(json.loads(merged.stdout))) == 16
+    assert len(statuses(json.loads(merged.stdout))) == 16
     assert all("balanced by a stable hash of each mutant id" in s for s in said)

@@ -26,11 +26,11 @@ from metaeval.commands.mutate_values import MutateRequest
 from metaeval.errors import ExitCode
 from metaeval.mutation.run.options import Isolation
 from metaeval.mutation.subprocess.protocol import ChildSpec
-from tests.mutation.test_runner import project
-from tests.mutation.test_session import (
+from tests.mutation.conftest import (
     PRICING,
     SURVIVOR,
     FakeRunner,
+    calc_project,
     never_run,
     rendered_run,
     shop_here,
@@ -156,8 +156,8 @@ def test_a_good_run_writes_every_file_and_says_nothing_on_stderr(
 @pytest.mark.parametrize("isolation", [Isolation.FORK, Isolation.SUBPROCESS])
 def test_a_temp_dir_that_cannot_be_written_is_a_void_run_naming_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolation: Isolation) -> None:
-    root = project(tmp_path, "from calc import double\n\n\ndef test_double():\n"
-                             "    assert double(2) == 4\n")
+    root = calc_project(tmp_path, "from calc import double\n\n\ndef test_double():\n"
+                                  "    assert double(2) == 4\n")
     monkeypatch.chdir(root)
     monkeypatch.setattr(tempfile, "mkdtemp", full_disk)
     outcome = rendered_run(MutateRequest(report_path=Path("r.json"), no_cache=True,
@@ -173,8 +173,8 @@ def test_a_temp_dir_that_cannot_be_written_is_a_void_run_naming_it(
 
 def test_a_temp_dir_that_fills_up_mid_run_is_a_void_run(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = project(tmp_path, "from calc import double\n\n\ndef test_double():\n"
-                             "    assert double(2) == 4\n")
+    root = calc_project(tmp_path, "from calc import double\n\n\ndef test_double():\n"
+                                  "    assert double(2) == 4\n")
     monkeypatch.chdir(root)
     write = ChildSpec.write
     scratch: list[Path] = []

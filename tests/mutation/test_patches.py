@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from textwrap import dedent
 
 import pytest
 
@@ -11,36 +10,11 @@ from metaeval.errors import InputError
 from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.model import MutantKind, Status
 from metaeval.mutation.subprocess.parent import settle
+from tests.mutation.conftest import write
 
 
-def write(directory: Path, name: str, text: str) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / name
-    path.write_text(dedent(text), encoding="utf-8")
-    return path
-
-
-@pytest.fixture()
-def project(tmp_path: Path) -> Path:
-    write(tmp_path / "pkg_patches_demo", "__init__.py", "")
-    write(tmp_path / "pkg_patches_demo", "guards.py", """\
-        LIMIT = 3
-
-
-        def allowed(tool):
-            return tool != "delete_account"
-
-
-        class Gate:
-            @staticmethod
-            def open(results):
-                return all(results)
-        """)
-    return tmp_path
-
-
-def test_list_and_decorator_forms_load_in_line_order(project: Path) -> None:
-    write(project / "mutants", "guards.py", """\
+def test_list_and_decorator_forms_load_in_line_order(guards_project: Path) -> None:
+    write(guards_project / "mutants", "guards.py", """\
         from metaeval.mutation.patches import PatchMutant, patch_mutant
 
         MUTANTS = [
@@ -55,7 +29,7 @@ def test_list_and_decorator_forms_load_in_line_order(project: Path) -> None:
         def allow_everything(tool):
             return True
         """)
-    mutants = load_patch_mutants(project / "mutants", project)
+    mutants = load_patch_mutants(guards_project / "mutants", guards_project)
     assert [m.id for m in mutants] == ["gate-is-average", "guard-allows-all"]
     gate, guard = mutants
     assert gate.kind is MutantKind.PATCH
@@ -70,8 +44,8 @@ def test_list_and_decorator_forms_load_in_line_order(project: Path) -> None:
     assert guard.replacement == "def allow_everything(tool):\n    return True\n"
 
 
-def test_a_target_that_cannot_be_found_points_at_the_declaration(project: Path) -> None:
-    write(project / "mutants", "gone.py", """\
+def test_a_target_that_cannot_be_found_points_at_the_declaration(guards_project: Path) -> None:
+    write(guards_project / "mutants", "gone.py", """\
         from metaeval.mutation.patches import PatchMutant
 
         MUTANTS = [
@@ -79,12 +53,12 @@ def test_a_target_that_cannot_be_found_points_at_the_declaration(project: Path) 
                         replacement="None", breaks="Nothing: the target was renamed."),
         ]
         """)
-    (mutant,) = load_patch_mutants(project / "mutants", project)
+    (mutant,) = load_patch_mutants(guards_project / "mutants", guards_project)
     assert (mutant.path, mutant.span.start_line, mutant.original) == ("mutants/gone.py", 4, "")
 
 
-def test_every_bad_field_is_named_with_file_and_line(project: Path) -> None:
-    path = write(project / "mutants", "bad.py", """\
+def test_every_bad_field_is_named_with_file_and_line(guards_project: Path) -> None:
+    path = write(guards_project / "mutants", "bad.py", """\
         from metaeval.mutation.patches import PatchMutant
 
         MUTANTS = [
@@ -95,7 +69,7 @@ def test_every_bad_field_is_named_with_file_and_line(project: Path) -> None:
         ]
         """)
     with pytest.raises(InputError) as caught:
-        load_patch_mutants(project / "mutants", project)
+        load_patch_mutants(guards_project / "mutants", guards_project)
     message = str(caught.value)
     assert f"{path}:4: id: got 'no target'; expected a non-empty string without spaces" \
         in message
@@ -106,37 +80,37 @@ def test_every_bad_field_is_named_with_file_and_line(project: Path) -> None:
         in message
 
 
-def test_a_duplicate_id_names_both_places(project: Path) -> None:
+def test_a_duplicate_id_names_both_places(guards_project: Path) -> None:
     text = """\
         from metaeval.mutation.patches import PatchMutant
 
         MUTANTS = [PatchMutant(id="same", target="pkg_patches_demo.guards:allowed",
                                replacement="None", breaks="Breaks the guard.")]
         """
-    first = write(project / "mutants", "a.py", text)
-    second = write(project / "mutants", "b.py", text)
+    first = write(guards_project / "mutants", "a.py", text)
+    second = write(guards_project / "mutants", "b.py", text)
     with pytest.raises(InputError, match=f"{second}:3: id: got 'same'; already declared "
                                          f"at {first}:3"):
-        load_patch_mutants(project / "mutants", project)
+        load_patch_mutants(guards_project / "mutants", guards_project)
 
 
-def test_a_file_that_raises_is_named_with_its_line(project: Path) -> None:
-    path = write(project / "mutants", "boom.py", "x = 1\nraise RuntimeError('no')\n")
+def test_a_file_that_raises_is_named_with_its_line(guards_project: Path) -> None:
+    path = write(guards_project / "mutants", "boom.py", "x = 1\nraise RuntimeError('no')\n")
     with pytest.raises(InputError, match=f"{path}:2: raised RuntimeError"):
-        load_patch_mutants(project / "mutants", project)
+        load_patch_mutants(guards_project / "mutants", guards_project)
 
 
-def test_a_syntax_error_is_named_with_its_line(project: Path) -> None:
-    path = write(project / "mutants", "syntax.py", "x = (\n")
+def test_a_syntax_error_is_named_with_its_line(guards_project: Path) -> None:
+    path = write(guards_project / "mutants", "syntax.py", "x = (\n")
     with pytest.raises(InputError, match=f"{path}:1: not valid Python"):
-        load_patch_mutants(project / "mutants", project)
+        load_patch_mutants(guards_project / "mutants", guards_project)
 
 
-def test_loading_writes_no_bytecode_next_to_the_file(project: Path) -> None:
-    write(project / "mutants", "quiet.py", "MUTANTS = []\n")
-    write(project / "mutants", "_helpers.py", "raise RuntimeError('never loaded')\n")
-    assert load_patch_mutants(project / "mutants", project) == []
-    assert sorted(p.name for p in (project / "mutants").iterdir()) == ["_helpers.py",
+def test_loading_writes_no_bytecode_next_to_the_file(guards_project: Path) -> None:
+    write(guards_project / "mutants", "quiet.py", "MUTANTS = []\n")
+    write(guards_project / "mutants", "_helpers.py", "raise RuntimeError('never loaded')\n")
+    assert load_patch_mutants(guards_project / "mutants", guards_project) == []
+    assert sorted(p.name for p in (guards_project / "mutants").iterdir()) == ["_helpers.py",
                                                                       "quiet.py"]
 
 
@@ -144,9 +118,9 @@ def test_no_directory_means_no_patch_mutants(tmp_path: Path) -> None:
     assert load_patch_mutants(tmp_path / "missing", tmp_path) == []
 
 
-def test_a_skipped_patch_mutant_is_ignored_with_its_reason_and_never_run(project: Path
-                                                                        ) -> None:
-    write(project / "mutants", "guards.py", """\
+def test_a_skipped_patch_mutant_is_ignored_with_its_reason_and_never_run(
+        guards_project: Path) -> None:
+    write(guards_project / "mutants", "guards.py", """\
         from metaeval.mutation.patches import PatchMutant, patch_mutant
 
         MUTANTS = [
@@ -163,7 +137,7 @@ def test_a_skipped_patch_mutant_is_ignored_with_its_reason_and_never_run(project
         def allow_everything(tool):
             return True
         """)
-    by_id = {m.id: m for m in load_patch_mutants(project / "mutants", project)}
+    by_id = {m.id: m for m in load_patch_mutants(guards_project / "mutants", guards_project)}
     assert by_id["left-out"].ignored_reason == "example: edit me"
     assert by_id["decorated"].ignored_reason == "decided elsewhere"
     assert by_id["runs"].ignored_reason == ""  # the default runs
@@ -173,12 +147,12 @@ def test_a_skipped_patch_mutant_is_ignored_with_its_reason_and_never_run(project
     assert settle(by_id["runs"]) is None
 
 
-def test_a_skip_that_is_not_text_is_named(project: Path) -> None:
-    path = write(project / "mutants", "bad.py", """\
+def test_a_skip_that_is_not_text_is_named(guards_project: Path) -> None:
+    path = write(guards_project / "mutants", "bad.py", """\
         from metaeval.mutation.patches import PatchMutant
 
         MUTANTS = [PatchMutant(id="x", target="pkg_patches_demo.guards:allowed",
                                replacement="None", breaks="Breaks the guard.", skip=True)]
         """)
     with pytest.raises(InputError, match=f"{path}:3: skip: got True; expected a string"):
-        load_patch_mutants(project / "mutants", project)
+        load_patch_mutants(guards_project / "mutants", guards_project)

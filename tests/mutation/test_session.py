@@ -10,70 +10,28 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from metaeval.commands import mutate as session
-from metaeval.commands.mutate import plan_and_run, plan_mutate
+from metaeval.commands.mutate import plan_mutate
 from metaeval.commands.mutate_values import Message, MutateRequest
 from metaeval.errors import ExitCode, InputError
 from metaeval.mutation.findings_file import accept
 from metaeval.mutation.findings_file import load as load_findings
 from metaeval.mutation.findings_file import save as save_findings
-from metaeval.mutation.fork.parent import WarmStart
-from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.run.options import Isolation, RunOptions
-from metaeval.mutation.run.runner import Cache, Execute, MutationRun, Progress
-from metaeval.report.mutate_outcome import MutateOutcome, finish
-from tests.mutation.conftest import copy_shop, git
-from tests.mutation.test_runner import project
-
-PRICING = "shop/pricing.py"
-SURVIVOR = f"{PRICING}::clamp_quantity::flip_comparison::0"
-
-
-@pytest.fixture
-def shop_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The fixture shop as a git repository, and the current directory."""
-    root = copy_shop(tmp_path)
-    (root / "no_patches").mkdir()
-    monkeypatch.chdir(root)
-    return root
-
-
-class FakeRunner:
-    """Stands in for ``run_mutants``: every mutant killed but ``survivors``."""
-
-    def __init__(self, survivors: Sequence[str] = ()) -> None:
-        self.survivors = set(survivors)
-        self.calls: list[tuple[Mutant, ...]] = []
-
-    def __call__(self, mutants: Sequence[Mutant], options: RunOptions,
-                 progress: Progress | None = None, cache: Cache | None = None,
-                 warm: WarmStart | None = None, execute: Execute | None = None
-                 ) -> MutationRun:
-        assert execute is None  # no --executor ray here
-        if warm is not None:  # as run_mutants does: a warm runner it is given ends here
-            warm.stop()
-        self.calls.append(tuple(mutants))
-        results = tuple(MutantResult(m, Status.SURVIVED if m.id in self.survivors
-                                     else Status.KILLED, duration=0.1) for m in mutants)
-        for done, result in enumerate(results, 1):
-            if progress is not None:
-                progress(done, len(results), result)
-        return MutationRun(results, 1.0, 4.0)
-
-
-def rendered_run(request: MutateRequest, progress: Progress | None = None) -> MutateOutcome:
-    """``request`` planned, run and rendered (its report and SARIF files written), as
-    the command line does it, less the printing."""
-    return finish(plan_and_run(request, progress))
-
-
-def never_run(*args: object, **kwargs: object) -> MutationRun:
-    raise AssertionError("the runner was called")
+from metaeval.mutation.model import Status
+from metaeval.mutation.run.options import Isolation
+from tests.mutation.conftest import (
+    PRICING,
+    SURVIVOR,
+    FakeRunner,
+    calc_project,
+    git,
+    never_run,
+    rendered_run,
+)
 
 
 def test_since_leaving_no_mutant_stops_before_running(
@@ -256,7 +214,7 @@ def test_an_unreadable_findings_file_still_leaves_the_run_to_show(
 
 def test_a_suite_failing_without_mutants_is_void_and_writes_no_report(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = project(tmp_path, """\
+    root = calc_project(tmp_path, """\
         from calc import double
 
 
@@ -274,7 +232,7 @@ def test_a_suite_failing_without_mutants_is_void_and_writes_no_report(
 
 def test_a_run_where_no_mutant_executed_is_void_with_its_report(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = project(tmp_path, """\
+    root = calc_project(tmp_path, """\
         from calc import double
 
 

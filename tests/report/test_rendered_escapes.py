@@ -23,7 +23,7 @@ from metaeval.errors import ExitCode
 from metaeval.mutation.model import MutantResult, Status
 from metaeval.mutation.run.runner import MutationRun
 from metaeval.report.escape import defuse, md_code, md_plain, one_line
-from tests.mutation.test_session import FakeRunner, shop_here
+from tests.mutation.conftest import FakeRunner, shop_here
 
 __all__ = ["shop_here"]  # a fixture, used by name
 

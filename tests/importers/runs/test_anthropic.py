@@ -5,50 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from metaeval.contract import JsonObject, JsonValue
+from metaeval.contract import JsonObject
 from metaeval.importers.runs.anthropic import read_anthropic
 from metaeval.importers.runs.common import run_line
 from metaeval.loaders.meta_set import parse_run
 from metaeval.untrusted_json import LoadError
-
-# A request as a harness logs it before the last call, with the reply it got.
-REQUEST: JsonObject = {
-    "id": "refund-7", "task_id": "refund", "model": "claude-x", "max_tokens": 1024,
-    "system": [{"type": "text", "text": "You are a support agent."}],
-    "messages": [
-        {"role": "user", "content": "Order A-1182 arrived broken; refund it."},
-        {"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "I should check the order.", "signature": "s"},
-            {"type": "text", "text": "Checking."},
-            {"type": "tool_use", "id": "toolu_1", "name": "get_order",
-             "input": {"order_id": "A-1182"}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_1",
-             "content": "{\"total\": 49.99}"}]},
-        {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "toolu_2", "name": "refund",
-             "input": {"order_id": "A-1182", "amount": 49.99}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_2", "is_error": True,
-             "content": [{"type": "text", "text": "Error: refunds are closed"}]}]}],
-    "response": {"id": "msg_9", "type": "message", "role": "assistant", "model": "claude-x",
-                 "content": [{"type": "text", "text": "I could not refund it yet."}],
-                 "stop_reason": "end_turn", "stop_sequence": None,
-                 "usage": {"input_tokens": 120, "output_tokens": 9}},
-}
-
-# The same run written by hand in the native format: the other side of the comparison.
-NATIVE: list[JsonValue] = [
-    {"type": "message", "role": "system", "content": "You are a support agent."},
-    {"type": "message", "role": "user", "content": "Order A-1182 arrived broken; refund it."},
-    {"type": "message", "role": "assistant", "content": "Checking."},
-    {"type": "tool_call", "id": "toolu_1", "tool": "get_order", "args": {"order_id": "A-1182"}},
-    {"type": "tool_result", "call_id": "toolu_1", "content": {"total": 49.99}},
-    {"type": "tool_call", "id": "toolu_2", "tool": "refund",
-     "args": {"order_id": "A-1182", "amount": 49.99}},
-    {"type": "tool_result", "call_id": "toolu_2", "content": "Error: refunds are closed"},
-    {"type": "message", "role": "assistant", "content": "I could not refund it yet."},
-]
+from tests.importers.runs.conftest import NATIVE, REQUEST
 
 
 def read(tmp_path: Path, *lines: object) -> tuple[list[JsonObject], list[LoadError]]:

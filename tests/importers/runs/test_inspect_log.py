@@ -4,13 +4,8 @@ tiktoken cache in ../shared that lets its mock model count tokens offline."""
 
 from __future__ import annotations
 
-import gzip
-import importlib.util
 import json
-import os
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,33 +19,6 @@ from metaeval.loaders.meta_set import load_meta_sets
 from metaeval.testing import assert_graders
 from metaeval.untrusted_json import LoadError
 from tests.importers.runs.inspect_cases import CASES, EPOCHS
-
-REPO = Path(__file__).resolve().parents[3]
-TIKTOKEN = REPO.parent / "shared" / "benchmarks" / "inspect_ai" / "tiktoken-cache"
-HAS_INSPECT = importlib.util.find_spec("inspect_ai") is not None
-
-
-@pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    # METAEVAL_REQUIRE_INSPECT (CI, after installing the extra): a skip is a failure.
-    missing = pytest.fail if os.environ.get("METAEVAL_REQUIRE_INSPECT") else pytest.skip
-    if not HAS_INSPECT:
-        missing("inspect_ai is not installed (pip install 'metaeval[inspect]')")
-    caches = sorted(TIKTOKEN.glob("*.gz"))
-    if not caches:
-        missing(f"no tiktoken cache in {TIKTOKEN}: the mock model would download one")
-    root = tmp_path_factory.mktemp("inspect")
-    cache = root / "tiktoken"
-    cache.mkdir()
-    for gz in caches:
-        (cache / gz.name.removesuffix(".gz")).write_bytes(gzip.decompress(gz.read_bytes()))
-    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache), "INSPECT_LOG_LEVEL": "error",
-           "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "tests.importers.runs.inspect_task",
-                           str(root)], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    yield root
 
 
 def lines(path: Path, label_from: str | None = None) -> list[JsonObject]:

@@ -5,12 +5,10 @@ exported by the SDK's OTLP JSON file exporter."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans
-from opentelemetry.exporter.otlp.json.file.trace_exporter import FileSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -26,8 +24,7 @@ from opentelemetry.util.genai.types import (
 
 from metaeval.commands.import_runs import Imported, ImportRequest, import_runs
 from metaeval.contract import JsonValue
-
-CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+from tests.importers.runs.conftest import CAPTURE, export
 
 # The run the spans below record, written by hand in the native format.
 NATIVE: list[JsonValue] = [
@@ -75,18 +72,6 @@ def agent_run(handler: TelemetryHandler, conversation: str) -> None:
             chat.input_messages = [user, InputMessage(role="assistant", parts=list(ask))]
             chat.output_messages = [OutputMessage(role="assistant", parts=[
                 TextPart(content="I could not refund it yet.")], finish_reason="stop")]
-
-
-@pytest.fixture
-def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[TracerProvider]:
-    monkeypatch.setenv(CAPTURE, "SPAN_ONLY")
-    provider = TracerProvider()
-    yield provider
-    provider.shutdown()
-
-
-def export(provider: TracerProvider, path: Path) -> None:
-    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
 
 
 def imported(*paths: Path) -> Imported:

@@ -1,0 +1,194 @@
+"""The time left of a run: each mutant left weighed by its tests' baseline seconds,
+calibrated by what the finished ones cost, not by how many are done."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.find.targets import find_mutants
+from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from metaeval.mutation.run.options import Isolation, RunOptions
+from metaeval.mutation.run.runner import run_mutants
+from metaeval.mutation.run.time_left import Expected, TimeLeft, expected_costs
+from metaeval.mutation.wire import CodeRun
+from metaeval.report.progress import MutateProgress
+from tests.mutation.conftest import SUBPROCESS_SLOW, calc_project
+
+LIMITS = "def clamp(quantity, limit=10):\n    if quantity > limit:\n        return limit\n" \
+         "    return quantity\n\n\ndef never(x):\n    return -x\n"
+
+
+def mutant(name: str, line: int, qualname: str = "clamp", columns: tuple[int, int] = (5, 20)
+           ) -> Mutant:
+    return Mutant(id=name, kind=MutantKind.REWRITE, operator="op", path="limits.py",
+                  module="limits", qualname=qualname,
+                  span=Span(line, columns[0], line, columns[1]),
+                  original="", replacement="", mutated_source="")
+
+
+def result(name: str, status: Status, in_tests: float, outside: float = 0.1) -> MutantResult:
+    return MutantResult(mutant(name, 2), status, duration=in_tests + outside,
+                        in_tests=in_tests)
+
+
+def test_a_mutant_costs_its_fastest_selected_test_and_then_the_others(tmp_path: Path) -> None:
+    (tmp_path / "limits.py").write_text(LIMITS, encoding="utf-8")
+    # small ran lines 2 and 4, large lines 2 and 3; never() ran under no test.
+    coverage = Coverage.from_runs(tmp_path, (CodeRun(
+        "limits", "limits.py", 1, "clamp", ("t::small", "t::large"),
+        (((2,), (0, 1)), ((4,), (0,)), ((3,), (1,)))),))
+    durations = {"t::small": 0.5, "t::large": 3.0, "t::other": 7.0}
+    costs = expected_costs([mutant("both", 2), mutant("large", 3), mutant("small", 4),
+                            mutant("never", 8, "never", (12, 14))], coverage, durations)
+    assert costs == {"both": Expected(0.5, 3.0), "large": Expected(3.0, 0.0),
+                     "small": Expected(0.5, 0.0), "never": Expected(0.0, 0.0)}
+
+
+def test_tests_the_record_did_not_see_through_are_every_mutants(tmp_path: Path) -> None:
+    # A test that replaced the tracer runs for every mutant, as the warm runner
+    # selects it: left out, a child running it would look 10x over its tests, and
+    # that share (on metaeval itself, with most tests unseen) made hours of seconds.
+    (tmp_path / "limits.py").write_text(LIMITS, encoding="utf-8")
+    coverage = Coverage.from_runs(tmp_path, (CodeRun(
+        "limits", "limits.py", 1, "clamp", ("t::small",), (((2, 4), (0,)),)),))
+    durations = {"t::small": 0.5, "t::unseen": 4.0}
+    costs = expected_costs([mutant("both", 2), mutant("lines", 3),
+                            mutant("never", 8, "never", (12, 14))], coverage, durations,
+                           always=("t::unseen",))
+    assert costs == {"both": Expected(0.5, 4.0), "lines": Expected(4.0, 0.0),
+                     "never": Expected(4.0, 0.0)}
+    assert expected_costs([mutant("never", 8, "never", (12, 14))], coverage,
+                          durations)["never"] == Expected(0.0, 0.0)
+
+
+def test_the_first_slow_mutants_do_not_set_the_pace_of_the_quick_ones() -> None:
+    # The run starts with the mutants whose tests take longest: three killed by a
+    # 10 s test, then a hundred whose one test takes 0.1 s, and five no test
+    # reaches. Counting would say 105 x 10 s / 2 jobs = 525 s.
+    expected = {f"slow{i}": Expected(10.0, 0.0) for i in range(3)}
+    expected |= {f"quick{i}": Expected(0.1, 0.0) for i in range(100)}
+    expected |= {f"unreached{i}": Expected(0.0, 0.0) for i in range(5)}
+    left = TimeLeft(expected, jobs=2)
+    for i in range(2):
+        left.finished(result(f"slow{i}", Status.KILLED, 10.0))
+    assert left.seconds() is None  # two are no estimate yet
+    left.finished(result("slow2", Status.KILLED, 10.0))
+    # Each took its test's 10 s and 0.1 s outside; the unreached cost nothing:
+    # (100 x 0.1 outside + 100 x 0.1 s of tests) / 2 jobs.
+    assert left.seconds() == pytest.approx(10.0)
+
+
+def test_survivors_run_every_test_and_the_cost_beyond_comes_from_the_finished() -> None:
+    expected = {name: Expected(1.0, 4.0) for name in ("a", "b", "c", "d", "e")}
+    left = TimeLeft(expected, jobs=1)
+    left.finished(result("a", Status.KILLED, 2.0, outside=0.5))
+    left.finished(result("b", Status.SURVIVED, 10.0, outside=0.5))
+    left.finished(result("c", Status.KILLED, 2.0, outside=0.5))
+    # Beyond the expected tests, as a share of all five baseline seconds: the
+    # killed 1 s of 5 (0.2), the survivor 5 s of 5 (1.0); the median is 0.2. One
+    # survivor in three. Two left: 2 x 0.5 outside + 0.2 x 10 + 2 x 1 + 8 / 3.
+    assert left.seconds() == pytest.approx(1.0 + 2.0 + 2.0 + 8 / 3)
+    left.finished(result("d", Status.TIMEOUT, 30.0))  # says nothing of its tests' cost
+    assert left.seconds() == pytest.approx(0.5 + 1.0 + 1.0 + 4 / 3)
+
+
+def test_the_cost_beyond_the_tests_comes_from_the_last_mutants_to_finish() -> None:
+    # Module bodies first: every test reaches them, and a test a few seconds in
+    # kills them (3 s beyond a fastest test of 1 ms, of 80 s in all). Then quick
+    # mutants whose one test kills them at once: the ones left are like those.
+    expected = {f"body{i}": Expected(0.001, 80.0) for i in range(30)}
+    expected |= {f"quick{i}": Expected(0.01, 0.5) for i in range(35)}
+    left = TimeLeft(expected, jobs=1)
+    for i in range(30):
+        left.finished(result(f"body{i}", Status.KILLED, 3.001, outside=0.0))
+    for i in range(25):
+        left.finished(result(f"quick{i}", Status.KILLED, 0.01, outside=0.0))
+    # The last 25 cost nothing beyond their first test: 10 left x 0.01 s. (All 55
+    # would say 3 / 80 of each one's 0.51 s beyond it: 0.29 s.)
+    assert left.seconds() == pytest.approx(0.1)
+
+
+def test_module_bodies_tell_nothing_of_what_a_selected_mutant_costs() -> None:
+    # Every test may reach a module body: it runs the suite, fastest first, until
+    # one fails (3 s beyond its fastest test, of 80 s). A mutant with a selection
+    # stops at its own first test: until one of those finishes, nothing beyond.
+    expected = {f"body{i}": Expected(0.001, 80.0, every=True) for i in range(7)}
+    expected |= {f"picked{i}": Expected(0.01, 0.5) for i in range(20)}
+    left = TimeLeft(expected, jobs=1)
+    for i in range(5):
+        left.finished(result(f"body{i}", Status.KILLED, 3.001, outside=0.0))
+    # Two bodies left at 3.001 s each, twenty selected at their first test's 0.01 s.
+    assert left.seconds() == pytest.approx(2 * 3.001 + 20 * 0.01)
+
+
+def test_a_result_from_before_the_estimate_or_twice_changes_nothing() -> None:
+    left = TimeLeft({name: Expected(1.0, 0.0) for name in "abcd"}, jobs=1)
+    for name in "abc":
+        left.finished(result(name, Status.KILLED, 1.0))
+    before = left.seconds()
+    left.finished(result("a", Status.KILLED, 50.0))  # the same mutant again
+    left.finished(result("cached", Status.KILLED, 50.0))  # not one it expected
+    assert left.seconds() == before == pytest.approx(1.1)
+
+
+def test_the_progress_shows_the_runners_estimate_once_it_has_one() -> None:
+    out, ticks = io.StringIO(), iter(range(100))
+    show = MutateProgress(out, terminal=True, clock=lambda: float(next(ticks)))
+    left = TimeLeft({name: Expected(30.0, 0.0) for name in "abcdef"}, jobs=1)
+    show.pace(left)
+    for done, name in enumerate("abc", 1):
+        left.finished(result(name, Status.KILLED, 30.0, outside=0.0))
+        show(done, 6, result(name, Status.KILLED, 30.0))
+    # A second a mutant by the clock: the count's pace would say 3 s.
+    assert out.getvalue().split("\r")[-1] == "mutants 3/6 (killed 3) ~1m30s left\x1b[K"
+
+
+class Watching:
+    """A progress that keeps the estimate it is handed."""
+
+    def __init__(self) -> None:
+        self.estimates: list[TimeLeft] = []
+
+    def __call__(self, done: int, total: int, result: MutantResult) -> None:
+        pass
+
+    def pace(self, left: TimeLeft) -> None:
+        self.estimates.append(left)
+
+
+SLOW_AND_QUICK = """\
+    import time
+
+    from calc import double
+
+
+    def test_double():
+        assert double(2) == 4
+
+
+    def test_slowly():
+        time.sleep(0.4)
+        assert double(3) == 6
+    """
+
+
+@pytest.mark.parametrize("isolation", [Isolation.FORK, SUBPROCESS_SLOW])
+def test_the_runner_weighs_each_mutant_by_its_tests_in_fork_isolation(
+        tmp_path: Path, isolation: Isolation) -> None:
+    root = calc_project(tmp_path, SLOW_AND_QUICK)
+    watching = Watching()
+    run = run_mutants(find_mutants(["calc.py"], root),
+                      RunOptions(root, root / "mutants", jobs=1, isolation=isolation), watching)
+    if isolation is Isolation.SUBPROCESS:  # no test's seconds: the count's pace
+        assert watching.estimates == []
+        return
+    (estimate,) = watching.estimates
+    doubling = [r.mutant.id for r in run.results if r.mutant.qualname == "double"]
+    assert doubling and all(estimate.expected[m].first < 0.4 <= estimate.expected[m].rest
+                            for m in doubling)
+    assert estimate.left == set()  # every result reached it
+    assert estimate.ran == sum(r.status in (Status.KILLED, Status.SURVIVED) for r in run.results)
