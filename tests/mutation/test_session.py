@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.commands import mutate as session
+from metaeval.commands import mutate_run as session
 from metaeval.commands.mutate import plan_and_run, plan_mutate
 from metaeval.commands.mutate_values import Message, MutateRequest
 from metaeval.errors import ExitCode, InputError
