@@ -11,6 +11,7 @@ prints, never runs a mutant and never writes a file.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -75,6 +76,8 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
                else read_timings(Path.cwd() / request.timings_path))
     shared = (None if options.coverage_file is None
               else load_coverage_file(options.coverage_file))
+    if shared is not None:  # read once: the warm runner records the packages it was traced for
+        options = dataclasses.replace(options, coverage_packages=shared.packages)
     packages = (_warm_packages(targets, root, patches)
                 if options.isolation is Isolation.FORK else ())
     warm = _start_early(targets, root, operators, scan, packages, options, messages,
