@@ -209,6 +209,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     """
     # Imported here: the runner and libcst are only needed by this command.
     from metaeval.commands.mutate import plan_mutate, run_plan
+    from metaeval.commands.mutate_trace import trace_plan
     from metaeval.commands.mutate_values import MutateRequest
     from metaeval.report.mutate_outcome import finish
     from metaeval.report.mutation import Shown, mutation_json, mutation_text
@@ -242,7 +243,8 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
         # before the progress, as the user waits.
         for message in plan.notes:
             echo(message.text, err=message.stderr)
-        result = run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty()))
+        result = (trace_plan(plan) if request.trace_only else
+                  run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty())))
     outcome = finish(result, html=html_path)
     if outcome.run is not None and fmt == "json":
         echo(mutation_json(outcome.run, outcome.root, outcome.report))

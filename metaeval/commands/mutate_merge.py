@@ -5,7 +5,7 @@ did (the same targets, ``--mutants`` and ``--since``), and runs none of them.
 It trusts the shards' manifests (``run.shard_manifest``) only when together
 they are one whole run of that very plan: otherwise it exits 3 with one line
 per problem, naming the shard and its file. Then the merged results, in the
-plan's order, are concluded as a single run's are (``commands.mutate.conclude``):
+plan's order, are concluded as a single run's are (``mutate_conclude.conclude``):
 the same exit code, the same survivors against the findings file, and the same
 report, SARIF and table from ``report.mutate_outcome.finish``.
 """
@@ -16,8 +16,9 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from metaeval.commands.mutate import conclude, plan_mutate
-from metaeval.commands.mutate_values import Message, MutateRequest, MutateResult
+from metaeval.commands.mutate_conclude import conclude
+from metaeval.commands.mutate_plan import plan_mutate
+from metaeval.commands.mutate_values import Message, MutateRequest, MutateResult, Ran
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.options import Isolation
@@ -76,7 +77,7 @@ def merge_shards(request: MutateRequest, dirs: Sequence[Path]) -> MutateResult:
                                notes=notes, shard=None)
     if not ids:
         return MutateResult(ExitCode.OK, plan.root, notes)
-    result = conclude(plan, run)
+    result = conclude(Ran(plan, run))
     if request.write_timings is not None:  # the next pipeline's --timings
         try:
             write_timings(Path.cwd() / request.write_timings, results)

@@ -1,11 +1,12 @@
 """What one ``metaeval mutate`` request is made of and gives back: the request, the
 plan, the result, and the lines for the user.
 
-Values only, shared by the command's modes (``mutate`` runs a plan,
-``mutate_trace`` traces its baseline, ``mutate_merge`` concludes shards' runs)
-and by the rendering layer, which reads a result and never runs one. Apart from
-``mutate`` so that each mode imports them without importing another mode. This
-module never plans, runs or writes anything.
+Values only, shared by the command's phases (``mutate_plan`` makes the plan,
+``mutate_run`` runs it into a ``Ran``, ``mutate_conclude`` concludes that into
+a result), its other modes (``mutate_trace`` traces a plan's baseline,
+``mutate_merge`` concludes shards' runs) and the rendering layer, which reads a
+result and never runs one. Apart from them so that each phase and mode imports
+them without importing another. This module never plans, runs or writes anything.
 """
 
 from __future__ import annotations
@@ -135,6 +136,19 @@ class MutatePlan:
     """``--since``: the fingerprint of every mutant found, before the changed lines
     chose some; a fault's fingerprint counts the identical ones before it in its
     function, which a pull request's run and the full run must count alike."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """A plan's run that finished, before its survivors are concluded."""
+
+    plan: MutatePlan
+    run: MutationRun
+    after: tuple[Message, ...] = ()
+    """Lines after the table: the caches that could not be written."""
+    write_errors: tuple[OutputError, ...] = ()
+    """The shard manifest or ``--write-timings`` file that could not be written
+    (exit code 2, unless the run is void)."""
 
 
 @dataclass(frozen=True, slots=True)

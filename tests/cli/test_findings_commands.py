@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
-from metaeval.commands import mutate as session
+from metaeval.commands import mutate_run as session
 from metaeval.mutation.findings_file import LAST_RUN_FILE, Findings, load, save
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.runner import MutationRun

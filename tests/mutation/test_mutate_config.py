@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
-from metaeval.commands import mutate as session
+from metaeval.commands import mutate_run as session
 from metaeval.config import load_config
 from metaeval.errors import InputError
 from metaeval.mutation.find.operators import configured_operators

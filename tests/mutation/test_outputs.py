@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
-from metaeval.commands import mutate as session
+from metaeval.commands import mutate_run as session
 from metaeval.commands.mutate_values import MutateRequest
 from metaeval.errors import ExitCode
 from metaeval.mutation.run.options import Isolation

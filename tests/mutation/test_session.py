@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.commands import mutate as session
+from metaeval.commands import mutate_run as session
 from metaeval.commands.mutate import plan_mutate
 from metaeval.commands.mutate_values import Message, MutateRequest
 from metaeval.errors import ExitCode, InputError

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
-from metaeval.commands import mutate as session
+from metaeval.commands import mutate_run as session
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.report import progress
 from metaeval.report.progress import MutateProgress, duration_text

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
-from metaeval.commands import mutate as session
+from metaeval.commands import mutate_run as session
 from metaeval.errors import ExitCode
 from metaeval.mutation.model import MutantResult, Status
 from metaeval.mutation.run.runner import MutationRun

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
-from metaeval.commands import mutate as session
+from metaeval.commands import mutate_run as session
 from metaeval.errors import ExitCode
 from metaeval.gate_bars import Bar, decide
 from metaeval.report.escape import md_code as code

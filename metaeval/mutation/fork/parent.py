@@ -109,7 +109,7 @@ def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -
         # The shared map, recorded for the whole plan's packages: record those too, so
         # that its records hold for this run (and the map it leaves is whole).
         kept = options.coverage_file
-        packages, warning = covering_packages(kept, packages)
+        packages, warning = covering_packages(kept, options.coverage_packages, packages)
         if warning:
             print(warning, file=sys.stderr)
     if kept is not None:

@@ -125,12 +125,12 @@ def _salt(salt: object, bad: Callable[[str, object, str], InputError]
     return tuple(parts[2]), tuple(parts[3])
 
 
-def covering_packages(path: Path, packages: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
-    """The packages a warm runner reusing the file at ``path`` records: the file's, when
-    they hold every one of ``packages`` (a shard's share may touch fewer), else
-    ``packages`` and a warning that every test is traced. ``InputError`` for a
-    file that is not a coverage file."""
-    found = load_coverage_file(path).packages
+def covering_packages(path: Path, found: tuple[str, ...], packages: tuple[str, ...]
+                      ) -> tuple[tuple[str, ...], str]:
+    """The packages a warm runner reusing the file at ``path`` (traced for ``found``,
+    ``CoverageFile.packages``) records: ``found``, when they hold every one of
+    ``packages`` (a shard's share may touch fewer), else ``packages`` and a
+    warning that every test is traced."""
     if set(packages) <= set(found):
         return found, ""
     return packages, (f"warning: {path}: traced for the packages {list(found)}, this run "

@@ -86,6 +86,10 @@ class RunOptions:
     """Fork mode: a coverage file (``run.coverage_file``, ``--coverage``) whose map the
     warm runner reuses instead of ``coverage_cache``'s; checked against the plan
     before the run."""
+    coverage_packages: tuple[str, ...] = ()
+    """The packages ``coverage_file`` was traced for, as whoever read the file found
+    them (the plan, a Ray task's head), so that the runner does not read it again
+    for them."""
 
     @property
     def workers(self) -> int:

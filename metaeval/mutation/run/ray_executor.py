@@ -301,7 +301,8 @@ def run_batch(spec: BatchSpec, coverage: bytes, batch: list[tuple[int, Mutant]]
             root=root, mutants_dir=root / spec.mutants_dir, jobs=1,
             timeout_factor=spec.timeout_factor, timeout_constant=spec.timeout_constant,
             pytest_args=spec.pytest_args, python=sys.executable, isolation=Isolation.FORK,
-            memory_limit=spec.memory_limit, coverage_file=shipped)
+            memory_limit=spec.memory_limit, coverage_file=shipped,
+            coverage_packages=spec.packages)  # the head's map, traced for these
         ran = run_forked(batch, options, Path(tmp), spec.packages, keep)
     fork = ran.fork or ForkStats()
     stats = (fork.deferred, fork.reloaded, fork.deferred_elsewhere, fork.forking,

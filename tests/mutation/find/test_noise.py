@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
-from metaeval.commands import mutate as session
+from metaeval.commands import mutate_run as session
 from metaeval.errors import InputError
 from metaeval.mutation.find.operators import Context, Operator, Variant, select_operators
 from metaeval.mutation.find.targets import mutants_in_source

@@ -1,0 +1,44 @@
+"""The second phase of ``metaeval mutate``: a ``MutatePlan``'s mutants run into a ``Ran``.
+
+A plan that stops (nothing to mutate) runs nothing and ends here with its exit
+code, as does a shard that cannot write its manifest and a run that proved
+nothing (``VoidRun``, or tests that wrote into the source tree). What a run
+reads before and leaves after (caches, shard manifest, timings) is
+``mutate_run_files``'s. This module never prints, never renders and never reads
+the findings file (``mutate_conclude`` does).
+"""
+
+from __future__ import annotations
+
+from metaeval.commands.mutate_run_files import leave, open_run_files
+from metaeval.commands.mutate_values import Message, MutatePlan, MutateResult, Ran
+from metaeval.errors import ExitCode
+from metaeval.mutation.run.options import VoidRun
+from metaeval.mutation.run.runner import Progress, run_mutants
+from metaeval.mutation.run.source_tree import tree_written
+
+
+def run_planned(plan: MutatePlan, progress: Progress | None = None) -> Ran | MutateResult:
+    """Run ``plan``'s mutants: the ``Ran`` to conclude, or the result of a run that
+    stopped before it finished (nothing to run, a shard manifest that cannot be
+    written, a void run)."""
+    files = open_run_files(plan)
+    if plan.stop is not None or files.write_errors:
+        if plan.warm is not None:
+            plan.warm.stop()
+        code = ExitCode.BAD_INPUT if files.write_errors or plan.stop is None else plan.stop
+        return MutateResult(code, plan.root, plan.notes, write_errors=files.write_errors)
+    try:
+        run = run_mutants(plan.mutants, plan.options, progress, files.result, plan.warm,
+                          execute=plan.execute)
+    except VoidRun as e:
+        why = str(e)
+    else:
+        # No report, no cache: results of a tree that moved under the tests.
+        why = tree_written(plan.tree) if plan.tree is not None else ""
+        if not why:
+            # Like the report: the caches and the manifest are written only by a run that
+            # finished.
+            return Ran(plan, run, *leave(files, run))
+    return MutateResult(ExitCode.VOID, plan.root, plan.notes,
+                        after=(Message(f"error: {why}", stderr=True),))
