@@ -3,6 +3,7 @@ is about."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
@@ -126,3 +127,10 @@ def tracked(tmp_path: Path) -> Path:
     results = [MutantResult(mutant(qualname=q), Status.SURVIVED) for q in ("a", "b")]
     save(Findings(tuple(survivors(results, {}, SEEN_1))), path)
     return path
+
+
+def git(repo: Path, *args: str) -> str:
+    """``git ARGS`` in ``repo`` as a test's own user (no global config needed); its
+    output."""
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                          cwd=repo, check=True, capture_output=True, text=True).stdout

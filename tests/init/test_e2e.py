@@ -17,15 +17,11 @@ import pytest
 import yaml
 
 import metaeval
+from tests.builders import git as git
 from tests.scaffold_project import make_shop
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 METAEVAL = [sys.executable, "-c", "from metaeval.cli import main; main()"]
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                          cwd=root, check=True, capture_output=True, text=True).stdout
 
 
 def fresh_repository(root: Path) -> None:

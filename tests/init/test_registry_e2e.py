@@ -17,14 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders import git
 from tests.init.registry_project import PACKAGE, write_project
 
 METAEVAL = [sys.executable, "-c", "from metaeval.cli import main; main()"]
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root,
-                   check=True, capture_output=True, text=True)
 
 
 def run(root: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:

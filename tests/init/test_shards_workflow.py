@@ -20,7 +20,7 @@ import yaml
 from click.testing import CliRunner
 
 from metaeval.cli import main
-from tests.init.test_e2e import git
+from tests.builders import git
 from tests.scaffold_project import make_shop
 
 WORKFLOW = ".github/workflows/metaeval.yml"

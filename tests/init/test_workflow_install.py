@@ -4,16 +4,11 @@ the project with what its tests need, and nothing that is not declared."""
 from __future__ import annotations
 
 import json
-import subprocess
 import tomllib
 from pathlib import Path
 
 from metaeval.init.workflow_install import metaeval_spec, project_install
-
-
-def git(path: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                          cwd=path, check=True, capture_output=True, text=True).stdout.strip()
+from tests.builders import git
 
 
 def git_checkout(path: Path, remote: str | None) -> str:
@@ -23,7 +18,7 @@ def git_checkout(path: Path, remote: str | None) -> str:
     git(path, "commit", "-q", "--allow-empty", "-m", "x")
     if remote is not None:
         git(path, "remote", "add", "origin", remote)
-    return git(path, "rev-parse", "HEAD")
+    return git(path, "rev-parse", "HEAD").strip()
 
 
 def direct(url: str, **info: object) -> str:

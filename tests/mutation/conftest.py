@@ -24,6 +24,7 @@ from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import Cache, Execute, MutationRun, Progress
 from metaeval.report.mutate_outcome import MutateOutcome, finish
+from tests.builders import git as git
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 SUBPROCESS_SLOW = pytest.param(Isolation.SUBPROCESS, marks=pytest.mark.slow,
@@ -32,12 +33,6 @@ SUBPROCESS_SLOW = pytest.param(Isolation.SUBPROCESS, marks=pytest.mark.slow,
 per mutant, the slow half; CI runs it (``pytest -m slow``), the default run keeps
 the fork case."""
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "mutate_project"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t",
-                           *args], cwd=repo, check=True, capture_output=True, text=True)
-    return done.stdout
 
 
 def copy_shop(destination: Path) -> Path:

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from metaeval.cli import main
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.findings_file import fingerprints, load
+from tests.builders import git
 
 PYPROJECT = """
 [tool.metaeval]
@@ -67,10 +68,6 @@ TESTS_3 = TESTS_2 + '''
 def test_the_cap_itself_needs_a_human() -> None:
     assert not amount_allowed(100.0)
 '''
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 
 def commit(root: Path, guards: str, tests: str, message: str) -> None:

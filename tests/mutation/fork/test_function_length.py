@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 LIMIT = 60
 PARENT_SIDE = (
     "metaeval/mutation/fork/parent.py",
