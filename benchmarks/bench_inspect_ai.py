@@ -56,6 +56,8 @@ SINCE_BEFORE = "    if ignore_case:\n"
 SINCE_AFTER = "    if bool(ignore_case):\n"
 SINCE_SLACK = 10.0
 OUTSIDE_FORK_SHARE = 0.02
+OWN_COST = "; a pytest process of its own took "
+"""Where the runner's note on a mutant outside the fork turns to what its process cost."""
 TIKTOKEN_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 """The o200k_base encoding in the shared tiktoken-cache/ (SOURCE.md): the hash tiktoken
 checks on every read of its cache, checked here first so a changed file is one line."""
@@ -223,7 +225,9 @@ def outside_fork(report: Mapping[str, object]) -> tuple[int, int, Counter[str]]:
     reasons: Counter[str] = Counter()
     for m in mutants if isinstance(mutants, list) else []:
         if isinstance(m, dict) and m.get("own_process"):
-            reasons[str(m["own_process"]).strip().splitlines()[0][:160]] += 1
+            # Without what each process cost, which differs mutant by mutant.
+            why = str(m["own_process"]).strip().splitlines()[0].split(OWN_COST)[0]
+            reasons[why[:160]] += 1
     deferred = int(str(timing.get("deferred", sum(reasons.values()))))
     if deferred > sum(reasons.values()):
         reasons[""] += deferred - sum(reasons.values())

@@ -254,10 +254,16 @@ def test_outside_fork_counts_the_runners_deferred_and_groups_reasons() -> None:
     report = {"timing": {"deferred": 3, "ran": 100}, "mutants": [
         {"own_process": "module-level code ran the mutated function\nmore"},
         {"own_process": "module-level code ran the mutated function"},
-        {"own_process": "import cycle"}, {"own_process": ""}, {}]}
+        {"own_process": "import cycle; a pytest process of its own took 1.7s, 1.6s of it "
+                        "starting and collecting"}, {"own_process": ""}, {}]}
     deferred, ran, reasons = bi.outside_fork(report)
     assert (deferred, ran) == (3, 100)
     assert reasons == {"module-level code ran the mutated function": 2, "import cycle": 1}
+    # The cost differs mutant by mutant: a reason without it groups them.
+    other = {"own_process": "import cycle; a pytest process of its own took 2.0s, 1.9s of it "
+                            "starting and collecting"}
+    _, _, reasons = bi.outside_fork(report | {"mutants": [*report["mutants"], other]})
+    assert reasons["import cycle"] == 2
     # The runner counted one more than carry a reason: it shows as unexplained.
     _, _, reasons = bi.outside_fork(report | {"timing": {"deferred": 4, "ran": 100}})
     assert reasons[""] == 1

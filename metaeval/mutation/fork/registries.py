@@ -6,8 +6,8 @@ raising ``scorer 'exact' is already registered``) makes a module raise when
 it is executed again in the same process; a fresh import finds the registry
 empty of it. So the warm process notes, while it imports and collects, what
 each project module's top-level code added to the dicts, lists and sets bound
-at module level in *other* modules (and to those held by a class's
-attributes there): a dict's new keys with their values, a list's or a set's
+at module level in *other* modules, the standard library's aside (and to
+those held by a class's attributes there): a dict's new keys with their values, a list's or a set's
 new items. A child withdraws exactly those entries just before it executes
 the module again, and puts what the execution registered where the withdrawn
 entries stood (a fresh import's order). An entry that another module added,
@@ -46,10 +46,11 @@ _bootstrap: Any = importlib.import_module("importlib._bootstrap")
 
 Container = dict[Any, Any] | list[Any] | set[Any]
 
-UNWATCHED = ("sys", "builtins", "importlib", "_frozen_importlib", "_imp", "linecache",
-             "metaeval.mutation", "_pytest", "pytest", "pluggy")
-"""Modules whose containers are the import system's or the runner's own, never a
-registry a project module's execution must find emptied."""
+UNWATCHED = ("metaeval.mutation", "_pytest", "pytest", "pluggy")
+"""Modules whose containers are the runner's own, never a registry a project module's
+execution must find emptied. Nor are the standard library's (``sys.modules``, the
+import system's caches, ``linecache``; ``copyreg`` and ``warnings`` take a second
+registration): a fifth of a large process's containers, compared at every import."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -105,6 +106,8 @@ class Ledger:
         self.copies: dict[int, list[Any] | set[Any]] = {}
         """By position: a copy of each list and set, as it was when last compared."""
         self.scanned: set[str] = set()
+        self.partial: dict[str, int] = {}
+        """Modules looked at while they ran, and their namespace's size then."""
         self.stack: list[tuple[str, bool]] = []
         """The imports running, innermost last: (name, tracked)."""
         self.added: dict[str, list[Added]] = {}
@@ -162,7 +165,11 @@ class Ledger:
             # A package's ``__init__`` that makes a registry and then imports the
             # modules filling it: watch what the modules still running bound so far.
             for name, running in self.stack:
-                if running and (module := sys.modules.get(name)) is not None:
+                module = sys.modules.get(name)
+                # A namespace that bound nothing since its last look holds no new container.
+                if running and module is not None and self.partial.get(name) != (
+                        size := len(vars(module))):
+                    self.partial[name] = size
                     self._guarded(self._scan, name, module, False)
         self.stack.append((spec.name, tracked))
         try:
@@ -193,7 +200,8 @@ class Ledger:
             return
         if final:
             self.scanned.add(name)
-        if any(name == u or name.startswith(u + ".") for u in UNWATCHED):
+        if any(name == u or name.startswith(u + ".") for u in UNWATCHED) or (
+                name.partition(".")[0] in sys.stdlib_module_names):
             return
         for container in _watched_in(module):
             if id(container) in self.seen:
