@@ -11,6 +11,7 @@ component are reachable from there, which ``--dump-dom`` does not show.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -19,6 +20,8 @@ import urllib.request
 from base64 import b64decode
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -149,3 +152,24 @@ class Browser:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@pytest.fixture(scope="module")
+def binary() -> str:
+    """The Chromium binary; a skip without it (or without websocket-client), a
+    failure when ``METAEVAL_REQUIRE_BROWSER`` is set, as in CI."""
+    found = chromium()
+    missing = None
+    if found is None:
+        missing = "Chromium is not installed (apt-get install chromium)"
+    else:
+        try:
+            import websocket  # noqa: F401
+        except ImportError:
+            missing = "websocket-client is not installed (pip install -e '.[dev]')"
+    if missing is not None:
+        if os.environ.get("METAEVAL_REQUIRE_BROWSER"):
+            pytest.fail(f"METAEVAL_REQUIRE_BROWSER is set but {missing}")
+        pytest.skip(missing)
+    assert found is not None
+    return found

@@ -10,7 +10,6 @@ Marked ``browser``: left out of the default run, run by ``.ci/run``.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -21,30 +20,11 @@ import pytest
 
 from metaeval.contract import JsonObject
 from tests.audit.airline import airline_run
-from tests.browser import Browser, chromium
+from tests.browser import Browser
 from tests.label.conftest import PAIRS, RUNS, write_lines
 from tests.label.serving import METAEVAL, start_label
 
 pytestmark = pytest.mark.browser
-BINARY = chromium()
-
-
-@pytest.fixture(scope="module")
-def binary() -> str:
-    missing = None
-    if BINARY is None:
-        missing = "Chromium is not installed (apt-get install chromium)"
-    else:
-        try:
-            import websocket  # noqa: F401
-        except ImportError:
-            missing = "websocket-client is not installed (pip install -e '.[dev]')"
-    if missing is not None:
-        if os.environ.get("METAEVAL_REQUIRE_BROWSER"):
-            pytest.fail(f"METAEVAL_REQUIRE_BROWSER is set but {missing}")
-        pytest.skip(missing)
-    assert BINARY is not None
-    return BINARY
 
 
 def press(browser: Browser, key: str) -> None:

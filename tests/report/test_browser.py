@@ -9,14 +9,13 @@ there instead of skipping.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.browser import Browser, chromium
+from tests.browser import Browser
 from tests.mutation.conftest import copy_shop
 
 pytestmark = pytest.mark.browser
@@ -24,25 +23,6 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 SURVIVOR = "shop/pricing.py::clamp_quantity::flip_comparison::0"
-BINARY = chromium()
-
-
-@pytest.fixture(scope="module")
-def binary() -> str:
-    missing = None
-    if BINARY is None:
-        missing = "Chromium is not installed (apt-get install chromium)"
-    else:
-        try:
-            import websocket  # noqa: F401
-        except ImportError:
-            missing = "websocket-client is not installed (pip install -e '.[dev]')"
-    if missing is not None:
-        if os.environ.get("METAEVAL_REQUIRE_BROWSER"):
-            pytest.fail(f"METAEVAL_REQUIRE_BROWSER is set but {missing}")
-        pytest.skip(missing)
-    assert BINARY is not None
-    return BINARY
 
 
 def metaeval(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
