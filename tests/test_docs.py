@@ -161,6 +161,9 @@ SHARED_DATA_PAGES = ("judge-own.md",)
 """Pages whose examples read published logs kept in ``../shared/data`` (never copied
 into the repository): tests/importers/test_judge_logs_real.py runs those commands on
 the same files, skipping without them."""
+SERVER_PAGES = ("label.md",)
+"""Pages whose example starts a server that runs until stopped: the browser tests
+(tests/label/test_label_browser.py) start it, label through it and stop it."""
 
 
 @pytest.mark.slow
@@ -169,7 +172,7 @@ def test_the_readme_quick_start_and_each_pages_first_example_run(tmp_path: Path)
     run_commands(readme_quick_start(), repo, pythonpath=repo)
     for page in sorted(DOCS.glob("*.md")):
         if (not any(page == page_for(path) for path, _ in commands())
-                or page.name in SHOP_PAGES + SHARED_DATA_PAGES):
+                or page.name in SHOP_PAGES + SHARED_DATA_PAGES + SERVER_PAGES):
             continue
         run_commands(first_example(page), repo, pythonpath=repo)
     for name in SHOP_PAGES:

@@ -57,11 +57,13 @@ def track(ran: Ran) -> Survivors:
     # What 'metaeval findings list' and 'show' read before any --update-baseline: like
     # a cache, a file that cannot be written costs a convenience, not the run. It sits
     # beside the result cache, so that a run told to keep its cache out of the tree
-    # (--cache elsewhere) leaves the tree as it found it.
+    # (--cache elsewhere) leaves the tree as it found it. A shard's survivors are a
+    # share of the run: the merge, which has them all, saves them.
     after: tuple[Message, ...] = ()
     try:
-        save_last_run(results, diffs, seen, root, plan.cache_file.parent / LAST_RUN_FILE.name,
-                      plan.fingerprints)
+        if request.shard is None:
+            save_last_run(results, diffs, seen, root,
+                          plan.cache_file.parent / LAST_RUN_FILE.name, plan.fingerprints)
     except OutputError as e:
         after = (Message(f"warning: {e}; 'metaeval findings' will not see this "
                          "run's survivors", stderr=True),)
