@@ -4,7 +4,7 @@ is about."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -21,7 +21,10 @@ from metaeval.contract import (
 )
 from metaeval.gate_bars import Results
 from metaeval.mutation.findings_file import Findings, Seen, save, survivors
+from metaeval.mutation.fork.parent import start_warm
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from metaeval.mutation.run.options import Isolation, RunOptions
+from metaeval.mutation.run.runner import MutationRun, Progress, run_mutants
 
 
 def user(text: str) -> Message:
@@ -134,3 +137,13 @@ def git(repo: Path, *args: str) -> str:
     output."""
     return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
                           cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def run_here(mutants: Sequence[Mutant], options: RunOptions,
+             progress: Progress | None = None) -> MutationRun:
+    """``run_mutants`` given what the plan gives it: in fork isolation, a warm runner
+    started for the mutants' packages."""
+    warm = None
+    if options.isolation is Isolation.FORK:
+        warm = start_warm(options, tuple(sorted({m.module.partition(".")[0] for m in mutants})))
+    return run_mutants(mutants, options, progress, warm=warm)

@@ -2,11 +2,14 @@
 
 The config and settings read, the targets scanned (through the scan cache), the
 patch mutants loaded, ``--since`` applied, the shard's share taken, the
-``RunOptions`` built and, in fork isolation, the warm runner started early so
-that it collects and traces the baseline while libcst parses. Nothing runs a
-mutant here, so a plan that finds nothing to mutate carries its exit code
-(``MutatePlan.stop``) and its notes for the next phase. This module never
-prints, never runs a mutant and never writes a file.
+``RunOptions`` built, the result cache read and, in fork isolation, the warm
+runner started: early, so that it collects and traces the baseline while libcst
+parses, or, when the scan cache already knew every target, once a mutant is
+found that the result cache does not answer (a rerun where nothing changed
+starts no process). The run phase only uses it. Nothing runs a mutant here, so a
+plan that finds nothing to mutate carries its exit code (``MutatePlan.stop``)
+and its notes for the next phase. This module never prints (but a cache's
+warning that it is read as empty), never runs a mutant and never writes a file.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from metaeval.mutation.run.options import (
     RunOptions,
     ScratchError,
 )
-from metaeval.mutation.run.result_cache import CACHE_FILE
+from metaeval.mutation.run.result_cache import CACHE_FILE, ResultCache
 from metaeval.mutation.run.runner import Execute
 from metaeval.mutation.run.settings import MutateSettings, mutate_settings
 from metaeval.mutation.run.shard_manifest import ShardPlan, plan_hash, read_timings
@@ -110,9 +113,31 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
             notes.append(Message(f"nothing to run: shard {shard.k}/{shard.n} has no mutant "
                                  f"of the {shard.planned}"))
             stop = ExitCode.OK
+    results = (None if request.no_cache or request.trace_only or stop is not None
+               else ResultCache(root, _cache_settings(options), cache_file))
+    void = ""
+    if warm is None and stop is None and packages and (
+            request.trace_only or _some_to_run(mutants, results)):
+        try:
+            warm = start_warm(options, packages)
+        except ScratchError as e:  # said by the run, as a void run
+            void = str(e)
     return MutatePlan(request, root, tuple(mutants), options, tuple(notes), stop, cache_file,
                       scan, report_file, request.baseline_path or config.root / config.findings,
-                      warm, shard, digest, packages, execute, tree, prints)
+                      warm, shard, digest, packages, execute, tree, prints, results, void)
+
+
+def _cache_settings(options: RunOptions) -> tuple[str, ...]:
+    """What a result cache entry was run with, besides the mutant and its files."""
+    return (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant))
+
+
+def _some_to_run(mutants: Sequence[Mutant], results: ResultCache | None) -> bool:
+    """Whether a mutant may need its tests run: one the result cache does not answer
+    (one settled without running, an ignored one or a compile error, still counts:
+    a warm runner started for nothing is stopped unused)."""
+    return results is None or any(not m.ignored_reason and results.lookup(m) is None
+                                  for m in mutants)
 
 
 def _run_options(request: MutateRequest, settings: MutateSettings, root: Path,

@@ -22,23 +22,27 @@ def run_planned(plan: MutatePlan, progress: Progress | None = None) -> Ran | Mut
     """Run ``plan``'s mutants: the ``Ran`` to conclude, or the result of a run that
     stopped before it finished (nothing to run, a shard manifest that cannot be
     written, a void run)."""
-    files = open_run_files(plan)
-    if plan.stop is not None or files.write_errors:
+    write_errors = open_run_files(plan)
+    if plan.stop is not None or write_errors or plan.void:
         if plan.warm is not None:
             plan.warm.stop()
-        code = ExitCode.BAD_INPUT if files.write_errors or plan.stop is None else plan.stop
-        return MutateResult(code, plan.root, plan.notes, write_errors=files.write_errors)
+        if not write_errors and plan.stop is None:
+            return _void(plan, plan.void)
+        code = ExitCode.BAD_INPUT if write_errors or plan.stop is None else plan.stop
+        return MutateResult(code, plan.root, plan.notes, write_errors=write_errors)
     try:
-        run = run_mutants(plan.mutants, plan.options, progress, files.result, plan.warm,
+        run = run_mutants(plan.mutants, plan.options, progress, plan.results, plan.warm,
                           execute=plan.execute)
     except VoidRun as e:
-        why = str(e)
-    else:
-        # No report, no cache: results of a tree that moved under the tests.
-        why = tree_written(plan.tree) if plan.tree is not None else ""
-        if not why:
-            # Like the report: the caches and the manifest are written only by a run that
-            # finished.
-            return Ran(plan, run, *leave(files, run))
+        return _void(plan, str(e))
+    # No report, no cache: results of a tree that moved under the tests.
+    why = tree_written(plan.tree) if plan.tree is not None else ""
+    if why:
+        return _void(plan, why)
+    # Like the report: the caches and the manifest are written only by a run that finished.
+    return Ran(plan, run, *leave(plan, run))
+
+
+def _void(plan: MutatePlan, why: str) -> MutateResult:
     return MutateResult(ExitCode.VOID, plan.root, plan.notes,
                         after=(Message(f"error: {why}", stderr=True),))

@@ -1,64 +1,45 @@
-"""The files one ``metaeval mutate`` run reads before its first mutant and leaves
+"""The files one ``metaeval mutate`` run writes before its first mutant and leaves
 after its last, besides its report: the caches, the shard's manifest and the
-``--write-timings`` file, opened and written in one place.
+``--write-timings`` file, written in one place.
 
 Three caches make a rerun fast: the result cache (a mutant's earlier status,
-while nothing it depends on changed), the scan cache (a file's mutants, filled
-while the plan parses the targets) and the coverage map (which test ran which
-line, loaded by the warm runner from ``RunOptions.coverage_cache``). A shard
-writes its manifest unfinished before it runs (one that cannot leave it would
-run for nothing) and finished after. ``open_run_files`` does what comes before
-the run; ``leave`` what comes after a run that finished, and only then, as the
-report is. A cache that cannot be written is a warning: it costs the next run its
-speed, never this run its result; a manifest or timings file that cannot be
-written is a write error (exit 2). This module never runs a mutant.
+while nothing it depends on changed, read by the plan), the scan cache (a
+file's mutants, filled while the plan parses the targets) and the coverage map
+(which test ran which line, loaded when the warm runner starts, from
+``RunOptions.coverage_cache``). A shard writes its manifest unfinished before
+it runs (one that cannot leave it would run for nothing) and finished after.
+``open_run_files`` does what comes before the run; ``leave`` what comes after a
+run that finished, and only then, as the report is. A cache that cannot be
+written is a warning: it costs the next run its speed, never this run its
+result; a manifest or timings file that cannot be written is a write error
+(exit 2). This module never runs a mutant.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.commands.mutate_values import Message, MutatePlan
 from metaeval.errors import ExitCode, OutputError
 from metaeval.mutation.model import MutantResult
-from metaeval.mutation.run.result_cache import ResultCache
 from metaeval.mutation.run.runner import MutationRun
 from metaeval.mutation.run.shard_manifest import write_manifest, write_timings
 
 
-@dataclass(frozen=True, slots=True)
-class RunFiles:
-    """What a plan's run found before its first mutant."""
-
-    plan: MutatePlan
-    result: ResultCache | None
-    """The result cache, read; None with ``--no-cache`` or for a plan that stops."""
-    write_errors: tuple[OutputError, ...] = ()
-    """The shard's manifest could not be written: the run must not start."""
-
-
-def open_run_files(plan: MutatePlan) -> RunFiles:
+def open_run_files(plan: MutatePlan) -> tuple[OutputError, ...]:
     """A shard's manifest written unfinished (finished, with no result, when the
-    plan stops with nothing to run), and the result cache read when the plan runs;
-    a cache that is not one is read as empty, with a warning."""
-    failed = _write_shard(plan, (), finished=plan.stop is ExitCode.OK)
-    if plan.request.no_cache or plan.stop is not None:
-        return RunFiles(plan, None, failed)
-    options = plan.options
-    # What an entry was run with, besides the mutant and its files.
-    settings = (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant))
-    return RunFiles(plan, ResultCache(plan.root, settings, plan.cache_file), failed)
+    plan stops with nothing to run); the error when it cannot be written, on which
+    the run must not start."""
+    return _write_shard(plan, (), finished=plan.stop is ExitCode.OK)
 
 
-def leave(files: RunFiles, run: MutationRun
+def leave(plan: MutatePlan, run: MutationRun
           ) -> tuple[tuple[Message, ...], tuple[OutputError, ...]]:
     """After ``run`` finished: the result cache, the scan cache and the coverage map
     saved (a warning each that cannot be), the shard's manifest finished and the
     ``--write-timings`` file written (the errors of those that cannot be)."""
-    plan = files.plan
-    result, scan, kept = files.result, plan.scan, plan.options.coverage_cache
+    result, scan, kept = plan.results, plan.scan, plan.options.coverage_cache
     coverage = run.fork.coverage_map if run.fork else None
     warnings = [_save(lambda: result.save(run.baseline_duration, run.timeout))
                 if result is not None else None,

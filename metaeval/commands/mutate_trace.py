@@ -38,7 +38,9 @@ def trace_plan(plan: MutatePlan) -> MutateResult:
             f"--trace-only: nothing to mutate, no test traced; an empty coverage map for "
             f"the plan is in {where}", stderr=True),))
     try:
-        stats = trace_baseline(plan.options, plan.packages, plan.warm)
+        if plan.warm is None:  # its scratch directory could not be written
+            raise VoidRun(plan.void)
+        stats = trace_baseline(plan.options, plan.warm)
     except VoidRun as e:
         return MutateResult(ExitCode.VOID, root, plan.notes,
                             after=(Message(f"error: {e}", stderr=True),))

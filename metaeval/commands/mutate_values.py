@@ -21,6 +21,7 @@ from metaeval.mutation.findings_file import Comparison, Findings
 from metaeval.mutation.fork.parent import WarmStart
 from metaeval.mutation.model import Mutant
 from metaeval.mutation.run.options import Executor, Isolation, RunOptions
+from metaeval.mutation.run.result_cache import ResultCache
 from metaeval.mutation.run.runner import Execute, MutationRun
 from metaeval.mutation.run.shard_manifest import ShardPlan
 from metaeval.mutation.run.source_tree import TreeState
@@ -117,8 +118,9 @@ class MutatePlan:
     """The findings file survivors are compared with: ``--baseline``, else the config's."""
     warm: WarmStart | None = None
     """Fork isolation: the warm runner, started before the targets were parsed so
-    that it collects and traces the baseline meanwhile; ``run_plan`` hands it the
-    mutants, or stops it."""
+    that it collects and traces the baseline meanwhile (or once a mutant is known
+    to need it); ``run_plan`` hands it the mutants, or stops it. None when no
+    mutant needs running."""
     shard: ShardPlan | None = None
     """``--shard``: this shard's place and share; ``mutants`` is the share then."""
     plan_hash: str = ""
@@ -136,6 +138,12 @@ class MutatePlan:
     """``--since``: the fingerprint of every mutant found, before the changed lines
     chose some; a fault's fingerprint counts the identical ones before it in its
     function, which a pull request's run and the full run must count alike."""
+    results: ResultCache | None = None
+    """The result cache, read; None with ``--no-cache``, for ``--trace-only`` and for
+    a plan that stops. Saved only after a run that finished."""
+    void: str = ""
+    """Why the run cannot start (the warm runner's scratch directory cannot be
+    written): a void run, said by the run phase."""
 
 
 @dataclass(frozen=True, slots=True)

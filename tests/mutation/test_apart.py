@@ -16,7 +16,7 @@ from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.model import Status
 from metaeval.mutation.patches import shown
 from metaeval.mutation.run.options import Isolation, RunOptions
-from metaeval.mutation.run.runner import run_mutants
+from tests.builders import run_here
 from tests.mutation.conftest import SUBPROCESS_SLOW, calc_project, write
 
 METAEVAL = str(Path(sys.executable).with_name("metaeval"))
@@ -89,7 +89,7 @@ def test_a_patch_that_exits_when_applied_is_a_runtime_error_with_the_reason(
         ]
         """)
     options = RunOptions(root, root / "mutants", jobs=2, isolation=isolation)
-    results = run_mutants(load_patch_mutants(root / "mutants", root), options).results
+    results = run_here(load_patch_mutants(root / "mutants", root), options).results
     exits, kept = results
     assert exits.status is Status.RUNTIME_ERROR
     assert "SystemExit: 4" in exits.detail

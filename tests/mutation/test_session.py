@@ -21,7 +21,7 @@ from metaeval.errors import ExitCode, InputError
 from metaeval.mutation.findings_file import accept
 from metaeval.mutation.findings_file import load as load_findings
 from metaeval.mutation.findings_file import save as save_findings
-from metaeval.mutation.model import Status
+from metaeval.mutation.model import MutantResult, Status
 from metaeval.mutation.run.options import Isolation
 from tests.mutation.conftest import (
     PRICING,
@@ -65,14 +65,31 @@ def test_since_keeps_only_the_changed_function_and_plans_to_run_it(shop_here: Pa
     assert plan.warm.proc.poll() is not None and not plan.warm.scratch.exists()
 
 
-def test_the_warm_runner_starts_early_only_when_the_targets_need_parsing(
+def test_the_warm_runner_starts_only_when_a_mutant_may_need_running(
         shop_here: Path) -> None:
-    first = plan_mutate(MutateRequest(mutants_dir=Path("no_patches")))
+    request = MutateRequest(mutants_dir=Path("no_patches"))
+    first = plan_mutate(request)
     assert first.warm is not None and first.scan is not None
     first.warm.stop()
     first.scan.save()
-    # Every target is in the scan cache now: a rerun may run nothing at all.
-    assert plan_mutate(MutateRequest(mutants_dir=Path("no_patches"))).warm is None
+    # Every target in the scan cache, no result in the result cache: started in the
+    # plan all the same, once its mutants are known (the run only uses it).
+    second = plan_mutate(request)
+    assert second.warm is not None and second.results is not None
+    second.warm.stop()
+    for m in second.mutants:
+        second.results.store(MutantResult(m, Status.KILLED, duration=0.1), None)
+    second.results.save(1.0, 4.0)
+    # The result cache answers every mutant: a rerun starts no process.
+    third = plan_mutate(request)
+    assert third.warm is None and third.results is not None
+    assert all(third.results.lookup(m) is not None for m in third.mutants)
+    # A changed test file makes every result stale: the warm runner is back.
+    (shop_here / "tests" / "test_pricing.py").write_text(
+        (shop_here / "tests" / "test_pricing.py").read_text() + "\n", encoding="utf-8")
+    fourth = plan_mutate(request)
+    assert fourth.warm is not None
+    fourth.warm.stop()
     assert plan_mutate(MutateRequest(mutants_dir=Path("no_patches"), no_cache=True,
                                      isolation=Isolation.SUBPROCESS)).warm is None
 

@@ -142,16 +142,11 @@ def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -
 
 
 def run_forked(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
-              packages: tuple[str, ...], record: Record, warm: WarmStart | None = None,
-              expect: Expect | None = None) -> Ran:
-    """One warm pytest process runs the baseline and forks a child per mutant; its
-    stream is read as it is written, so progress shows as mutants finish. ``warm``
-    is one started earlier, used when it traces every package the mutants are in;
-    ``expect`` is given the baseline when it comes."""
-    if warm is None or not set(packages) <= set(warm.spec.packages):
-        if warm is not None:
-            warm.stop()
-        warm = start_warm(options, packages)
+               record: Record, warm: WarmStart, expect: Expect | None = None) -> Ran:
+    """``warm``, a warm pytest process started for the packages of ``todo``
+    (``start_warm``), runs the baseline and forks a child per mutant; its stream is
+    read as it is written, so progress shows as mutants finish. ``expect`` is given
+    the baseline when it comes; ``warm`` is stopped in any case."""
     try:
         with scratch_writes(warm.scratch):
             warm.send(todo, options.root)

@@ -34,7 +34,7 @@ import ray.exceptions
 
 from metaeval.errors import InputError
 from metaeval.mutation.coverage import Coverage
-from metaeval.mutation.fork.parent import WarmStart, run_forked
+from metaeval.mutation.fork.parent import WarmStart, run_forked, start_warm
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.coverage_cache import CoverageMap
 from metaeval.mutation.run.options import Isolation, RunOptions, VoidRun, scratch_writes
@@ -128,7 +128,8 @@ class RayExecutor:
         # Connected first: a cluster that cannot be reached is said before the trace
         # (the runner stops ``warm`` in any case).
         with _connected(self.address, options) as slots:
-            stats = trace_baseline(options, packages, warm)  # VoidRun when the suite fails
+            # VoidRun when the suite fails; the plan starts ``warm`` in fork isolation.
+            stats = trace_baseline(options, warm or start_warm(options, packages))
             cmap = stats.coverage_map
             assert cmap is not None
             shipped = scratch / "coverage.json"
@@ -303,7 +304,8 @@ def run_batch(spec: BatchSpec, coverage: bytes, batch: list[tuple[int, Mutant]]
             pytest_args=spec.pytest_args, python=sys.executable, isolation=Isolation.FORK,
             memory_limit=spec.memory_limit, coverage_file=shipped,
             coverage_packages=spec.packages)  # the head's map, traced for these
-        ran = run_forked(batch, options, Path(tmp), spec.packages, keep)
+        warm = start_warm(options, spec.packages)
+        ran = run_forked(batch, options, Path(tmp), keep, warm)
     fork = ran.fork or ForkStats()
     stats = (fork.deferred, fork.reloaded, fork.deferred_elsewhere, fork.forking,
              fork.placing, fork.resident, fork.traced_tests)

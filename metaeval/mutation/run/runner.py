@@ -97,7 +97,7 @@ Execute = Callable[[list[tuple[int, Mutant]], RunOptions, Path, tuple[str, ...],
 """Runs the mutants the cache and ``settle`` left (index, mutant), handing each result
 to ``record`` as it comes, on something other than this machine's own runners
 (``ray_executor``): the jobs, the options, a scratch directory, the packages, the
-record, a warm runner started early (its to use or stop)."""
+record, the plan's warm runner, if any (its to use or stop)."""
 
 
 class Cache(Protocol):
@@ -117,10 +117,10 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
                 ) -> MutationRun:
     """Baseline, forced-fail check, then every mutant that is neither settled up
     front nor in ``cache``; VoidRun if nothing can be trusted. When every result
-    comes from the cache, nothing runs, not even the baseline. ``warm`` is a warm
-    runner started early (``start_warm``), used in fork isolation and stopped in
-    any case. ``execute`` runs the mutants instead of this machine's isolation
-    (``--executor ray``); results reach ``progress`` and ``cache`` the same way."""
+    comes from the cache, nothing runs, not even the baseline. ``warm``: the warm
+    runner for the mutants' packages (fork isolation), stopped in any case.
+    ``execute`` runs the mutants instead of this machine's isolation (``--executor
+    ray``); results reach ``progress`` and ``cache`` the same way."""
     started = time.monotonic()
     results: dict[int, MutantResult] = {}
     lock = threading.Lock()
@@ -185,7 +185,10 @@ def _dispatch(jobs: list[tuple[int, Mutant]], options: RunOptions, packages: tup
         if execute is not None:
             return execute(jobs, options, Path(tmp), packages, record, warm)
         if options.isolation is Isolation.FORK:
-            return run_forked(jobs, options, Path(tmp), packages, record, warm, expect)
+            if warm is None:
+                raise ValueError("fork isolation runs the mutants in a warm runner started "
+                                 "for their packages (fork.parent.start_warm): none given")
+            return run_forked(jobs, options, Path(tmp), record, warm, expect)
         return run_fresh(jobs, options, Path(tmp), packages, record)
 
 

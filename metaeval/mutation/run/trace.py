@@ -12,7 +12,6 @@ from pathlib import Path
 
 from metaeval.mutation.fork.parent import WarmStart, run_forked
 from metaeval.mutation.model import MutantResult
-from metaeval.mutation.run.coverage_cache import CoverageMap
 from metaeval.mutation.run.options import RunOptions, scratch_writes
 from metaeval.mutation.run.ran import ForkStats
 
@@ -21,26 +20,18 @@ def _unused(index: int, result: MutantResult) -> None:
     raise AssertionError(f"a baseline alone ran mutant {index}: {result.mutant.id}")
 
 
-def trace_baseline(options: RunOptions, packages: tuple[str, ...],
-                   warm: WarmStart | None = None) -> ForkStats:
-    """Trace the baseline of ``packages`` (reusing what ``options`` says may be reused)
-    and stop: the stats of the warm runner, its map among them. ``warm``: one
-    started early, used when it records those packages; stopped in any case.
-    ``VoidRun`` when the suite fails unmutated or the plugin is not wired."""
-    with scratch_writes(tempfile.gettempdir()):
-        scratch = tempfile.TemporaryDirectory(prefix="metaeval-trace-")
+def trace_baseline(options: RunOptions, warm: WarmStart) -> ForkStats:
+    """Trace the baseline ``warm`` was started for (reusing what ``options`` says may
+    be reused) and stop: the stats of the warm runner, its map among them. ``warm``
+    is stopped in any case. ``VoidRun`` when the suite fails unmutated or the
+    plugin is not wired."""
     try:
+        with scratch_writes(tempfile.gettempdir()):
+            scratch = tempfile.TemporaryDirectory(prefix="metaeval-trace-")
         with scratch as tmp:
-            ran = run_forked([], options, Path(tmp), packages, _unused, warm)
+            ran = run_forked([], options, Path(tmp), _unused, warm)
     finally:
-        if warm is not None:
-            warm.stop()
+        warm.stop()
     assert ran.fork is not None and ran.fork.coverage_map is not None  # a baseline reported
     return ran.fork
 
-
-def trace_only(options: RunOptions, packages: tuple[str, ...]) -> CoverageMap:
-    """The coverage map of the baseline of ``packages``, with no mutant run."""
-    stats = trace_baseline(options, packages)
-    assert stats.coverage_map is not None
-    return stats.coverage_map

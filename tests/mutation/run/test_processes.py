@@ -25,7 +25,7 @@ from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Status
 from metaeval.mutation.run.options import Isolation, RunOptions
-from metaeval.mutation.run.runner import run_mutants
+from tests.builders import run_here
 from tests.mutation.conftest import SUBPROCESS_SLOW, calc_project
 
 METAEVAL = str(Path(sys.executable).with_name("metaeval"))
@@ -92,7 +92,7 @@ def test_a_process_a_test_starts_does_not_outlive_the_run(
     root, pids = spawning
     options = RunOptions(root, root / "mutants", jobs=2, isolation=isolation)
     mutants = find_mutants(["calc.py"], root) + load_patch_mutants(root / "mutants", root)
-    run = run_mutants(mutants, options)
+    run = run_here(mutants, options)
     assert Status.KILLED in {r.status for r in run.results}  # the tests did run
     assert len(recorded(pids)) >= 4  # the baseline's test and at least one mutant's
     assert left_running(pids) == []
@@ -169,7 +169,7 @@ def test_a_mutant_that_allocates_without_bound_meets_the_limit_in_either_isolati
         """), encoding="utf-8")
     options = RunOptions(root, root / "mutants", jobs=1, isolation=isolation,
                          memory_limit=256 << 20)
-    (result,) = run_mutants(load_patch_mutants(root / "mutants", root), options).results
+    (result,) = run_here(load_patch_mutants(root / "mutants", root), options).results
     # The allocation fails in the test, which fails: killed, as a MemoryError should be.
     assert (result.status, result.killed_by) == (Status.KILLED, ("test_calc.py::test_double",))
 

@@ -19,9 +19,9 @@ from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.fork.items import parts_of
 from metaeval.mutation.fork.protocol import ChildTimes, WarmOutcome, read_warm_line, warm_line
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.run.options import RunOptions
+from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.outcome import ChildOutcome, ChildVerdict, classify
-from metaeval.mutation.run.runner import MutationRun, exit_code
+from metaeval.mutation.run.runner import MutationRun, exit_code, run_mutants
 from metaeval.mutation.subprocess.parent import Context, run_mutant
 from metaeval.mutation.subprocess.protocol import ChildResult
 from metaeval.mutation.wire import CodeRun, ErrorKind
@@ -46,6 +46,19 @@ def test_a_rewrite_that_does_not_compile_is_a_compile_error_without_a_child(
     result = run_mutant(rewrite("def f(:\n"), context(tmp_path))
     assert result.status is Status.COMPILE_ERROR
     assert "SyntaxError" in result.detail
+
+
+def test_fork_isolation_without_a_warm_runner_is_refused_before_any_process(
+        tmp_path: Path) -> None:
+    # The plan starts the warm runner (early, or once a mutant needs it); a caller that
+    # gives none has a bug, which must not pass for a run.
+    options = RunOptions(root=tmp_path, mutants_dir=tmp_path / "mutants",
+                         isolation=Isolation.FORK)
+    with pytest.raises(ValueError, match="none given"):
+        run_mutants([rewrite()], options)
+    # Settled up front (ignored): nothing to run, so nothing is needed.
+    (result,) = run_mutants([rewrite(ignored="legacy")], options).results
+    assert result.status is Status.IGNORED
 
 
 def test_an_ignored_mutant_is_never_run(tmp_path: Path) -> None:

@@ -12,10 +12,10 @@ from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.mutation.run.options import Isolation, RunOptions
-from metaeval.mutation.run.runner import run_mutants
 from metaeval.mutation.run.time_left import Expected, TimeLeft, expected_costs
 from metaeval.mutation.wire import CodeRun
 from metaeval.report.progress import MutateProgress
+from tests.builders import run_here
 from tests.mutation.conftest import SUBPROCESS_SLOW, calc_project
 
 LIMITS = "def clamp(quantity, limit=10):\n    if quantity > limit:\n        return limit\n" \
@@ -181,7 +181,7 @@ def test_the_runner_weighs_each_mutant_by_its_tests_in_fork_isolation(
         tmp_path: Path, isolation: Isolation) -> None:
     root = calc_project(tmp_path, SLOW_AND_QUICK)
     watching = Watching()
-    run = run_mutants(find_mutants(["calc.py"], root),
+    run = run_here(find_mutants(["calc.py"], root),
                       RunOptions(root, root / "mutants", jobs=1, isolation=isolation), watching)
     if isolation is Isolation.SUBPROCESS:  # no test's seconds: the count's pace
         assert watching.estimates == []
