@@ -28,30 +28,49 @@ from metaeval.report.sarif import sarif
 
 @dataclass(frozen=True, slots=True)
 class MutateOutcome:
-    """What one request did. Shown in order: ``before``, the run's table (when
-    ``run`` is set), ``after``, ``write_errors``; then ``findings_error`` if any,
-    else ``code``."""
+    """A ``MutateResult`` rendered: the files it asked for written, and what that
+    added. Shown in order: ``before``, the run's table (when ``run`` is set),
+    ``after``, ``write_errors``; then ``findings_error`` if any, else ``code``.
+    The result's own values are read from it, not copied."""
 
+    result: MutateResult
     code: ExitCode
-    root: Path
-    before: tuple[Message, ...]
-    """The plan's notes."""
-    run: MutationRun | None = None
-    """``None`` when nothing ran: nothing to mutate, or the run proved nothing."""
+    """The result's, or 2 when a file could not be written (a void run keeps its 3)."""
     report: Path | None = None
     """The mutation-testing report written, relative to the current directory
     when it lies under it (as it is shown); None when it could not be written."""
     after: tuple[Message, ...] = ()
-    """Lines after the table: why the run is void, or the survivors against the
-    findings file and the files written."""
-    comparison: Comparison | None = None
-    """The survivors against the findings file, when they were tracked."""
-    findings_error: InputError | None = None
-    """The findings file could not be read. The run and its report stand, so the
-    table is still shown before this error."""
+    """The result's lines after the table, then the survivors against the findings
+    file and the files written."""
     write_errors: tuple[OutputError, ...] = ()
-    """The report, findings or SARIF files that could not be written (exit code 2);
-    shown after the table, which they never hold back."""
+    """The result's files that could not be written (findings file, shard manifest,
+    timings), then the report, HTML and SARIF files (exit code 2); shown after
+    the table, which they never hold back."""
+
+    @property
+    def root(self) -> Path:
+        return self.result.root
+
+    @property
+    def before(self) -> tuple[Message, ...]:
+        """The plan's notes."""
+        return self.result.before
+
+    @property
+    def run(self) -> MutationRun | None:
+        """``None`` when nothing ran: nothing to mutate, or the run proved nothing."""
+        return self.result.run
+
+    @property
+    def comparison(self) -> Comparison | None:
+        """The survivors against the findings file, when they were tracked."""
+        return None if self.result.tracked is None else self.result.tracked.comparison
+
+    @property
+    def findings_error(self) -> InputError | None:
+        """The findings file could not be read. The run and its report stand, so the
+        table is still shown before this error."""
+        return self.result.findings_error
 
 
 def _own(path: Path, root: Path) -> bool:
@@ -64,7 +83,8 @@ def finish(result: MutateResult, *, html: Path | None = None) -> MutateOutcome:
     """Write the report and SARIF files of ``result`` and say what it found; ``html``:
     the report as a page too, the standard viewer inlined (``--html``)."""
     if result.run is None:
-        return MutateOutcome(result.code, result.root, result.before, after=result.after)
+        return MutateOutcome(result, result.code, after=result.after,
+                             write_errors=result.write_errors)
     failed: list[OutputError] = []
     report = result.report_file
     document = mutation_report(result.run, result.root)
@@ -102,7 +122,4 @@ def finish(result: MutateResult, *, html: Path | None = None) -> MutateOutcome:
     code = result.code
     if failed and code is not ExitCode.VOID:
         code = ExitCode.BAD_INPUT
-    return MutateOutcome(code, result.root, result.before, result.run, report, tuple(after),
-                         tracked.comparison if tracked is not None else None,
-                         result.findings_error, tuple(failed))
-
+    return MutateOutcome(result, code, report, tuple(after), tuple(failed))

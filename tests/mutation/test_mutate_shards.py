@@ -114,3 +114,15 @@ def test_shards_run_one_after_another_in_one_checkout_merge(tmp_path: Path) -> N
     assert "--merge: 2 shards, 16 mutants" in merged.stderr
     assert len(statuses(json.loads(merged.stdout))) == 16
     assert all("balanced by a stable hash of each mutant id" in s for s in said)
+
+
+def test_a_shard_whose_manifest_cannot_be_written_says_why_and_runs_nothing(
+        tmp_path: Path) -> None:
+    project = copy_shop(tmp_path)
+    (tmp_path / "blocker").write_text("a file where the manifest's directory would go\n",
+                                      encoding="utf-8")
+    done = mutate_in(project, "--shard", "1/2", "--shard-out", str(tmp_path / "blocker" / "out"))
+    assert done.returncode == 2
+    (error,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert str(tmp_path / "blocker") in error
+    assert "Killed" not in done.stdout  # no table: no mutant ran
