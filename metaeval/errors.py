@@ -7,6 +7,7 @@ A user's mistake (a bad file, a bad flag, a grader that cannot be built) is an
 from __future__ import annotations
 
 import errno
+import json
 from enum import IntEnum
 from pathlib import Path
 
@@ -48,6 +49,18 @@ class CheckSpecError(InputError):
         self.message = message
 
 
+class BadField(Exception):
+    """One field of one record that is not what was expected, raised inside a reader;
+    its caller names the file and line (``InputError`` or a ``LoadError``).
+    ``field`` is the path inside the record (``events[2].call_id``; "" for the
+    whole record)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
 class OutputError(MetaevalError):
     """A file metaeval was asked to write could not be written: exit code 2 (a bad
     output path), shown after the results, which are never held back for it."""
@@ -81,3 +94,11 @@ def shown(value: object, limit: int = ECHO_LIMIT) -> str:
     ``'\\ud800'``), so the message itself can always be written out.
     """
     return clipped(repr(value), limit)
+
+
+def shown_json(value: object, limit: int = ECHO_LIMIT) -> str:
+    """A bad value read from JSON as an error message echoes it: ``nothing`` for
+    null, a string's ``repr``, anything else as JSON (``true``, not ``True``), bounded."""
+    if value is None:
+        return "nothing"
+    return clipped(json.dumps(value) if not isinstance(value, str) else repr(value), limit)

@@ -250,6 +250,45 @@ def test_no_modules_import_each_other() -> None:
     assert cycles(import_graph(PACKAGE, sources())) == []
 
 
+def wings(graph: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
+    """``graph`` folder by folder: each module as the folder right under the package
+    it is in (``pkg.loaders.meta_set`` as ``pkg.loaders``; a top module as itself).
+    The imports between two folders are the way a reader goes from one wing to
+    another: two wings that import each other are one wing, or share a piece that
+    belongs below both, even when no two modules do."""
+    def wing(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    folded: dict[str, dict[str, int]] = {}
+    for module, edges in graph.items():
+        mine = folded.setdefault(wing(module), {})
+        for target, line in edges.items():
+            if wing(target) != wing(module):
+                mine[wing(target)] = min(line, mine.get(wing(target), line))
+    return folded
+
+
+def test_no_two_wings_import_each_other() -> None:
+    assert cycles(wings(import_graph(PACKAGE, sources()))) == []
+
+
+def test_two_wings_that_import_each_other_without_a_module_cycle_are_caught(
+        tmp_path: Path) -> None:
+    # As loaders and importers did: loaders.meta_set used importers.runs, and
+    # importers.common used a helper of loaders.meta_set.
+    package = _package(tmp_path, {"loaders/__init__.py": "",
+                                  "loaders/meta_set.py": "from pkg.importers.runs import g\n",
+                                  "importers/__init__.py": "", "importers/runs.py": "",
+                                  "importers/common.py": "from pkg.loaders.meta_set import f\n"})
+    graph = import_graph(package)
+    assert cycles(graph) == []
+    assert cycles(wings(graph)) == [
+        "pkg.importers:1 imports pkg.loaders, pkg.loaders:1 imports pkg.importers"]
+    # One way round is no cycle.
+    (package / "importers" / "common.py").write_text("import json\n", encoding="utf-8")
+    assert cycles(wings(import_graph(package))) == []
+
+
 def _package(root: Path, files: dict[str, str]) -> Path:
     """A package ``pkg`` under ``root`` with ``files`` (name: source) and its ``__init__``."""
     package = root / "pkg"

@@ -10,13 +10,12 @@ from pathlib import Path
 import regex
 
 from metaeval.contract import JsonObject, JsonValue
-from metaeval.errors import InputError
-from metaeval.loaders.meta_set import _Bad, _got
+from metaeval.errors import BadField, InputError, shown_json
 from metaeval.untrusted_json import JsonInputError, LoadError, Record, read_json_file, read_jsonl
 
-Bad = _Bad
+Bad = BadField
 """A field that cannot be mapped: raised with the field and what was expected."""
-got = _got
+got = shown_json
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from metaeval.contract import JsonValue
-from metaeval.errors import shown
+from metaeval.errors import BadField, shown
 from metaeval.keys import did_you_mean
 from metaeval.loaders.judge_items import JudgeItems, PairItem, PointItem
 from metaeval.loaders.judge_labels import (
@@ -60,21 +60,14 @@ class ItemLabel:
     source: str
 
 
-class _Bad(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
 def _text(value: JsonValue, column: str, *, required: bool) -> str:
     if value is None and not required:
         return ""
     if not isinstance(value, str) or (required and not value):
         got = "nothing" if value is None or value == "" else shown(value)
-        raise _Bad(column, f"got {got}; expected a {'non-empty ' if required else ''}string")
+        raise BadField(column, f"got {got}; expected a {'non-empty ' if required else ''}string")
     if len(value) > MAX_FIELD:
-        raise _Bad(column, f"got {len(value)} characters; expected at most {MAX_FIELD}")
+        raise BadField(column, f"got {len(value)} characters; expected at most {MAX_FIELD}")
     return value
 
 
@@ -83,17 +76,17 @@ def parse_row(value: JsonValue, source: str) -> ItemLabel:
     with ``column: message`` when it is bad."""
     try:
         return _parse(value, source)
-    except _Bad as e:
+    except BadField as e:
         raise ValueError(f"{e.field}: {e.message}" if e.field else e.message) from e
 
 
 def _parse(value: JsonValue, source: str) -> ItemLabel:
     if not isinstance(value, dict):
-        raise _Bad("", f"got {shown(value)}; expected a JSON object with "
+        raise BadField("", f"got {shown(value)}; expected a JSON object with "
                        f"{', '.join(REQUIRED)}")
     unknown = sorted(set(value) - set(COLUMNS))
     if unknown:
-        raise _Bad(unknown[0], f"unknown column; expected {', '.join(COLUMNS)}"
+        raise BadField(unknown[0], f"unknown column; expected {', '.join(COLUMNS)}"
                                f"{did_you_mean(unknown[0], COLUMNS)}")
     item_id = _text(value.get("item_id"), "item_id", required=True)
     annotator = _text(value.get("annotator"), "annotator", required=True)
@@ -101,11 +94,11 @@ def _parse(value: JsonValue, source: str) -> ItemLabel:
     if isinstance(label, str):
         label = _text(label, "label", required=True)
     elif isinstance(label, bool) or not isinstance(label, int):
-        raise _Bad("label", f"got {shown(label)}; expected 'a', 'b', 'tie', 'pass', 'fail', "
+        raise BadField("label", f"got {shown(label)}; expected 'a', 'b', 'tie', 'pass', 'fail', "
                             "an integer on the label scale, or 'unsure'")
     order = value.get("shown")
     if order is not None and order not in ORDERS:
-        raise _Bad("shown", f"got {shown(order)}; expected 'ab' or 'ba' (the order the "
+        raise BadField("shown", f"got {shown(order)}; expected 'ab' or 'ba' (the order the "
                             "pair was shown in)")
     return ItemLabel(item_id, label, annotator,
                      _text(value.get("rationale"), "rationale", required=False),
@@ -128,7 +121,7 @@ def read_item_labels(paths: Iterable[Path]) -> tuple[list[ItemLabel], list[LoadE
                 continue  # a run's label: meta-eval --labels reads it
             try:
                 rows.append(_parse(record.value, record.source))
-            except _Bad as e:
+            except BadField as e:
                 errors.append(record.error(e.field, e.message))
     return rows, errors
 
@@ -149,10 +142,10 @@ def _checked(row: ItemLabel, item: PairItem | PointItem, scale: tuple[int, int]
         expected = (f"'pass', 'fail', an integer {scale[0]}-{scale[1]} or 'unsure' "
                     "(a pointwise item)")
     if label is None:
-        raise _Bad("label", f"got {shown(row.label)} for item {shown(row.item_id)}; "
+        raise BadField("label", f"got {shown(row.label)} for item {shown(row.item_id)}; "
                             f"expected {expected}")
     if row.shown is not None and isinstance(item, PointItem):
-        raise _Bad("shown", f"got {shown(row.shown)} for the pointwise item "
+        raise BadField("shown", f"got {shown(row.shown)} for the pointwise item "
                             f"{shown(row.item_id)}; expected none (one response, no order)")
     return label
 
@@ -187,7 +180,7 @@ def join_item_labels(items: JudgeItems, rows: Sequence[ItemLabel],
             continue
         try:
             label = _checked(row, item, scale)
-        except _Bad as e:
+        except BadField as e:
             errors.append(_error(row, e.field, e.message))
             continue
         given = (*item.annotations, *added.get(row.item_id, ()))

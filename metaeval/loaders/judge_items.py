@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from metaeval.contract import JsonObject, JsonValue
-from metaeval.errors import shown
+from metaeval.errors import BadField, shown, shown_json
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
 from metaeval.loaders.judge_labels import (
     NO_CONSENSUS,
@@ -33,7 +33,7 @@ from metaeval.loaders.judge_labels import (
     parse_metadata,
     point_labels,
 )
-from metaeval.loaders.meta_set import _Bad, _got, _no_unknown, _str, data_files
+from metaeval.loaders.meta_set import _no_unknown, _str, data_files
 from metaeval.loaders.recorded_forms import positional, strength_of
 from metaeval.untrusted_json import LoadError, Record, load_unique, repeated_id
 
@@ -314,7 +314,7 @@ def benign_suffix(length: int) -> str:
 def _reference(raw: JsonObject) -> str | None:
     value = raw.get("reference")
     if value is not None and not isinstance(value, str):
-        raise _Bad("reference", f"got {_got(value)}; expected a string")
+        raise BadField("reference", f"got {shown_json(value)}; expected a string")
     return value or None
 
 
@@ -322,10 +322,10 @@ def _text(raw: JsonObject, key: str) -> str:
     """A response: any string, the empty one included (models do answer with nothing,
     and such a response is usually the clear loser); anything else is refused."""
     if key not in raw:
-        raise _Bad(key, "missing; expected a string (empty allowed)")
+        raise BadField(key, "missing; expected a string (empty allowed)")
     value = raw[key]
     if not isinstance(value, str):
-        raise _Bad(key, f"got {_got(value)}; expected a string (empty allowed)")
+        raise BadField(key, f"got {shown_json(value)}; expected a string (empty allowed)")
     return value
 
 
@@ -342,11 +342,11 @@ def _fields(raw: JsonObject) -> set[str]:
 
 def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5),
                classes: tuple[str, ...] = ()) -> Item:
-    """One record to one item; raises _Bad naming the field. ``labels``: the range
+    """One record to one item; raises BadField naming the field. ``labels``: the range
     of integer labels (``--label-scale``, 1-5 unless declared); ``classes``: the
     declared classes of categorical labels (``--label-classes``)."""
     if not isinstance(raw, dict):
-        raise _Bad("", f"got {_got(raw)}; expected a JSON object")
+        raise BadField("", f"got {shown_json(raw)}; expected a JSON object")
     # Unknown fields first: a misspelt "promt" is named as such, not as a missing prompt.
     fields = _fields(raw)
     pairish = "response_a" in raw or "response_b" in raw
@@ -380,8 +380,8 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5),
 def _padded(raw: JsonObject, key: str, response: str) -> str:
     padded = _str(raw, key, key)
     if len(padded) <= len(response):
-        raise _Bad(key, f"got {len(padded)} characters; expected more than the "
-                   f"response's {len(response)}")
+        raise BadField(key, f"got {len(padded)} characters; expected more than the "
+                       f"response's {len(response)}")
     return padded
 
 
@@ -389,8 +389,8 @@ def _payload(raw: JsonObject) -> tuple[str, str]:
     payload = _str(raw, "payload", "payload")
     control = _str(raw, "control", "control", required=False) or benign_suffix(len(payload))
     if len(control) != len(payload):
-        raise _Bad("control", f"got {len(control)} characters; expected {len(payload)}, "
-                   "the payload's length")
+        raise BadField("control", f"got {len(control)} characters; expected {len(payload)}, "
+                       "the payload's length")
     return payload, control
 
 
@@ -400,8 +400,8 @@ def _level(raw: JsonObject) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not (
             math.isfinite(value) and value > 0):
-        raise _Bad("level", f"got {_got(value)}; expected a number > 0 (the padding as a "
-                   "share of the response's length)")
+        raise BadField("level", f"got {shown_json(value)}; expected a number > 0 (the padding as a "
+                       "share of the response's length)")
     return float(value)
 
 
@@ -410,8 +410,9 @@ def _probe(raw: JsonObject, fields: set[str], item_id: str, prompt: str,
     """A probe record (length or injection, pointwise or pairwise)."""
     version = raw.get("probe_format", PROBE_FORMAT)
     if isinstance(version, bool) or version != PROBE_FORMAT:
-        raise _Bad("probe_format", f"got {_got(version)}; expected {PROBE_FORMAT}, the probe "
-                   "format this metaeval reads")
+        raise BadField("probe_format",
+                       f"got {shown_json(version)}; expected {PROBE_FORMAT}, the probe "
+                       "format this metaeval reads")
     base = _str(raw, "base", "base", required=False) or None
     style = _str(raw, "style", "style", required=False) or "file"
     kind = _str(raw, "kind", "kind", required=False) or "file"
@@ -449,7 +450,7 @@ def load_judge_items(paths: Iterable[Path], labels: tuple[int, int] = (1, 5),
     def parse(record: Record, errors: list[LoadError]) -> Item | None:
         try:
             return parse_item(record.value, record.source, labels, classes)
-        except _Bad as bad:
+        except BadField as bad:
             errors.append(record.error(bad.field, bad.message))
             return None
 
@@ -531,7 +532,7 @@ def _verdict(raw: JsonObject, scale: Scale, kind: Mode | None,
             return value  # a categorical item's class
     if kind is not Mode.POINTWISE and isinstance(value, str) and value in PAIR_LABELS:
         return value
-    raise _Bad("verdict", f"got {_got(value)}; expected {expected}")
+    raise BadField("verdict", f"got {shown_json(value)}; expected {expected}")
 
 
 def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
@@ -540,11 +541,11 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
     """One recorded verdict; ``kinds`` says which items are pointwise and which
     pairwise, so each verdict is checked as that item's live reply would be."""
     if not isinstance(raw, dict):
-        raise _Bad("", f"got {_got(raw)}; expected a JSON object")
+        raise BadField("", f"got {shown_json(raw)}; expected a JSON object")
     _no_unknown(raw, RECORDED_FIELDS, "")
     sample = raw.get("sample", 0)
     if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
-        raise _Bad("sample", f"got {_got(sample)}; expected an integer >= 0")
+        raise BadField("sample", f"got {shown_json(sample)}; expected an integer >= 0")
     item_id = _str(raw, "id", "id")
     kind = kinds.get(item_id) if kinds is not None else None
     order = (Order(_str(raw, "order", "order", allowed=[o.value for o in Order]))
@@ -552,8 +553,8 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
     if "position" in raw:
         verdict: RecordedValue = positional(raw, order.first, order.second, kind)
     elif "verdict" not in raw:
-        raise _Bad("verdict", "missing; expected the verdict (or null when unscored), or "
-                   "'position' with 'order' (the response shown first, second or a tie)")
+        raise BadField("verdict", "missing; expected the verdict (or null when unscored), or "
+                       "'position' with 'order' (the response shown first, second or a tie)")
     else:
         verdict = _verdict(raw, scale, kind, classes)
     return Recorded(item_id, order, sample, verdict, _str(raw, "raw", "raw", required=False),
@@ -576,7 +577,7 @@ def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
     def parse(line: Record, errors: list[LoadError]) -> Recorded | None:
         try:
             return parse_recorded(line.value, line.source, scale, kinds, classes)
-        except _Bad as bad:
+        except BadField as bad:
             errors.append(line.error(bad.field, bad.message))
             return None
 

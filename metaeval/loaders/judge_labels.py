@@ -9,7 +9,7 @@ one of the declared classes on a pointwise one), every annotator once. When an
 item has no single ``label`` its consensus is the label most annotators gave; a
 tie for the most has no consensus, and such an item is left out of the
 single-label agreement (never given a guessed label). ``metadata`` is kept as
-read and never interpreted. Every problem is a ``_Bad`` naming the field.
+read and never interpreted. Every problem is a ``BadField`` naming the field.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from metaeval.contract import JsonObject, JsonValue
-from metaeval.loaders.meta_set import _Bad, _got, _no_unknown
+from metaeval.errors import BadField, shown_json
+from metaeval.loaders.meta_set import _no_unknown
 
 ANNOTATION_FIELDS = {"annotator", "label"}
 MAX_ANNOTATORS = 1000
@@ -52,32 +53,35 @@ def parse_annotations(raw: JsonObject, check: Callable[[JsonValue], Label | None
     if value is None and "labels" not in raw:
         return ()
     if not isinstance(value, list) or not value:
-        raise _Bad("labels", f"got {_got(value)}; expected a non-empty list of "
-                   '{"annotator": ..., "label": ...} objects')
+        raise BadField("labels", f"got {shown_json(value)}; expected a non-empty list of "
+                       '{"annotator": ..., "label": ...} objects')
     if len(value) > MAX_ANNOTATORS:
-        raise _Bad("labels", f"got {len(value)} entries; expected at most {MAX_ANNOTATORS}")
+        raise BadField("labels", f"got {len(value)} entries; expected at most {MAX_ANNOTATORS}")
     found: list[Annotation] = []
     seen: dict[str, int] = {}
     for n, entry in enumerate(value):
         where = f"labels[{n}]"
         if not isinstance(entry, dict):
-            raise _Bad(where, f"got {_got(entry)}; expected an object "
-                       '{"annotator": ..., "label": ...}')
+            raise BadField(where, f"got {shown_json(entry)}; expected an object "
+                           '{"annotator": ..., "label": ...}')
         _no_unknown(entry, ANNOTATION_FIELDS, where)
         who = entry.get("annotator")
         if not isinstance(who, str) or not who.strip():
-            raise _Bad(f"{where}.annotator", f"got {_got(who)}; expected a non-empty string")
+            raise BadField(f"{where}.annotator",
+                           f"got {shown_json(who)}; expected a non-empty string")
         if who in seen:
-            raise _Bad(f"{where}.annotator", f"got {_got(who)} again (first at "
-                       f"labels[{seen[who]}]); expected each annotator once per item")
+            raise BadField(f"{where}.annotator", f"got {shown_json(who)} again (first at "
+                           f"labels[{seen[who]}]); expected each annotator once per item")
         seen[who] = n
         label = check(entry.get("label"))
         if label is None:
-            raise _Bad(f"{where}.label", f"got {_got(entry.get('label'))}; expected {expected}")
+            raise BadField(f"{where}.label",
+                           f"got {shown_json(entry.get('label'))}; expected {expected}")
         if found and isinstance(label, int) is not isinstance(found[0].label, int):
-            raise _Bad(f"{where}.label", f"got {_got(label)} beside {_got(found[0].label)} at "
-                       "labels[0]; expected every annotator's label of one kind (all "
-                       "integers, or all strings)")
+            raise BadField(f"{where}.label",
+                           f"got {shown_json(label)} beside {shown_json(found[0].label)} at "
+                           "labels[0]; expected every annotator's label of one kind (all "
+                           "integers, or all strings)")
         found.append(Annotation(who, label))
     return tuple(found)
 
@@ -96,8 +100,8 @@ def parse_category(raw: JsonObject) -> str | None:
         return None
     value = raw["category"]
     if not isinstance(value, str) or not value.strip():
-        raise _Bad("category", f"got {_got(value)}; expected a non-empty string (the "
-                   "item's scenario, for --by category)")
+        raise BadField("category", f"got {shown_json(value)}; expected a non-empty string (the "
+                       "item's scenario, for --by category)")
     return value
 
 
@@ -107,8 +111,9 @@ def parse_metadata(raw: JsonObject) -> JsonObject | None:
         return None
     value = raw["metadata"]
     if not isinstance(value, dict):
-        raise _Bad("metadata", f"got {_got(value)}; expected a JSON object (kept as read, "
-                   "never interpreted)")
+        raise BadField("metadata",
+                       f"got {shown_json(value)}; expected a JSON object (kept as read, "
+                       "never interpreted)")
     return value
 
 
@@ -166,19 +171,19 @@ def point_labels(raw: JsonObject, labels: tuple[int, int],
         label = agreed
     if isinstance(label, str) and label in classes and score is None:
         if any(a.label not in classes for a in annotations):
-            raise _Bad("labels", f"got {_got(label)} beside labels that are not classes; "
-                       "expected every annotator's label to be a declared class")
+            raise BadField("labels", f"got {shown_json(label)} beside labels that are not classes; "
+                           "expected every annotator's label to be a declared class")
         return PointLabels(None, None, label, annotations)
     if isinstance(label, int) and not isinstance(label, bool) and score is None:
         label, score, score_field = None, label, "label"
     if label is not None and label not in ("pass", "fail"):
-        raise _Bad("label", f"got {_got(label)}; expected {kinds}")
+        raise BadField("label", f"got {shown_json(label)}; expected {kinds}")
     if score is not None and (isinstance(score, bool) or not isinstance(score, int)
                               or not low <= score <= high):
-        raise _Bad(score_field, f"got {_got(score)}; expected {integer}")
+        raise BadField(score_field, f"got {shown_json(score)}; expected {integer}")
     if label is None and score is None:
-        raise _Bad("label", f"missing; expected {kinds}")
+        raise BadField("label", f"missing; expected {kinds}")
     if any(a.label in classes for a in annotations):
-        raise _Bad("labels", "got a declared class beside pass/fail or integer labels; "
-                   "expected every annotator's label of one kind")
+        raise BadField("labels", "got a declared class beside pass/fail or integer labels; "
+                       "expected every annotator's label of one kind")
     return PointLabels(label if isinstance(label, str) else None, score, None, annotations)

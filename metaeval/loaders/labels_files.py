@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from metaeval.contract import Outcome
-from metaeval.errors import shown
+from metaeval.errors import BadField, shown
 from metaeval.keys import did_you_mean
 from metaeval.loaders.meta_set import Label, MetaRun
 from metaeval.untrusted_json import LoadError, read_jsonl
@@ -74,40 +74,33 @@ class Joined:
     """(run, check) pairs whose annotators tied: no gold label, left unlabelled."""
 
 
-class _Bad(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
 def _row(values: dict[str, object], source: str) -> Annotation:
     for column in REQUIRED:
         value = values.get(column)
         if not isinstance(value, str) or not value:
             got = "nothing" if value is None or value == "" else shown(value)
-            raise _Bad(column, f"got {got}; expected a non-empty string")
+            raise BadField(column, f"got {got}; expected a non-empty string")
     rationale = values.get("rationale", "")
     if rationale is None:
         rationale = ""
     if not isinstance(rationale, str):
-        raise _Bad("rationale", f"got {shown(rationale)}; expected a string")
+        raise BadField("rationale", f"got {shown(rationale)}; expected a string")
     for column in COLUMNS:
         text = values.get(column)
         if isinstance(text, str) and len(text) > MAX_FIELD:
-            raise _Bad(column, f"got {len(text)} characters; expected at most {MAX_FIELD}")
+            raise BadField(column, f"got {len(text)} characters; expected at most {MAX_FIELD}")
     label = str(values["label"])
     if label not in LABELS:
-        raise _Bad("label", f"got {shown(label)}; expected 'pass', 'fail' or 'unsure'")
+        raise BadField("label", f"got {shown(label)}; expected 'pass', 'fail' or 'unsure'")
     return Annotation(str(values["run_id"]), str(values["check"]), LABELS[label],
                       str(values["annotator"]), rationale, source)
 
 
-def _unknown(columns: Iterable[str]) -> _Bad | None:
+def _unknown(columns: Iterable[str]) -> BadField | None:
     unknown = sorted(set(columns) - set(COLUMNS))
     if not unknown:
         return None
-    return _Bad(unknown[0], f"unknown column; expected {', '.join(COLUMNS)}"
+    return BadField(unknown[0], f"unknown column; expected {', '.join(COLUMNS)}"
                             f"{did_you_mean(unknown[0], COLUMNS)}")
 
 
@@ -125,8 +118,8 @@ def _read_csv(path: Path, errors: list[LoadError]) -> list[Annotation]:
     reader = csv.DictReader(io.StringIO(text, newline=""), restkey=EXTRA)
     header = reader.fieldnames or []
     bad = _unknown(h for h in header) or next(
-        (_Bad("", f"no column {c!r}; expected a header row with {', '.join(REQUIRED)}"
-              "[, rationale]") for c in REQUIRED if c not in header), None)
+        (BadField("", f"no column {c!r}; expected a header row with {', '.join(REQUIRED)}"
+                  "[, rationale]") for c in REQUIRED if c not in header), None)
     if bad is not None:
         errors.append(LoadError(str(path), 1, bad.field, bad.message))
         return []
@@ -136,10 +129,10 @@ def _read_csv(path: Path, errors: list[LoadError]) -> list[Annotation]:
             line = reader.line_num
             try:
                 if EXTRA in row:
-                    raise _Bad("", f"got {len(header) + len(row[EXTRA])} fields; expected "
+                    raise BadField("", f"got {len(header) + len(row[EXTRA])} fields; expected "
                                    f"{len(header)}, as the header names")
                 found.append(_row(dict(row), f"{path}:{line}"))
-            except _Bad as e:
+            except BadField as e:
                 errors.append(LoadError(str(path), line, e.field, e.message))
     except csv.Error as e:
         errors.append(LoadError(str(path), reader.line_num, "", f"not valid CSV: {e}"))
@@ -151,7 +144,7 @@ def _read_jsonl(path: Path, errors: list[LoadError]) -> list[Annotation]:
     for record in read_jsonl(path, errors):
         try:
             if not isinstance(record.value, dict):
-                raise _Bad("", f"got {shown(record.value)}; expected a JSON object with "
+                raise BadField("", f"got {shown(record.value)}; expected a JSON object with "
                                f"{', '.join(REQUIRED)}")
             if ITEM_ID in record.value and "run_id" not in record.value:
                 continue  # a judge item's label: judge-audit --labels reads it
@@ -159,7 +152,7 @@ def _read_jsonl(path: Path, errors: list[LoadError]) -> list[Annotation]:
             if bad is not None:
                 raise bad
             found.append(_row(dict(record.value), record.source))
-        except _Bad as e:
+        except BadField as e:
             errors.append(record.error(e.field, e.message))
     return found
 

@@ -10,7 +10,6 @@ never become a run, so it can never be counted as a pass.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from metaeval.contract import (
     ToolResult,
     Trajectory,
 )
-from metaeval.errors import CheckSpecError, clipped, shown
+from metaeval.errors import BadField, CheckSpecError, shown, shown_json
 from metaeval.graders.registry import build_grader
 from metaeval.importers.runs.anthropic import is_anthropic_message, message_events
 from metaeval.importers.runs.common import BadRecord, decode_tool_content
@@ -136,23 +135,10 @@ class MetaSet:
     warnings: tuple[LoadError, ...] = ()
 
 
-class _Bad(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
-def _got(value: object) -> str:
-    if value is None:
-        return "nothing"
-    return clipped(json.dumps(value) if not isinstance(value, str) else repr(value))
-
-
-def _missing_or_bad(obj: JsonObject, key: str, where: str, expected: str) -> _Bad:
+def _missing_or_bad(obj: JsonObject, key: str, where: str, expected: str) -> BadField:
     if key not in obj:
-        return _Bad(where, f"missing; expected {expected}")
-    return _Bad(where, f"got {_got(obj[key])}; expected {expected}")
+        return BadField(where, f"missing; expected {expected}")
+    return BadField(where, f"got {shown_json(obj[key])}; expected {expected}")
 
 
 def _str(obj: JsonObject, key: str, where: str, *, required: bool = True,
@@ -181,8 +167,8 @@ def _no_unknown(obj: JsonObject, known: set[str], where: str,
     if unknown:
         expected = ", ".join(sorted(known))
         hint = did_you_mean(unknown[0], known | set(hints))
-        raise _Bad(join_field(where, unknown[0]), f"unknown field; expected one of "
-                   f"{expected}{hint}")
+        raise BadField(join_field(where, unknown[0]), f"unknown field; expected one of "
+                       f"{expected}{hint}")
 
 
 # --- trajectory: native events and OpenAI-style chat messages ------------------------
@@ -203,7 +189,8 @@ def _native_event(raw: JsonObject, where: str) -> list[Event]:
     if kind == "tool_result":
         is_error = raw.get("is_error", False)
         if not isinstance(is_error, bool):
-            raise _Bad(f"{where}.is_error", f"got {_got(is_error)}; expected true or false")
+            raise BadField(f"{where}.is_error",
+                           f"got {shown_json(is_error)}; expected true or false")
         return [ToolResult(_str(raw, "call_id", f"{where}.call_id"), raw.get("content"),
                            is_error)]
     detail = _str(raw, "detail", f"{where}.detail", required=False)
@@ -220,7 +207,8 @@ def _chat_text(raw: JsonObject, where: str) -> str:
     if isinstance(content, list) and all(
             isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
         return "".join(str(p["text"]) for p in content if isinstance(p, dict))
-    raise _Bad(f"{where}.content", f"got {_got(content)}; expected a string or text parts")
+    raise BadField(f"{where}.content",
+                   f"got {shown_json(content)}; expected a string or text parts")
 
 
 def _chat_message(raw: JsonObject, where: str, origins: list[str] | None = None
@@ -229,7 +217,7 @@ def _chat_message(raw: JsonObject, where: str, origins: list[str] | None = None
         try:
             return message_events(raw, where, origins=origins)
         except BadRecord as bad:
-            raise _Bad(bad.field, bad.message) from bad
+            raise BadField(bad.field, bad.message) from bad
     role = _str(raw, "role", f"{where}.role", allowed=CHAT_ROLES)
     _no_unknown(raw, CHAT_FIELDS, where)
     if role == "tool":
@@ -240,14 +228,14 @@ def _chat_message(raw: JsonObject, where: str, origins: list[str] | None = None
         return [Message("system" if role == "developer" else role, text)]
     calls = raw.get("tool_calls") or []
     if not isinstance(calls, list):
-        raise _Bad(f"{where}.tool_calls", f"got {_got(calls)}; expected a list")
+        raise BadField(f"{where}.tool_calls", f"got {shown_json(calls)}; expected a list")
     events: list[Event] = [Message("assistant", text)] if text or not calls else []
     for j, call in enumerate(calls):
         at = f"{where}.tool_calls[{j}]"
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(call, dict) or not isinstance(function, dict):
-            raise _Bad(at, f"got {_got(call)}; expected an object with id and "
-                       "function {name, arguments}")
+            raise BadField(at, f"got {shown_json(call)}; expected an object with id and "
+                           "function {name, arguments}")
         _no_unknown(call, CHAT_CALL_FIELDS, at)
         _no_unknown(function, CHAT_FUNCTION_FIELDS, f"{at}.function")
         arguments = function.get("arguments", "{}")
@@ -255,11 +243,13 @@ def _chat_message(raw: JsonObject, where: str, origins: list[str] | None = None
             args = (parse_json(arguments, max_depth=INNER_DEPTH) if isinstance(arguments, str)
                     else arguments)
         except JsonInputError as e:
-            raise _Bad(f"{at}.function.arguments", f"got {_got(arguments)}; expected a JSON "
-                       f"string of an object ({e})") from e
+            raise BadField(f"{at}.function.arguments",
+                           f"got {shown_json(arguments)}; expected a JSON "
+                           f"string of an object ({e})") from e
         if not isinstance(args, dict):
-            raise _Bad(f"{at}.function.arguments", f"got {_got(arguments)}; expected a JSON "
-                       "string of an object")
+            raise BadField(f"{at}.function.arguments",
+                           f"got {shown_json(arguments)}; expected a JSON "
+                           "string of an object")
         events.append(ToolCall(_str(call, "id", f"{at}.id"),
                                _str(function, "name", f"{at}.function.name"), args))
     return events
@@ -280,9 +270,9 @@ def _call_ids(item: JsonValue) -> set[str]:
     return {i for i in found if isinstance(i, str)}
 
 
-def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
+def _trajectory(raw: JsonValue, problems: list[BadField]) -> Trajectory:
     if not isinstance(raw, list):
-        problems.append(_Bad("trajectory", f"got {_got(raw)}; expected a list of events"))
+        problems.append(BadField("trajectory", f"got {shown_json(raw)}; expected a list of events"))
         return Trajectory()
     events: list[Event] = []
     origins: list[str] = []
@@ -291,7 +281,7 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
         where = f"trajectory[{i}]"
         try:
             if not isinstance(item, dict):
-                raise _Bad(where, f"got {_got(item)}; expected an event object")
+                raise BadField(where, f"got {shown_json(item)}; expected an event object")
             blocks: list[str] = []  # an Anthropic message says where each event was
             if "type" not in item and "role" in item:
                 new = _chat_message(item, where, blocks)
@@ -302,11 +292,11 @@ def _trajectory(raw: JsonValue, problems: list[_Bad]) -> Trajectory:
                     call_ids.add(event.id)
                 if isinstance(event, ToolResult) and event.call_id not in call_ids:
                     field_name = "call_id" if "type" in item else "tool_call_id"
-                    raise _Bad(f"{where}.{field_name}", f"got {shown(event.call_id)}; expected "
-                               "the id of an earlier tool call")
+                    raise BadField(f"{where}.{field_name}", f"got {shown(event.call_id)}; expected "
+                                   "the id of an earlier tool call")
             events.extend(new)
             origins.extend(blocks or _origins(new, where, "type" not in item))
-        except _Bad as bad:
+        except BadField as bad:
             problems.append(bad)
             call_ids.update(_call_ids(item))
     return Trajectory(tuple(events), tuple(origins))
@@ -347,10 +337,11 @@ def reused_call_ids(trajectory: Trajectory) -> list[tuple[str, str, str]]:
 # --- task and label ------------------------------------------------------------------
 
 
-def _task(raw: JsonValue, problems: list[_Bad], allowed: AllowedModules,
+def _task(raw: JsonValue, problems: list[BadField], allowed: AllowedModules,
           judges: JudgesSection) -> TaskSpec | None:
     if not isinstance(raw, dict):
-        problems.append(_Bad("task", f"got {_got(raw)}; expected an object with id and checks"))
+        problems.append(BadField("task",
+                                 f"got {shown_json(raw)}; expected an object with id and checks"))
         return None
     try:
         _no_unknown(raw, TASK_FIELDS, "task")
@@ -359,8 +350,9 @@ def _task(raw: JsonValue, problems: list[_Bad], allowed: AllowedModules,
         criteria = _object(raw, "criteria", "task.criteria")
         checks_raw = raw.get("checks", [])
         if not isinstance(checks_raw, list):
-            raise _Bad("task.checks", f"got {_got(checks_raw)}; expected a list of check specs")
-    except _Bad as bad:
+            raise BadField("task.checks",
+                           f"got {shown_json(checks_raw)}; expected a list of check specs")
+    except BadField as bad:
         problems.append(bad)
         return None
     checks: list[CheckSpec] = []
@@ -369,10 +361,10 @@ def _task(raw: JsonValue, problems: list[_Bad], allowed: AllowedModules,
         try:
             spec = _check_spec(spec_raw, where, allowed, judges)
             if spec.label in {c.label for c in checks}:
-                raise _Bad(f"{where}.name", f"got {shown(spec.label)}; expected a check name "
-                           "not already used in this task")
+                raise BadField(f"{where}.name", f"got {shown(spec.label)}; expected a check name "
+                               "not already used in this task")
             checks.append(spec)
-        except _Bad as bad:
+        except BadField as bad:
             problems.append(bad)
     return TaskSpec(task_id, instruction, criteria, tuple(checks))
 
@@ -380,7 +372,7 @@ def _task(raw: JsonValue, problems: list[_Bad], allowed: AllowedModules,
 def _check_spec(raw: JsonValue, where: str, allowed: AllowedModules,
                 judges: JudgesSection) -> CheckSpec:
     if not isinstance(raw, dict):
-        raise _Bad(where, f"got {_got(raw)}; expected {{\"grader\": NAME, ...params}}")
+        raise BadField(where, f"got {shown_json(raw)}; expected {{\"grader\": NAME, ...params}}")
     grader = _str(raw, "grader", f"{where}.grader")
     name = _str(raw, "name", f"{where}.name", required=False)
     params = {k: v for k, v in raw.items() if k not in ("grader", "name")}
@@ -389,7 +381,7 @@ def _check_spec(raw: JsonValue, where: str, allowed: AllowedModules,
         # A spec that cannot become a grader: bad input, found now.
         built = build_grader(spec, allowed, judges)
     except CheckSpecError as e:
-        raise _Bad(join_field(where, e.field), _bounded(e.message)) from e
+        raise BadField(join_field(where, e.field), _bounded(e.message)) from e
     if not name and ":" in grader and isinstance(built.name, str) and built.name:
         # A user's grader is known by its own name, as labels and bars would write it,
         # not by the import path that found it.
@@ -403,12 +395,13 @@ def _bounded(message: str) -> str:
     return message if len(message) <= 300 else f"{message[:150]} [...] {message[-150:]}"
 
 
-def _label(raw: JsonValue, checks: Iterable[str] | None, problems: list[_Bad]) -> Label | None:
+def _label(raw: JsonValue, checks: Iterable[str] | None, problems: list[BadField]) -> Label | None:
     """The label; ``checks`` None when a check of the task could not be read (its
     error is said already), so its names are not known and a criterion naming one is
     not a second error of the same fault."""
     if not isinstance(raw, dict):
-        problems.append(_Bad("label", f"got {_got(raw)}; expected an object with a verdict"))
+        problems.append(BadField("label",
+                                 f"got {shown_json(raw)}; expected an object with a verdict"))
         return None
     try:
         _no_unknown(raw, LABEL_FIELDS, "label")
@@ -416,7 +409,8 @@ def _label(raw: JsonValue, checks: Iterable[str] | None, problems: list[_Bad]) -
         score = raw.get("score")
         if score is not None and (isinstance(score, bool) or not isinstance(score, int)
                                   or not 1 <= score <= 5):
-            raise _Bad("label.score", f"got {_got(score)}; expected an integer from 1 to 5")
+            raise BadField("label.score",
+                           f"got {shown_json(score)}; expected an integer from 1 to 5")
         criteria_raw = _object(raw, "criteria", "label.criteria")
         names = set(checks or ())
         criteria: dict[str, Outcome] = {}
@@ -424,13 +418,13 @@ def _label(raw: JsonValue, checks: Iterable[str] | None, problems: list[_Bad]) -
             where = join_field("label.criteria", name)
             if checks is not None and name not in names:
                 expected = ", ".join(sorted(names)) or "none (the task has no checks)"
-                raise _Bad(where, f"no check of the task is named {shown(name)}; expected one "
-                           f"of {expected}{did_you_mean(name, names)}")
+                raise BadField(where, f"no check of the task is named {shown(name)}; expected one "
+                               f"of {expected}{did_you_mean(name, names)}")
             criteria[name] = VERDICTS[_str(criteria_raw, name, where, allowed=tuple(VERDICTS))]
         return Label(verdict, score, criteria,
                      _str(raw, "rationale", "label.rationale", required=False),
                      _str(raw, "labeller", "label.labeller", required=False))
-    except _Bad as bad:
+    except BadField as bad:
         problems.append(bad)
         return None
 
@@ -440,24 +434,24 @@ def _label(raw: JsonValue, checks: Iterable[str] | None, problems: list[_Bad]) -
 
 def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ONLY,
               judges: JudgesSection = NO_JUDGES, suite: Collection[str] = ()
-              ) -> tuple[MetaRun | None, list[_Bad]]:
+              ) -> tuple[MetaRun | None, list[BadField]]:
     """One record to one run, or None with every problem found in it. A check naming
     code by import path must name it in ``allowed`` (the project's config); ``suite``
     holds the names of the checks a suite declares, which the label may name too."""
     if not isinstance(raw, dict):
-        return None, [_Bad("", f"got {_got(raw)}; expected a JSON object")]
-    problems: list[_Bad] = []
+        return None, [BadField("", f"got {shown_json(raw)}; expected a JSON object")]
+    problems: list[BadField] = []
     try:
         _no_unknown(raw, RUN_FIELDS, "")
         if raw.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
-            raise _Bad("format_version", f"got {_got(raw['format_version'])}; expected "
-                       f"{FORMAT_VERSION}")
+            raise BadField("format_version", f"got {shown_json(raw['format_version'])}; expected "
+                           f"{FORMAT_VERSION}")
         run_id = _str(raw, "id", "id")
         category = _str(raw, "category", "category", required=False) or "uncategorized"
         initial = _object(raw, "initial_state", "initial_state")
         final = _object(raw, "final_state", "final_state")
         metadata = _object(raw, "metadata", "metadata")
-    except _Bad as bad:
+    except BadField as bad:
         problems.append(bad)
     before = len(problems)
     task = _task(raw.get("task"), problems, allowed, judges)
@@ -465,7 +459,7 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
     # names unknown: the label's criteria are not checked against those left.
     refused = any(p.field.startswith("task.checks[") for p in problems[before:])
     if "trajectory" not in raw:
-        problems.append(_Bad("trajectory", "missing; expected a list of events"))
+        problems.append(BadField("trajectory", "missing; expected a list of events"))
     trajectory = _trajectory(raw.get("trajectory", []), problems)
     checks = None if refused or task is None else [*(c.label for c in task.checks), *suite]
     # No label in the line: unlabelled, not an error (a labels file may label it).

@@ -13,8 +13,8 @@ must never guess a mapping the record does not state.
 from __future__ import annotations
 
 from metaeval.contract import JsonObject
+from metaeval.errors import BadField, shown_json
 from metaeval.judges.base import Mode
-from metaeval.loaders.meta_set import _Bad, _got
 
 POSITIONS = ("first", "second", "tie")
 """What a positional verdict may say: the response shown first, second, or neither."""
@@ -28,20 +28,20 @@ def positional(raw: JsonObject, first: str, second: str, kind: Mode | None) -> s
     kept, null unscored. A record with ``position`` must say ``order`` and must not
     also carry ``verdict``: two conventions in one record is a mapping not made."""
     if "verdict" in raw:
-        raise _Bad("position", "given with 'verdict'; expected one of them: 'verdict' names "
-                   "the item's response (a/b), 'position' the one shown (first/second)")
+        raise BadField("position", "given with 'verdict'; expected one of them: 'verdict' names "
+                       "the item's response (a/b), 'position' the one shown (first/second)")
     if "order" not in raw:
-        raise _Bad("order", "missing; a 'position' needs the order shown: 'ab' (response_a "
-                   "first) or 'ba' (response_b first)")
+        raise BadField("order", "missing; a 'position' needs the order shown: 'ab' (response_a "
+                       "first) or 'ba' (response_b first)")
     if kind is Mode.POINTWISE:
-        raise _Bad("position", "given for a pointwise item; expected 'verdict' (a score or "
-                   "pass/fail): a position is a pairwise verdict")
+        raise BadField("position", "given for a pointwise item; expected 'verdict' (a score or "
+                       "pass/fail): a position is a pairwise verdict")
     value = raw["position"]
     if value is None:
         return None
     if not isinstance(value, str) or value not in POSITIONS:
-        raise _Bad("position", f"got {_got(value)}; expected 'first', 'second', 'tie' or "
-                   "null (unscored)")
+        raise BadField("position", f"got {shown_json(value)}; expected 'first', 'second', 'tie' or "
+                       "null (unscored)")
     return {"first": first, "second": second, "tie": "tie"}[value]
 
 
@@ -53,8 +53,9 @@ def strength_of(raw: JsonObject, verdict: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or value not in STRENGTHS:
-        raise _Bad("strength", f"got {_got(value)}; expected 'strong', 'slight' or null")
+        raise BadField("strength", f"got {shown_json(value)}; expected 'strong', 'slight' or null")
     if verdict not in ("a", "b"):
-        raise _Bad("strength", f"got {_got(value)} with verdict {_got(verdict)}; a strength "
-                   "applies to a pairwise preference (a or b), not a tie, score or null")
+        raise BadField("strength",
+                       f"got {shown_json(value)} with verdict {shown_json(verdict)}; a strength "
+                       "applies to a pairwise preference (a or b), not a tie, score or null")
     return value
