@@ -39,7 +39,8 @@ class Recollected:
     test: a mutant killed by an earlier test never pays for the rest. As in a
     pytest process of its own, which keeps the selected node ids of a whole
     collection, a selected test whose id is gone (its parameters changed) does
-    not run; when every test was selected, the tests with new ids run last.
+    not run; when every test was selected, the tests with new ids run last, chosen
+    by the session's options as a fresh collection's would be.
     """
 
     def __init__(self, selected: tuple[pytest.Item, ...], modules: frozenset[str],
@@ -68,8 +69,20 @@ class Recollected:
             if new is not None:
                 yield new
         if self.everything:
-            yield from (new for found in self.fresh.values() for nodeid, new in found.items()
-                        if nodeid not in self.wanted)
+            yield from self._new_ids()
+
+    def _new_ids(self) -> list[pytest.Item]:
+        """The tests collected again whose ids the session did not run, as a pytest
+        process of its own would keep them: the hook behind ``-k``, ``-m``,
+        ``--deselect`` and the plugins' choices takes out what the user left out,
+        which is no new id."""
+        new = [item for found in self.fresh.values() for nodeid, item in found.items()
+               if nodeid not in self.wanted]
+        if new:
+            session = new[0].session
+            session.config.hook.pytest_collection_modifyitems(
+                session=session, config=session.config, items=new)
+        return new
 
 
 def _collect_wanted(module: pytest.Module, wanted: set[str]) -> list[pytest.Item]:

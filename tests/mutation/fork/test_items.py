@@ -27,7 +27,7 @@ TEST_A = dedent("""\
 
 class Reloaded:
     """A plugin that, once the session has collected (and is live, as in a warm
-    child), runs test_a's source changed by ``edit`` in test_a's namespace, as a
+    child), runs test_a's file changed by ``edit`` in test_a's namespace, as a
     reload does, and lists what ``Recollected`` gives, up to its first error."""
 
     def __init__(self, edit: tuple[str, str], pick: list[int], everything: bool) -> None:
@@ -41,7 +41,8 @@ class Reloaded:
         self.old = list(session.items)
         module = self.old[0].getparent(pytest.Module)
         assert module is not None
-        exec(compile(TEST_A.replace(*self.edit), str(module.path), "exec"), vars(module.obj))
+        source = module.path.read_text(encoding="utf-8").replace(*self.edit)
+        exec(compile(source, str(module.path), "exec"), vars(module.obj))
         selected = tuple(self.old[i] for i in self.pick)
         try:
             for item in Recollected(selected, frozenset({"test_a"}), self.everything):
@@ -93,3 +94,25 @@ def test_a_module_is_collected_again_only_when_the_run_reaches_it(
                    everything=False)
     assert ids(got.run) == ["test_b.py::test_b"]
     assert isinstance(got.error, CollectAgainError)
+
+
+@pytest.mark.parametrize("flags", [("--deselect", "test_a.py::test_other"),
+                                   ("-k", "not other"), ("-m", "not slow")])
+def test_a_test_the_options_left_out_is_no_new_id(pytester: pytest.Pytester,
+                                                  flags: tuple[str, ...]) -> None:
+    # As in a pytest process of its own, the options that chose the session's tests
+    # choose among those collected again: a test the user left out stays out. (On
+    # inspect_ai a deselected test killed a mutant in the fork that a pytest process
+    # of its own, running the user's selection, let survive.)
+    marked = TEST_A.replace("def test_other", "@pytest.mark.slow\ndef test_other")
+    pytester.makepyfile(test_a=marked, test_b="def test_b():\n    pass\n")
+    pytester.makeini("[pytest]\nmarkers =\n    slow: slow\n")
+    plugin = Reloaded(("N = 1", "N = 2"), [0, 1], everything=True)
+    try:
+        pytester.inline_run(*flags, plugins=[plugin])
+    finally:
+        for name in ("test_a", "test_b"):
+            sys.modules.pop(name, None)
+    assert ids(plugin.old) == ["test_a.py::test_v[1]", "test_b.py::test_b"]
+    assert ids(plugin.run) == ["test_b.py::test_b", "test_a.py::test_v[2]"]
+    assert plugin.error is None
