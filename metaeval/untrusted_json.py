@@ -286,38 +286,55 @@ class Record:
         return LoadError(str(self.path), self.line, field, message)
 
 
-def read_jsonl(path: Path, errors: list[LoadError]) -> Iterator[Record]:
+def read_jsonl(path: Path, errors: list[LoadError],
+               torn: list[LoadError] | None = None) -> Iterator[Record]:
     """Every good line of one file; each bad one becomes an error in ``errors``.
     Lines are yielded as they are read, so that the caller's own errors about a
     record and this reader's errors come out in the order of the lines; the file is
-    read a line at a time, so a large one is never held whole."""
+    read a line at a time, so a large one is never held whole.
+
+    ``torn``: for a file written a line at a time (a labels file), a bad last line
+    with no newline at its end is a write that never finished, not a mistake in the
+    file: it goes to ``torn`` (to be said and left out) instead of ``errors``."""
     try:
         with _open_regular(path) as f:
-            yield from _records(path, f, errors)
+            yield from _records(path, f, errors, torn)
     except (OSError, JsonInputError) as e:
         errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
 
 
-def _records(path: Path, lines: Iterable[bytes], errors: list[LoadError]) -> Iterator[Record]:
+def _records(path: Path, lines: Iterable[bytes], errors: list[LoadError],
+             torn: list[LoadError] | None = None) -> Iterator[Record]:
     for number, line in enumerate(lines, start=1):
         # The same lines as split(b"\n") of the whole file: only "\n" ends a line.
-        raw = line[:-1] if line.endswith(b"\n") else line
+        ended = line.endswith(b"\n")
+        raw = line[:-1] if ended else line
         if number == 1:
             raw = raw.removeprefix(codecs.BOM_UTF8)
+        bad = errors if ended or torn is None else torn
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            errors.append(LoadError(str(path), number, "", f"not UTF-8: byte {raw[e.start]:#04x} "
-                                    f"at column {e.start + 1}; expected UTF-8 text"))
+            bad.append(_torn(path, number, raw) if bad is torn else LoadError(
+                str(path), number, "", f"not UTF-8: byte {raw[e.start]:#04x} at column "
+                f"{e.start + 1}; expected UTF-8 text"))
             continue
         if not text.strip():
             continue
         try:
             value = parse_json(text)
         except JsonInputError as e:
-            errors.append(LoadError(str(path), number, e.field, e.message))
+            bad.append(_torn(path, number, raw) if bad is torn
+                       else LoadError(str(path), number, e.field, e.message))
             continue
         yield Record(path, number, value)
+
+
+def _torn(path: Path, number: int, raw: bytes) -> LoadError:
+    return LoadError(str(path), number, "", (
+        f"a torn last line ({len(raw)} bytes with no newline at the end, not valid JSON: a "
+        "write that never finished): left out; it began "
+        f"{shown(raw[:40].decode(errors='replace'))}"))
 
 
 class FirstUse:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import webbrowser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +18,9 @@ from metaeval.cli.options import echo, refuse_inputs_as_outputs, user_errors
 from metaeval.config import load_config
 from metaeval.errors import InputError
 from metaeval.report.escape import one_line
+
+if TYPE_CHECKING:
+    from metaeval.label.store import LabelStore
 
 
 @click.command("label")
@@ -54,6 +58,8 @@ def label(paths: tuple[Path, ...], labels_path: Path | None, annotator: str | No
 
         refuse_inputs_as_outputs([("-o", output)], [("PATH", p, "*") for p in paths])
         merged = merge_files(paths, output)
+        for torn in merged.torn:
+            echo(f"warning: {torn}", err=True)
         echo(f"{merged.rows} labels by {len(merged.annotators)} annotator(s) "
              f"({', '.join(one_line(a) for a in merged.annotators)}) -> {output}"
              + (f"; {merged.repeated} repeated row(s) kept once" if merged.repeated else ""))
@@ -61,16 +67,27 @@ def label(paths: tuple[Path, ...], labels_path: Path | None, annotator: str | No
     if labels_path is None or annotator is None:
         raise InputError("expected --labels FILE and --annotator NAME (or --merge A B -o OUT)")
     try:
-        from metaeval.label.server import serve
+        import metaeval.label.server  # noqa: F401  (the extra's imports, checked first)
     except ImportError as e:
         raise InputError(f"metaeval label needs the extra metaeval[label] (Starlette and "
                          f"uvicorn): pip install 'metaeval[label]' ({e})") from e
-    from metaeval.label.session import checked_annotator, load_entries
+    from metaeval.label.session import checked_annotator
     from metaeval.label.store import LabelStore
 
     refuse_inputs_as_outputs([("--labels", labels_path)], [("PATH", p, "*") for p in paths])
     name = checked_annotator(annotator)
-    store = LabelStore(labels_path)
+    with LabelStore(labels_path) as store:
+        if store.torn is not None:
+            echo(f"warning: {store.torn}", err=True)
+        _serve(paths, name, store, recorded, port, no_browser)
+
+
+def _serve(paths: tuple[Path, ...], name: str, store: LabelStore, recorded: Path | None,
+           port: int, no_browser: bool) -> None:
+    from metaeval.label.server import serve
+    from metaeval.label.session import load_entries
+
+    labels_path = store.path
     entries = load_entries(paths, name, store, load_config(), recorded)
     near = sum(1 for e in entries if e.near_miss)
 

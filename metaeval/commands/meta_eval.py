@@ -99,12 +99,12 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
     suite = config.meta_eval.suite
     files, errors = data_files(targets)
     labels = list(request.labels) or config.paths(config.meta_eval.labels)
-    annotations, label_errors = read_labels(labels) if labels else ([], [])
+    warnings: list[LoadError] = []
+    annotations, label_errors = read_labels(labels, warnings) if labels else ([], [])
     joiner = Joiner(annotations) if labels else None
     applier = Applier(suite, config.allowed_modules, config.judges)
     stream = Stream(config.allowed_modules, config.judges)
     names: set[str] = set()
-    warnings: list[LoadError] = []
     runs: Iterable[MetaRun] = itertools.chain(
         iter_meta_runs(files, errors, config.allowed_modules, config.judges,
                        suite_names(suite), warnings),

@@ -15,11 +15,11 @@ markup: the page puts everything in as text.
 from __future__ import annotations
 
 import hmac
-import json
 from dataclasses import dataclass
 from importlib import resources
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -32,6 +32,7 @@ from metaeval.errors import MetaevalError
 from metaeval.label.agree import comparison
 from metaeval.label.queue import Entry
 from metaeval.label.store import ITEM, RUN, Key, LabelStore
+from metaeval.untrusted_json import JsonInputError, parse_json
 
 MAX_BODY = 64 * 1024
 """Bytes a posted label may take: a rationale of 10,000 characters and its fields."""
@@ -159,9 +160,11 @@ def create_app(session: Session) -> Starlette:
             return _bad(f"expected a body of at most {MAX_BODY} bytes", 413)
         body = await request.body()
         try:
-            value = json.loads(body[:MAX_BODY])
-        except ValueError:
-            return _bad("expected a JSON object")
+            # The data readers' parser: depth bounded, a lone surrogate (what
+            # JSON.stringify sends for half a character) refused, never a 500.
+            value = parse_json(body[:MAX_BODY].decode("utf-8"))
+        except (UnicodeDecodeError, JsonInputError) as e:
+            return _bad(f"expected a JSON object in UTF-8 ({e})")
         if not isinstance(value, dict):
             return _bad("expected a JSON object")
         kind, entry_id = value.get("kind"), value.get("id")
@@ -187,8 +190,11 @@ def create_app(session: Session) -> Starlette:
         kinds = {e.id: "pairwise" if e.kind == "pair" else "pointwise"
                  for e in session.entries if e.kind != "run"}
         targets = {(RUN if e.kind == "run" else ITEM, e.id): e.checks for e in session.entries}
-        return JSONResponse(comparison(session.store.rows(), kinds, targets,
-                                       session.annotator), 200, HEADERS)
+        # Off the event loop: a large team's figures must not hold up a label posted
+        # meanwhile (the store's lock is taken only to copy its rows).
+        figures = await run_in_threadpool(comparison, session.store.rows(), kinds, targets,
+                                          session.annotator)
+        return JSONResponse(figures, 200, HEADERS)
 
     token = session.token
     routes = [Route(f"/{token}/api/state", state),

@@ -17,6 +17,7 @@ from types import TracebackType
 
 import uvicorn
 
+from metaeval.errors import InputError
 from metaeval.label.app import create_app
 from metaeval.label.queue import Entry
 from metaeval.label.store import LabelStore
@@ -32,7 +33,12 @@ def new_token() -> str:
 def _bind(port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((HOST, port))
+    try:
+        sock.bind((HOST, port))
+    except OSError as e:
+        sock.close()
+        raise InputError(f"--port {port}: cannot listen on {HOST}:{port} ({e.strerror or e}); "
+                         "expected a free port, or none for one the system picks") from e
     sock.listen(64)
     return sock
 
@@ -57,6 +63,7 @@ def serve(annotator: str, entries: tuple[Entry, ...], store: LabelStore, *, port
     socket listens, before the first request can come."""
     token = new_token()
     sock = _bind(port)
+    store.serving(sock.getsockname()[1])
     server = _server(annotator, token, entries, store)
     ready(url_of(sock, token))
     server.run(sockets=[sock])
@@ -68,6 +75,7 @@ class Running:
     def __init__(self, annotator: str, entries: tuple[Entry, ...], store: LabelStore) -> None:
         self.token = new_token()
         self.sock = _bind(0)
+        store.serving(self.sock.getsockname()[1])
         self.url = url_of(self.sock, self.token)
         self.server = _server(annotator, self.token, entries, store)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},

@@ -36,10 +36,11 @@ from metaeval.loaders.judge_labels import (
     pair_label,
     point_label,
 )
+from metaeval.loaders.label_history import HISTORY_COLUMNS, WAS, Rows, checked_at, in_force
 from metaeval.untrusted_json import LoadError, read_jsonl
 
 REQUIRED = ("item_id", "label", "annotator")
-COLUMNS = (*REQUIRED, "rationale", "shown")
+COLUMNS = (*REQUIRED, "rationale", "shown", *HISTORY_COLUMNS)
 UNSURE = "unsure"
 ORDERS = ("ab", "ba")
 MAX_FIELD = 10_000
@@ -58,6 +59,8 @@ class ItemLabel:
     shown: str | None
     """``ab`` or ``ba``: the order the pair was shown in; None when not recorded."""
     source: str
+    was: str | int | None = None
+    """A change's label it replaces, as written (``label_history``); None on a first label."""
 
 
 def _text(value: JsonValue, column: str, *, required: bool) -> str:
@@ -100,14 +103,24 @@ def _parse(value: JsonValue, source: str) -> ItemLabel:
     if order is not None and order not in ORDERS:
         raise BadField("shown", f"got {shown(order)}; expected 'ab' or 'ba' (the order the "
                             "pair was shown in)")
+    was = value.get(WAS)
+    if was is not None and (isinstance(was, bool) or not isinstance(was, str | int)
+                            or was == ""):
+        raise BadField(WAS, f"got {shown(was)}; expected the label this row changes, as "
+                            "written in the row it changes")
+    if isinstance(was, str):
+        was = _text(was, WAS, required=True)
+    checked_at(value.get("at"))
     return ItemLabel(item_id, label, annotator,
                      _text(value.get("rationale"), "rationale", required=False),
-                     order if isinstance(order, str) else None, source)
+                     order if isinstance(order, str) else None, source, was)
 
 
-def read_item_labels(paths: Iterable[Path]) -> tuple[list[ItemLabel], list[LoadError]]:
+def read_item_labels(paths: Iterable[Path], torn: list[LoadError] | None = None
+                     ) -> tuple[list[ItemLabel], list[LoadError]]:
     """Every good item row of every labels file (JSON Lines), in file and line order;
-    rows that label runs (``run_id``) are passed over; each bad row an error."""
+    rows that label runs (``run_id``) are passed over; each bad row an error.
+    ``torn``: as ``labels_files.read_labels``'."""
     rows: list[ItemLabel] = []
     errors: list[LoadError] = []
     for path in paths:
@@ -115,7 +128,7 @@ def read_item_labels(paths: Iterable[Path]) -> tuple[list[ItemLabel], list[LoadE
             errors.append(LoadError(str(path), 0, "", f"got a {path.suffix or 'suffixless'} "
                                                       "file; expected .jsonl or .ndjson"))
             continue
-        for record in read_jsonl(path, errors):
+        for record in read_jsonl(path, errors, torn):
             if isinstance(record.value, dict) and "run_id" in record.value and (
                     "item_id" not in record.value):
                 continue  # a run's label: meta-eval --labels reads it
@@ -124,6 +137,13 @@ def read_item_labels(paths: Iterable[Path]) -> tuple[list[ItemLabel], list[LoadE
             except BadField as e:
                 errors.append(record.error(e.field, e.message))
     return rows, errors
+
+
+HISTORY: Rows[ItemLabel] = Rows(
+    key=lambda r: (r.item_id, r.annotator), label=lambda r: r.label, was=lambda r: r.was,
+    source=lambda r: r.source, annotator=lambda r: r.annotator,
+    what=lambda r: f"item {shown(r.item_id)}")
+"""Item label rows seen by the history rule (``label_history``)."""
 
 
 def _error(row: ItemLabel, field: str, message: str) -> LoadError:
@@ -157,25 +177,21 @@ def join_item_labels(items: JudgeItems, rows: Sequence[ItemLabel],
     integer labels (``--label-scale``)."""
     by_id: dict[str, PairItem | PointItem] = {i.id: i for i in items.pointwise}
     by_id.update((i.id, i) for i in items.pairwise)
-    errors: list[LoadError] = []
+    current, refused = in_force(rows, HISTORY)
+    errors: list[LoadError] = [_error(r.row, r.field, r.message) for r in refused]
     added: dict[str, list[Annotation]] = {}
-    first: dict[tuple[str, str], str] = {}
-    for row in rows:
+    for row in current:
         item = by_id.get(row.item_id)
         if item is None:
             errors.append(_error(row, "item_id", f"got {shown(row.item_id)}; expected the id "
                                                  f"of a loaded item"
                                                  f"{did_you_mean(row.item_id, by_id)}"))
             continue
-        key = (row.item_id, row.annotator)
-        own = {a.annotator for a in item.annotations}
-        if key in first or row.annotator in own:
-            where = first.get(key, f"the item's own labels, {item.source}")
+        if row.annotator in {a.annotator for a in item.annotations}:
             errors.append(_error(row, "annotator", (
                 f"{shown(row.annotator)} already labelled item {shown(row.item_id)} (at "
-                f"{where}); expected one label per annotator")))
+                f"the item's own labels, {item.source}); expected one label per annotator")))
             continue
-        first[key] = row.source
         if row.label == UNSURE:
             continue
         try:

@@ -33,13 +33,14 @@ from pathlib import Path
 from metaeval.contract import Outcome
 from metaeval.errors import BadField, shown
 from metaeval.keys import did_you_mean
+from metaeval.loaders.label_history import HISTORY_COLUMNS, WAS, Rows, checked_at, in_force
 from metaeval.loaders.meta_set import Label, MetaRun
 from metaeval.untrusted_json import LoadError, read_jsonl
 
 OVERALL = "*"
 """The ``check`` of a label that is the run's overall verdict."""
 REQUIRED = ("run_id", "check", "label", "annotator")
-COLUMNS = (*REQUIRED, "rationale")
+COLUMNS = (*REQUIRED, "rationale", *HISTORY_COLUMNS)
 LABELS = {"pass": Outcome.PASS, "fail": Outcome.FAIL, "unsure": Outcome.UNSCORED}
 """``unsure`` is read as UNSCORED: the annotator's row, with no label in it."""
 ITEM_ID = "item_id"
@@ -61,6 +62,8 @@ class Annotation:
     rationale: str
     source: str
     """``file:line`` of the row."""
+    was: Outcome | None = None
+    """A change's label it replaces (``label_history``); None on a first label."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +95,14 @@ def _row(values: dict[str, object], source: str) -> Annotation:
     label = str(values["label"])
     if label not in LABELS:
         raise BadField("label", f"got {shown(label)}; expected 'pass', 'fail' or 'unsure'")
+    was = values.get(WAS)
+    if was is not None and was != "" and was not in LABELS:
+        raise BadField(WAS, f"got {shown(was)}; expected the label this row changes: 'pass', "
+                            "'fail' or 'unsure'")
+    checked_at(values.get("at"))
     return Annotation(str(values["run_id"]), str(values["check"]), LABELS[label],
-                      str(values["annotator"]), rationale, source)
+                      str(values["annotator"]), rationale, source,
+                      LABELS[str(was)] if was else None)
 
 
 def _unknown(columns: Iterable[str]) -> BadField | None:
@@ -139,9 +148,10 @@ def _read_csv(path: Path, errors: list[LoadError]) -> list[Annotation]:
     return found
 
 
-def _read_jsonl(path: Path, errors: list[LoadError]) -> list[Annotation]:
+def _read_jsonl(path: Path, errors: list[LoadError],
+                torn: list[LoadError] | None) -> list[Annotation]:
     found = []
-    for record in read_jsonl(path, errors):
+    for record in read_jsonl(path, errors, torn):
         try:
             if not isinstance(record.value, dict):
                 raise BadField("", f"got {shown(record.value)}; expected a JSON object with "
@@ -157,9 +167,12 @@ def _read_jsonl(path: Path, errors: list[LoadError]) -> list[Annotation]:
     return found
 
 
-def read_labels(paths: Iterable[Path]) -> tuple[list[Annotation], list[LoadError]]:
+def read_labels(paths: Iterable[Path], torn: list[LoadError] | None = None
+                ) -> tuple[list[Annotation], list[LoadError]]:
     """Every good row of every labels file (``.csv``; ``.jsonl`` or ``.ndjson``), in
-    file and line order; each bad row or file an error."""
+    file and line order; each bad row or file an error. ``torn``: where a JSON Lines
+    file's torn last line (a write that never finished, as the labelling page may
+    leave after a power cut) is said and left out; without it, it is an error."""
     annotations: list[Annotation] = []
     errors: list[LoadError] = []
     for path in paths:
@@ -167,13 +180,21 @@ def read_labels(paths: Iterable[Path]) -> tuple[list[Annotation], list[LoadError
         if suffix == ".csv":
             annotations += _read_csv(path, errors)
         elif suffix in (".jsonl", ".ndjson"):
-            annotations += _read_jsonl(path, errors)
+            annotations += _read_jsonl(path, errors, torn)
         elif not path.is_file():
             errors.append(LoadError(str(path), 0, "", "no such file"))
         else:
             errors.append(LoadError(str(path), 0, "", f"got a {suffix or 'suffixless'} file; "
                                                       "expected .csv, .jsonl or .ndjson"))
     return annotations, errors
+
+
+HISTORY: Rows[Annotation] = Rows(
+    key=lambda a: (a.run_id, a.check, a.annotator), label=lambda a: a.label,
+    was=lambda a: a.was, source=lambda a: a.source, annotator=lambda a: a.annotator,
+    what=lambda a: f"check {shown(a.check)} of run {shown(a.run_id)}")
+"""A runs' labels file's rows seen by the history rule: one label per annotator's
+(run, check), and changes that name the label they replace."""
 
 
 def _error(a: Annotation, field: str, message: str) -> LoadError:
@@ -206,18 +227,11 @@ class Joiner:
         self.errors: list[LoadError] = []
         self.unsure: list[Annotation] = []
         self.per_run: dict[str, dict[str, list[Annotation]]] = {}
-        first: dict[tuple[str, str, str], str] = {}
-        for a in annotations:
-            key = (a.run_id, a.check, a.annotator)
-            if key in first:
-                self.errors.append(_error(a, "annotator", (
-                    f"{shown(a.annotator)} already labelled check {shown(a.check)} of run "
-                    f"{shown(a.run_id)} (at {first[key]}); expected one label per annotator")))
-                continue
-            first[key] = a.source
+        current, refused = in_force(annotations, HISTORY)
+        self.errors.extend(_error(r.row, r.field, r.message) for r in refused)
+        for a in current:
             if a.label is Outcome.UNSCORED:
-                # Unsure: this annotator's row for the check, so a second row is still
-                # a repeat, but no label to count.
+                # Unsure: this annotator's row for the check, but no label to count.
                 self.unsure.append(a)
                 continue
             self.per_run.setdefault(a.run_id, {}).setdefault(a.check, []).append(a)

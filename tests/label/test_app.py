@@ -38,11 +38,11 @@ def call(url: str, body: Mapping[str, object] | None = None,
 @pytest.fixture
 def running(project: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.chdir(project)
-    store = LabelStore(project / "labels.jsonl")
-    entries = load_entries([project / "runs.jsonl", project / "items.ndjson"], "ann", store,
-                           load_config())
-    with Running("ann", entries, store) as server:
-        yield server
+    with LabelStore(project / "labels.jsonl") as store:
+        entries = load_entries([project / "runs.jsonl", project / "items.ndjson"], "ann",
+                               store, load_config())
+        with Running("ann", entries, store) as server:
+            yield server
 
 
 def test_every_request_without_the_token_is_refused(running: Running, project: Path) -> None:
@@ -76,6 +76,7 @@ def test_a_label_is_in_the_file_when_the_answer_comes(running: Running, project:
                                                     "rationale": "<b>names the window</b>"})
     assert status == 200, body
     (row,) = [json.loads(line) for line in (project / "labels.jsonl").read_text().splitlines()]
+    assert row.pop("at").startswith("20")  # when it was given
     # The left response is response_a when shown ab, response_b when shown ba.
     assert row == {"item_id": pair["id"], "label": "a" if pair["shown"] == "ab" else "b",
                    "annotator": "ann", "shown": pair["shown"],
@@ -195,3 +196,58 @@ def test_the_comparison_api_gives_each_annotators_progress_and_position_bias(
     assert (bo["first"], bo["second"]) == (5, 6)
     assert bo["p_value"] == pytest.approx(binomtest(5, 11, 0.5).pvalue) == 1.0
     assert bo["status"] == "clean"
+
+
+def post_raw(url: str, body: bytes) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as e:
+        with e:
+            return e.code, e.read()
+
+
+def test_a_lone_surrogate_or_a_deep_body_is_a_400_and_the_page_goes_on(
+        running: Running, project: Path) -> None:
+    label = running.url + "api/label"
+    # What JSON.stringify sends for half a character: refused, never kept in memory.
+    status, body = post_raw(label, b'{"kind": "run", "id": "t00-trial0", "check": "*", '
+                                   b'"choice": "fail", "rationale": "x\\ud800y"}')
+    assert status == 400 and b"surrogate" in body, body
+    status, body = post_raw(label, b"[" * 30_000 + b"]" * 30_000)
+    assert status == 400 and b"expected a JSON object" in body, body
+    assert call(running.url + "api/state")[0] == 200
+    assert call(label, {"kind": "run", "id": "t00-trial0", "check": "*",
+                        "choice": "fail"})[0] == 200
+    rows = [json.loads(line) for line in (project / "labels.jsonl").read_text().splitlines()]
+    assert [r["label"] for r in rows] == ["fail"]
+
+
+def test_a_slow_comparison_does_not_hold_up_a_label(
+        running: Running, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from metaeval.label.agree import comparison as real
+
+    release = threading.Event()
+
+    def slow(*args: object) -> object:
+        release.wait(30)  # a large team's figures, still being computed
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("metaeval.label.app.comparison", slow)
+    answers: list[int] = []
+    compare = threading.Thread(target=lambda: answers.append(
+        call(running.url + "api/compare")[0]))
+    compare.start()
+    try:
+        # On the event loop, the comparison would hold this post until it timed out.
+        status, _ = call(running.url + "api/label", {"kind": "run", "id": "t00-trial0",
+                                                     "check": "*", "choice": "pass"})
+        assert status == 200
+        assert not answers  # the comparison was still running meanwhile
+    finally:
+        release.set()
+        compare.join(30)
+    assert answers == [200]

@@ -193,7 +193,8 @@ def test_a_bad_row_is_named_by_file_line_and_column_and_the_rest_joins(
         "of run 't00-trial1': flight_booked, never_update_passengers; did you mean "
         "'flight_booked'?",
         "l.csv:5: annotator: 'ann' already labelled check '*' of run 't00-trial0' (at "
-        "l.csv:2); expected one label per annotator",
+        "l.csv:2); expected one label per annotator, or a change that says which label "
+        "it replaces ('was')",
         "l.csv:6: label: got 'maybe'; expected 'pass', 'fail' or 'unsure'",
         "l.csv:7: annotator: got nothing; expected a non-empty string"]
     assert "meta-eval: 1 runs" in result.output  # t00-trial0, labelled once
@@ -211,9 +212,9 @@ def test_jsonl_labels_and_a_bad_header(tmp_path: Path) -> None:
     assert [(a.run_id, a.label, a.annotator) for a in found] == [("r", Outcome.FAIL, "a")]
     assert [str(e) for e in errors] == [
         f"{jsonl}:2: annotater: unknown column; expected run_id, check, label, annotator, "
-        "rationale; did you mean 'annotator'?",
+        "rationale, was, at; did you mean 'annotator'?",
         f"{header}:1: verdict: unknown column; expected run_id, check, label, annotator, "
-        "rationale",
+        "rationale, was, at",
         f"{tmp_path / 'x.txt'}: no such file"]
 
 
@@ -239,7 +240,8 @@ def test_unsure_is_one_row_of_its_annotator_but_no_label(tmp_path: Path) -> None
     assert joined.runs[0].label.verdict is Outcome.FAIL
     assert [str(e) for e in joined.errors] == [
         f"{path}:3: annotator: 'ann' already labelled check '*' of run {run_id!r} (at "
-        f"{path}:1); expected one label per annotator",
+        f"{path}:1); expected one label per annotator, or a change that says which label it "
+        "replaces ('was')",
         f"{path}:4: run_id: got 'nowhere'; expected the id of a loaded run"]
     assert [a.annotator for a in joined.annotations] == ["bo"]
 
