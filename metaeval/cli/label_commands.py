@@ -91,12 +91,13 @@ def _serve(paths: tuple[Path, ...], name: str, store: LabelStore, recorded: Path
     entries = load_entries(paths, name, store, load_config(), recorded)
     near = sum(1 for e in entries if e.near_miss)
 
-    def ready(url: str) -> None:
+    def ready(url: str, launch: str) -> None:
         echo(f"{len(entries)} to label ({near} near misses first) as {one_line(name)}; "
              f"labels -> {labels_path}")
         echo(f"open {url}  (Ctrl-C stops)")
         sys.stdout.flush()
         if not no_browser:
-            webbrowser.open(url)
+            # The one-time URL, not the token's: a browser's command line is public.
+            webbrowser.open(launch)
 
     serve(name, entries, store, port=port, ready=ready)

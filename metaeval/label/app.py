@@ -60,21 +60,39 @@ class Session:
     token: str
     entries: tuple[Entry, ...]
     store: LabelStore
+    launch: str = ""
+    """The one-time path the browser is opened on (``TokenGate``); empty: none."""
 
     def entry(self, kind: str, entry_id: str) -> Entry | None:
         return next((e for e in self.entries if e.kind == kind and e.id == entry_id), None)
 
 
 class TokenGate:
-    """403 for every request whose path is not under ``/<token>/``."""
+    """403 for every request whose path is not under ``/<token>/``; and one request, the
+    first, to ``/launch/<launch>``, answered with a redirect to the page.
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    The browser is opened on the launch path, so that the token never appears on a
+    command line (``ps`` shows it to every user of the machine): the launch path is
+    spent by the browser's first request, and the token reaches it in a redirect."""
+
+    def __init__(self, app: ASGIApp, token: str, launch: str = "") -> None:
         self.app = app
         self.prefix = f"/{token}/".encode()
+        self.launch = f"/launch/{launch}".encode() if launch else b""
+
+    def _launched(self, path: bytes) -> bool:
+        if not self.launch or not hmac.compare_digest(path, self.launch):
+            return False
+        self.launch = b""  # spent
+        return True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path = str(scope.get("path", "")).encode()
+            if self._launched(path):
+                await Response(None, 303, {**HEADERS, "Location": self.prefix.decode()})(
+                    scope, receive, send)
+                return
             given = path[:len(self.prefix)]
             if not hmac.compare_digest(given.ljust(len(self.prefix), b"\0"), self.prefix):
                 await PlainTextResponse("forbidden: this page needs the URL metaeval label "
@@ -203,6 +221,6 @@ def create_app(session: Session) -> Starlette:
               Route(f"/{token}/", asset),
               Route(f"/{token}/{{name}}", asset)]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"]),
-                  Middleware(TokenGate, token=token)]
+                  Middleware(TokenGate, token=token, launch=session.launch)]
     return Starlette(routes=routes, middleware=middleware)
 

@@ -8,6 +8,7 @@ another address: the page is for the person at this machine.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import socket
 import threading
@@ -16,9 +17,10 @@ from collections.abc import Callable
 from types import TracebackType
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from metaeval.errors import InputError
-from metaeval.label.app import create_app
+from metaeval.label.app import Session, create_app
 from metaeval.label.queue import Entry
 from metaeval.label.store import LabelStore
 
@@ -43,29 +45,51 @@ def _bind(port: int) -> socket.socket:
     return sock
 
 
-def _server(annotator: str, token: str, entries: tuple[Entry, ...],
-            store: LabelStore) -> uvicorn.Server:
-    from metaeval.label.app import Session
-
-    app = create_app(Session(annotator, token, entries, store))
-    return uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
-                                         lifespan="off"))
+FIRST_REQUEST_SECONDS = 10.0
+"""How long a connection may stay open before its first request has come whole: a
+connection that never sends one (half open) is closed, so a thousand of them
+cannot take every file descriptor the server has."""
 
 
-def url_of(sock: socket.socket, token: str) -> str:
+class _Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for the first request; after it,
+    uvicorn's own keep-alive timeout closes an idle connection."""
+
+    _deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._deadline = self.loop.call_later(FIRST_REQUEST_SECONDS, self._no_request)
+
+    def _no_request(self) -> None:
+        if self.cycle is None and not self.transport.is_closing():
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        super().connection_lost(exc)
+
+
+def _server(session: Session) -> uvicorn.Server:
+    return uvicorn.Server(uvicorn.Config(create_app(session), log_level="warning",
+                                         access_log=False, lifespan="off", http=_Protocol))
+
+
+def url_of(sock: socket.socket, path: str) -> str:
     port = sock.getsockname()[1]
-    return f"http://{HOST}:{port}/{token}/"
+    return f"http://{HOST}:{port}/{path}"
 
 
 def serve(annotator: str, entries: tuple[Entry, ...], store: LabelStore, *, port: int = 0,
-          ready: Callable[[str], None]) -> None:
-    """Serve until interrupted; ``ready`` gets the URL (with its token) once the
-    socket listens, before the first request can come."""
-    token = new_token()
+          ready: Callable[[str, str], None]) -> None:
+    """Serve until interrupted; ``ready`` gets the URL (with its token) and the one-time
+    URL to open a browser on, once the socket listens, before the first request."""
+    session = Session(annotator, new_token(), entries, store, launch=new_token())
     sock = _bind(port)
     store.serving(sock.getsockname()[1])
-    server = _server(annotator, token, entries, store)
-    ready(url_of(sock, token))
+    server = _server(session)
+    ready(url_of(sock, f"{session.token}/"), url_of(sock, f"launch/{session.launch}"))
     server.run(sockets=[sock])
 
 
@@ -73,11 +97,13 @@ class Running:
     """A session served on a thread; ``url`` has the token; ``stop`` ends it."""
 
     def __init__(self, annotator: str, entries: tuple[Entry, ...], store: LabelStore) -> None:
-        self.token = new_token()
+        session = Session(annotator, new_token(), entries, store, launch=new_token())
+        self.token = session.token
         self.sock = _bind(0)
         store.serving(self.sock.getsockname()[1])
-        self.url = url_of(self.sock, self.token)
-        self.server = _server(annotator, self.token, entries, store)
+        self.url = url_of(self.sock, f"{self.token}/")
+        self.launch_url = url_of(self.sock, f"launch/{session.launch}")
+        self.server = _server(session)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
                                        daemon=True)
         self.thread.start()

@@ -251,3 +251,42 @@ def test_a_slow_comparison_does_not_hold_up_a_label(
         release.set()
         compare.join(30)
     assert answers == [200]
+
+
+def test_the_browser_is_opened_on_a_one_time_path_not_the_token(running: Running) -> None:
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: object) -> None:
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    assert running.token not in running.launch_url
+    with pytest.raises(urllib.error.HTTPError) as first:
+        opener.open(running.launch_url, timeout=10)
+    with first.value as answer:
+        assert answer.code == 303
+        assert answer.headers["Location"] == f"/{running.token}/"
+    # Spent: whoever reads the browser's command line later gets nothing.
+    assert call(running.launch_url)[0] == 403
+
+
+def test_a_connection_that_never_sends_a_request_is_closed(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    import metaeval.label.server
+
+    monkeypatch.setattr(metaeval.label.server, "FIRST_REQUEST_SECONDS", 0.5)
+    monkeypatch.chdir(project)
+    with LabelStore(project / "labels.jsonl") as store:
+        entries = load_entries([project / "runs.jsonl"], "ann", store, load_config())
+        with Running("ann", entries, store) as server:
+            port = int(server.url.split(":")[2].split("/")[0])
+            idle = [socket.create_connection(("127.0.0.1", port), timeout=10)
+                    for _ in range(20)]
+            try:
+                idle[0].sendall(b"GET / HTTP/1.1\r\n")  # half a request is no request
+                assert all(s.recv(1) == b"" for s in idle)  # closed by the server
+            finally:
+                for s in idle:
+                    s.close()
+            assert call(server.url + "api/state")[0] == 200
