@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import webbrowser
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,13 @@ if TYPE_CHECKING:
 @click.option("--recorded", type=click.Path(path_type=Path, dir_okay=False),
               help="A judge's recorded verdicts on the items: items where it disagrees with "
               "the labels, or with itself between orders, come first.")
+@click.option("--show-graders", is_flag=True,
+              help="Show what each grader (and a recorded judge) found, for adjudication. "
+              "Without it the page is blind: annotators never see a verdict.")
+@click.option("--compare-with", "compare_with", multiple=True,
+              type=click.Path(path_type=Path),
+              help="Another annotator's labels file, or a folder of them: read (never "
+              "written) for the comparison view. Repeatable.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0,
               help="Port on 127.0.0.1 [default: a free one].")
 @click.option("--no-browser", is_flag=True, help="Print the URL; do not open a browser.")
@@ -41,8 +49,8 @@ if TYPE_CHECKING:
               help="With --merge: the merged labels file to write.")
 @user_errors
 def label(paths: tuple[Path, ...], labels_path: Path | None, annotator: str | None,
-          recorded: Path | None, port: int, no_browser: bool, merge: bool,
-          output: Path | None) -> None:
+          recorded: Path | None, show_graders: bool, compare_with: tuple[Path, ...],
+          port: int, no_browser: bool, merge: bool, output: Path | None) -> None:
     """Label runs (meta-set .jsonl) and judge items (.ndjson) in a local web page.
 
     Serves on 127.0.0.1 with a per-session token in the printed URL; every label is
@@ -52,6 +60,14 @@ def label(paths: tuple[Path, ...], labels_path: Path | None, annotator: str | No
     Exit 0 when stopped (or merged); 2 bad input.
     """
     if merge:
+        unused = [flag for flag, given in (
+            ("--labels", labels_path is not None), ("--annotator", annotator is not None),
+            ("--recorded", recorded is not None), ("--show-graders", show_graders),
+            ("--compare-with", bool(compare_with)), ("--port", port != 0),
+            ("--no-browser", no_browser)) if given]
+        if unused:
+            raise InputError(f"{', '.join(unused)}: not used by --merge, which serves no page; "
+                             "expected --merge A B ... -o OUT alone")
         if output is None:
             raise InputError("--merge: expected -o FILE, the merged labels file to write")
         from metaeval.label.merge import merge as merge_files
@@ -66,6 +82,8 @@ def label(paths: tuple[Path, ...], labels_path: Path | None, annotator: str | No
         sys.exit(0)
     if labels_path is None or annotator is None:
         raise InputError("expected --labels FILE and --annotator NAME (or --merge A B -o OUT)")
+    if output is not None:
+        raise InputError("-o: used only with --merge; the page writes to --labels")
     try:
         import metaeval.label.server  # noqa: F401  (the extra's imports, checked first)
     except ImportError as e:
@@ -79,25 +97,40 @@ def label(paths: tuple[Path, ...], labels_path: Path | None, annotator: str | No
     with LabelStore(labels_path) as store:
         if store.torn is not None:
             echo(f"warning: {store.torn}", err=True)
-        _serve(paths, name, store, recorded, port, no_browser)
+        _serve(paths, name, store, recorded, Page(show_graders, compare_with, port, no_browser))
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """How the page is served: the label command's flags past the data."""
+
+    show_graders: bool
+    compare_with: tuple[Path, ...]
+    port: int
+    no_browser: bool
 
 
 def _serve(paths: tuple[Path, ...], name: str, store: LabelStore, recorded: Path | None,
-           port: int, no_browser: bool) -> None:
+           page: Page) -> None:
     from metaeval.label.server import serve
-    from metaeval.label.session import load_entries
+    from metaeval.label.session import load_entries, other_labels
 
     labels_path = store.path
+    others = other_labels(page.compare_with, labels_path)
     entries = load_entries(paths, name, store, load_config(), recorded)
     near = sum(1 for e in entries if e.near_miss)
+    mode = ("adjudication: what the graders found is shown" if page.show_graders
+            else "blind: no grader or judge verdict is shown")
 
     def ready(url: str, launch: str) -> None:
         echo(f"{len(entries)} to label ({near} near misses first) as {one_line(name)}; "
-             f"labels -> {labels_path}")
+             f"labels -> {labels_path}; {mode}"
+             + (f"; comparing with {len(others)} other labels file(s)" if others else ""))
         echo(f"open {url}  (Ctrl-C stops)")
         sys.stdout.flush()
-        if not no_browser:
+        if not page.no_browser:
             # The one-time URL, not the token's: a browser's command line is public.
             webbrowser.open(launch)
 
-    serve(name, entries, store, port=port, ready=ready)
+    serve(name, entries, store, ready=ready, port=page.port, blind=not page.show_graders,
+          others=others)

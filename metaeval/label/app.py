@@ -17,6 +17,7 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -31,7 +32,7 @@ from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import MetaevalError
 from metaeval.label.agree import comparison
 from metaeval.label.queue import Entry
-from metaeval.label.store import ITEM, RUN, Key, LabelStore
+from metaeval.label.store import ITEM, RUN, Key, LabelStore, key_of, read_rows
 from metaeval.untrusted_json import JsonInputError, parse_json
 
 MAX_BODY = 64 * 1024
@@ -62,6 +63,20 @@ class Session:
     store: LabelStore
     launch: str = ""
     """The one-time path the browser is opened on (``TokenGate``); empty: none."""
+    blind: bool = True
+    """No grader's or judge's verdict on the page (``--show-graders`` turns it off)."""
+    others: tuple[Path, ...] = ()
+    """Other annotators' labels files, read (never written) for the comparison view."""
+
+    def all_rows(self) -> list[JsonObject]:
+        """This session's rows in force and those of ``others``, read again now (their
+        servers may have added labels since); a key in two files counts from the
+        first one read, this session's file first."""
+        rows: dict[Key, JsonObject] = {key_of(r): r for r in self.store.rows()}
+        for path in self.others:
+            for row in read_rows(path).current:
+                rows.setdefault(key_of(row.value), row.value)
+        return list(rows.values())
 
     def entry(self, kind: str, entry_id: str) -> Entry | None:
         return next((e for e in self.entries if e.kind == kind and e.id == entry_id), None)
@@ -166,8 +181,8 @@ def create_app(session: Session) -> Starlette:
         return Response(body, 200, HEADERS, media)
 
     async def state(request: Request) -> Response:
-        return JSONResponse({"annotator": session.annotator,
-                             "entries": [e.json() for e in session.entries],
+        return JSONResponse({"annotator": session.annotator, "blind": session.blind,
+                             "entries": [e.json(blind=session.blind) for e in session.entries],
                              "labels": _own(session)}, 200, HEADERS)
 
     async def label(request: Request) -> Response:
@@ -210,8 +225,11 @@ def create_app(session: Session) -> Starlette:
         targets = {(RUN if e.kind == "run" else ITEM, e.id): e.checks for e in session.entries}
         # Off the event loop: a large team's figures must not hold up a label posted
         # meanwhile (the store's lock is taken only to copy its rows).
-        figures = await run_in_threadpool(comparison, session.store.rows(), kinds, targets,
-                                          session.annotator)
+        try:
+            rows = await run_in_threadpool(session.all_rows)
+        except MetaevalError as e:
+            return _bad(str(e), 422)
+        figures = await run_in_threadpool(comparison, rows, kinds, targets, session.annotator)
         return JSONResponse(figures, 200, HEADERS)
 
     token = session.token

@@ -13,8 +13,13 @@ puts every string in as text.
 already has (in its line, or any annotator's row in the labels file: the reason
 says that one differs, never what it is, so the page stays blind); a judge
 item when the recorded judge disagrees with its labels or with itself between
-the two orders. Within each group the files' order is kept. A check backed by a
-judge is not graded here: the page never calls a model.
+the two orders. A check backed by a
+judge is not graded here: the page never calls a model. Within each group the
+order is drawn per annotator (``ordered``).
+
+**Blind.** An entry holds what its graders found (for adjudication,
+``--show-graders``); ``Entry.json`` leaves it out by default, and says of a near
+miss only that it is one.
 """
 
 from __future__ import annotations
@@ -43,6 +48,13 @@ from metaeval.loaders.meta_set import MetaRun
 from metaeval.state import state_diff
 
 OVERALL = "*"
+VERDICT_FIELDS = frozenset({"graded", "overall"})
+"""What a run's entry holds of its graders' verdicts: left out of a blind page."""
+BLIND_NEAR_MISS = {
+    "run": "the graders disagree with each other or with a label, or one could not decide",
+    "pair": "the recorded judge disagrees with a label or with itself, or the labels differ",
+    "point": "the recorded judge disagrees with a label or with itself, or the labels differ"}
+"""A near miss's reason on a blind page: why it comes first, never what was found."""
 JUDGE_GRADERS = frozenset({"judge"})
 """Graders that call a model: shown, never run by the page."""
 
@@ -63,10 +75,18 @@ class Entry:
     shown: str = ""
     """A pair's order on the page: ``ab`` (``response_a`` on the left) or ``ba``."""
 
-    def json(self) -> JsonObject:
+    def json(self, *, blind: bool = True) -> JsonObject:
+        """The entry for the page. ``blind`` (the default): no grader's or judge's
+        verdict anywhere in it, and a near miss's reason only says that it is one."""
+        if not blind:
+            return {"kind": self.kind, "id": self.id, "category": self.category,
+                    "checks": list(self.checks), "near_miss": self.near_miss,
+                    "shown": self.shown, **self.data}
+        data = {k: v for k, v in self.data.items() if k not in VERDICT_FIELDS}
         return {"kind": self.kind, "id": self.id, "category": self.category,
-                "checks": list(self.checks), "near_miss": self.near_miss,
-                "shown": self.shown, **self.data}
+                "checks": list(self.checks),
+                "near_miss": BLIND_NEAR_MISS[self.kind] if self.near_miss else "",
+                "shown": self.shown, **data}
 
 
 def sides(annotator: str, item_id: str) -> str:
@@ -212,7 +232,15 @@ def _item_near_miss(labels: set[str], judged: Mapping[str, JsonValue]) -> str:
     return ""
 
 
-def ordered(entries: Iterable[Entry]) -> list[Entry]:
-    """Near misses first, each group in the files' order."""
-    listed = list(entries)
+def ordered(entries: Iterable[Entry], annotator: str) -> list[Entry]:
+    """Near misses first, each group in an order drawn per annotator (``draw``): two
+    annotators do not meet the entries in the same order, and one meets them in the
+    same order on every restart."""
+    listed = sorted(entries, key=lambda e: draw(annotator, e))
     return [e for e in listed if e.near_miss] + [e for e in listed if not e.near_miss]
+
+
+def draw(annotator: str, entry: Entry) -> bytes:
+    """Where ``entry`` falls in ``annotator``'s order: a hash of both, so the order is
+    recorded by the names alone."""
+    return hashlib.sha256(f"{annotator}\0{entry.kind}\0{entry.id}".encode()).digest()

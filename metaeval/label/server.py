@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 
 import uvicorn
@@ -81,11 +82,14 @@ def url_of(sock: socket.socket, path: str) -> str:
     return f"http://{HOST}:{port}/{path}"
 
 
-def serve(annotator: str, entries: tuple[Entry, ...], store: LabelStore, *, port: int = 0,
-          ready: Callable[[str, str], None]) -> None:
+def serve(annotator: str, entries: tuple[Entry, ...], store: LabelStore, *,
+          ready: Callable[[str, str], None], port: int = 0, blind: bool = True,
+          others: tuple[Path, ...] = ()) -> None:
     """Serve until interrupted; ``ready`` gets the URL (with its token) and the one-time
-    URL to open a browser on, once the socket listens, before the first request."""
-    session = Session(annotator, new_token(), entries, store, launch=new_token())
+    URL to open a browser on, once the socket listens, before the first request.
+    ``blind`` and ``others``: as ``app.Session``'s."""
+    session = Session(annotator, new_token(), entries, store, launch=new_token(),
+                      blind=blind, others=others)
     sock = _bind(port)
     store.serving(sock.getsockname()[1])
     server = _server(session)
@@ -96,8 +100,10 @@ def serve(annotator: str, entries: tuple[Entry, ...], store: LabelStore, *, port
 class Running:
     """A session served on a thread; ``url`` has the token; ``stop`` ends it."""
 
-    def __init__(self, annotator: str, entries: tuple[Entry, ...], store: LabelStore) -> None:
-        session = Session(annotator, new_token(), entries, store, launch=new_token())
+    def __init__(self, annotator: str, entries: tuple[Entry, ...], store: LabelStore, *,
+                 blind: bool = True, others: tuple[Path, ...] = ()) -> None:
+        session = Session(annotator, new_token(), entries, store, launch=new_token(),
+                          blind=blind, others=others)
         self.token = session.token
         self.sock = _bind(0)
         store.serving(self.sock.getsockname()[1])

@@ -18,7 +18,7 @@ from metaeval.contract import JsonValue
 from metaeval.errors import InputError
 from metaeval.judges.base import Mode
 from metaeval.label.queue import Entry, item_entry, ordered, run_entries
-from metaeval.label.store import ITEM, RUN, LabelStore, key_of
+from metaeval.label.store import ITEM, RUN, LabelStore, key_of, read_rows
 from metaeval.loaders.judge_items import (
     ITEM_SUFFIX,
     Order,
@@ -34,6 +34,26 @@ from metaeval.loaders.suites import apply_suite, suite_names
 from metaeval.untrusted_json import LoadError
 
 MAX_ANNOTATOR = 100
+
+
+def other_labels(paths: Sequence[Path], own: Path) -> tuple[Path, ...]:
+    """``--compare-with``: other annotators' labels files (a folder: its ``*.jsonl``),
+    never ``own``; each read and checked now, so a bad row stops the session before
+    it serves, as a bad line of its own file does."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(p for p in path.glob("*.jsonl") if p.is_file())
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise InputError(f"--compare-with {path}: no such file or folder; expected another "
+                             "annotator's labels file (JSON Lines) or a folder of them")
+    others = tuple(p for p in dict.fromkeys(found)
+                   if not (own.exists() and p.samefile(own)))
+    for path in others:
+        read_rows(path)
+    return others
 
 
 def checked_annotator(name: str) -> str:
@@ -132,4 +152,4 @@ def load_entries(paths: Sequence[Path], annotator: str, store: LabelStore, confi
         for item in chosen:
             entries.append(item_entry(item, annotator, judged.get(item.id, {}),
                                       item_labels.get(item.id, set())))
-    return tuple(ordered(entries))
+    return tuple(ordered(entries, annotator))

@@ -250,6 +250,9 @@ class LabelStore:
 
     def _open(self) -> None:
         if not self.path.exists():
+            # Created now, empty: it can be written, and another annotator's page
+            # comparing with it finds it before the first label.
+            self._write(b"")
             return
         read = read_rows(self.path)
         for row in read.current:

@@ -60,11 +60,11 @@ def test_every_request_without_the_token_is_refused(running: Running, project: P
         assert b"t00-trial0" not in body
     for bad in (root + "api/label", f"{root}{wrong}/api/label"):
         assert call(bad, label)[0] == 403
-    assert not (project / "labels.jsonl").exists()
+    assert (project / "labels.jsonl").read_bytes() == b""
     # Another host name (a rebinding attack's) is refused even with the token.
     assert call(url + "api/state", headers={"Host": "evil.example"})[0] == 400
     assert call(url + "api/label", label)[0] == 200
-    assert (project / "labels.jsonl").exists()
+    assert (project / "labels.jsonl").read_bytes()
 
 
 def test_a_label_is_in_the_file_when_the_answer_comes(running: Running, project: Path) -> None:
@@ -104,7 +104,7 @@ def test_a_bad_label_is_refused_and_nothing_is_written(running: Running,
         urllib.request.urlopen(request, timeout=10)
     with raised.value as error:
         assert error.code == 415
-    assert not (project / "labels.jsonl").exists()
+    assert (project / "labels.jsonl").read_bytes() == b""
 
 
 def test_each_annotator_sees_only_their_own_labels(project: Path,

@@ -215,8 +215,8 @@ def test_pointwise_items_by_keyboard_are_in_the_file_and_judge_audit_reads_them(
         process.send_signal(signal.SIGKILL)  # no clean-up: every label already written
         process.communicate(timeout=10)
     rows = [json.loads(line) for line in (project / "labels.jsonl").read_text().splitlines()]
-    assert [{k: v for k, v in r.items() if k != "at"} for r in rows
-            if r["annotator"] == "ann"] == [
+    assert sorted(({k: v for k, v in r.items() if k != "at"} for r in rows
+                   if r["annotator"] == "ann"), key=lambda r: r["item_id"]) == [
         {"item_id": f"point-{i}", "label": "pass" if i % 2 == 0 else "fail",
          "annotator": "ann"} for i in range(POINTS)]  # no "shown": one response, no order
 

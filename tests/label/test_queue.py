@@ -4,6 +4,7 @@ their order, and a run where all agree is not a near miss."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from metaeval.config import load_config
 from metaeval.contract import JsonObject
-from metaeval.label.queue import item_entry, sides
+from metaeval.label.queue import BLIND_NEAR_MISS, item_entry, ordered, sides
 from metaeval.label.session import load_entries
 from metaeval.label.store import LabelStore
 from metaeval.loaders.judge_items import load_judge_items
@@ -41,9 +42,11 @@ def test_runs_where_graders_disagree_or_a_label_differs_come_first(
         '{"run_id": "t03-trial0", "check": "no_tool_called", "label": "fail", '
         '"annotator": "bo"}\n')
     entries = load_entries([runs], "ann", LabelStore(tmp_path / "labels.jsonl"), load_config())
+    # Near misses first; within each group, ann's own order (a hash of her name and the id).
     assert [(e.id, bool(e.near_miss)) for e in entries] == [
-        ("t01-trial0", True), ("t02-trial0", True), ("t03-trial0", True),
-        ("t00-trial0", False), ("t04-trial0", False)]
+        *((run_id, True) for run_id in drawn("ann", "run", ["t01-trial0", "t02-trial0",
+                                                             "t03-trial0"])),
+        *((run_id, False) for run_id in drawn("ann", "run", ["t00-trial0", "t04-trial0"]))]
     reasons = {e.id: e.near_miss for e in entries}
     assert reasons["t01-trial0"].startswith("the graders disagree")
     assert reasons["t02-trial0"] == "the evaluator found pass; an existing label differs"
@@ -67,10 +70,31 @@ def test_items_where_the_recorded_judge_disagrees_come_first(
         {"id": "pair-2", "order": "ab", "sample": 0, "verdict": "b"}])  # against the label
     entries = load_entries([items], "ann", LabelStore(tmp_path / "l.jsonl"), load_config(),
                            recorded)
+    reasons = {"pair-1": "the judge changed its verdict between the two orders",
+               "pair-2": "the judge said b; an existing label differs"}
     assert [(e.id, e.near_miss) for e in entries] == [
-        ("pair-1", "the judge changed its verdict between the two orders"),
-        ("pair-2", "the judge said b; an existing label differs"),
-        ("pair-0", ""), ("pair-3", "")]
+        *((i, reasons[i]) for i in drawn("ann", "pair", ["pair-1", "pair-2"])),
+        *((i, "") for i in drawn("ann", "pair", ["pair-0", "pair-3"]))]
+    # The page is blind: it says why an entry comes first, never what the judge said.
+    blind = [str(e.json()["near_miss"]) for e in entries[:2]]
+    assert blind == [BLIND_NEAR_MISS["pair"]] * 2 and all("said" not in b for b in blind)
+    assert entries[0].json(blind=False)["near_miss"] == entries[0].near_miss
+
+
+def drawn(annotator: str, kind: str, ids: list[str]) -> list[str]:
+    """The order the page draws for ``annotator``, computed here on its own."""
+    return sorted(ids, key=lambda i: hashlib.sha256(f"{annotator}\0{kind}\0{i}".encode())
+                  .hexdigest())
+
+
+def test_the_entries_order_is_drawn_per_annotator_and_kept(tmp_path: Path) -> None:
+    items = load_judge_items([write_lines(tmp_path / "i.ndjson",
+                                          [pair(i) for i in range(20)])])
+    entries = [item_entry(i, "ann", {}) for i in items.pairwise]
+    ann = [e.id for e in ordered(entries, "ann")]
+    assert ann == [e.id for e in ordered(reversed(entries), "ann")]  # not the files' order
+    assert ann != [e.id for e in entries]
+    assert [e.id for e in ordered(entries, "bo")] != ann  # another annotator, another order
 
 
 def test_a_pairs_sides_are_drawn_per_annotator_and_kept(tmp_path: Path) -> None:

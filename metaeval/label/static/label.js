@@ -4,7 +4,14 @@
 // (no href, no src, no on*).
 "use strict";
 
-const state = { entries: [], labels: {}, annotator: "", index: 0, check: 0, shown: [], saved: 0 };
+const state = { entries: [], labels: {}, annotator: "", blind: true, index: 0, check: 0,
+                shown: [], saved: 0,
+                // A change of a label is asked for twice: the first key or click arms it.
+                armed: null,
+                // Rationales typed before their label, kept until the label is given.
+                drafts: {},
+                // This session's changes, newest last, for undo (z).
+                undo: [] };
 // Keys are handled one after another: a label is saved before the next key moves on.
 let pending = Promise.resolve();
 
@@ -37,10 +44,19 @@ function setStatus(text, error) {
   node.className = error ? "error" : "";
 }
 
+const STALE = "this page's address is no longer valid: the server was restarted or stopped. " +
+  "Open the new address it printed; every label saved so far is in the labels file.";
+
 async function api(path, body) {
   const options = body === undefined ? {} : {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
-  const answer = await fetch(path, options);
+  let answer;
+  try { answer = await fetch(path, options); }
+  catch (error) { throw new Error("the server does not answer (stopped?): " + error.message); }
+  // A restarted server has a new token: this tab's requests get its plain-text 403.
+  if (answer.status === 403) throw new Error(STALE);
+  const type = answer.headers.get("Content-Type") || "";
+  if (!type.startsWith("application/json")) throw new Error(answer.status + " " + answer.statusText);
   const value = await answer.json();
   if (!answer.ok) throw new Error(value.error || answer.statusText);
   return value;
@@ -79,13 +95,38 @@ function renderList() {
   progress();
 }
 
+function draftKey(entry, check) { return keyOf(entry) + "|" + check; }
+
+function describe(entry, check) { return entry.id + (check && check !== "*" ? " / " + check : ""); }
+
+// Whether choosing `choice` may go ahead now: a first label may; a change of an
+// existing one only when the same choice was armed just before (asked twice).
+function allowed(entry, check, choice) {
+  const got = given(entry, check);
+  if (!got || got.choice === choice) return true;
+  const armed = state.armed;
+  if (armed && armed.key === draftKey(entry, check) && armed.choice === choice) return true;
+  state.armed = { key: draftKey(entry, check), choice: choice };
+  setStatus(describe(entry, check) + " is labelled " + got.choice + ": choose " + choice +
+            " again to change it (Esc keeps " + got.choice + ")", true);
+  document.body.dataset.armed = "1";
+  return false;
+}
+
 async function give(entry, check, choice, rationale) {
   const old = given(entry, check);
-  const text = rationale !== undefined ? rationale : (old ? old.rationale : "");
+  const draft = state.drafts[draftKey(entry, check)];
+  const text = rationale !== undefined ? rationale : draft !== undefined ? draft :
+    (old ? old.rationale : "");
+  state.armed = null;
+  delete document.body.dataset.armed;
+  if (old && old.choice === choice && old.rationale === text) return;  // nothing changes
   setStatus("saving…");
   try {
     const answer = await api("api/label", { kind: entry.kind, id: entry.id, check: check,
                                             choice: choice, rationale: text });
+    if (old) state.undo.push({ entry: entry, check: check, before: old });
+    delete state.drafts[draftKey(entry, check)];
     state.labels = answer.labels;
     state.saved += 1;
     document.body.dataset.saved = String(state.saved);
@@ -103,18 +144,26 @@ function choiceButtons(entry, check, choices) {
     const button = el("button", got && got.choice === choice ? "on" : "", text);
     button.type = "button";
     button.dataset.choice = choice;
-    button.addEventListener("click", async () => { await give(entry, check, choice); render(); });
+    button.addEventListener("click", () => {
+      pending = pending.then(async () => {
+        if (allowed(entry, check, choice)) { await give(entry, check, choice); render(); }
+      }).catch(() => {});
+    });
     box.append(button);
   }
   const input = el("input", "rationale");
   input.placeholder = "rationale (optional)";
-  input.value = got ? got.rationale : "";
+  const draft = state.drafts[draftKey(entry, check)];
+  input.value = draft !== undefined ? draft : got ? got.rationale : "";
   input.dataset.check = check;
+  // Typed before the label: kept as a draft and saved with the label when it comes.
+  input.addEventListener("input", () => { state.drafts[draftKey(entry, check)] = input.value; });
   input.addEventListener("keydown", async (event) => {
     if (event.key === "Enter") {
       const now = given(entry, check);
+      state.drafts[draftKey(entry, check)] = input.value;
       if (now) { await give(entry, check, now.choice, input.value); }
-      else { setStatus("choose a label first, then the rationale is kept with it", true); }
+      else { setStatus("rationale kept: it is saved with the label you choose"); }
       input.blur();
     } else if (event.key === "Escape") { input.blur(); }
   });
@@ -160,15 +209,18 @@ function renderRun(view, entry) {
     view.append(table);
   }
   view.append(el("h2", null, "Checks"));
+  // Blind (the default): the server sends no verdict, and the page has no column for one.
   const table = el("table", null, el("tr", null, el("th", null, "check"),
-                                     el("th", null, "grader found"), el("th", null, "your label")));
+                                     state.blind ? null : el("th", null, "grader found"),
+                                     el("th", null, "your label")));
   entry.checks.forEach((check, n) => {
-    const graded = check === "*" ? { graded: entry.overall || "not run", reason: "" } :
+    const graded = state.blind ? null : check === "*" ?
+      { graded: entry.overall || "not run", reason: "" } :
       entry.graded.find((g) => g.name === check);
     const row = el("tr", n === state.check ? "selected" : "",
                    el("td", null, check === "*" ? "overall verdict (*)" : check),
-                   el("td", graded.graded, graded.graded, graded.reason ? " — " : "",
-                      graded.reason || null),
+                   graded && el("td", graded.graded, graded.graded, graded.reason ? " — " : "",
+                                graded.reason || null),
                    el("td", null, choiceButtons(entry, check, RUN_CHOICES)));
     row.dataset.check = check;
     table.append(row);
@@ -215,6 +267,7 @@ async function keyed(typed) {
   const choice = entry && (entry.kind === "pair" ? PAIR_KEYS : KEYS)[typed];
   if (!entry || !choice) return;  // a pair's key on a run, or a run's on a pair
   const check = entry.checks[state.check];
+  if (!allowed(entry, check, choice)) return;  // a change: asked for again first
   await give(entry, check, choice);
   if (state.check < entry.checks.length - 1) { state.check += 1; render(); }
   else {
@@ -239,7 +292,10 @@ document.addEventListener("keydown", (event) => {
     pending = pending.then(() => keyed(typed)).catch(() => {});
     return;
   }
-  if (event.key === "n" || event.key === "j") pending = pending.then(() => move(1));
+  if (event.key === "Escape" && state.armed) {
+    state.armed = null; delete document.body.dataset.armed; setStatus("kept");
+  } else if (event.key === "z") pending = pending.then(undo).catch(() => {});
+  else if (event.key === "n" || event.key === "j") pending = pending.then(() => move(1));
   else if (event.key === "k") pending = pending.then(() => move(-1));
   else if (event.key === "ArrowDown" && entry) {
     event.preventDefault(); state.check = Math.min(state.check + 1, entry.checks.length - 1); render();
@@ -252,6 +308,18 @@ document.addEventListener("keydown", (event) => {
     if (input) input.focus();
   }
 });
+
+async function undo() {
+  const last = state.undo.pop();
+  if (!last) {
+    setStatus("nothing to undo: only a change of a label made here can be undone", true);
+    return;
+  }
+  await give(last.entry, last.check, last.before.choice, last.before.rationale);
+  state.undo.pop();  // the undo is itself a change: not one to undo again
+  setStatus("undone: " + describe(last.entry, last.check) + " is " + last.before.choice + " again");
+  render();
+}
 
 async function showComparison() {
   const box = document.getElementById("comparison");
@@ -314,11 +382,14 @@ async function start() {
     state.entries = got.entries;
     state.labels = got.labels;
     state.annotator = got.annotator;
+    state.blind = got.blind;
   } catch (error) {
     setStatus("cannot load: " + error.message, true);
     return;
   }
   document.getElementById("who").textContent = "annotator: " + state.annotator;
+  document.getElementById("mode").textContent = state.blind ?
+    "blind: no grader or judge verdict is shown" : "adjudication: grader verdicts shown";
   fill(document.getElementById("f-category"),
        [...new Set(state.entries.map((e) => e.category).filter((c) => c))].sort());
   fill(document.getElementById("f-check"),
@@ -329,6 +400,11 @@ async function start() {
   document.getElementById("compare").addEventListener("click", () => {
     showComparison().catch((error) => setStatus("cannot compare: " + error.message, true));
   });
+  // Open at the first entry this annotator has not labelled: never on one already
+  // labelled, where the next keys would be changes.
+  state.shown = filtered();
+  const first = state.shown.findIndex((e) => !done(e));
+  state.index = first < 0 ? 0 : first;
   render();
   document.body.dataset.ready = "1";
 }
