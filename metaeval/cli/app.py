@@ -36,8 +36,8 @@ from metaeval.cli.options import (
     refuse_inputs_as_outputs,
     user_errors,
 )
+from metaeval.commands.validate import ValidateRequest, validate_code
 from metaeval.commands.validate import validate as run_validate
-from metaeval.commands.validate import validate_code
 from metaeval.config import load_config
 from metaeval.errors import ExitCode
 from metaeval.files import write_atomic
@@ -114,16 +114,27 @@ main.add_command(mutate)
 @click.option("--scale", "scale_text", metavar="LOW-HIGH", default=None,
               help="The recorded scores' scale (default 1-5, or [tool.metaeval.judge_audit] "
                    "scale).")
+@click.option("--labels", "labels", multiple=True, type=click.Path(path_type=Path,
+                                                                   dir_okay=False),
+              help="A labels file (CSV or JSONL) to check, joined with the runs and judge "
+                   "items given beside it; a .csv, or a .jsonl whose first row is a label, is "
+                   "recognised without it. Repeatable.")
+@click.option("--runs", "runs", multiple=True, metavar="FORMAT:PATH",
+              help="A harness's runs read as `metaeval import FORMAT` reads them, checked "
+                   "and joined with the labels; repeatable.")
 @FORMAT
 @user_errors
 def validate(paths: tuple[Path, ...], recorded: tuple[Path, ...], scale_text: str | None,
-             fmt: str) -> None:
-    """Check meta-set, judge-item and recorded-verdict files (default: the configured
-    meta-sets); count what loaded and name every bad line.
+             labels: tuple[Path, ...], runs: tuple[str, ...], fmt: str) -> None:
+    """Check meta-set, judge-item, recorded-verdict and labels files (default: the
+    configured meta-sets); count what loaded and name every bad line.
 
     Exit 0 when every line loads, 2 when any line (or file) is bad.
     """
-    result = run_validate(paths, load_config(), recorded, scale_text)
+    from metaeval.commands.import_runs import runs_spec
+
+    result = run_validate(paths, load_config(), ValidateRequest(
+        recorded, scale_text, labels, tuple(runs_spec(r) for r in runs)))
     for warning in result.meta.warnings:  # loaded all the same: a note, never an exit code
         echo(f"warning: {one_line(str(warning))}", err=True)
     echo(validation_json(result) if fmt == "json" else validation_text(result))

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from metaeval.commands.import_runs import imported_runs
+from metaeval.commands.validate_labels import check_labels
 from metaeval.config import Config
 from metaeval.errors import ExitCode, shown
 from metaeval.judges.base import DEFAULT_SCALE, Scale
@@ -51,6 +53,12 @@ class Validated:
     """Recorded verdicts (one per line of a judge's log)."""
     recorded: tuple[str, ...] = ()
     """The files read as recorded verdicts."""
+    labels: int = 0
+    """Rows of labels files (runs' and judge items')."""
+    annotators: int = 0
+    """Annotators of those rows."""
+    label_files: tuple[str, ...] = ()
+    """The files read as labels files."""
 
     @property
     def errors(self) -> tuple[LoadError, ...]:
@@ -70,6 +78,8 @@ def _first_kind(path: Path) -> str:
             return "recorded"
         if "prompt" in value and not {"task", "trajectory", "messages"} & set(value):
             return "item"
+        if "annotator" in value and {"run_id", "item_id"} & set(value):
+            return "labels"
         return "meta"
     return "meta"
 
@@ -81,16 +91,20 @@ def looks_recorded(path: Path) -> bool:
     return _first_kind(path) == "recorded"
 
 
-def _split(targets: Sequence[Path], recorded: Sequence[Path]
-           ) -> tuple[list[Path], list[Path], list[Path]]:
+def _split(targets: Sequence[Path], recorded: Sequence[Path], labels: Sequence[Path] = ()
+           ) -> tuple[list[Path], list[Path], list[Path], list[Path]]:
     """(what is read as meta-sets and ``*.ndjson`` judge items, what is read as recorded
-    verdicts, the ``.jsonl`` files read as judge items): folders are opened so a log or
-    items inside one are not read as a meta-set."""
+    verdicts, the ``.jsonl`` files read as judge items, labels files): folders are
+    opened so a log, items or labels inside one are not read as a meta-set."""
     meta: list[Path] = []
     logs: list[Path] = list(recorded)
     items: list[Path] = []
+    found_labels: list[Path] = list(labels)
     for target in targets:
-        if target in logs:
+        if target in logs or target in found_labels:
+            continue
+        if target.suffix.lower() == ".csv":
+            found_labels.append(target)
             continue
         if target.is_dir():
             found = sorted(target.rglob(f"*{META_SUFFIX}"))
@@ -99,15 +113,16 @@ def _split(targets: Sequence[Path], recorded: Sequence[Path]
                 meta.extend(f for f in found if kinds[f] == "meta")
                 logs.extend(f for f in found if kinds[f] == "recorded")
                 items.extend(f for f in found if kinds[f] == "item")
+                found_labels.extend(f for f in found if kinds[f] == "labels")
                 meta.extend(sorted(target.rglob(f"*{ITEM_SUFFIX}")))
                 continue
         elif target.is_file() and target.suffix == META_SUFFIX:
             kind = _first_kind(target)
             if kind != "meta":
-                (logs if kind == "recorded" else items).append(target)
+                {"recorded": logs, "item": items, "labels": found_labels}[kind].append(target)
                 continue
         meta.append(target)
-    return meta, logs, items
+    return meta, logs, items, found_labels
 
 
 def judge_items_under(paths: Iterable[Path], labels: tuple[int, int] = (1, 5),
@@ -141,18 +156,35 @@ def with_judge_items(paths: Iterable[Path], meta: MetaSet,
     return MetaSet(meta.runs, errors + items.errors, meta.files + items.files, meta.warnings)
 
 
-def validate(paths: tuple[Path, ...], config: Config, recorded: tuple[Path, ...] = (),
-             scale_text: str | None = None) -> Validated:
+@dataclass(frozen=True, slots=True)
+class ValidateRequest:
+    """What ``validate`` is asked to check besides its paths."""
+
+    recorded: tuple[Path, ...] = ()
+    """Judge logs to check as recorded verdicts."""
+    scale_text: str | None = None
+    """``--scale``: the recorded verdicts' scale."""
+    labels: tuple[Path, ...] = ()
+    """Labels files (``--labels``), besides those found among the paths."""
+    runs: tuple[tuple[str, Path], ...] = ()
+    """``--runs FORMAT:PATH``: a harness's runs the labels are joined with."""
+
+
+def validate(paths: tuple[Path, ...], config: Config,
+             request: ValidateRequest = ValidateRequest()) -> Validated:
     """Everything under ``paths`` (default: the configured meta-sets, unless only
-    ``recorded`` is given), with every error. ``recorded``: judge logs to check as
-    recorded verdicts, on the scale ``scale_text`` (``--scale``, else the config's
-    ``scale``, else 1-5); each verdict is checked as its item's when the items are
-    among ``paths``, and an id no loaded item has is an error then."""
-    targets = list(paths) or ([] if recorded else config.paths(config.meta_sets))
+    recorded verdicts, labels or runs are given), with every error. Recorded verdicts
+    are checked on the scale ``--scale`` gives, else the config's ``scale``, else
+    1-5; each verdict as its item's when the items are among ``paths``, and an id no
+    loaded item has is an error then. Labels files are checked row by row and joined
+    with the runs and items loaded (``validate_labels``)."""
+    recorded, scale_text = request.recorded, request.scale_text
+    given = recorded or request.labels or request.runs
+    targets = list(paths) or ([] if given else config.paths(config.meta_sets))
     settings = configured_audit(config.judge_audit)
     # Integer judge-item labels on the project's declared label scale, as judge-audit reads them.
     labels, classes = settings.label_scale or (1, 5), settings.label_classes
-    meta_paths, logs, item_files = _split(targets, recorded)
+    meta_paths, logs, item_files, label_files = _split(targets, recorded, request.labels)
     items = judge_items_under(meta_paths, labels, classes, item_files)
     runs = [t for t in meta_paths if t.suffix != ITEM_SUFFIX]
     suite = config.meta_eval.suite
@@ -162,7 +194,16 @@ def validate(paths: tuple[Path, ...], config: Config, recorded: tuple[Path, ...]
         # A run that cannot take a suite check it is selected for is as bad as a bad line.
         applied, bad = apply_suite(meta.runs, suite, config.allowed_modules, config.judges)
         meta = MetaSet(tuple(applied), (*meta.errors, *bad), meta.files, meta.warnings)
+    if request.runs:
+        imported_errors: list[LoadError] = []
+        imported = [run for fmt, path in request.runs for run in imported_runs(
+            fmt, path, imported_errors, config.allowed_modules, config.judges,
+            suite_names(suite))]
+        meta = MetaSet((*meta.runs, *imported), (*meta.errors, *imported_errors),
+                       (*meta.files, *(str(p) for _, p in request.runs)), meta.warnings)
     meta = with_judge_items(meta_paths, meta, labels, classes, items)
+    checked = check_labels(label_files, meta.runs if runs or request.runs else None,
+                           items if items.count else None) if label_files else None
     scale = settings.scale or DEFAULT_SCALE
     if scale_text is not None:
         scale = declared_scale(scale_text, None, scale_where="--scale", pass_where="--scale")
@@ -173,10 +214,13 @@ def validate(paths: tuple[Path, ...], config: Config, recorded: tuple[Path, ...]
                               f"meta-eval reads every {META_SUFFIX} file under the meta-sets "
                               f"as runs, and judge-audit's default reads *{ITEM_SUFFIX}; "
                               f"expected {f.stem}{ITEM_SUFFIX}") for f in item_files)
-    return Validated(MetaSet(meta.runs, meta.errors + errors,
-                             meta.files + tuple(str(p) for p in logs),
-                             meta.warnings + renamed),
-                     labelled, len(items.probes), verdicts, tuple(str(p) for p in logs))
+    label_errors = checked.errors if checked else ()
+    return Validated(MetaSet(meta.runs, meta.errors + errors + label_errors,
+                             meta.files + tuple(str(p) for p in (*logs, *label_files)),
+                             meta.warnings + renamed + (checked.torn if checked else ())),
+                     labelled, len(items.probes), verdicts, tuple(str(p) for p in logs),
+                     checked.rows if checked else 0, checked.annotators if checked else 0,
+                     tuple(str(p) for p in label_files))
 
 
 def _recorded(logs: Sequence[Path], scale: Scale, items: JudgeItems,

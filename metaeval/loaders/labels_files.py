@@ -62,8 +62,9 @@ class Annotation:
     rationale: str
     source: str
     """``file:line`` of the row."""
-    was: Outcome | None = None
-    """A change's label it replaces (``label_history``); None on a first label."""
+    was: str | None = None
+    """A change's label it replaces, as written (``label_history``); None on a first
+    label."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +103,7 @@ def _row(values: dict[str, object], source: str) -> Annotation:
     checked_at(values.get("at"))
     return Annotation(str(values["run_id"]), str(values["check"]), LABELS[label],
                       str(values["annotator"]), rationale, source,
-                      LABELS[str(was)] if was else None)
+                      str(was) if was else None)
 
 
 def _unknown(columns: Iterable[str]) -> BadField | None:
@@ -189,8 +190,10 @@ def read_labels(paths: Iterable[Path], torn: list[LoadError] | None = None
     return annotations, errors
 
 
+WRITTEN = {outcome: text for text, outcome in LABELS.items()}
+"""A label as a labels file writes it (``unsure``, not ``unscored``)."""
 HISTORY: Rows[Annotation] = Rows(
-    key=lambda a: (a.run_id, a.check, a.annotator), label=lambda a: a.label,
+    key=lambda a: (a.run_id, a.check, a.annotator), label=lambda a: WRITTEN[a.label],
     was=lambda a: a.was, source=lambda a: a.source, annotator=lambda a: a.annotator,
     what=lambda a: f"check {shown(a.check)} of run {shown(a.run_id)}")
 """A runs' labels file's rows seen by the history rule: one label per annotator's

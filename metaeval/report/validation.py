@@ -13,13 +13,17 @@ def validation_text(result: Validated) -> str:
     bad = len({(e.path, e.line) for e in result.errors})
     # Runs are named when there are some, or when nothing else loaded.
     loaded = ([_count(len(result.meta.runs), "run")]
-              if result.meta.runs or not (result.items or result.probes or result.recorded)
+              if result.meta.runs or not (result.items or result.probes or result.recorded
+                                          or result.label_files)
               else [])
     if result.items or result.probes:
         loaded.append(_count(result.items, "judge item")
                       + (f" (and {_count(result.probes, 'probe')})" if result.probes else ""))
     if result.recorded:
         loaded.append(_count(result.verdicts, "recorded verdict"))
+    if result.label_files:
+        loaded.append(_count(result.labels, "label") + " by "
+                      + _count(result.annotators, "annotator"))
     summary = (f"{', '.join(loaded)} loaded from {_count(len(result.meta.files), 'file')}; "
                f"{_count(bad, 'bad line')}")
     return "\n".join([*lines, summary])
@@ -33,6 +37,9 @@ def validation_json(result: Validated) -> str:
         "probes": result.probes,
         "recorded_verdicts": result.verdicts,
         "recorded_files": list(result.recorded),
+        "labels": result.labels,
+        "annotators": result.annotators,
+        "label_files": list(result.label_files),
         "errors": [{"path": e.path, "line": e.line, "field": e.field, "message": e.message}
                    for e in result.errors],
     }
