@@ -178,24 +178,40 @@ def codes(log: Path, recorded_out: Path, codes: tuple[str, ...], id_field: str,
               help="Where to write the judge items with their annotators' labels (*.ndjson).")
 @click.option("--recorded", "recorded_out", type=click.Path(path_type=Path),
               help="Where to write the judge's recorded verdicts (needs --judge-labels).")
+@click.option("--texts", "texts_file",
+              type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="The items' prompt and responses, joined by item id: {item_id: {prompt, "
+              "response_a, response_b | response | conversation_a, conversation_b}}.")
+@click.option("--text-field", "text_fields", multiple=True, metavar="KEY=FIELD",
+              help="With --texts: the field holding KEY (prompt, response_a, response_b, "
+              "response, conversation_a, conversation_b).")
 @user_errors
 def annotation_files(annotations: Path, kind: str, judge_file: Path | None,
-                             judge: str | None, maps: tuple[str, ...], items_out: Path,
-                             recorded_out: Path | None) -> None:
+                     judge: str | None, maps: tuple[str, ...], items_out: Path,
+                     recorded_out: Path | None, texts_file: Path | None,
+                     text_fields: tuple[str, ...]) -> None:
     """Convert {annotator: {item_id: label}} files (and a judge's labels) for judge-audit."""
     from metaeval.loaders.annotation_files import import_annotations, ndjson, parse_maps
+    from metaeval.loaders.annotation_texts import read_texts
+    from metaeval.loaders.annotation_texts import text_fields as field_names
 
     if recorded_out is not None and judge_file is None:
         raise InputError("--recorded: needs --judge-labels, the judge's labels")
+    if text_fields and texts_file is None:
+        raise InputError("--text-field: needs --texts, the file of the items' texts")
     refuse_inputs_as_outputs([("--items", items_out), ("--recorded", recorded_out)],
                              [("ANNOTATIONS", annotations, ""),
-                              ("--judge-labels", judge_file, "")])
+                              ("--judge-labels", judge_file, ""), ("--texts", texts_file, "")])
     pointwise = kind == "pointwise"
+    texts = (read_texts(texts_file, field_names(text_fields), pointwise)
+             if texts_file is not None else None)
     done = import_annotations(annotations, pointwise=pointwise,
                               extra=parse_maps(maps, pointwise), judge_file=judge_file,
-                              judge=judge)
+                              judge=judge, texts=texts)
     write_atomic(items_out, ndjson(done.items), follow_links=True)
-    echo(f"{len(done.items)} items -> {items_out}")
+    untexted = sum(1 for item in done.items if texts is not None and item["id"] not in texts)
+    echo(f"{len(done.items)} items -> {items_out}"
+         + (f" ({untexted} with no text in --texts)" if untexted else ""))
     if recorded_out is not None:
         write_atomic(recorded_out, ndjson(done.recorded), follow_links=True)
         echo(f"{len(done.recorded)} recorded verdicts -> {recorded_out}"

@@ -18,8 +18,10 @@ Mapping, per item kind (``--kind``):
 ``--map FROM=TO`` adds or replaces a row; any other label is an error naming the
 file, the annotator and the item, never a guess. A pairwise label names the item's
 response (``model_a`` is ``response_a``), not a position, so every recorded verdict
-is in order ``ab``. The files carry no texts, so the items' ``prompt`` says so and
-their responses are empty: they are for a recorded audit, never for a live judge.
+is in order ``ab``. The files carry no texts: with ``texts`` (``--texts``, read by
+``annotation_texts``) each item gets its prompt and responses, so it can be
+labelled and shown to a live judge; without, the items' ``prompt`` says so and
+their responses are empty: they are for a recorded audit only.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import InputError, shown
+from metaeval.loaders.annotation_texts import ItemText
 from metaeval.untrusted_json import JsonInputError, read_json_file
 
 PAIR_MAP: Mapping[str, str] = {"a": "a", "b": "b", "tie": "tie", "model_a": "a",
@@ -90,9 +93,11 @@ def _label(value: JsonValue, mapping: Mapping[str, JsonValue], pointwise: bool, 
 
 def import_annotations(humans: Path, *, pointwise: bool = False,
                        extra: Mapping[str, JsonValue] | None = None, judge_file: Path | None = None,
-                       judge: str | None = None) -> Imported:
+                       judge: str | None = None,
+                       texts: Mapping[str, ItemText] | None = None) -> Imported:
     """Items from ``humans``; recorded verdicts from ``judge_file`` (the labels of
-    ``judge``, which may be omitted when the file holds one judge or is flat)."""
+    ``judge``, which may be omitted when the file holds one judge or is flat); each
+    item's texts from ``texts`` where it has them."""
     mapping: dict[str, JsonValue] = {**(POINT_MAP if pointwise else PAIR_MAP), **(extra or {})}
     people = _nested(humans, _read(humans), "annotator")
     labels: dict[str, list[JsonObject]] = {}
@@ -103,11 +108,13 @@ def import_annotations(humans: Path, *, pointwise: bool = False,
                  "label": _label(value, mapping, pointwise, f"{humans}: {who}: {item}", False)})
     items: list[JsonObject] = []
     for item, entries in labels.items():
-        record: JsonObject = {"id": item, "prompt": NO_TEXT}
+        text = (texts or {}).get(item)
+        record: JsonObject = {"id": item, "prompt": NO_TEXT if text is None else text.prompt}
         if pointwise:
-            record["response"] = ""
+            record["response"] = "" if text is None else text.response
         else:
-            record["response_a"], record["response_b"] = "", ""
+            record["response_a"], record["response_b"] = (
+                ("", "") if text is None else (text.response_a, text.response_b))
         record["labels"] = list(entries)
         items.append(record)
     recorded: list[JsonObject] = []

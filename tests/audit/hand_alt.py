@@ -12,8 +12,10 @@ from metaeval.loaders.judge_labels import Label
 
 
 def alt_by_hand(humans: dict[str, dict[str, Label]], judge: dict[str, Label | None],
-                epsilon: float, rmse: bool = False) -> tuple[list[float], list[bool], float]:
-    """An independent alt-test: per annotator p-values, BY rejections, rho."""
+                epsilon: float, rmse: bool = False, tested: list[str] | None = None
+                ) -> tuple[list[float], list[bool], float]:
+    """An independent alt-test: per annotator p-values, BY rejections, rho. ``tested``:
+    the annotators tested (default: all); every annotator's labels count as the others'."""
     def score(label: Label, others: list[Label]) -> float:
         if rmse:
             return -math.sqrt(sum((float(label) - float(o)) ** 2 for o in others) / len(others))
@@ -21,6 +23,8 @@ def alt_by_hand(humans: dict[str, dict[str, Label]], judge: dict[str, Label | No
 
     ps, rhos = [], []
     for name, labels in humans.items():
+        if tested is not None and name not in tested:
+            continue
         d, wins = [], 0
         for item, mine in labels.items():
             others = [h[item] for n, h in humans.items() if n != name and item in h]
