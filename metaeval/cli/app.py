@@ -36,6 +36,7 @@ from metaeval.cli.options import (
     refuse_inputs_as_outputs,
     user_errors,
 )
+from metaeval.cli.split_command import split_command
 from metaeval.commands.validate import ValidateRequest, validate_code
 from metaeval.commands.validate import validate as run_validate
 from metaeval.config import load_config
@@ -103,6 +104,7 @@ main.add_command(judge_import_llmbar)
 main.add_command(import_runs_command)
 main.add_command(label)
 main.add_command(mutate)
+main.add_command(split_command)
 
 
 @main.command()
