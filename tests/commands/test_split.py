@@ -21,7 +21,7 @@ CATEGORIES = {"math": 40, "writing": 25, "code": 15}
 
 
 def items(tmp_path: Path) -> Path:
-    lines = []
+    lines: list[dict[str, str | None]] = []
     for category, count in CATEGORIES.items():
         for n in range(count):
             label = "pass" if n % 4 else "fail"  # a quarter fail in every category
