@@ -190,12 +190,20 @@ class MetaEvalResult:
     """How the annotators of the labels files agree, per check; empty without them."""
     tied: int = 0
     """(run, check) pairs whose annotators tied: no gold label, left unlabelled."""
+    unmeasured: str = ""
+    """Why nothing was measured (no check has a labelled case), e.g. ``0 of 20 runs
+    labelled: give --labels or label them``; empty when something was."""
 
     @property
     def failed(self) -> bool:
         """A bar missed, a regression, a tautology, or a check gone since the baseline."""
         every = (*self.checks, self.evaluator)
         return bool(self.baseline_missing) or any(c.fails(f) for c in every for f in c.flags)
+
+    @property
+    def measured_any(self) -> bool:
+        """Whether any check (or the evaluator) has a human-labelled case."""
+        return any(c.measured.n for c in (*self.checks, self.evaluator))
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,6 +68,8 @@ class MetaEvalOutcome:
         measure, 1 when a check misses a bar, regresses or is a tautology, else 0."""
         if self.result is None:
             return ExitCode.BAD_INPUT if self.loaded.errors else ExitCode.VOID
+        if self.result.unmeasured:
+            return ExitCode.VOID  # bad input or not, nothing was measured
         if self.loaded.errors:
             return ExitCode.BAD_INPUT
         return ExitCode.FINDINGS if self.result.failed else ExitCode.OK
@@ -148,4 +150,15 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
     result = measure_grading(stream.finish(), settings, before)
     if joiner is not None:
         result = replace(result, annotators=annotator_agreement(joined), tied=tied)
+    if not result.measured_any:
+        result = replace(result, unmeasured=_unmeasured(stream.runs, labels, loaded.errors))
     return MetaEvalOutcome(tuple(targets), loaded, result)
+
+
+def _unmeasured(runs: int, labels: list[Path], errors: tuple[LoadError, ...]) -> str:
+    """Why no check has a labelled case: the reason a void result gives."""
+    if not labels:
+        return f"0 of {runs} runs labelled: give --labels or label them"
+    why = "; see the errors" if errors else ""
+    return (f"0 of {runs} runs labelled: no row of {', '.join(map(str, labels))} gave one "
+            f"a label{why}")

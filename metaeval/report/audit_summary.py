@@ -28,8 +28,9 @@ def meta_eval_summary(result: MetaEvalResult, *, files: int = 0, errors: int = 0
     the drop since the baseline, why it is a tautology)."""
     checks = (*result.checks, result.evaluator)
     failing = [c for c in checks if any(c.fails(f) for f in c.flags)]
-    mark = "❌" if result.failed or errors else "✅"
-    head = (f"{len(failing)} of {len(checks)} checks fail" if failing else
+    mark = "❌" if result.failed or errors or result.unmeasured else "✅"
+    head = (md_plain(f"nothing measured: {result.unmeasured}") if result.unmeasured else
+            f"{len(failing)} of {len(checks)} checks fail" if failing else
             f"all {len(checks)} checks meet their bars")
     out = [f"### {mark} metaeval meta-eval: {head}", "",
            f"{result.evaluator.measured.n} human-labelled runs from {files} file(s); "

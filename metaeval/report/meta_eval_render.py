@@ -8,6 +8,7 @@ metric with a documented fallback carries its reason; nothing prints ``nan``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from tabulate import tabulate
 
@@ -116,6 +117,31 @@ def _agreement_table(result: MetaEvalResult) -> str:
             + ("\n" + "\n".join(notes) if notes else ""))
 
 
+OK_LINE = "OK: every check meets its bars and none is a tautology"
+FAIL_LINE = "FAIL: a bar is missed, a regression or a tautology is flagged"
+
+
+def not_ok(result: MetaEvalResult, errors: Sequence[LoadError]) -> str:
+    """Why the verdict cannot be OK though no bar failed: nothing was measured, or some
+    input was bad (an error anywhere means no OK anywhere); empty when it can be."""
+    if result.unmeasured:
+        return result.unmeasured
+    if errors:
+        return (f"bad input: {len(errors)} error(s), left out of the figures; the "
+                "verdict speaks only of what loaded")
+    return ""
+
+
+def verdict_line(result: MetaEvalResult, errors: Sequence[LoadError]) -> str:
+    """The last line of every page: NOTHING MEASURED, FAIL, NOT OK or OK."""
+    if result.unmeasured:
+        return f"NOTHING MEASURED: {one_line(result.unmeasured)}"
+    if result.failed:
+        return FAIL_LINE
+    why = not_ok(result, errors)
+    return f"NOT OK: {why}" if why else OK_LINE
+
+
 def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                    errors: tuple[LoadError, ...] = ()) -> str:
     settings = result.settings
@@ -129,8 +155,10 @@ def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
         "evaluator": check_json(result.evaluator),
         "categories": {name: _category_json(cat) for name, cat in result.categories},
         "baseline_missing": list(result.baseline_missing),
-        "ok": not result.failed,
+        "ok": not result.failed and not not_ok(result, errors),
     }
+    if not_ok(result, errors):
+        document["reason"] = not_ok(result, errors)
     # Only when asked for or present, so that a result without them keeps its bytes.
     if result.groups:
         document["by"] = {"key": settings.by, "groups": {
@@ -274,9 +302,7 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                      + "\n".join(_wrong_runs(result)))
     warned = sorted({f.value for c in (*result.checks, result.evaluator) for f in c.flags
                      if not c.fails(f)})
-    if result.failed:
-        parts.append("FAIL: a bar is missed, a regression or a tautology is flagged")
-    else:
-        parts.append("OK: every check meets its bars and none is a tautology"
-                     + (f" (warnings, not failures: {', '.join(warned)})" if warned else ""))
+    line = verdict_line(result, errors)
+    parts.append(line + (f" (warnings, not failures: {', '.join(warned)})"
+                         if warned and line == OK_LINE else ""))
     return "\n\n".join(parts)
