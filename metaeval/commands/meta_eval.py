@@ -111,7 +111,7 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
         iter_meta_runs(files, errors, config.allowed_modules, config.judges,
                        suite_names(suite), warnings),
         *(imported_runs(fmt, path, errors, config.allowed_modules, config.judges,
-                        suite_names(suite)) for fmt, path in request.runs))
+                        suite_names(suite), warnings) for fmt, path in request.runs))
     first_at: dict[str, str] = {}
     for run in runs:
         # Meta-set files refuse a repeated id among themselves; this also catches one

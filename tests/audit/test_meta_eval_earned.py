@@ -144,3 +144,30 @@ def test_gate_refuses_a_second_meta_eval_result_which_would_replace_the_first(
     gated = CliRunner().invoke(main, ["gate", "a.json", "b.json"], catch_exceptions=False)
     assert gated.exit_code == 2, gated.output
     assert "b.json: a second meta-eval result (the first: a.json)" in gated.output
+
+
+def reused_id_request() -> dict[str, object]:
+    """REQUEST with its second tool call reusing the first one's id."""
+    text = json.dumps(REQUEST).replace('"toolu_2"', '"toolu_1"')
+    loaded: dict[str, object] = json.loads(text)
+    return loaded
+
+
+def test_runs_keep_the_loaders_warnings_as_import_then_meta_eval_gives_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'team'\n")
+    (tmp_path / "logs.jsonl").write_text(json.dumps(reused_id_request()) + "\n")
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(main, ["import", "anthropic", "logs.jsonl", "-o", "runs.jsonl"],
+                              catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    imported = meta_eval(tmp_path, monkeypatch, "runs.jsonl")
+    direct = meta_eval(tmp_path, monkeypatch, "--runs", "anthropic:logs.jsonl")
+
+    def warned(result: Result) -> list[str]:
+        return [line for line in result.output.splitlines()
+                if line.startswith("warning:") and "'toolu_1' reused" in line]
+
+    assert len(warned(imported)) == 1, imported.output
+    assert len(warned(direct)) == 1, direct.output
+    assert "logs.jsonl:1:" in warned(direct)[0]
