@@ -32,9 +32,9 @@ from metaeval.config import NO_JUDGES, UNTESTED_CHOICES, Bars, JudgesSection
 from metaeval.contract import Outcome
 from metaeval.errors import InputError
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.keys import cut
+from metaeval.keys import cut, did_you_mean
 from metaeval.loaders.meta_set import MetaRun
-from metaeval.state import lookup
+from metaeval.state import dotted_keys, lookup
 
 BY_CATEGORY = "category"
 BY_TASK = "task"
@@ -365,6 +365,26 @@ def check_by(by: str) -> str:
                      "(a dotted key of the runs' metadata)")
 
 
+def _held(grading: Grading, by: str) -> str:
+    """``by`` (see ``check_by``) when some run holds it: a ``metadata.KEY`` no run holds
+    would make one ``(missing)`` group of every run, so it is an InputError naming the
+    keys the runs hold instead."""
+    by = check_by(by)
+    if not by.startswith(BY_METADATA):
+        return by
+    key = by[len(BY_METADATA):]
+    cases = [*grading.evaluator, *(case for c in grading.checks for case in c.cases)]
+    if any(lookup(case.metadata, key)[0] for case in cases):
+        return by
+    held: set[str] = set()
+    for case in cases:
+        if len(held) < 500:  # enough for a "did you mean", bounded
+            held.update(dotted_keys(case.metadata))
+    listed = ", ".join(map(repr, sorted(held)[:10])) or "none"
+    raise InputError(f"--by: got {cut(by)!r}; no run's metadata holds {cut(key)!r} (they "
+                     f"hold {listed}){did_you_mean(key, held)}")
+
+
 def group_of(by: str) -> Callable[[Case], str]:
     """The group a case falls in for ``by`` (checked by ``check_by``): its category, its
     task id, or the value at ``KEY`` of its run's metadata (JSON text unless a string;
@@ -436,6 +456,7 @@ def measure_grading(grading: Grading, settings: Settings | None = None,
     evaluator = _check_result(EVALUATOR, grading.evaluator, settings, before, None, None)
     measured = {c.name for c in checks} | {EVALUATOR}
     missing = tuple(sorted(set(before) - measured))
-    groups = () if settings.by == BY_CATEGORY else _categories(grading, check_by(settings.by))
+    groups = () if settings.by == BY_CATEGORY else _categories(grading, _held(grading,
+                                                                               settings.by))
     return MetaEvalResult(checks, evaluator, _categories(grading), settings, missing, groups,
                           grading.unlabelled)

@@ -131,6 +131,7 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
             done = joiner.join(done)
         names.update(c.label for c in done.input.task.checks)
         stream.add(done)
+    errors += applier.seen.unused(suite)
     joined: tuple[Annotation, ...] = ()
     tied = 0
     if joiner is not None:

@@ -133,13 +133,13 @@ def not_ok(result: MetaEvalResult, errors: Sequence[LoadError]) -> str:
 
 
 def verdict_line(result: MetaEvalResult, errors: Sequence[LoadError]) -> str:
-    """The last line of every page: NOTHING MEASURED, FAIL, NOT OK or OK."""
+    """The last line of every page: NOTHING MEASURED, FAIL, INCOMPLETE or OK."""
     if result.unmeasured:
         return f"NOTHING MEASURED: {one_line(result.unmeasured)}"
     if result.failed:
         return FAIL_LINE
     why = not_ok(result, errors)
-    return f"NOT OK: {why}" if why else OK_LINE
+    return f"INCOMPLETE: {why}" if why else OK_LINE
 
 
 def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
