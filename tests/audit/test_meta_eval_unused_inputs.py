@@ -76,3 +76,47 @@ def test_by_a_metadata_key_no_run_holds_is_an_error_not_one_missing_group(
     held = meta_eval(tmp_path, monkeypatch, "--labels", "labels.csv", "--by", "metadata.trial")
     assert held.exit_code in (0, 1), held.output
     assert "per metadata.trial" in held.output
+
+
+def lines_naming(output: str, text: str) -> list[str]:
+    return [line for line in output.splitlines() if text in line]
+
+
+def test_a_suite_grader_that_cannot_load_is_said_once_and_its_label_rows_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    airline_project(tmp_path, TASKS, TRIALS, "", suite=suite("").replace(
+        'grader = "no_tool_called"', 'grader = "team_graders:never_refunds"'))
+    text = (tmp_path / "pyproject.toml").read_text().replace(
+        "[tool.metaeval]\n", "[tool.metaeval]\nallowed_modules = ['team_graders']\n")
+    (tmp_path / "pyproject.toml").write_text(text)
+    labels(tmp_path)
+    result = meta_eval(tmp_path, monkeypatch, "--labels", "labels.csv")
+    assert result.exit_code == 2, result.output
+    assert len(lines_naming(result.output, "team_graders")) == 1, result.output
+    assert "and 19 more runs" in result.output
+    assert lines_naming(result.output, "labels.csv") == [
+        "labels.csv: 20 label rows not joined: their runs did not load"], result.output
+
+
+@pytest.mark.parametrize("source", [["nope.jsonl"], ["--runs", "anthropic:nope.jsonl"]])
+def test_a_source_that_cannot_load_is_said_once_and_its_label_rows_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: list[str]) -> None:
+    airline_project(tmp_path, TASKS, TRIALS)
+    labels(tmp_path)
+    result = meta_eval(tmp_path, monkeypatch, *source, "--labels", "labels.csv")
+    assert result.exit_code == 2, result.output
+    assert len(lines_naming(result.output, "nope.jsonl")) == 2, result.output  # + "no run in"
+    assert lines_naming(result.output, "labels.csv") == [
+        "labels.csv: 20 label rows not joined: their runs did not load"], result.output
+
+
+def test_a_label_row_for_a_run_that_is_not_there_is_still_named_the_mirror(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    airline_project(tmp_path, TASKS, TRIALS)
+    labels(tmp_path)
+    with (tmp_path / "labels.csv").open("a") as f:
+        f.write("t00-trail0,*,pass,ann,\n")
+    result = meta_eval(tmp_path, monkeypatch, "--labels", "labels.csv")
+    assert result.exit_code == 2, result.output
+    assert "labels.csv:22: run_id: got 't00-trail0'; expected the id of a loaded run" \
+        in result.output
