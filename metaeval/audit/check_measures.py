@@ -40,6 +40,10 @@ BY_CATEGORY = "category"
 BY_TASK = "task"
 BY_METADATA = "metadata."
 MISSING_GROUP = "(missing)"
+WILSON = "Wilson"
+BOOTSTRAP = "bootstrap"
+CLUSTER_BOOTSTRAP = "cluster bootstrap"
+"""The interval methods a page names (``Measured.tpr_method`` and the others)."""
 """The group of a run whose metadata has no value at the key ``--by`` names."""
 
 
@@ -132,6 +136,11 @@ class Measured:
     shared_tasks: int = 0
     """Tasks with two or more of these runs: when nonzero and ``clusters`` is 0, the
     intervals treat trials of one task as independent (too few tasks, or asked to)."""
+    tpr_method: str = WILSON
+    """How ``tpr_ci`` was computed: ``Wilson``, ``cluster bootstrap``, or Wilson where
+    the cluster bootstrap collapsed to a point on a boundary (``rate_interval``)."""
+    tnr_method: str = WILSON
+    kappa_method: str = BOOTSTRAP
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,14 +227,26 @@ class BaselineCheck:
 
 def clustered(cases: Sequence[Case], cluster: str) -> tuple[bool, int]:
     """Whether the intervals of ``cases`` resample tasks (``cluster``: auto, task or
-    run), and how many tasks hold two or more of them."""
+    run), and how many tasks hold two or more of them. ``auto`` counts only those: a
+    task of one run is no cluster (runs with no task of their own, OTel traces, each
+    get their id as a task), so singletons never switch the cluster bootstrap on."""
     per_task = Counter(case.task for case in cases)
     shared = sum(n > 1 for n in per_task.values())
     if cluster == "task":
         return True, shared
     if cluster == "run":
         return False, shared
-    return shared > 0 and len(per_task) >= metrics.MIN_CLUSTERS, shared
+    return shared >= metrics.MIN_CLUSTERS, shared
+
+
+def rate_interval(bootstrap: Interval, successes: int, n: int) -> tuple[Interval, str]:
+    """A rate's cluster-bootstrap interval and its method; Wilson's, said so, when the
+    bootstrap collapsed to a point on a boundary (9 of 9 in every resample): a point
+    claims a certainty the data does not hold, and Wilson covers the boundary."""
+    if bootstrap.low == bootstrap.high and bootstrap.low in (0.0, 1.0) and not bootstrap.reason:
+        return (metrics.wilson_interval(successes, n),
+                f"{WILSON} (the cluster bootstrap collapsed to {bootstrap.low:.2f})")
+    return bootstrap, CLUSTER_BOOTSTRAP
 
 
 def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
@@ -234,10 +255,14 @@ def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
     graded = [c.graded for c in cases]
     c = metrics.confusion(human, graded)
     use_clusters, shared = clustered(cases, cluster)
+    methods = (WILSON, WILSON, BOOTSTRAP)
     if use_clusters:
         by_task = metrics.cluster_intervals(human, graded, [case.task for case in cases],
                                             seed=seed, resamples=resamples)
-        intervals = (by_task.tpr, by_task.tnr, by_task.kappa, by_task.youden)
+        tpr_ci, tpr_method = rate_interval(by_task.tpr, c.tp, c.positives)
+        tnr_ci, tnr_method = rate_interval(by_task.tnr, c.tn, c.negatives)
+        intervals = (tpr_ci, tnr_ci, by_task.kappa, by_task.youden)
+        methods = (tpr_method, tnr_method, CLUSTER_BOOTSTRAP)
     else:
         intervals = (metrics.wilson_interval(c.tp, c.positives),
                      metrics.wilson_interval(c.tn, c.negatives),
@@ -260,7 +285,8 @@ def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
         scored_tnr=metrics.scored_tnr(c),
         tpr_ci=intervals[0], tnr_ci=intervals[1], kappa_ci=intervals[2], youden_ci=intervals[3],
         weighted_kappa=weighted, ordinal_unscored=ordinal_unscored,
-        clusters=by_task.clusters if use_clusters else 0, shared_tasks=shared)
+        clusters=by_task.clusters if use_clusters else 0, shared_tasks=shared,
+        tpr_method=methods[0], tnr_method=methods[1], kappa_method=methods[2])
 
 
 def _signal_flags(cases: Sequence[Case], m: Measured) -> tuple[list[Flag], list[str]]:

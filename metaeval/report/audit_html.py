@@ -31,6 +31,7 @@ from metaeval.report.meta_eval_render import (
     AGREEMENT_HEADERS,
     _category_rows,
     agreement_rows,
+    interval_methods,
     not_ok,
     verdict_line,
 )
@@ -139,8 +140,7 @@ def meta_eval_html(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     body = ["<h1>metaeval meta-eval</h1>",
             f'<p class="meta">{runs} human-labelled runs from {len(files)} file(s): '
             f"{escape(', '.join(files))}. Positive = human pass; unscored counts in every "
-            f"denominator; intervals 95% (Wilson for the rates, bootstrap of "
-            f"{settings.resamples} with seed {settings.seed} for kappa).</p>",
+            f"denominator; intervals 95%: {escape(interval_methods(result))}.</p>",
             _verdict(ok, verdict_line(result, errors), void=bool(result.unmeasured))]
     if errors:
         body += ["<h2>Bad input (left out)</h2>", "<ul>", *(f"<li>{escape(str(e))}</li>"
@@ -164,7 +164,8 @@ def meta_eval_html(result: MetaEvalResult, *, files: tuple[str, ...] = (),
             figures.Rate(m.tnr.value, m.tnr_ci.low, m.tnr_ci.high, tnr_bar)))
     body.append(figure("forest", figures.forest(rows),
                        "Each check's TPR (human passes it passed) and TNR (human fails it "
-                       "failed) with the 95% Wilson interval; the purple tick is the "
+                       "failed) with its 95% interval (the method is named above); the "
+                       "purple tick is the "
                        "check's bar, a red rate is under it."))
     body.append(figure("confusion", figures.confusion_grid(
         [_matrix(c.name, c.measured.confusion) for c in checks]),

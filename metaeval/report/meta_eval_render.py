@@ -12,7 +12,14 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from metaeval.audit.check_measures import Category, CheckResult, Measured, MetaEvalResult
+from metaeval.audit.check_measures import (
+    CLUSTER_BOOTSTRAP,
+    WILSON,
+    Category,
+    CheckResult,
+    Measured,
+    MetaEvalResult,
+)
 from metaeval.audit.label_agreement import Agreement
 from metaeval.audit.metrics import Interval, Value
 from metaeval.contract import JsonObject, JsonValue
@@ -71,6 +78,7 @@ def check_json(c: CheckResult) -> JsonObject:
         "ablations_moved": ablations,
         "reads": reads,
         "clusters": m.clusters, "shared_tasks": m.shared_tasks,
+        "ci_methods": {"tpr": m.tpr_method, "tnr": m.tnr_method, "kappa": m.kappa_method},
     }
 
 
@@ -264,13 +272,35 @@ def _interval_lines(result: MetaEvalResult) -> list[str]:
     return ["\n".join(lines)] if lines else []
 
 
+def interval_methods(result: MetaEvalResult) -> str:
+    """The methods of the intervals the page shows, in one sentence: every page (table,
+    HTML) says it, so no page names one method while showing another's numbers."""
+    every = (*result.checks, result.evaluator)
+    settings = result.settings
+    rates = sorted({m for c in every for m in (c.measured.tpr_method, c.measured.tnr_method)})
+    fell = [c.name for c in every if CLUSTER_BOOTSTRAP not in (
+        c.measured.tpr_method, c.measured.tnr_method) and c.measured.clusters]
+    if all(m.startswith(WILSON) for m in rates):
+        said = f"TPR and TNR intervals: {WILSON}"
+        if fell:
+            said += (" (the cluster bootstrap collapsed to a point at 0 or 1 for "
+                     + ", ".join(map(one_line, fell)) + ": Wilson covers the boundary)")
+    elif rates == [CLUSTER_BOOTSTRAP]:
+        said = "TPR and TNR intervals: cluster bootstrap over tasks"
+    else:
+        said = ("TPR and TNR intervals: cluster bootstrap over tasks, Wilson where it "
+                "collapsed to a point at 0 or 1 (the JSON's ci_methods says which)")
+    kappa = sorted({c.measured.kappa_method for c in every})
+    return (f"{said}; kappa intervals: {' and '.join(kappa)} of {settings.resamples}, "
+            f"seed {settings.seed}")
+
+
 def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                     errors: tuple[LoadError, ...] = (), show_runs: bool = False) -> str:
     runs = result.evaluator.measured.n
     settings = result.settings
     parts = [f"meta-eval: {runs} runs from {len(files)} file(s); positive = human pass; "
-             f"unscored counts in every denominator; kappa interval: bootstrap of "
-             f"{settings.resamples}, seed {settings.seed}"]
+             f"unscored counts in every denominator; {interval_methods(result)}"]
     parts.extend(_interval_lines(result))
     if result.unlabelled:
         parts[0] += (f"; {result.unlabelled} run(s) with no overall human verdict graded "
