@@ -400,8 +400,8 @@ def _held(grading: Grading, by: str) -> str:
         return by
     key = by[len(BY_METADATA):]
     cases = [*grading.evaluator, *(case for c in grading.checks for case in c.cases)]
-    if any(lookup(case.metadata, key)[0] for case in cases):
-        return by
+    if not cases or any(lookup(case.metadata, key)[0] for case in cases):
+        return by  # no labelled case: nothing measured, which the result says instead
     held: set[str] = set()
     for case in cases:
         if len(held) < 500:  # enough for a "did you mean", bounded
