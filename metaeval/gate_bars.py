@@ -220,6 +220,11 @@ def load_results(paths: Sequence[Path]) -> Results:
                 raise InputError(f"{path}: judge.name: got {shown(name)}; expected a string")
             audits[name] = document
         else:
+            counts = document.get("counts")
+            # Every status with a count of 0 (as mutate writes them): no mutant ran.
+            if isinstance(counts, dict) and counts and all(n == 0 for n in counts.values()):
+                raise InputError(f"{path}: measured nothing (no mutant ran); a gate cannot "
+                                 "pass on it")
             mutate = document
     return Results(meta_eval, audits, mutate)
 

@@ -171,3 +171,19 @@ def test_runs_keep_the_loaders_warnings_as_import_then_meta_eval_gives_them(
     assert len(warned(imported)) == 1, imported.output
     assert len(warned(direct)) == 1, direct.output
     assert "logs.jsonl:1:" in warned(direct)[0]
+
+
+def test_gate_refuses_a_mutate_result_in_which_no_mutant_ran(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\n[tool.metaeval.gate]\n"mutate:counts.Survived" = { max = 0 }\n')
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "none.json").write_text(json.dumps(
+        {"counts": {"Killed": 0, "Survived": 0}, "score": 0.0, "mutants": []}))
+    gated = CliRunner().invoke(main, ["gate", "none.json"], catch_exceptions=False)
+    assert gated.exit_code == 2, gated.output
+    assert "none.json: measured nothing (no mutant ran)" in gated.output
+    (tmp_path / "ran.json").write_text(json.dumps(
+        {"counts": {"Killed": 3, "Survived": 0}, "score": 1.0, "mutants": []}))
+    gated = CliRunner().invoke(main, ["gate", "ran.json"], catch_exceptions=False)
+    assert gated.exit_code == 0, gated.output  # the mirror: a run with mutants passes
