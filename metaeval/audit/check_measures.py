@@ -249,6 +249,23 @@ def rate_interval(bootstrap: Interval, successes: int, n: int) -> tuple[Interval
     return bootstrap, CLUSTER_BOOTSTRAP
 
 
+def kappa_interval(bootstrap: Interval, c: metrics.Confusion, method: str
+                   ) -> tuple[Interval, str]:
+    """Kappa's bootstrap interval and its method; when every resample agreed on every
+    case it collapses to [1, 1], claiming a certainty the data does not hold: then
+    Wilson's interval of the observed agreement (every case agreed), mapped to kappa
+    with chance agreement held at its observed value, and said so."""
+    if not (bootstrap.low == bootstrap.high == 1.0) or bootstrap.reason or c.unscored:
+        return bootstrap, method
+    chance = (c.positives / c.n) ** 2 + (c.negatives / c.n) ** 2
+    if chance >= 1.0:
+        return bootstrap, method  # one label only: kappa is a fallback with its reason
+    low = (metrics.wilson_interval(c.n, c.n).low - chance) / (1.0 - chance)
+    return (Interval(max(low, -1.0), 1.0, bootstrap.level),
+            f"{WILSON} on the observed agreement, chance agreement as observed (the "
+            f"{method} collapsed to 1.00)")
+
+
 def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
             resamples: int = metrics.RESAMPLES, cluster: str = "run") -> Measured:
     human = [c.human for c in cases]
@@ -268,6 +285,9 @@ def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
                      metrics.wilson_interval(c.tn, c.negatives),
                      metrics.kappa_interval(human, graded, seed=seed, resamples=resamples),
                      metrics.youden_interval(human, graded, seed=seed, resamples=resamples))
+    kappa_ci, kappa_method = kappa_interval(intervals[2], c, methods[2])
+    intervals = (intervals[0], intervals[1], kappa_ci, intervals[3])
+    methods = (methods[0], methods[1], kappa_method)
     weighted = None
     ordinal_unscored = 0
     pairs = [(case.human_score, case.graded_score) for case in cases

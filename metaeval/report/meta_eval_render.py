@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from metaeval.audit.check_measures import (
+    BOOTSTRAP,
     CLUSTER_BOOTSTRAP,
     WILSON,
     Category,
@@ -290,9 +291,12 @@ def interval_methods(result: MetaEvalResult) -> str:
     else:
         said = ("TPR and TNR intervals: cluster bootstrap over tasks, Wilson where it "
                 "collapsed to a point at 0 or 1 (the JSON's ci_methods says which)")
-    kappa = sorted({c.measured.kappa_method for c in every})
+    kappa = sorted({CLUSTER_BOOTSTRAP if c.measured.clusters else BOOTSTRAP for c in every})
+    fell = [c.name for c in every if c.measured.kappa_method.startswith(WILSON)]
     return (f"{said}; kappa intervals: {' and '.join(kappa)} of {settings.resamples}, "
-            f"seed {settings.seed}")
+            f"seed {settings.seed}" + (
+                " (Wilson on the observed agreement where every resample gave 1.00: "
+                + ", ".join(map(one_line, fell)) + ")" if fell else ""))
 
 
 def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),

@@ -68,5 +68,23 @@ def test_every_page_names_the_method_of_the_intervals_it_shows(
     document = json.loads(CliRunner().invoke(main, ["meta-eval", "--format", "json"]).output)
     row = document["evaluator"]
     assert row["ci_methods"]["tpr"].startswith("Wilson")
-    assert row["ci_methods"]["kappa"] == "cluster bootstrap"
-    assert row["tpr_ci"][0] < 1.0
+    assert row["ci_methods"]["kappa"].startswith("Wilson on the observed agreement")
+    assert row["tpr_ci"][0] < 1.0 and row["kappa_ci"][0] < 1.0
+    assert "kappa intervals: cluster bootstrap of 50, seed 0 (Wilson on the observed " \
+        "agreement where every resample gave 1.00: " in table.output
+
+
+def test_a_kappa_interval_collapsed_at_1_falls_back_to_wilson_on_the_agreement() -> None:
+    # 15 runs, every one agreed: every bootstrap resample has kappa 1.00.
+    pattern = [(P, P)] * 9 + [(F, F)] * 6
+    m = measure(trials(pattern, 1), resamples=200, cluster="run")
+    assert m.kappa.value == 1.0
+    chance = (9 / 15) ** 2 + (6 / 15) ** 2  # both raters pass 9 of 15, counted here
+    low = (wilson_interval(15, 15).low - chance) / (1 - chance)
+    assert (m.kappa_ci.low, m.kappa_ci.high) == pytest.approx((low, 1.0))
+    assert m.kappa_ci.low < 1.0
+    assert m.kappa_method == ("Wilson on the observed agreement, chance agreement as "
+                              "observed (the bootstrap collapsed to 1.00)")
+    # the mirror: one disagreement, the bootstrap's interval is no point, it stands
+    m = measure(trials([*pattern, (F, P)], 1), resamples=200, cluster="run")
+    assert m.kappa_method == "bootstrap" and m.kappa_ci.low < m.kappa_ci.high
