@@ -178,10 +178,21 @@ def _kind(document: Mapping[str, JsonValue]) -> str:
     return ""
 
 
+def _unmeasured(document: Mapping[str, JsonValue]) -> str:
+    """Why a meta-eval result measured nothing (its reason, or every row with n 0, as a
+    result written before the reason was kept); empty when it measured something."""
+    rows = [*_rows(document.get("checks")), *_rows([document.get("evaluator")])]
+    if not rows or any(row.get("n") != 0 for row in rows):
+        return ""  # something measured, or no count to judge by (a bar on it says so)
+    reason = document.get("reason")
+    return reason if isinstance(reason, str) and reason else "no check has a labelled run"
+
+
 def load_results(paths: Sequence[Path]) -> Results:
     meta_eval: Mapping[str, JsonValue] | None = None
     mutate: Mapping[str, JsonValue] | None = None
     audits: dict[str, Mapping[str, JsonValue]] = {}
+    seen: dict[str, Path] = {}
     for path in paths:
         try:
             document = read_json_file(path)
@@ -191,7 +202,16 @@ def load_results(paths: Sequence[Path]) -> Results:
         if not isinstance(document, dict) or not kind:
             raise InputError(f"{path}: not a result of meta-eval, judge-audit or mutate "
                              "(--format json); expected its JSON document")
+        if kind in seen:  # the second would silently replace the first
+            raise InputError(f"{path}: a second {kind} result (the first: {seen[kind]}); "
+                             f"expected one {kind} result")
+        if kind != "judge-audit":
+            seen[kind] = path
         if kind == "meta-eval":
+            unmeasured = _unmeasured(document)
+            if unmeasured:
+                raise InputError(f"{path}: measured nothing ({shown(unmeasured)}); a gate cannot "
+                                 "pass on it: run meta-eval on labelled runs")
             meta_eval = document
         elif kind == "judge-audit":
             judge = document["judge"]
@@ -200,6 +220,11 @@ def load_results(paths: Sequence[Path]) -> Results:
                 raise InputError(f"{path}: judge.name: got {shown(name)}; expected a string")
             audits[name] = document
         else:
+            counts = document.get("counts")
+            # Every status with a count of 0 (as mutate writes them): no mutant ran.
+            if isinstance(counts, dict) and counts and all(n == 0 for n in counts.values()):
+                raise InputError(f"{path}: measured nothing (no mutant ran); a gate cannot "
+                                 "pass on it")
             mutate = document
     return Results(meta_eval, audits, mutate)
 

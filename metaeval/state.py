@@ -45,6 +45,15 @@ def lookup(state: Mapping[str, JsonValue], path: str) -> tuple[bool, JsonValue]:
     return True, node
 
 
+def dotted_keys(node: JsonValue, prefix: str = "", depth: int = 4) -> Iterator[str]:
+    """Every dotted key ``lookup`` can find in ``node``, objects ``depth`` levels deep at
+    most: for saying which keys a selector or a breakdown could have named."""
+    if isinstance(node, dict) and depth > 0:
+        for key, value in node.items():
+            yield prefix + key
+            yield from dotted_keys(value, f"{prefix}{key}.", depth - 1)
+
+
 def state_diff(initial: Mapping[str, JsonValue], final: Mapping[str, JsonValue]) -> list[Change]:
     """Every leaf-level difference, in a stable order (keys sorted, lists by index)."""
     return list(_diff("", dict(initial), dict(final)))

@@ -77,6 +77,10 @@ def assert_graders(meta_set: MetaSet | str | Path | Sequence[str | Path] | None 
         if outcome.result is None:
             raise AssertionError("the meta-set has no run: nothing to measure")
         result = outcome.result
+    if not result.measured_any:  # meta-eval exits 3 here: a test must not pass
+        raise AssertionError("nothing measured: " + (
+            result.unmeasured or f"none of the runs of {', '.join(map(str, paths))} is "
+                                 "labelled"))
     problems = []
     for check in result.checks:
         bad = [f for f in check.flags if check.fails(f) or f.value in forbid]

@@ -113,3 +113,24 @@ def test_the_configs_suite_checks_and_bars_for_a_missing_check_are_read(
                                          "min_tpr = 0.5\n")
     with pytest.raises(AssertionError, match="did you mean 'says_vienna'"):
         assert_graders(project=stray)
+
+
+def test_graders_measured_on_nothing_fail_the_test_not_pass_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 45: runs with no label measure nothing; the generated grader test must not
+    # pass on them (meta-eval exits 3 on the same runs).
+    from tests.audit.airline import airline_project
+
+    airline_project(tmp_path, 3, 2)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(AssertionError, match="nothing measured: 0 of 6 runs labelled"):
+        assert_graders()
+    airline_project(tmp_path / "labelled", 3, 2)
+    runs = tmp_path / "labelled" / "runs" / "airline.jsonl"
+    lines = [json.loads(x) for x in runs.read_text().splitlines()]
+    for line in lines:
+        line["label"] = {"verdict": "pass" if "update_reservation_flights" in json.dumps(
+            line["trajectory"]) else "fail"}
+    runs.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    monkeypatch.chdir(tmp_path / "labelled")
+    assert assert_graders().evaluator.measured.n == 6  # the mirror: labelled, measured

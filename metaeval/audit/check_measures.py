@@ -32,14 +32,18 @@ from metaeval.config import NO_JUDGES, UNTESTED_CHOICES, Bars, JudgesSection
 from metaeval.contract import Outcome
 from metaeval.errors import InputError
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.keys import cut
+from metaeval.keys import cut, did_you_mean
 from metaeval.loaders.meta_set import MetaRun
-from metaeval.state import lookup
+from metaeval.state import dotted_keys, lookup
 
 BY_CATEGORY = "category"
 BY_TASK = "task"
 BY_METADATA = "metadata."
 MISSING_GROUP = "(missing)"
+WILSON = "Wilson"
+BOOTSTRAP = "bootstrap"
+CLUSTER_BOOTSTRAP = "cluster bootstrap"
+"""The interval methods a page names (``Measured.tpr_method`` and the others)."""
 """The group of a run whose metadata has no value at the key ``--by`` names."""
 
 
@@ -132,6 +136,11 @@ class Measured:
     shared_tasks: int = 0
     """Tasks with two or more of these runs: when nonzero and ``clusters`` is 0, the
     intervals treat trials of one task as independent (too few tasks, or asked to)."""
+    tpr_method: str = WILSON
+    """How ``tpr_ci`` was computed: ``Wilson``, ``cluster bootstrap``, or Wilson where
+    the cluster bootstrap collapsed to a point on a boundary (``rate_interval``)."""
+    tnr_method: str = WILSON
+    kappa_method: str = BOOTSTRAP
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,12 +199,20 @@ class MetaEvalResult:
     """How the annotators of the labels files agree, per check; empty without them."""
     tied: int = 0
     """(run, check) pairs whose annotators tied: no gold label, left unlabelled."""
+    unmeasured: str = ""
+    """Why nothing was measured (no check has a labelled case), e.g. ``0 of 20 runs
+    labelled: give --labels or label them``; empty when something was."""
 
     @property
     def failed(self) -> bool:
         """A bar missed, a regression, a tautology, or a check gone since the baseline."""
         every = (*self.checks, self.evaluator)
         return bool(self.baseline_missing) or any(c.fails(f) for c in every for f in c.flags)
+
+    @property
+    def measured_any(self) -> bool:
+        """Whether any check (or the evaluator) has a human-labelled case."""
+        return any(c.measured.n for c in (*self.checks, self.evaluator))
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,14 +227,43 @@ class BaselineCheck:
 
 def clustered(cases: Sequence[Case], cluster: str) -> tuple[bool, int]:
     """Whether the intervals of ``cases`` resample tasks (``cluster``: auto, task or
-    run), and how many tasks hold two or more of them."""
+    run), and how many tasks hold two or more of them. ``auto`` counts only those: a
+    task of one run is no cluster (runs with no task of their own, OTel traces, each
+    get their id as a task), so singletons never switch the cluster bootstrap on."""
     per_task = Counter(case.task for case in cases)
     shared = sum(n > 1 for n in per_task.values())
     if cluster == "task":
         return True, shared
     if cluster == "run":
         return False, shared
-    return shared > 0 and len(per_task) >= metrics.MIN_CLUSTERS, shared
+    return shared >= metrics.MIN_CLUSTERS, shared
+
+
+def rate_interval(bootstrap: Interval, successes: int, n: int) -> tuple[Interval, str]:
+    """A rate's cluster-bootstrap interval and its method; Wilson's, said so, when the
+    bootstrap collapsed to a point on a boundary (9 of 9 in every resample): a point
+    claims a certainty the data does not hold, and Wilson covers the boundary."""
+    if bootstrap.low == bootstrap.high and bootstrap.low in (0.0, 1.0) and not bootstrap.reason:
+        return (metrics.wilson_interval(successes, n),
+                f"{WILSON} (the cluster bootstrap collapsed to {bootstrap.low:.2f})")
+    return bootstrap, CLUSTER_BOOTSTRAP
+
+
+def kappa_interval(bootstrap: Interval, c: metrics.Confusion, method: str
+                   ) -> tuple[Interval, str]:
+    """Kappa's bootstrap interval and its method; when every resample agreed on every
+    case it collapses to [1, 1], claiming a certainty the data does not hold: then
+    Wilson's interval of the observed agreement (every case agreed), mapped to kappa
+    with chance agreement held at its observed value, and said so."""
+    if not (bootstrap.low == bootstrap.high == 1.0) or bootstrap.reason or c.unscored:
+        return bootstrap, method
+    chance = (c.positives / c.n) ** 2 + (c.negatives / c.n) ** 2
+    if chance >= 1.0:
+        return bootstrap, method  # one label only: kappa is a fallback with its reason
+    low = (metrics.wilson_interval(c.n, c.n).low - chance) / (1.0 - chance)
+    return (Interval(max(low, -1.0), 1.0, bootstrap.level),
+            f"{WILSON} on the observed agreement, chance agreement as observed (the "
+            f"{method} collapsed to 1.00)")
 
 
 def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
@@ -226,15 +272,22 @@ def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
     graded = [c.graded for c in cases]
     c = metrics.confusion(human, graded)
     use_clusters, shared = clustered(cases, cluster)
+    methods = (WILSON, WILSON, BOOTSTRAP)
     if use_clusters:
         by_task = metrics.cluster_intervals(human, graded, [case.task for case in cases],
                                             seed=seed, resamples=resamples)
-        intervals = (by_task.tpr, by_task.tnr, by_task.kappa, by_task.youden)
+        tpr_ci, tpr_method = rate_interval(by_task.tpr, c.tp, c.positives)
+        tnr_ci, tnr_method = rate_interval(by_task.tnr, c.tn, c.negatives)
+        intervals = (tpr_ci, tnr_ci, by_task.kappa, by_task.youden)
+        methods = (tpr_method, tnr_method, CLUSTER_BOOTSTRAP)
     else:
         intervals = (metrics.wilson_interval(c.tp, c.positives),
                      metrics.wilson_interval(c.tn, c.negatives),
                      metrics.kappa_interval(human, graded, seed=seed, resamples=resamples),
                      metrics.youden_interval(human, graded, seed=seed, resamples=resamples))
+    kappa_ci, kappa_method = kappa_interval(intervals[2], c, methods[2])
+    intervals = (intervals[0], intervals[1], kappa_ci, intervals[3])
+    methods = (methods[0], methods[1], kappa_method)
     weighted = None
     ordinal_unscored = 0
     pairs = [(case.human_score, case.graded_score) for case in cases
@@ -252,7 +305,8 @@ def measure(cases: Sequence[Case], *, seed: int = metrics.SEED,
         scored_tnr=metrics.scored_tnr(c),
         tpr_ci=intervals[0], tnr_ci=intervals[1], kappa_ci=intervals[2], youden_ci=intervals[3],
         weighted_kappa=weighted, ordinal_unscored=ordinal_unscored,
-        clusters=by_task.clusters if use_clusters else 0, shared_tasks=shared)
+        clusters=by_task.clusters if use_clusters else 0, shared_tasks=shared,
+        tpr_method=methods[0], tnr_method=methods[1], kappa_method=methods[2])
 
 
 def _signal_flags(cases: Sequence[Case], m: Measured) -> tuple[list[Flag], list[str]]:
@@ -357,6 +411,26 @@ def check_by(by: str) -> str:
                      "(a dotted key of the runs' metadata)")
 
 
+def _held(grading: Grading, by: str) -> str:
+    """``by`` (see ``check_by``) when some run holds it: a ``metadata.KEY`` no run holds
+    would make one ``(missing)`` group of every run, so it is an InputError naming the
+    keys the runs hold instead."""
+    by = check_by(by)
+    if not by.startswith(BY_METADATA):
+        return by
+    key = by[len(BY_METADATA):]
+    cases = [*grading.evaluator, *(case for c in grading.checks for case in c.cases)]
+    if not cases or any(lookup(case.metadata, key)[0] for case in cases):
+        return by  # no labelled case: nothing measured, which the result says instead
+    held: set[str] = set()
+    for case in cases:
+        if len(held) < 500:  # enough for a "did you mean", bounded
+            held.update(dotted_keys(case.metadata))
+    listed = ", ".join(map(repr, sorted(held)[:10])) or "none"
+    raise InputError(f"--by: got {cut(by)!r}; no run's metadata holds {cut(key)!r} (they "
+                     f"hold {listed}){did_you_mean(key, held)}")
+
+
 def group_of(by: str) -> Callable[[Case], str]:
     """The group a case falls in for ``by`` (checked by ``check_by``): its category, its
     task id, or the value at ``KEY`` of its run's metadata (JSON text unless a string;
@@ -428,6 +502,7 @@ def measure_grading(grading: Grading, settings: Settings | None = None,
     evaluator = _check_result(EVALUATOR, grading.evaluator, settings, before, None, None)
     measured = {c.name for c in checks} | {EVALUATOR}
     missing = tuple(sorted(set(before) - measured))
-    groups = () if settings.by == BY_CATEGORY else _categories(grading, check_by(settings.by))
+    groups = () if settings.by == BY_CATEGORY else _categories(grading, _held(grading,
+                                                                               settings.by))
     return MetaEvalResult(checks, evaluator, _categories(grading), settings, missing, groups,
                           grading.unlabelled)

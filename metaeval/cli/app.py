@@ -36,6 +36,7 @@ from metaeval.cli.options import (
     refuse_inputs_as_outputs,
     user_errors,
 )
+from metaeval.cli.repeats import refuse_repeats
 from metaeval.cli.split_command import split_command
 from metaeval.commands.validate import ValidateRequest, validate_code
 from metaeval.commands.validate import validate as run_validate
@@ -64,7 +65,15 @@ ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class _Main(click.Group):
-    """The command group, whose commands end in order when interrupted."""
+    """The command group, whose commands end in order when interrupted, and which
+    refuses an option given twice that takes one value (``repeats``)."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None and not ctx.resilient_parsing:
+            refuse_repeats(command, click.Context(command, info_name=name, parent=ctx), rest)
+        return name, command, rest
 
     def invoke(self, ctx: click.Context) -> object:
         before = {}

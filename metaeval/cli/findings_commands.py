@@ -43,8 +43,15 @@ FINDINGS_FILE = click.option("--file", "findings_file", type=click.Path(path_typ
                              "else mutants/findings.json].")
 
 
-def _findings_path(findings_file: Path | None) -> Path:
+def _findings_path(findings_file: Path | None, *, read_only: bool = True) -> Path:
+    """The findings file: ``--file``, else the configured one. A ``--file`` that does not
+    exist is refused where it is only read: without --file a missing default file is no
+    findings yet, but a file named and not found is a mistake, not an empty list."""
     if findings_file is not None:
+        if read_only and not findings_file.exists():
+            raise InputError(f"--file: {findings_file}: no such findings file; expected an "
+                             "existing file (without --file, a missing default file reads "
+                             "as no findings)")
         return findings_file
     config = load_config()
     return _shown(config.root / config.findings)
@@ -134,7 +141,7 @@ def findings_accept(ref: str, reason: str, until_text: str | None, by: str | Non
                     findings_file: Path | None) -> None:
     """Accept a finding with a reason, so it no longer fails a run; a survivor of the
     last run that the file does not hold yet is added to it, accepted."""
-    path = _findings_path(findings_file)
+    path = _findings_path(findings_file, read_only=False)  # accept may start the file
     until = parse_date(until_text, "--until") if until_text else None
     tracked, entry = accept_in(_view(path), ref, reason, by or vcs.user_name(path.parent),
                                until)

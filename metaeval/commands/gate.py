@@ -55,6 +55,10 @@ def gate(results: Sequence[Path], calibration_path: Path | None,
         raise InputError("no bars: add [tool.metaeval.gate] to pyproject.toml, e.g. "
                          "\"meta-eval:evaluator.kappa\" = 0.8, or bars for the checks "
                          "to [tool.metaeval.meta_eval] (min_tpr, min_tnr, min_kappa)")
+    if calibration_path is not None and not calibration_path.exists():
+        # The default file may be absent (no judge calibrated yet); one named may not.
+        raise InputError(f"--calibration: {calibration_path}: no such file; expected the "
+                         "calibration file judge-audit --write keeps")
     calibrated = calibrated_versions(calibration_path or config.root / DEFAULT_PATH)
     return (*decide(bars, loaded, calibrated),
             *judge_verdicts(loaded, config.gate_options))

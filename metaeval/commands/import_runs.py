@@ -20,7 +20,7 @@ from metaeval.errors import ExitCode, InputError, shown
 from metaeval.importers.runs import FORMATS, reader
 from metaeval.importers.runs.common import BadRecord, LabelRule, run_line
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.loaders.meta_set import MetaRun, parse_run
+from metaeval.loaders.meta_set import MetaRun, parse_run, reuse_warnings
 from metaeval.untrusted_json import FirstUse, LoadError
 
 __all__ = ["ImportRequest", "Imported", "import_code", "import_runs", "imported_runs",
@@ -119,18 +119,23 @@ def runs_spec(text: str, where: str = "--runs") -> tuple[str, Path]:
 
 def imported_runs(fmt: str, path: Path, errors: list[LoadError],
                   allowed: AllowedModules = BUILTINS_ONLY, judges: JudgesSection = NO_JUDGES,
-                  suite: Collection[str] = ()) -> Iterator[MetaRun]:
+                  suite: Collection[str] = (), warnings: list[LoadError] | None = None
+                  ) -> Iterator[MetaRun]:
     """The runs of ``path`` in ``fmt`` as ``meta-eval --runs`` measures them: each
     imported line read as a meta-set line is (the same checks of code and judges), so
-    ``--runs FORMAT:PATH`` and ``metaeval import`` then ``meta-eval`` agree. Bad
-    records and bad lines land in ``errors``; a repeated run id is refused. Streamed:
-    a run is let go once the caller has graded it."""
+    ``--runs FORMAT:PATH`` and ``metaeval import`` then ``meta-eval`` agree, warnings
+    included. Bad records and bad lines land in ``errors``, what loaded but deserves a
+    look in ``warnings``; a repeated run id is refused. Streamed: a run is let go once
+    the caller has graded it."""
     for line, source in _imported_lines(ImportRequest(fmt, (path,)), errors, []):
         run, problems = parse_run(line, source, allowed, judges, suite)
         at, number, record = where(source)
         errors.extend(LoadError(at, number, ".".join(x for x in (record, p.field) if x),
                                 p.message) for p in problems)
         if run is not None:
+            if warnings is not None:
+                warnings.extend(LoadError(at, number, ".".join(x for x in (record, field) if x),
+                                          message) for field, message in reuse_warnings(run))
             yield run
 
 

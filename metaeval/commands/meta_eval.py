@@ -68,6 +68,8 @@ class MetaEvalOutcome:
         measure, 1 when a check misses a bar, regresses or is a tautology, else 0."""
         if self.result is None:
             return ExitCode.BAD_INPUT if self.loaded.errors else ExitCode.VOID
+        if self.result.unmeasured:
+            return ExitCode.VOID  # bad input or not, nothing was measured
         if self.loaded.errors:
             return ExitCode.BAD_INPUT
         return ExitCode.FINDINGS if self.result.failed else ExitCode.OK
@@ -109,8 +111,9 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
         iter_meta_runs(files, errors, config.allowed_modules, config.judges,
                        suite_names(suite), warnings),
         *(imported_runs(fmt, path, errors, config.allowed_modules, config.judges,
-                        suite_names(suite)) for fmt, path in request.runs))
+                        suite_names(suite), warnings) for fmt, path in request.runs))
     first_at: dict[str, str] = {}
+    refused = Refused()
     for run in runs:
         # Meta-set files refuse a repeated id among themselves; this also catches one
         # repeated within a --runs log or between a log and a meta-set.
@@ -123,16 +126,22 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
         first_at[run.id] = run.source
         done = applier.apply(run)
         if isinstance(done, LoadError):
-            errors.append(done)
+            refused.add(run.id, done, errors)
             continue
         if joiner is not None:
             done = joiner.join(done)
         names.update(c.label for c in done.input.task.checks)
         stream.add(done)
+    errors[:] = refused.counted(errors)
+    errors += applier.seen.unused(suite)
     joined: tuple[Annotation, ...] = ()
     tied = 0
     if joiner is not None:
-        joined, join_errors, tied = joiner.finish()
+        # A file that did not load (line 0) hides which ids it held: with one, every
+        # row naming no loaded run is put down to it.
+        whole = any(e.line == 0 for e in errors) or (bool(errors) and not stream.runs)
+        joined, join_errors, tied = joiner.finish(
+            lambda run_id: whole or run_id in refused.ids)
         # Rows are read, then joined: their errors are put back in line order.
         errors += sorted((*label_errors, *join_errors), key=lambda e: (e.path, e.line))
     read = (*map(str, files), *(str(path) for _, path in request.runs), *map(str, labels))
@@ -148,4 +157,43 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
     result = measure_grading(stream.finish(), settings, before)
     if joiner is not None:
         result = replace(result, annotators=annotator_agreement(joined), tied=tied)
+    if not result.measured_any:
+        result = replace(result, unmeasured=_unmeasured(stream.runs, labels, loaded.errors))
     return MetaEvalOutcome(tuple(targets), loaded, result)
+
+
+class Refused:
+    """Runs the suite refused: their ids (their label rows fail only because of them),
+    and each distinct error once, with how many runs it stopped. A grader's bad import
+    path stops every run it applies to; said once, it is not lost in a hundred lines."""
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+        self.more: dict[tuple[str, str], int] = {}
+
+    def add(self, run_id: str, error: LoadError, errors: list[LoadError]) -> None:
+        self.ids.add(run_id)
+        key = (error.field, error.message)
+        if key in self.more:
+            self.more[key] += 1
+        else:
+            self.more[key] = 0
+            errors.append(error)
+
+    def counted(self, errors: list[LoadError]) -> list[LoadError]:
+        """``errors`` with each refusal said once saying how many more runs it stopped."""
+        out = []
+        for e in errors:
+            n = self.more.get((e.field, e.message), 0)
+            out.append(e if not n else LoadError(e.path, e.line, e.field, (
+                f"{e.message} (and {n} more runs: the same error)")))
+        return out
+
+
+def _unmeasured(runs: int, labels: list[Path], errors: tuple[LoadError, ...]) -> str:
+    """Why no check has a labelled case: the reason a void result gives."""
+    if not labels:
+        return f"0 of {runs} runs labelled: give --labels or label them"
+    why = "; see the errors" if errors else ""
+    return (f"0 of {runs} runs labelled: no row of {', '.join(map(str, labels))} gave one "
+            f"a label{why}")

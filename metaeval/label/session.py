@@ -145,6 +145,9 @@ def load_entries(paths: Sequence[Path], annotator: str, store: LabelStore, confi
                 str(row["label"]))
         elif key.kind == ITEM:
             item_labels.setdefault(key.target, set()).add(str(row["label"]))
+    if recorded is not None and (items is None or not (items.pairwise or items.pointwise)):
+        raise InputError(f"--recorded {recorded}: a judge's verdicts on judge items, but no "
+                         "judge items (.ndjson) are being labelled: nothing to read it for")
     entries = run_entries(runs, labelled, config.allowed_modules, config.judges)
     if items is not None:
         judged = _judged(recorded, item_kinds(items))

@@ -26,7 +26,7 @@ import codecs
 import csv
 import io
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -272,18 +272,34 @@ class Joiner:
                       tied=no_gold)
         return replace(run, label=label)
 
-    def finish(self) -> tuple[tuple[Annotation, ...], tuple[LoadError, ...], int]:
+    def finish(self, lost: Callable[[str], bool] = lambda run_id: False
+               ) -> tuple[tuple[Annotation, ...], tuple[LoadError, ...], int]:
         """The rows that joined (in file order), every error (in file order), and the
-        ties. A row for a run id that was never read is an error here."""
+        ties. A row for a run id that was never read is an error here; when ``lost``
+        says that run failed to load (its error said already), the rows of each file
+        are one line, not one error each: the root error is the one to read."""
+        unjoined: Counter[str] = Counter()
         for run_id, rows in self.per_run.items():
+            if run_id not in self.seen and lost(run_id):
+                for a in (a for labels in rows.values() for a in labels):
+                    unjoined[a.source.rpartition(":")[0]] += 1
+                continue
             if run_id not in self.seen:
                 hint = did_you_mean(run_id, self.seen)
                 self.errors.extend(_error(a, "run_id", f"got {shown(a.run_id)}; expected the "
                                                        f"id of a loaded run{hint}")
                                    for labels in rows.values() for a in labels)
-        self.errors.extend(_error(a, "run_id", f"got {shown(a.run_id)}; expected the id of a "
-                                               f"loaded run{did_you_mean(a.run_id, self.seen)}")
-                           for a in self.unsure if a.run_id not in self.seen)
+        for a in self.unsure:
+            if a.run_id in self.seen:
+                continue
+            if lost(a.run_id):
+                unjoined[a.source.rpartition(":")[0]] += 1
+                continue
+            hint = did_you_mean(a.run_id, self.seen)
+            self.errors.append(_error(a, "run_id", f"got {shown(a.run_id)}; expected the id of "
+                                                   f"a loaded run{hint}"))
+        self.errors.extend(LoadError(path, 0, "", f"{n} label rows not joined: their runs did "
+                                                  "not load") for path, n in unjoined.items())
         kept = sorted(self.kept, key=_order)
         errors = sorted(self.errors, key=lambda e: (e.path, e.line))
         return tuple(kept), tuple(errors), self.tied

@@ -501,6 +501,14 @@ def load_meta_sets(paths: Iterable[Path], allowed: AllowedModules = BUILTINS_ONL
     return MetaSet(runs, tuple(errors), tuple(str(f) for f in files), tuple(warnings))
 
 
+def reuse_warnings(run: MetaRun) -> list[tuple[str, str]]:
+    """(field, message) of each tool-call id ``run`` reuses: it loads, but deserves a
+    look. Every reader of runs (meta-set files, ``--runs``) says the same."""
+    return [(f"{at}.id", f"tool-call id {shown(call_id)} reused (first at {first}); each "
+             "result pairs with the earliest unanswered call of its id")
+            for at, call_id, first in reused_call_ids(run.input.trajectory)]
+
+
 def iter_meta_runs(files: Iterable[Path], errors: list[LoadError],
                    allowed: AllowedModules = BUILTINS_ONLY, judges: JudgesSection = NO_JUDGES,
                    suite: Collection[str] = (), warnings: list[LoadError] | None = None
@@ -515,11 +523,8 @@ def iter_meta_runs(files: Iterable[Path], errors: list[LoadError],
         run, problems = parse_run(record.value, record.source, allowed, judges, suite)
         errors.extend(record.error(p.field, p.message) for p in problems)
         if run is not None:
-            warnings.extend(
-                record.error(f"{at}.id", f"tool-call id {shown(call_id)} reused (first at "
-                             f"{first}); each result pairs with the earliest unanswered call "
-                             "of its id")
-                for at, call_id, first in reused_call_ids(run.input.trajectory))
+            warnings.extend(record.error(field, message) for field, message in
+                            reuse_warnings(run))
         return run
 
     yield from iter_unique(files, errors, parse, lambda run: run.id,

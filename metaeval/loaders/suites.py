@@ -14,6 +14,7 @@ state; this module imports nothing the suite names beyond what
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from fnmatch import fnmatchcase
@@ -23,8 +24,9 @@ from metaeval.contract import CheckSpec, JsonObject, JsonValue
 from metaeval.errors import CheckSpecError
 from metaeval.graders.registry import build_grader
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
+from metaeval.keys import did_you_mean
 from metaeval.loaders.meta_set import MetaRun
-from metaeval.state import lookup
+from metaeval.state import dotted_keys, lookup
 from metaeval.suite_config import SuiteCheck
 from metaeval.untrusted_json import LoadError
 
@@ -116,11 +118,13 @@ class Applier:
         self.allowed = allowed
         self.judges = judges
         self.built: set[str] = set()
+        self.seen = Seen()
 
     def apply(self, run: MetaRun) -> MetaRun | LoadError:
         """``run`` with the suite's checks that select it, or why it cannot take them."""
         if not self.suite:
             return run
+        self.seen.add(run, self.suite)
         try:
             added = [_checked(check, run, self.allowed, self.judges, self.built)
                      for check in self.suite if selects(check, run)]
@@ -160,3 +164,64 @@ def _checked(check: SuiteCheck, run: MetaRun, allowed: AllowedModules,
 def suite_names(suite: Iterable[SuiteCheck]) -> frozenset[str]:
     """The names a suite's checks are labelled by (a run's own label may name them)."""
     return frozenset(check.label for check in suite)
+
+
+KEYS_KEPT = 500
+"""Distinct task ids and metadata keys kept to say what the runs hold: enough for a
+"did you mean", bounded whatever the runs hold."""
+
+
+class Seen:
+    """What the runs offered the suite's selectors: task ids, metadata keys, and how
+    many runs each check selected; enough to say why a selector picked none."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.tasks: set[str] = set()
+        self.keys: set[str] = set()
+        self.selected: Counter[str] = Counter()
+
+    def add(self, run: MetaRun, suite: Iterable[SuiteCheck]) -> None:
+        self.runs += 1
+        if len(self.tasks) < KEYS_KEPT:
+            self.tasks.add(run.input.task.id)
+        if len(self.keys) < KEYS_KEPT:
+            self.keys.update(dotted_keys(run.metadata))
+        for check in suite:
+            self.selected[check.where] += selects(check, run)
+
+    def unused(self, suite: Iterable[SuiteCheck]) -> list[LoadError]:
+        """An error for each suite check that selected none of the runs read (none when
+        no run was read: the error is then elsewhere)."""
+        if not self.runs:
+            return []
+        errors = []
+        for check in suite:
+            if self.selected[check.where]:
+                continue
+            why = [self._why_tasks(check)] if not any(
+                fnmatchcase(t, check.tasks) for t in self.tasks) else []
+            why += [self._why_key(key, wanted) for key, wanted in check.metadata.items()]
+            errors.append(LoadError(check.where, 0, "", (
+                f"the suite check {check.label!r} selects none of the {self.runs} runs: "
+                + "; ".join(why or ["no run matches every part of its selector at once"]))))
+        return errors
+
+    def _why_tasks(self, check: SuiteCheck) -> str:
+        shown_ids = ", ".join(map(repr, sorted(self.tasks)[:5]))
+        return (f"tasks {check.tasks!r} matches none of the {len(self.tasks)} task ids "
+                f"({shown_ids}{', ...' if len(self.tasks) > 5 else ''})")
+
+    def _why_key(self, key: str, wanted: JsonValue) -> str:
+        value = json.dumps(wanted, sort_keys=True)
+        if isinstance(wanted, dict):
+            # TOML nests an unquoted dotted key: { a.b = 1 } is {"a": {"b": 1}}.
+            inner = next(dotted_keys(wanted, f"{key}."), key)
+            return (f"metadata {key!r}: no run holds {value} (an unquoted dotted key in "
+                    f"TOML nests a table: quote it, \"{inner}\" = ..., to select by a key "
+                    f"inside){did_you_mean(inner, self.keys)}")
+        if key not in self.keys:
+            held = ", ".join(map(repr, sorted(self.keys)[:10])) or "none"
+            return (f"metadata {key!r}: no run's metadata holds this key (they hold "
+                    f"{held}){did_you_mean(key, self.keys)}")
+        return f"metadata {key!r}: no run holds the value {value}"

@@ -27,7 +27,14 @@ from metaeval.loaders.meta_set import LoadError
 from metaeval.report import figures
 from metaeval.report.annotators_render import annotators_lines, position_lines
 from metaeval.report.judge_audit_render import category_rows, items_said
-from metaeval.report.meta_eval_render import AGREEMENT_HEADERS, _category_rows, agreement_rows
+from metaeval.report.meta_eval_render import (
+    AGREEMENT_HEADERS,
+    _category_rows,
+    agreement_rows,
+    interval_methods,
+    not_ok,
+    verdict_line,
+)
 
 CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
@@ -129,14 +136,12 @@ def meta_eval_html(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     checks = (*result.checks, result.evaluator)
     settings = result.settings
     runs = result.evaluator.measured.n
-    ok = not result.failed
+    ok = not result.failed and not not_ok(result, errors)
     body = ["<h1>metaeval meta-eval</h1>",
             f'<p class="meta">{runs} human-labelled runs from {len(files)} file(s): '
             f"{escape(', '.join(files))}. Positive = human pass; unscored counts in every "
-            f"denominator; intervals 95% (Wilson for the rates, bootstrap of "
-            f"{settings.resamples} with seed {settings.seed} for kappa).</p>",
-            _verdict(ok, "OK: every check meets its bars and none is a tautology" if ok else
-                     "FAIL: a bar is missed, a regression or a tautology is flagged")]
+            f"denominator; intervals 95%: {escape(interval_methods(result))}.</p>",
+            _verdict(ok, verdict_line(result, errors), void=bool(result.unmeasured))]
     if errors:
         body += ["<h2>Bad input (left out)</h2>", "<ul>", *(f"<li>{escape(str(e))}</li>"
                                                            for e in errors), "</ul>"]
@@ -159,7 +164,8 @@ def meta_eval_html(result: MetaEvalResult, *, files: tuple[str, ...] = (),
             figures.Rate(m.tnr.value, m.tnr_ci.low, m.tnr_ci.high, tnr_bar)))
     body.append(figure("forest", figures.forest(rows),
                        "Each check's TPR (human passes it passed) and TNR (human fails it "
-                       "failed) with the 95% Wilson interval; the purple tick is the "
+                       "failed) with its 95% interval (the method is named above); the "
+                       "purple tick is the "
                        "check's bar, a red rate is under it."))
     body.append(figure("confusion", figures.confusion_grid(
         [_matrix(c.name, c.measured.confusion) for c in checks]),

@@ -10,7 +10,7 @@ from metaeval.decimals import fixed
 from metaeval.report.annotators_render import figure
 from metaeval.report.escape import md_code, md_plain
 from metaeval.report.judge_audit_render import category_rows, items_said
-from metaeval.report.meta_eval_render import AGREEMENT_HEADERS, agreement_rows
+from metaeval.report.meta_eval_render import AGREEMENT_HEADERS, agreement_rows, interval_methods
 from metaeval.report.summary import listed, table
 
 # --- meta-eval -----------------------------------------------------------------------
@@ -28,12 +28,14 @@ def meta_eval_summary(result: MetaEvalResult, *, files: int = 0, errors: int = 0
     the drop since the baseline, why it is a tautology)."""
     checks = (*result.checks, result.evaluator)
     failing = [c for c in checks if any(c.fails(f) for f in c.flags)]
-    mark = "❌" if result.failed or errors else "✅"
-    head = (f"{len(failing)} of {len(checks)} checks fail" if failing else
+    mark = "❌" if result.failed or errors or result.unmeasured else "✅"
+    head = (md_plain(f"nothing measured: {result.unmeasured}") if result.unmeasured else
+            f"{len(failing)} of {len(checks)} checks fail" if failing else
             f"all {len(checks)} checks meet their bars")
     out = [f"### {mark} metaeval meta-eval: {head}", "",
            f"{result.evaluator.measured.n} human-labelled runs from {files} file(s); "
-           "positive = human pass; unscored counts in every denominator."
+           "positive = human pass; unscored counts in every denominator; "
+           f"{md_plain(interval_methods(result))}."
            + (f" {errors} bad input line(s) left out." if errors else ""), "",
            *table(["check", "n", "unscored", "TPR", "TNR", "kappa", "flags"],
                    [_rates(c) for c in checks])]

@@ -8,10 +8,19 @@ metric with a documented fallback carries its reason; nothing prints ``nan``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from metaeval.audit.check_measures import Category, CheckResult, Measured, MetaEvalResult
+from metaeval.audit.check_measures import (
+    BOOTSTRAP,
+    CLUSTER_BOOTSTRAP,
+    WILSON,
+    Category,
+    CheckResult,
+    Measured,
+    MetaEvalResult,
+)
 from metaeval.audit.label_agreement import Agreement
 from metaeval.audit.metrics import Interval, Value
 from metaeval.contract import JsonObject, JsonValue
@@ -70,6 +79,7 @@ def check_json(c: CheckResult) -> JsonObject:
         "ablations_moved": ablations,
         "reads": reads,
         "clusters": m.clusters, "shared_tasks": m.shared_tasks,
+        "ci_methods": {"tpr": m.tpr_method, "tnr": m.tnr_method, "kappa": m.kappa_method},
     }
 
 
@@ -116,6 +126,31 @@ def _agreement_table(result: MetaEvalResult) -> str:
             + ("\n" + "\n".join(notes) if notes else ""))
 
 
+OK_LINE = "OK: every check meets its bars and none is a tautology"
+FAIL_LINE = "FAIL: a bar is missed, a regression or a tautology is flagged"
+
+
+def not_ok(result: MetaEvalResult, errors: Sequence[LoadError]) -> str:
+    """Why the verdict cannot be OK though no bar failed: nothing was measured, or some
+    input was bad (an error anywhere means no OK anywhere); empty when it can be."""
+    if result.unmeasured:
+        return result.unmeasured
+    if errors:
+        return (f"bad input: {len(errors)} error(s), left out of the figures; the "
+                "verdict speaks only of what loaded")
+    return ""
+
+
+def verdict_line(result: MetaEvalResult, errors: Sequence[LoadError]) -> str:
+    """The last line of every page: NOTHING MEASURED, FAIL, INCOMPLETE or OK."""
+    if result.unmeasured:
+        return f"NOTHING MEASURED: {one_line(result.unmeasured)}"
+    if result.failed:
+        return FAIL_LINE
+    why = not_ok(result, errors)
+    return f"INCOMPLETE: {why}" if why else OK_LINE
+
+
 def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                    errors: tuple[LoadError, ...] = ()) -> str:
     settings = result.settings
@@ -129,8 +164,10 @@ def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
         "evaluator": check_json(result.evaluator),
         "categories": {name: _category_json(cat) for name, cat in result.categories},
         "baseline_missing": list(result.baseline_missing),
-        "ok": not result.failed,
+        "ok": not result.failed and not not_ok(result, errors),
     }
+    if not_ok(result, errors):
+        document["reason"] = not_ok(result, errors)
     # Only when asked for or present, so that a result without them keeps its bytes.
     if result.groups:
         document["by"] = {"key": settings.by, "groups": {
@@ -236,13 +273,38 @@ def _interval_lines(result: MetaEvalResult) -> list[str]:
     return ["\n".join(lines)] if lines else []
 
 
+def interval_methods(result: MetaEvalResult) -> str:
+    """The methods of the intervals the page shows, in one sentence: every page (table,
+    HTML) says it, so no page names one method while showing another's numbers."""
+    every = (*result.checks, result.evaluator)
+    settings = result.settings
+    rates = sorted({m for c in every for m in (c.measured.tpr_method, c.measured.tnr_method)})
+    fell = [c.name for c in every if CLUSTER_BOOTSTRAP not in (
+        c.measured.tpr_method, c.measured.tnr_method) and c.measured.clusters]
+    if all(m.startswith(WILSON) for m in rates):
+        said = f"TPR and TNR intervals: {WILSON}"
+        if fell:
+            said += (" (the cluster bootstrap collapsed to a point at 0 or 1 for "
+                     + ", ".join(map(one_line, fell)) + ": Wilson covers the boundary)")
+    elif rates == [CLUSTER_BOOTSTRAP]:
+        said = "TPR and TNR intervals: cluster bootstrap over tasks"
+    else:
+        said = ("TPR and TNR intervals: cluster bootstrap over tasks, Wilson where it "
+                "collapsed to a point at 0 or 1 (the JSON's ci_methods says which)")
+    kappa = sorted({CLUSTER_BOOTSTRAP if c.measured.clusters else BOOTSTRAP for c in every})
+    fell = [c.name for c in every if c.measured.kappa_method.startswith(WILSON)]
+    return (f"{said}; kappa intervals: {' and '.join(kappa)} of {settings.resamples}, "
+            f"seed {settings.seed}" + (
+                " (Wilson on the observed agreement where every resample gave 1.00: "
+                + ", ".join(map(one_line, fell)) + ")" if fell else ""))
+
+
 def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                     errors: tuple[LoadError, ...] = (), show_runs: bool = False) -> str:
     runs = result.evaluator.measured.n
     settings = result.settings
     parts = [f"meta-eval: {runs} runs from {len(files)} file(s); positive = human pass; "
-             f"unscored counts in every denominator; kappa interval: bootstrap of "
-             f"{settings.resamples}, seed {settings.seed}"]
+             f"unscored counts in every denominator; {interval_methods(result)}"]
     parts.extend(_interval_lines(result))
     if result.unlabelled:
         parts[0] += (f"; {result.unlabelled} run(s) with no overall human verdict graded "
@@ -274,9 +336,7 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                      + "\n".join(_wrong_runs(result)))
     warned = sorted({f.value for c in (*result.checks, result.evaluator) for f in c.flags
                      if not c.fails(f)})
-    if result.failed:
-        parts.append("FAIL: a bar is missed, a regression or a tautology is flagged")
-    else:
-        parts.append("OK: every check meets its bars and none is a tautology"
-                     + (f" (warnings, not failures: {', '.join(warned)})" if warned else ""))
+    line = verdict_line(result, errors)
+    parts.append(line + (f" (warnings, not failures: {', '.join(warned)})"
+                         if warned and line == OK_LINE else ""))
     return "\n\n".join(parts)
