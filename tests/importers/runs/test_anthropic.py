@@ -78,9 +78,10 @@ def test_a_role_or_block_type_that_is_no_string_is_an_error_on_its_line(tmp_path
 
 
 def test_a_meta_set_line_with_such_a_message_is_a_problem_not_a_traceback() -> None:
-    for message in ({"role": {}, "content": [{"type": "tool_use"}]},
-                    {"role": "user", "content": [{"type": {"a": 1}}]},
-                    {"role": [], "content": [{"type": "thinking"}]}):
+    messages: list[JsonObject] = [{"role": {}, "content": [{"type": "tool_use"}]},
+                                  {"role": "user", "content": [{"type": {"a": 1}}]},
+                                  {"role": [], "content": [{"type": "thinking"}]}]
+    for message in messages:
         line: JsonObject = {"id": "r", "task": {"id": "t"}, "trajectory": [message],
                             "label": {"verdict": "pass"}}
         run, problems = parse_run(line, "x:1")
