@@ -216,6 +216,13 @@ def _read_regular(path: Path) -> bytes:
         raise JsonInputError("", str(e).removeprefix(f"{path}: ")) from e
 
 
+def read_regular(path: Path) -> bytes:
+    """The bytes of a data file the user named, at most ``DATA_LIMIT`` of them, links
+    followed; a device, fifo or larger file is a ``JsonInputError``, an ``OSError``
+    is left to the caller."""
+    return _read_regular(path)
+
+
 def _open_regular(path: Path) -> BinaryIO:
     """The regular file at ``path`` open for reading, links followed; a device, fifo
     or directory is a ``JsonInputError`` before a byte is read (opened without
