@@ -5,7 +5,8 @@ format's importer, refuses a run id used twice, and returns the lines with every
 error; a bad record is left out and named, the good ones are kept. With
 ``label_from`` a harness score becomes each run's label (a value the rule cannot
 map is an error naming the run). Never prints, never writes: the command line
-writes the lines.
+writes the lines, as ``ImportStream`` hands them over one at a time (an import
+holds one record, or one open trace, at a time; never the file).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.loaders.meta_set import MetaRun, parse_run
 from metaeval.untrusted_json import FirstUse, LoadError
 
-__all__ = ["ImportRequest", "Imported", "import_code", "import_runs", "imported_runs",
-           "runs_spec"]
+__all__ = ["ImportRequest", "ImportStream", "Imported", "import_code", "import_runs",
+           "imported_runs", "runs_spec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,12 @@ class Imported:
     files: tuple[str, ...]
     sources: tuple[str, ...] = ()
     """Where each line's run was read (``file:line``, or ``file#record``), in order."""
+    count: int | None = None
+    """How many lines were read, when they were streamed out and not kept in ``lines``."""
+
+    @property
+    def runs(self) -> int:
+        return len(self.lines) if self.count is None else self.count
 
 
 def _files(paths: Sequence[Path], suffixes: tuple[str, ...], errors: list[LoadError]
@@ -81,6 +88,27 @@ def import_runs(request: ImportRequest) -> Imported:
         lines.append(line)
         sources.append(source)
     return Imported(tuple(lines), tuple(errors), tuple(str(f) for f in files), tuple(sources))
+
+
+class ImportStream:
+    """``import_runs`` one line at a time: ``lines`` yields each meta-set line as it is
+    read (the caller writes it and lets it go); ``result`` then has the errors, the
+    files and how many lines there were, and no lines."""
+
+    def __init__(self, request: ImportRequest) -> None:
+        self._request = request
+        self._errors: list[LoadError] = []
+        self._files: list[Path] = []
+        self._count = 0
+
+    def lines(self) -> Iterator[JsonObject]:
+        for line, _ in _imported_lines(self._request, self._errors, self._files):
+            self._count += 1
+            yield line
+
+    def result(self) -> Imported:
+        return Imported((), tuple(self._errors), tuple(str(f) for f in self._files),
+                        count=self._count)
 
 
 def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list[Path]
@@ -136,4 +164,4 @@ def imported_runs(fmt: str, path: Path, errors: list[LoadError],
 
 def import_code(result: Imported) -> ExitCode:
     """0 when every record became a run; 2 when one is bad or none was read."""
-    return ExitCode.BAD_INPUT if result.errors or not result.lines else ExitCode.OK
+    return ExitCode.BAD_INPUT if result.errors or not result.runs else ExitCode.OK

@@ -466,12 +466,43 @@ def _run(trace: str, spans: list[_Span], source: str) -> ImportedRun | None:
                        metadata=metadata)
 
 
+def _trace_ids(document: JsonValue) -> Iterator[str]:
+    """The trace ids of a document's spans, unchecked (``_spans`` checks them)."""
+    resources = document.get("resourceSpans") if isinstance(document, dict) else None
+    for resource in resources if isinstance(resources, list) else []:
+        scopes = resource.get("scopeSpans") if isinstance(resource, dict) else None
+        for scope in scopes if isinstance(scopes, list) else []:
+            spans = scope.get("spans") if isinstance(scope, dict) else None
+            for span in spans if isinstance(spans, list) else []:
+                trace = span.get("traceId") if isinstance(span, dict) else None
+                if isinstance(trace, str):
+                    yield trace
+
+
+def _last_places(paths: list[Path]) -> dict[str, tuple[int, int]]:
+    """Where each trace's last span stands (file, line): a first pass over the files,
+    which keeps only the trace ids, never the spans."""
+    last: dict[str, tuple[int, int]] = {}
+    for k, path in enumerate(paths):
+        for line, document in _documents(path, []):  # the second pass names the errors
+            for trace in _trace_ids(document):
+                last[trace] = (k, line)
+    return last
+
+
 def read_otel(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[ImportedRun]:
     """Every trace with a GenAI span, across all the files given, as a run; a bad
-    document line or a bad trace is one error in ``errors``."""
+    document line or a bad trace is one error in ``errors``.
+
+    Streamed: a trace's spans are held from its first line to its last, then it
+    becomes a run and is let go, so memory holds the traces open at one place in
+    the files (as many as ran at once), not the files. The runs come in the order
+    their traces end."""
+    paths = list(paths)
+    last = _last_places(paths)
     traces: dict[str, list[_Span]] = {}
     first: dict[str, tuple[Path, int]] = {}
-    for path in paths:
+    for k, path in enumerate(paths):
         for line, document in _documents(path, errors):
             try:
                 found = list(_spans(document))
@@ -481,12 +512,20 @@ def read_otel(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[Import
             for span in found:
                 traces.setdefault(span.trace, []).append(span)
                 first.setdefault(span.trace, (path, line))
-    for trace, spans in traces.items():
-        path, line = first[trace]
-        try:
-            run = _run(trace, spans, f"{path}:{line}" if line else f"{path}#trace {trace}")
-        except BadRecord as bad:
-            errors.append(LoadError(str(path), line, f"trace {trace}: {bad.field}", bad.message))
-            continue
-        if run is not None:
-            yield run
+            ended = [t for t in dict.fromkeys(s.trace for s in found) if last.get(t) == (k, line)]
+            for trace in ended:
+                yield from _ended(trace, traces.pop(trace), first.pop(trace), errors)
+    for trace, spans in traces.items():  # a file that changed between the two passes
+        yield from _ended(trace, spans, first[trace], errors)
+
+
+def _ended(trace: str, spans: list[_Span], first: tuple[Path, int], errors: list[LoadError]
+           ) -> Iterator[ImportedRun]:
+    path, line = first
+    try:
+        run = _run(trace, spans, f"{path}:{line}" if line else f"{path}#trace {trace}")
+    except BadRecord as bad:
+        errors.append(LoadError(str(path), line, f"trace {trace}: {bad.field}", bad.message))
+        return
+    if run is not None:
+        yield run

@@ -238,3 +238,18 @@ def test_json_lines_whose_first_line_is_bad_are_still_read_a_line_at_a_time(
     assert [line["id"] for line in result.lines] == ["conv-good"]
     assert [(e.line, e.message.startswith("not valid JSON")) for e in result.errors] == [
         (1, True)]
+
+
+def test_a_trace_whose_spans_are_spread_over_lines_and_files_is_one_run(tmp_path: Path
+                                                                        ) -> None:
+    # Two traces interleaved (as a batch exporter writes runs made at once), one of
+    # them ending in a second file.
+    a1 = chat("a1", 1, 2, [text("user", "qa")], [text("assistant", "aa")], trace="A")
+    b1 = chat("b1", 1, 2, [text("user", "qb")], [text("assistant", "ab")], trace="B")
+    a2 = chat("a2", 3, 4, [text("user", "qa"), text("assistant", "aa"), text("user", "qa2")],
+              [text("assistant", "aa2")], trace="A")
+    first = write(tmp_path / "1.jsonl", document(a1), document(b1))
+    second = write(tmp_path / "2.jsonl", document(a2))
+    result = import_runs(ImportRequest("otel", (first, second)))
+    assert result.errors == ()
+    assert [(line["id"], len(events(line))) for line in result.lines] == [("B", 2), ("A", 4)]
