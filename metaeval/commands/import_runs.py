@@ -111,11 +111,14 @@ class ImportStream:
                         count=self._count)
 
 
-def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list[Path]
-                    ) -> Iterator[tuple[JsonObject, str]]:
+def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list[Path],
+                    check: bool = True) -> Iterator[tuple[JsonObject, str]]:
     """Each run the importer reads, as a meta-set line and where it was read, one at a
-    time (an importer holds one file's records at most); the files read are added to
-    ``files``, bad records and repeated ids to ``errors``."""
+    time (an importer holds one record, or one open trace, at a time); the files read
+    are added to ``files``, bad records and repeated ids to ``errors``. ``check``:
+    each line is read back as the meta-set reader reads it (``validate``), and one it
+    refuses is an error, not a line written (a caller that reads it so itself passes
+    False)."""
     read, suffixes = reader(request.fmt)
     files.extend(_files(request.paths, suffixes, errors))
     rule = LabelRule(request.label_from) if request.label_from else None
@@ -129,10 +132,17 @@ def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list
                                     f"(first at {first})"))
             continue
         try:
-            yield run_line(run, rule), run.source
+            written = run_line(run, rule)
         except BadRecord as bad:
             errors.append(LoadError(path, line, ".".join(p for p in (record, bad.field) if p),
                                     bad.message))
+            continue
+        problems = parse_run(written, run.source)[1] if check else []
+        errors.extend(LoadError(path, line, ".".join(x for x in (record, p.field) if x),
+                                f"{p.message} (in the meta-set line it would be)")
+                      for p in problems)
+        if not problems:
+            yield written, run.source
 
 
 def runs_spec(text: str, where: str = "--runs") -> tuple[str, Path]:
@@ -153,7 +163,7 @@ def imported_runs(fmt: str, path: Path, errors: list[LoadError],
     ``--runs FORMAT:PATH`` and ``metaeval import`` then ``meta-eval`` agree. Bad
     records and bad lines land in ``errors``; a repeated run id is refused. Streamed:
     a run is let go once the caller has graded it."""
-    for line, source in _imported_lines(ImportRequest(fmt, (path,)), errors, []):
+    for line, source in _imported_lines(ImportRequest(fmt, (path,)), errors, [], check=False):
         run, problems = parse_run(line, source, allowed, judges, suite)
         at, number, record = where(source)
         errors.extend(LoadError(at, number, ".".join(x for x in (record, p.field) if x),

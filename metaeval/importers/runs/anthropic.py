@@ -55,6 +55,13 @@ def _text(value: JsonValue, where: str) -> str:
     return value
 
 
+def _name(value: JsonValue, where: str) -> str:
+    """An id or a tool's name: a string that is not empty."""
+    if not isinstance(value, str) or not value:
+        raise BadRecord(where, f"got {got(value)}; expected a non-empty string")
+    return value
+
+
 def _result_content(block: JsonObject, where: str) -> JsonValue:
     """A ``tool_result``'s content: a string (JSON inside read as such) or blocks,
     whose text is joined; an image in a result cannot be carried and says so."""
@@ -136,11 +143,11 @@ def message_blocks(raw: JsonObject, where: str, tool_errors: list[str] | None = 
             args = block.get("input", {})
             if not isinstance(args, dict):
                 raise BadRecord(f"{at}.input", f"got {got(args)}; expected an object")
-            events.append((ToolCall(_text(block.get("id"), f"{at}.id"),
-                                    _text(block.get("name"), f"{at}.name"), args), at))
+            events.append((ToolCall(_name(block.get("id"), f"{at}.id"),
+                                    _name(block.get("name"), f"{at}.name"), args), at))
         elif kind in ("tool_result", "web_search_tool_result"):
             flush()
-            call_id = _text(block.get("tool_use_id"), f"{at}.tool_use_id")
+            call_id = _name(block.get("tool_use_id"), f"{at}.tool_use_id")
             if block.get("is_error") is True and tool_errors is not None:
                 tool_errors.append(call_id)
             events.append((ToolResult(call_id, _result_content(block, at)), at))

@@ -65,6 +65,13 @@ def _str(value: JsonValue, where: str) -> str:
     return value
 
 
+def _name(value: JsonValue, where: str) -> str:
+    """An id or a tool's name: a string that is not empty."""
+    if not isinstance(value, str) or not value:
+        raise BadRecord(where, f"got {got(value)}; expected a non-empty string")
+    return value
+
+
 def _text(content: JsonValue, where: str) -> str:
     """A message's content: a string, or content parts whose text is joined."""
     if isinstance(content, str):
@@ -92,7 +99,7 @@ def _message(raw: JsonValue, where: str, tool_errors: list[JsonValue]) -> list[E
     if role in ("system", "user"):
         return [Message(str(role), text)]
     if role == "tool":
-        call_id = _str(raw.get("tool_call_id"), f"{where}.tool_call_id")
+        call_id = _name(raw.get("tool_call_id"), f"{where}.tool_call_id")
         error = raw.get("error")
         if isinstance(error, dict):
             tool_errors.append(call_id)
@@ -113,8 +120,8 @@ def _message(raw: JsonValue, where: str, tool_errors: list[JsonValue]) -> list[E
         args = call.get("arguments")
         if not isinstance(args, dict):
             raise BadRecord(f"{at}.arguments", f"got {got(args)}; expected an object")
-        events.append(ToolCall(_str(call.get("id"), f"{at}.id"),
-                               _str(call.get("function"), f"{at}.function"), args))
+        events.append(ToolCall(_name(call.get("id"), f"{at}.id"),
+                               _name(call.get("function"), f"{at}.function"), args))
     return events
 
 

@@ -68,6 +68,10 @@ BREAKS = {
     "score": json.dumps({**sample("s2"), "scores": {"includes": 3}}).encode(),
     "utf8": json.dumps(sample("s2", "d@ne")).encode().replace(b"d@ne", b"d\xffne"),
     "nan": json.dumps(sample("s2", "x")).encode().replace(b'"epoch": 1', b'"epoch": NaN'),
+    "empty call id": json.dumps({**sample("s2"), "messages": [
+        {"role": "user", "content": "task s2"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "", "function": "refund", "arguments": {}}]}]}).encode(),
 }
 
 
