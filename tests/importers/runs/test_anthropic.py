@@ -99,3 +99,20 @@ def test_default_ids_of_files_of_one_name_in_two_folders_differ(tmp_path: Path) 
                                 tmp_path / "d1" / "s.jsonl"], errors))
     assert errors == []
     assert [r.id for r in runs] == ["d1/s-1", "d2/s-1", "d1/s-1"]
+
+
+def test_validate_names_such_a_message_in_a_meta_set_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from metaeval.cli.app import main
+
+    good: JsonObject = {"id": "ok", "task": {"id": "t"}, "label": {"verdict": "pass"},
+                        "trajectory": [{"role": "user", "content": "hi"}]}
+    bad: JsonObject = {**good, "id": "bad", "trajectory": [
+        {"role": {}, "content": [{"type": "tool_use"}]}]}
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    done = CliRunner().invoke(main, ["validate", str(path)])
+    assert done.exit_code == 2, done.output
+    assert done.exception is None or isinstance(done.exception, SystemExit)  # no traceback
+    assert f"{path}:2: trajectory[0].role: got {{}}" in done.output
