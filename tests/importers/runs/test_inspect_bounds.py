@@ -42,7 +42,7 @@ def json_log(path: Path, parts: list[bytes]) -> Path:
 
 
 def eval_log(path: Path, parts: list[bytes], *, order: list[str] | None = None,
-             extra: list[tuple[str, bytes]] = ()) -> Path:  # type: ignore[assignment]
+             extra: tuple[tuple[str, bytes], ...] = ()) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("header.json", json.dumps(HEADER))
         named = dict(zip(IDS, parts, strict=True))
@@ -105,7 +105,7 @@ def test_two_zip_members_of_one_name_are_an_error_not_the_later_read(tmp_path: P
     other = json.dumps(sample("s2", "the other one")).encode()
     with pytest.warns(UserWarning, match="Duplicate name"):
         path = eval_log(tmp_path / "log.eval", samples(),
-                        extra=[("samples/s2_epoch_1.json", other)])
+                        extra=(("samples/s2_epoch_1.json", other),))
     result = imported(path)
     assert result.lines == ()
     (error,) = result.errors
