@@ -179,6 +179,14 @@ def _json_log(path: Path) -> tuple[JsonObject, Iterator[RawSample]]:
         raise LogFileError(f"not an inspect_ai log: {e}") from e
     if not isinstance(header, dict):
         raise LogFileError(f"got {clipped(repr(header))}; expected an inspect_ai log object")
+    if span is None and isinstance(header.get("samples"), list):
+        # Read whole after all (a layout the scan did not find): one sample at a time
+        # from here on, the same checks.
+        whole = header.pop("samples")
+        assert isinstance(whole, list)
+        return header, (RawSample(k, v) if isinstance(v, dict) else
+                        RawSample(k, None, f"got {clipped(repr(v))}; expected a sample object")
+                        for k, v in enumerate(whole))
     return header, _json_samples(data, elements, _rank(header))
 
 
@@ -202,20 +210,20 @@ def _samples_span(data: bytes) -> tuple[int, int, list[tuple[int, int]]] | None:
     """Where the top-level ``samples`` array stands (its ``[`` to after its ``]``) and
     where each element stands; None when there is none or the text is not balanced
     there (then the whole text is the header, and its parse says what is wrong)."""
-    depth = 0
+    key = b""
+    depth, previous = 0, b""
     tokens = _TOKEN.finditer(data)
     for match in tokens:
         token = match.group()
         if token in (b"[", b"{"):
+            if depth == 1 and token == b"[" and previous == b":" and key == b'"samples"':
+                return _elements(data, tokens, match.start())
             depth += 1
         elif token in (b"]", b"}"):
             depth -= 1
-        elif depth == 1 and token == b'"samples"':
-            colon, opening = next(tokens, None), next(tokens, None)
-            if colon is None or opening is None or colon.group() != b":" or \
-                    opening.group() != b"[":
-                return None
-            return _elements(data, tokens, opening.start())
+        elif token == b":" and depth == 1:
+            key = previous  # the key this value belongs to
+        previous = token
     return None
 
 

@@ -148,3 +148,12 @@ def test_a_member_that_decompresses_past_its_declared_size_is_one_sample_error(
     assert ids(result) == ["refunds:s1:1", "refunds:s3:1", "refunds:s4:1"]
     (error,) = result.errors
     assert error.field == "samples[1]"
+
+
+def test_a_value_samples_before_the_samples_key_does_not_hide_them(tmp_path: Path) -> None:
+    head = json.dumps({**HEADER, "status": "samples", "note": {"samples": [1]}}).encode()[:-1]
+    path = tmp_path / "log.json"
+    path.write_bytes(head + b', "samples": [' + b", ".join(samples()) + b"]}")
+    result = imported(path)
+    assert result.errors == ()
+    assert ids(result) == [f"refunds:{sid}:1" for sid in IDS]
