@@ -25,8 +25,9 @@ from metaeval.data_paths import kind_of
 from metaeval.errors import OutputError
 
 
-def write_atomic(path: Path, text: str, *, follow_links: bool) -> None:
-    """Replace ``path`` by ``text`` (UTF-8) in one step, creating its directory.
+def write_atomic(path: Path, text: str | Iterable[str], *, follow_links: bool) -> None:
+    """Replace ``path`` by ``text`` (UTF-8; or its parts, written as they come) in one
+    step, creating its directory.
 
     An existing file keeps its mode. ``follow_links``: a path the user named (a
     ``--report``, their pyproject.toml) may be a symbolic link, which stays one:
@@ -67,7 +68,10 @@ def write_atomic(path: Path, text: str, *, follow_links: bool) -> None:
         if mode is not None:
             os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+            if isinstance(text, str):
+                f.write(text)
+            else:
+                f.writelines(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import itertools
 import json
 import math
 import os
@@ -215,6 +216,13 @@ def _read_regular(path: Path) -> bytes:
         raise JsonInputError("", str(e).removeprefix(f"{path}: ")) from e
 
 
+def read_regular(path: Path) -> bytes:
+    """The bytes of a data file the user named, at most ``DATA_LIMIT`` of them, links
+    followed; a device, fifo or larger file is a ``JsonInputError``, an ``OSError``
+    is left to the caller."""
+    return _read_regular(path)
+
+
 def _open_regular(path: Path) -> BinaryIO:
     """The regular file at ``path`` open for reading, links followed; a device, fifo
     or directory is a ``JsonInputError`` before a byte is read (opened without
@@ -240,15 +248,18 @@ def _open_regular(path: Path) -> BinaryIO:
 def read_json_file(path: Path) -> JsonValue:
     """A file holding one JSON document; an ``OSError`` is left to the caller (a
     missing cache is not an error, a missing findings file may be)."""
-    data = _read_regular(path).removeprefix(codecs.BOM_UTF8)
+    return parse_json(_decoded(_read_regular(path).removeprefix(codecs.BOM_UTF8)))
+
+
+def _decoded(data: bytes) -> str:
+    """UTF-8 text, or a ``JsonInputError`` naming the line and column of the bad byte."""
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise JsonInputError("", f"not UTF-8: byte {data[e.start]:#04x} at line {line} column "
                              f"{column}; expected UTF-8 text") from e
-    return parse_json(text)
 
 
 # --- JSON Lines: one record a line, errors by file and line ----------------------------
@@ -335,6 +346,34 @@ def _torn(path: Path, number: int, raw: bytes) -> LoadError:
         f"a torn last line ({len(raw)} bytes with no newline at the end, not valid JSON: a "
         "write that never finished): left out; it began "
         f"{shown(raw[:40].decode(errors='replace'))}"))
+
+
+def read_json_or_lines(path: Path, errors: list[LoadError]) -> Iterator[Record]:
+    """One JSON document over many lines (line 0), or JSON Lines, told apart by the
+    first line that is not blank: alone ``{`` or ``[`` opens a pretty-printed
+    document, which is read whole (at most ``DATA_LIMIT`` bytes) and is one error
+    when bad (its NaN or its byte that is not UTF-8 named once, not a line at a
+    time); anything else is JSON Lines, read a line at a time as ``read_jsonl``."""
+    try:
+        with _open_regular(path) as f:
+            head: list[bytes] = []
+            for line in f:
+                head.append(line)
+                if line.strip():
+                    break
+            opening = head[-1].strip().removeprefix(codecs.BOM_UTF8) if head else b""
+            if opening not in (b"{", b"["):
+                yield from _records(path, itertools.chain(head, f), errors)
+                return
+            data = b"".join(head) + f.read(DATA_LIMIT + 1 - sum(map(len, head)))
+        if len(data) > DATA_LIMIT:
+            raise JsonInputError("", f"{str(path)!r} holds more than {DATA_LIMIT} bytes; "
+                                 f"expected at most {DATA_LIMIT}")
+        value = parse_json(_decoded(data.removeprefix(codecs.BOM_UTF8)))
+    except (OSError, JsonInputError) as e:
+        errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
+        return
+    yield Record(path, 0, value)
 
 
 class FirstUse:

@@ -5,16 +5,17 @@ Kept apart from ``app.py`` so that it stays small; registered there with one lin
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
 import click
 
 from metaeval.cli.options import FORMAT, echo, refuse_inputs_as_outputs, user_errors
-from metaeval.commands.import_runs import ImportRequest, import_code, import_runs
+from metaeval.commands.import_runs import ImportRequest, ImportStream, import_code
 from metaeval.files import write_atomic
 from metaeval.importers.runs import FORMATS
-from metaeval.report.import_runs_render import import_json, import_text, runs_jsonl
+from metaeval.report.import_runs_render import import_json, import_text, run_jsonl
 
 
 @click.command("import")
@@ -38,9 +39,14 @@ def import_runs_command(source_format: str, paths: tuple[Path, ...], output: Pat
     """
     refuse_inputs_as_outputs([("--output", output)],
                              [("PATH", path, "*") for path in paths])
-    result = import_runs(ImportRequest(source_format, paths, label_from))
-    if result.lines:
-        write_atomic(output, runs_jsonl(result), follow_links=True)
+    stream = ImportStream(ImportRequest(source_format, paths, label_from))
+    # Each line written as it is read, so memory holds one run, not the file; the
+    # file is written (atomically) only once there is a first line.
+    lines = (run_jsonl(line) for line in stream.lines())
+    first = next(lines, None)
+    if first is not None:
+        write_atomic(output, itertools.chain([first], lines), follow_links=True)
+    result = stream.result()
     render = import_json if fmt == "json" else import_text
-    echo(render(result, str(output) if result.lines else None))
+    echo(render(result, str(output) if result.runs else None))
     sys.exit(import_code(result))

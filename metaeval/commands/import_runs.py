@@ -5,7 +5,8 @@ format's importer, refuses a run id used twice, and returns the lines with every
 error; a bad record is left out and named, the good ones are kept. With
 ``label_from`` a harness score becomes each run's label (a value the rule cannot
 map is an error naming the run). Never prints, never writes: the command line
-writes the lines.
+writes the lines, as ``ImportStream`` hands them over one at a time (an import
+holds one record, or one open trace, at a time; never the file).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.loaders.meta_set import MetaRun, parse_run, reuse_warnings
 from metaeval.untrusted_json import FirstUse, LoadError
 
-__all__ = ["ImportRequest", "Imported", "import_code", "import_runs", "imported_runs",
-           "runs_spec"]
+__all__ = ["ImportRequest", "ImportStream", "Imported", "import_code", "import_runs",
+           "imported_runs", "runs_spec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,12 @@ class Imported:
     files: tuple[str, ...]
     sources: tuple[str, ...] = ()
     """Where each line's run was read (``file:line``, or ``file#record``), in order."""
+    count: int | None = None
+    """How many lines were read, when they were streamed out and not kept in ``lines``."""
+
+    @property
+    def runs(self) -> int:
+        return len(self.lines) if self.count is None else self.count
 
 
 def _files(paths: Sequence[Path], suffixes: tuple[str, ...], errors: list[LoadError]
@@ -83,11 +90,35 @@ def import_runs(request: ImportRequest) -> Imported:
     return Imported(tuple(lines), tuple(errors), tuple(str(f) for f in files), tuple(sources))
 
 
-def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list[Path]
-                    ) -> Iterator[tuple[JsonObject, str]]:
+class ImportStream:
+    """``import_runs`` one line at a time: ``lines`` yields each meta-set line as it is
+    read (the caller writes it and lets it go); ``result`` then has the errors, the
+    files and how many lines there were, and no lines."""
+
+    def __init__(self, request: ImportRequest) -> None:
+        self._request = request
+        self._errors: list[LoadError] = []
+        self._files: list[Path] = []
+        self._count = 0
+
+    def lines(self) -> Iterator[JsonObject]:
+        for line, _ in _imported_lines(self._request, self._errors, self._files):
+            self._count += 1
+            yield line
+
+    def result(self) -> Imported:
+        return Imported((), tuple(self._errors), tuple(str(f) for f in self._files),
+                        count=self._count)
+
+
+def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list[Path],
+                    check: bool = True) -> Iterator[tuple[JsonObject, str]]:
     """Each run the importer reads, as a meta-set line and where it was read, one at a
-    time (an importer holds one file's records at most); the files read are added to
-    ``files``, bad records and repeated ids to ``errors``."""
+    time (an importer holds one record, or one open trace, at a time); the files read
+    are added to ``files``, bad records and repeated ids to ``errors``. ``check``:
+    each line is read back as the meta-set reader reads it (``validate``), and one it
+    refuses is an error, not a line written (a caller that reads it so itself passes
+    False)."""
     read, suffixes = reader(request.fmt)
     files.extend(_files(request.paths, suffixes, errors))
     rule = LabelRule(request.label_from) if request.label_from else None
@@ -101,10 +132,17 @@ def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list
                                     f"(first at {first})"))
             continue
         try:
-            yield run_line(run, rule), run.source
+            written = run_line(run, rule)
         except BadRecord as bad:
             errors.append(LoadError(path, line, ".".join(p for p in (record, bad.field) if p),
                                     bad.message))
+            continue
+        problems = parse_run(written, run.source)[1] if check else []
+        errors.extend(LoadError(path, line, ".".join(x for x in (record, p.field) if x),
+                                f"{p.message} (in the meta-set line it would be)")
+                      for p in problems)
+        if not problems:
+            yield written, run.source
 
 
 def runs_spec(text: str, where: str = "--runs") -> tuple[str, Path]:
@@ -127,7 +165,7 @@ def imported_runs(fmt: str, path: Path, errors: list[LoadError],
     included. Bad records and bad lines land in ``errors``, what loaded but deserves a
     look in ``warnings``; a repeated run id is refused. Streamed: a run is let go once
     the caller has graded it."""
-    for line, source in _imported_lines(ImportRequest(fmt, (path,)), errors, []):
+    for line, source in _imported_lines(ImportRequest(fmt, (path,)), errors, [], check=False):
         run, problems = parse_run(line, source, allowed, judges, suite)
         at, number, record = where(source)
         errors.extend(LoadError(at, number, ".".join(x for x in (record, p.field) if x),
@@ -141,4 +179,4 @@ def imported_runs(fmt: str, path: Path, errors: list[LoadError],
 
 def import_code(result: Imported) -> ExitCode:
     """0 when every record became a run; 2 when one is bad or none was read."""
-    return ExitCode.BAD_INPUT if result.errors or not result.lines else ExitCode.OK
+    return ExitCode.BAD_INPUT if result.errors or not result.runs else ExitCode.OK

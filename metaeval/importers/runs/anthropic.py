@@ -45,12 +45,20 @@ def is_anthropic_message(raw: JsonObject) -> bool:
     """True when ``raw``'s content holds a block that no OpenAI chat message holds."""
     content = raw.get("content")
     return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") not in _CHAT_PARTS for b in content)
+        isinstance(b, dict) and not (isinstance(b.get("type"), str) and b["type"] in _CHAT_PARTS)
+        for b in content)
 
 
 def _text(value: JsonValue, where: str) -> str:
     if not isinstance(value, str):
         raise BadRecord(where, f"got {got(value)}; expected a string")
+    return value
+
+
+def _name(value: JsonValue, where: str) -> str:
+    """An id or a tool's name: a string that is not empty."""
+    if not isinstance(value, str) or not value:
+        raise BadRecord(where, f"got {got(value)}; expected a non-empty string")
     return value
 
 
@@ -97,9 +105,8 @@ def message_blocks(raw: JsonObject, where: str, tool_errors: list[str] | None = 
         raise BadRecord(f"{where}.{unknown[0]}", "unknown field; expected role and content"
                         f"{did_you_mean(unknown[0], _MESSAGE_FIELDS)}")
     role = raw.get("role")
-    if role not in _ALLOWED:
+    if not isinstance(role, str) or role not in _ALLOWED:
         raise BadRecord(f"{where}.role", f"got {got(role)}; expected 'user' or 'assistant'")
-    assert isinstance(role, str)
     content = raw.get("content")
     if isinstance(content, str):
         return [(Message(role, content), where)]
@@ -118,7 +125,7 @@ def message_blocks(raw: JsonObject, where: str, tool_errors: list[str] | None = 
     for i, block in enumerate(content):
         at = f"{where}.content[{i}]"
         kind = block.get("type") if isinstance(block, dict) else None
-        if not isinstance(block, dict) or kind not in BLOCK_TYPES:
+        if not isinstance(block, dict) or not isinstance(kind, str) or kind not in BLOCK_TYPES:
             raise BadRecord(f"{at}.type" if isinstance(block, dict) else at,
                             f"got {got(kind if isinstance(block, dict) else block)}; expected "
                             f"one of {', '.join(BLOCK_TYPES)}")
@@ -136,11 +143,11 @@ def message_blocks(raw: JsonObject, where: str, tool_errors: list[str] | None = 
             args = block.get("input", {})
             if not isinstance(args, dict):
                 raise BadRecord(f"{at}.input", f"got {got(args)}; expected an object")
-            events.append((ToolCall(_text(block.get("id"), f"{at}.id"),
-                                    _text(block.get("name"), f"{at}.name"), args), at))
+            events.append((ToolCall(_name(block.get("id"), f"{at}.id"),
+                                    _name(block.get("name"), f"{at}.name"), args), at))
         elif kind in ("tool_result", "web_search_tool_result"):
             flush()
-            call_id = _text(block.get("tool_use_id"), f"{at}.tool_use_id")
+            call_id = _name(block.get("tool_use_id"), f"{at}.tool_use_id")
             if block.get("is_error") is True and tool_errors is not None:
                 tool_errors.append(call_id)
             events.append((ToolResult(call_id, _result_content(block, at)), at))
@@ -158,7 +165,7 @@ def _system(value: JsonValue, where: str) -> str:
     raise BadRecord(where, f"got {got(value)}; expected a string or a list of text blocks")
 
 
-def _run(raw: JsonValue, path: Path, line: int) -> ImportedRun:
+def _run(raw: JsonValue, path: Path, line: int, name: str) -> ImportedRun:
     if not isinstance(raw, dict):
         raise BadRecord("", f"got {got(raw)}; expected a Messages API request object")
     unknown = sorted(set(raw) - _LINE_FIELDS)
@@ -166,7 +173,7 @@ def _run(raw: JsonValue, path: Path, line: int) -> ImportedRun:
         raise BadRecord(unknown[0], "unknown field; expected a Messages API request (system, "
                         "messages, model, ...) with optional id, task_id and response"
                         f"{did_you_mean(unknown[0], _LINE_FIELDS)}")
-    run_id = raw.get("id", f"{path.stem}-{line}")
+    run_id = raw.get("id", f"{name}-{line}")
     task_id = raw.get("task_id", run_id)
     if not isinstance(run_id, str) or not run_id:
         raise BadRecord("id", f"got {got(run_id)}; expected a non-empty string")
@@ -217,11 +224,29 @@ def _response(raw: JsonValue, metadata: JsonObject, tool_errors: list[str]) -> l
                           "response", tool_errors)
 
 
+def default_names(paths: Iterable[Path]) -> dict[Path, str]:
+    """What a line without an id is named by, file by file: the file's stem, with as
+    many of its folders before it as tell it from another file of that stem
+    (``d1/s`` and ``d2/s``), so that two runs never get one id by default."""
+    files = list(dict.fromkeys(paths))
+    parts = {p: p.with_suffix("").parts for p in files}
+    names: dict[Path, str] = {}
+    for path in files:
+        for depth in range(1, len(parts[path]) + 1):
+            tail = parts[path][-depth:]
+            if all(other == path or parts[other][-depth:] != tail for other in files):
+                break
+        names[path] = "/".join(tail)
+    return names
+
+
 def read_anthropic(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[ImportedRun]:
     """Every good line of every file as a run; each bad line one error in ``errors``."""
+    paths = list(paths)
+    names = default_names(paths)
     for path in paths:
         for record in read_jsonl(path, errors):
             try:
-                yield _run(record.value, path, record.line)
+                yield _run(record.value, path, record.line, names[path])
             except BadRecord as bad:
                 errors.append(record.error(bad.field, bad.message))

@@ -132,9 +132,25 @@ def _paired(run: ImportedRun) -> None:
                             f"{event.call_id!r}, which no earlier tool call has")
 
 
+def _too_deep(value: JsonValue, limit: int) -> str | None:
+    """Where ``value`` nests past ``limit`` levels (a dotted path), or None; iterative."""
+    stack: list[tuple[str, JsonValue, int]] = [("", value, 1)]
+    while stack:
+        where, node, depth = stack.pop()
+        if isinstance(node, dict | list) and depth > limit:
+            return where
+        if isinstance(node, dict):
+            stack.extend((f"{where}.{k}" if where else k, v, depth + 1) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((f"{where}[{i}]", v, depth + 1) for i, v in enumerate(node))
+    return None
+
+
 def run_line(run: ImportedRun, label: LabelRule | None = None) -> JsonObject:
     """The meta-set line of ``run``. With no ``label`` the line has none (a labels
-    file or a suite supplies it); with one, the score it names becomes the label."""
+    file or a suite supplies it); with one, the score it names becomes the label.
+    A value that lands deeper than a meta-set line may nest (``MAX_DEPTH``) is a
+    ``BadRecord``: what import writes, the meta-set reader must read back."""
     _paired(run)
     line: JsonObject = {
         "format_version": FORMAT_VERSION,
@@ -148,6 +164,10 @@ def run_line(run: ImportedRun, label: LabelRule | None = None) -> JsonObject:
     }
     if label is not None:
         line["label"] = {"verdict": label.verdict(run), "labeller": f"score:{label.scorer}"}
+    deep = _too_deep(line, MAX_DEPTH)
+    if deep is not None:
+        raise BadRecord(deep, f"nested deeper than {MAX_DEPTH} levels where the meta-set line "
+                        "holds it; expected a shallower value")
     return line
 
 

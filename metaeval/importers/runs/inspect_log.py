@@ -33,6 +33,7 @@ from metaeval.importers.runs.common import (
     got,
     json_value,
 )
+from metaeval.importers.runs.inspect_files import LogFileError, RawSample, log_samples
 from metaeval.untrusted_json import LoadError
 
 __all__ = ["read_inspect"]
@@ -64,6 +65,13 @@ def _str(value: JsonValue, where: str) -> str:
     return value
 
 
+def _name(value: JsonValue, where: str) -> str:
+    """An id or a tool's name: a string that is not empty."""
+    if not isinstance(value, str) or not value:
+        raise BadRecord(where, f"got {got(value)}; expected a non-empty string")
+    return value
+
+
 def _text(content: JsonValue, where: str) -> str:
     """A message's content: a string, or content parts whose text is joined."""
     if isinstance(content, str):
@@ -91,7 +99,7 @@ def _message(raw: JsonValue, where: str, tool_errors: list[JsonValue]) -> list[E
     if role in ("system", "user"):
         return [Message(str(role), text)]
     if role == "tool":
-        call_id = _str(raw.get("tool_call_id"), f"{where}.tool_call_id")
+        call_id = _name(raw.get("tool_call_id"), f"{where}.tool_call_id")
         error = raw.get("error")
         if isinstance(error, dict):
             tool_errors.append(call_id)
@@ -112,8 +120,8 @@ def _message(raw: JsonValue, where: str, tool_errors: list[JsonValue]) -> list[E
         args = call.get("arguments")
         if not isinstance(args, dict):
             raise BadRecord(f"{at}.arguments", f"got {got(args)}; expected an object")
-        events.append(ToolCall(_str(call.get("id"), f"{at}.id"),
-                               _str(call.get("function"), f"{at}.function"), args))
+        events.append(ToolCall(_name(call.get("id"), f"{at}.id"),
+                               _name(call.get("function"), f"{at}.function"), args))
     return events
 
 
@@ -183,39 +191,51 @@ def _run(sample: JsonObject, task: str, model: str, path: Path, index: int) -> I
         metadata=metadata, scores=scores)
 
 
-def _dump(sample: Any) -> JsonObject:
-    """The fields read of one sample, as checked JSON."""
+def _dump(model: Any, raw: RawSample) -> JsonObject:
+    """The fields read of one sample, validated by inspect_ai's sample model (which
+    also brings an older log's samples up to date), as checked JSON."""
+    if raw.value is None:
+        raise BadRecord("", raw.problem)
     try:
-        raw = sample.model_dump(mode="json", include=_FIELDS)
-    # pydantic's serialisation of a value a solver put in the store or metadata:
-    # whatever it raises, this sample cannot be read, the others still can.
+        sample = model.model_validate(raw.value)
+        dumped = sample.model_dump(mode="json", include=_FIELDS)
+    # pydantic's validation or serialisation of one sample (a bad score, an epoch
+    # that is no number, a value a solver put in the store): whatever it raises,
+    # this sample cannot be read, the others still can.
     except Exception as e:
-        raise BadRecord("", f"inspect_ai cannot dump it as JSON: {type(e).__name__}: "
+        raise BadRecord("", f"inspect_ai cannot read it as a sample: {type(e).__name__}: "
                         f"{clipped(str(e), 300)}") from e
-    dumped = json_value(raw, "")
-    if not isinstance(dumped, dict):
-        raise BadRecord("", f"got {got(dumped)}; expected a sample object")
-    return dumped
+    checked = json_value(dumped, "")
+    if not isinstance(checked, dict):
+        raise BadRecord("", f"got {got(checked)}; expected a sample object")
+    return checked
+
+
+def _names(header: JsonObject) -> tuple[str, str]:
+    spec = header.get("eval")
+    task = spec.get("task") if isinstance(spec, dict) else None
+    model = spec.get("model") if isinstance(spec, dict) else None
+    if not isinstance(task, str) or not isinstance(model, str):
+        raise LogFileError(f"eval.task and eval.model: got {got(task)} and {got(model)}; "
+                           "expected the task's and the model's names")
+    return task, model
 
 
 def read_inspect(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[ImportedRun]:
-    """Every sample of every log as a run; a log inspect_ai cannot read, or a bad
-    sample, is one error in ``errors`` (``samples[N]`` names the sample)."""
-    log = _load()
+    """Every sample of every log as a run, read one at a time; a file that is no log,
+    or a bad sample, is one error in ``errors`` (``samples[N]`` names the sample)."""
+    model = _load().EvalSample
     for path in paths:
         try:
-            header = log.read_eval_log(str(path), header_only=True)
-            task, model = str(header.eval.task), str(header.eval.model)
-            samples = log.read_eval_log_samples(str(path), all_samples_required=False)
-            for index, sample in enumerate(samples):
-                where = f"samples[{index}]"
-                try:
-                    yield _run(_dump(sample), task, model, path, index)
-                except BadRecord as bad:
-                    field = where + (f".{bad.field.lstrip('.')}" if bad.field else "")
-                    errors.append(LoadError(str(path), 0, field, bad.message))
-        # inspect_ai's reader raises what its parts raise (a bad zip, pydantic's
-        # validation, JSON): whatever it is, the file is not a log it can read.
-        except Exception as e:
-            errors.append(LoadError(str(path), 0, "", "inspect_ai cannot read it as an eval "
-                                    f"log: {type(e).__name__}: {clipped(str(e), 300)}"))
+            header, samples = log_samples(path)
+            task, name = _names(header)
+        except LogFileError as e:
+            errors.append(LoadError(str(path), 0, "", f"not an inspect_ai eval log: {e}"))
+            continue
+        for raw in samples:
+            where = f"samples[{raw.index}]"
+            try:
+                yield _run(_dump(model, raw), task, name, path, raw.index)
+            except BadRecord as bad:
+                field = where + (f".{bad.field.lstrip('.')}" if bad.field else "")
+                errors.append(LoadError(str(path), 0, field, bad.message))

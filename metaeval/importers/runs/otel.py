@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +31,12 @@ from metaeval.importers.runs.common import (
     decode_tool_content,
     got,
 )
-from metaeval.untrusted_json import JsonInputError, LoadError, parse_json, read_jsonl
+from metaeval.untrusted_json import (
+    JsonInputError,
+    LoadError,
+    parse_json,
+    read_json_or_lines,
+)
 
 __all__ = ["read_otel"]
 
@@ -41,6 +48,10 @@ _ROLES = {"system", "user", "assistant", "tool"}
 _MARKERS = {"blob", "file", "uri"}
 STATUS_ERROR = 2
 """``Status.code`` of a span that failed (OTLP's ``STATUS_CODE_ERROR``)."""
+# A status code as the JSON mapping writes it (a number) or as some exporters do
+# (the enum's name): anything else is an error, never read as OK.
+_STATUS_CODES: dict[JsonValue, int] = {0: 0, 1: 1, 2: 2, "STATUS_CODE_UNSET": 0,
+                                       "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +73,26 @@ class _Span:
 # --- OTLP JSON -------------------------------------------------------------------------
 
 
+_INT64 = re.compile(r"-?[0-9]{1,19}")
+_INT64_RANGE = range(-(1 << 63), 1 << 63)
+_UINT64 = re.compile(r"[0-9]{1,20}")
+# Each AnyValue kind and the JSON types its value may have.
+_SCALARS: dict[str, tuple[type, ...]] = {"stringValue": (str,), "boolValue": (bool,),
+                                         "doubleValue": (int, float)}
+
+
+def _int64(value: JsonValue, where: str) -> int:
+    """An ``intValue``: an int64, written as a string of ASCII digits (or a number)."""
+    if isinstance(value, str) and _INT64.fullmatch(value):
+        number: JsonValue = int(value)  # at most 19 digits: never past int()'s limit
+    else:
+        number = value
+    if isinstance(number, int) and not isinstance(number, bool) and number in _INT64_RANGE:
+        return number
+    raise BadRecord(where, f"got {got(value)}; expected an integer (a string of digits, "
+                    "within int64)")
+
+
 def _any_value(raw: JsonValue, where: str) -> JsonValue:
     """An OTLP ``AnyValue`` (``{"stringValue": ...}``, ``arrayValue``, ...) as JSON."""
     if not isinstance(raw, dict) or len(raw) > 1:
@@ -69,14 +100,13 @@ def _any_value(raw: JsonValue, where: str) -> JsonValue:
     if not raw:
         return None
     ((kind, value),) = raw.items()
-    if kind in ("stringValue", "boolValue", "doubleValue"):
-        return value
-    if kind == "intValue":  # int64 is a string in the JSON mapping
-        if isinstance(value, int) and not isinstance(value, bool):
+    if kind in _SCALARS:
+        if isinstance(value, _SCALARS[kind]) and (kind == "boolValue"
+                                                  or not isinstance(value, bool)):
             return value
-        if isinstance(value, str) and value.lstrip("-").isdigit():
-            return int(value)
-        raise BadRecord(where, f"got {got(value)}; expected an integer (a string of digits)")
+        raise BadRecord(where, f"got {got(raw)}; expected a {kind.removesuffix('Value')}")
+    if kind == "intValue":  # int64 is a string in the JSON mapping
+        return _int64(value, where)
     if kind == "bytesValue" and isinstance(value, str):
         try:
             return base64.b64decode(value, validate=True).hex()
@@ -104,11 +134,11 @@ def _key_values(raw: JsonValue, where: str) -> JsonObject:
 
 
 def _nanos(raw: JsonValue, where: str) -> int:
-    try:
-        if isinstance(raw, str | int) and not isinstance(raw, bool):
-            return int(raw)
-    except ValueError:
-        pass
+    """A fixed64 time: a string of ASCII digits (or a number) below 2**64."""
+    if isinstance(raw, str) and _UINT64.fullmatch(raw):
+        raw = int(raw)
+    if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw < 1 << 64:
+        return raw
     raise BadRecord(where, f"got {got(raw)}; expected nanoseconds since the epoch")
 
 
@@ -152,27 +182,18 @@ def _span(raw: JsonValue, where: str) -> _Span:
     status = raw.get("status") or {}
     code = status.get("code", 0) if isinstance(status, dict) else 0
     message = status.get("message", "") if isinstance(status, dict) else ""
+    if isinstance(code, bool) or not isinstance(code, int | str) or code not in _STATUS_CODES:
+        raise BadRecord(f"{where}.status.code", f"got {got(code)}; expected 0, 1, 2, "
+                        "STATUS_CODE_UNSET, STATUS_CODE_OK or STATUS_CODE_ERROR")
     return _Span(trace, span_id, str(raw.get("name", "")),
                  _nanos(raw.get("startTimeUnixNano", 0), f"{where}.startTimeUnixNano"),
                  _nanos(raw.get("endTimeUnixNano", 0), f"{where}.endTimeUnixNano"),
-                 attributes, code if isinstance(code, int) else 0,
-                 message if isinstance(message, str) else "")
+                 attributes, _STATUS_CODES[code], message if isinstance(message, str) else "")
 
 
 def _documents(path: Path, errors: list[LoadError]) -> Iterator[tuple[int, JsonValue]]:
-    """One export document (line 0), or one a line of JSON Lines."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
-        return
-    if "\n" in text.strip():
-        try:
-            yield 0, parse_json(text)
-            return
-        except JsonInputError:
-            pass  # not one document: JSON Lines, each line read and named on its own
-    for record in read_jsonl(path, errors):
+    """One export document (line 0), or one a line of JSON Lines, streamed."""
+    for record in read_json_or_lines(path, errors):
         yield record.line, record.value
 
 
@@ -199,11 +220,23 @@ class _Conversation:
     calls: set[str] = field(default_factory=set)
     results: set[str] = field(default_factory=set)
     tool_errors: list[JsonValue] = field(default_factory=list)
+    asked: dict[str, tuple[str, JsonObject]] = field(default_factory=dict)
 
     def call(self, call_id: str, tool: str, args: JsonObject) -> None:
         if call_id not in self.calls:
             self.calls.add(call_id)
             self.events.append(ToolCall(call_id, tool, args))
+
+    def part_call(self, call_id: str, tool: str, args: JsonObject, where: str) -> None:
+        """A ``tool_call`` part: one the messages already hold under its id is the same
+        call sent again only when it is the same call; another is an error, not
+        silently the first."""
+        earlier = self.asked.get(call_id)
+        if earlier is not None and earlier != (tool, args):
+            raise BadRecord(f"{where}.id", f"got {call_id!r} for a call of {tool!r}; expected "
+                            f"an id no other call has (a call of {earlier[0]!r} has it)")
+        self.asked[call_id] = (tool, args)
+        self.call(call_id, tool, args)
 
     def result(self, call_id: str, content: JsonValue) -> None:
         if call_id not in self.results:
@@ -214,7 +247,7 @@ class _Conversation:
         if not isinstance(raw, dict):
             raise BadRecord(where, f"got {got(raw)}; expected a message {{role, parts}}")
         role = raw.get("role")
-        if role not in _ROLES:
+        if not isinstance(role, str) or role not in _ROLES:
             raise BadRecord(f"{where}.role", f"got {got(role)}; expected one of "
                             f"{', '.join(sorted(_ROLES))}")
         parts = raw.get("parts")
@@ -235,9 +268,12 @@ class _Conversation:
 
         for i, part in enumerate(parts):
             at = f"{where}.parts[{i}]"
-            kind = part.get("type") if isinstance(part, dict) else None
             if not isinstance(part, dict):
                 raise BadRecord(at, f"got {got(part)}; expected a part object")
+            kind = part.get("type")
+            if not isinstance(kind, str):
+                raise BadRecord(f"{at}.type", f"got {got(kind)}; expected a part type (a "
+                                "string)")
             if kind == "text":
                 content = part.get("content")
                 if not isinstance(content, str):
@@ -252,7 +288,7 @@ class _Conversation:
                     args = decode_tool_content(args)
                 if not isinstance(args, dict):
                     raise BadRecord(f"{at}.arguments", f"got {got(args)}; expected an object")
-                self.call(_id(part, at), _name(part, at), args)
+                self.part_call(_id(part, at), _name(part, at), args, at)
             elif kind == "tool_call_response":
                 flush()
                 response = part.get("response", part.get("result"))
@@ -305,7 +341,11 @@ class _Conversation:
         if not isinstance(args, dict):
             raise BadRecord(f"{span.where}.gen_ai.tool.call.arguments", f"got {got(args)}; "
                             "expected a JSON object")
-        self.call(call_id, str(a.get("gen_ai.tool.name", "")), args)
+        tool = a.get("gen_ai.tool.name")
+        if not isinstance(tool, str) or not tool:
+            raise BadRecord(f"{span.where}.gen_ai.tool.name", f"got {got(tool)}; expected the "
+                            "tool's name")
+        self.call(call_id, tool, args)
         result = a.get("gen_ai.tool.call.result")
         if span.status_code == STATUS_ERROR:
             self.tool_errors.append(call_id)
@@ -339,8 +379,50 @@ def _after_last_assistant(inputs: list[JsonValue]) -> int:
     return 0
 
 
+def _history(span: _Span) -> int:
+    """How many messages an inference span re-sent (0 for another span): of two calls
+    made in one clock tick, the one that re-sent more came later."""
+    value = span.attributes.get("gen_ai.input.messages")
+    if isinstance(value, str):
+        try:
+            value = parse_json(value, max_depth=INNER_DEPTH)
+        except JsonInputError:
+            return 0  # read (and named) with the conversation
+    return len(value) if isinstance(value, list) else 0
+
+
+def _in_order(spans: list[_Span]) -> list[_Span]:
+    """By start time, then end time; spans of one clock tick by the history they
+    re-sent, then as listed (a stable sort). The history is parsed only for a tie."""
+    spans = sorted(spans, key=lambda s: (s.start, s.end))
+    ordered: list[_Span] = []
+    for _, tied in itertools.groupby(spans, key=lambda s: (s.start, s.end)):
+        group = list(tied)
+        ordered.extend(sorted(group, key=_history) if len(group) > 1 else group)
+    return ordered
+
+
+def _conversation_id(genai: list[_Span]) -> str | None:
+    """The trace's one ``gen_ai.conversation.id``, None when it has none or several."""
+    found: set[str] = set()
+    for span in genai:
+        value = span.attributes.get("gen_ai.conversation.id")
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value:
+            raise BadRecord(f"{span.where}.gen_ai.conversation.id", f"got {got(value)}; "
+                            "expected a non-empty string")
+        found.add(value)
+    return found.pop() if len(found) == 1 else None
+
+
 def _run(trace: str, spans: list[_Span], source: str) -> ImportedRun | None:
-    genai = [s for s in spans if isinstance(s.attributes.get("gen_ai.operation.name"), str)]
+    for span in spans:
+        op = span.attributes.get("gen_ai.operation.name")
+        if op is not None and (not isinstance(op, str) or not op):
+            raise BadRecord(f"{span.where}.gen_ai.operation.name", f"got {got(op)}; expected "
+                            "the operation's name (a string)")
+    genai = [s for s in spans if "gen_ai.operation.name" in s.attributes]
     if not genai:
         # Older instrumentations write gen_ai.* attributes without the operation
         # (gen_ai.prompt.0.content): a GenAI trace this reader cannot read, not a
@@ -349,10 +431,10 @@ def _run(trace: str, spans: list[_Span], source: str) -> ImportedRun | None:
             older = sorted(k for k in span.attributes if k.startswith("gen_ai."))
             if older:
                 raise BadRecord(span.where, f"has {', '.join(map(repr, older[:3]))} but no "
-                                "gen_ai.operation.name; expected the spans of the GenAI "
+                                "'gen_ai.operation.name'; expected the spans of the GenAI "
                                 "semantic conventions (an operation per span)")
         return None
-    genai.sort(key=lambda s: (s.start, s.end))
+    genai = _in_order(genai)
     conversation = _Conversation()
     skipped: dict[str, JsonValue] = {}
     ops = {str(s.attributes["gen_ai.operation.name"]) for s in genai}
@@ -377,20 +459,50 @@ def _run(trace: str, spans: list[_Span], source: str) -> ImportedRun | None:
         metadata["other_spans"] = len(spans) - len(genai)
     if conversation.tool_errors:
         metadata["tool_errors"] = conversation.tool_errors
-    conversations = {s.attributes.get("gen_ai.conversation.id") for s in genai} - {None}
-    run_id = str(conversations.pop()) if len(conversations) == 1 else trace
+    run_id = _conversation_id(genai) or trace
     instruction = next((e.content for e in conversation.events
                         if isinstance(e, Message) and e.role == "user"), "")
     return ImportedRun(run_id, source, run_id, tuple(conversation.events), instruction,
                        metadata=metadata)
 
 
+def _trace_ids(document: JsonValue) -> Iterator[str]:
+    """The trace ids of a document's spans, unchecked (``_spans`` checks them)."""
+    resources = document.get("resourceSpans") if isinstance(document, dict) else None
+    for resource in resources if isinstance(resources, list) else []:
+        scopes = resource.get("scopeSpans") if isinstance(resource, dict) else None
+        for scope in scopes if isinstance(scopes, list) else []:
+            spans = scope.get("spans") if isinstance(scope, dict) else None
+            for span in spans if isinstance(spans, list) else []:
+                trace = span.get("traceId") if isinstance(span, dict) else None
+                if isinstance(trace, str):
+                    yield trace
+
+
+def _last_places(paths: list[Path]) -> dict[str, tuple[int, int]]:
+    """Where each trace's last span stands (file, line): a first pass over the files,
+    which keeps only the trace ids, never the spans."""
+    last: dict[str, tuple[int, int]] = {}
+    for k, path in enumerate(paths):
+        for line, document in _documents(path, []):  # the second pass names the errors
+            for trace in _trace_ids(document):
+                last[trace] = (k, line)
+    return last
+
+
 def read_otel(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[ImportedRun]:
     """Every trace with a GenAI span, across all the files given, as a run; a bad
-    document line or a bad trace is one error in ``errors``."""
+    document line or a bad trace is one error in ``errors``.
+
+    Streamed: a trace's spans are held from its first line to its last, then it
+    becomes a run and is let go, so memory holds the traces open at one place in
+    the files (as many as ran at once), not the files. The runs come in the order
+    their traces end."""
+    paths = list(paths)
+    last = _last_places(paths)
     traces: dict[str, list[_Span]] = {}
     first: dict[str, tuple[Path, int]] = {}
-    for path in paths:
+    for k, path in enumerate(paths):
         for line, document in _documents(path, errors):
             try:
                 found = list(_spans(document))
@@ -400,12 +512,20 @@ def read_otel(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[Import
             for span in found:
                 traces.setdefault(span.trace, []).append(span)
                 first.setdefault(span.trace, (path, line))
-    for trace, spans in traces.items():
-        path, line = first[trace]
-        try:
-            run = _run(trace, spans, f"{path}:{line}" if line else f"{path}#trace {trace}")
-        except BadRecord as bad:
-            errors.append(LoadError(str(path), line, f"trace {trace}: {bad.field}", bad.message))
-            continue
-        if run is not None:
-            yield run
+            ended = [t for t in dict.fromkeys(s.trace for s in found) if last.get(t) == (k, line)]
+            for trace in ended:
+                yield from _ended(trace, traces.pop(trace), first.pop(trace), errors)
+    for trace, spans in traces.items():  # a file that changed between the two passes
+        yield from _ended(trace, spans, first[trace], errors)
+
+
+def _ended(trace: str, spans: list[_Span], first: tuple[Path, int], errors: list[LoadError]
+           ) -> Iterator[ImportedRun]:
+    path, line = first
+    try:
+        run = _run(trace, spans, f"{path}:{line}" if line else f"{path}#trace {trace}")
+    except BadRecord as bad:
+        errors.append(LoadError(str(path), line, f"trace {trace}: {bad.field}", bad.message))
+        return
+    if run is not None:
+        yield run

@@ -59,3 +59,60 @@ def test_every_bad_line_is_named_and_the_good_ones_still_load(tmp_path: Path) ->
     assert "did you mean 'messages'?" in errors[0].message
     assert "got 'audio'" in errors[1].message
     assert "got 'A-1'; expected an object" in errors[2].message
+
+
+def test_a_role_or_block_type_that_is_no_string_is_an_error_on_its_line(tmp_path: Path
+                                                                         ) -> None:
+    lines, errors = read(
+        tmp_path,
+        {"messages": [{"role": {}, "content": "hi"}]},
+        {"messages": [{"role": [], "content": "hi"}]},
+        {"messages": [{"role": "user", "content": [{"type": {"a": 1}}]}]},
+        {"messages": [{"role": "user", "content": [{"type": ["text"]}]}]},
+        {**REQUEST, "id": "fine"})
+    assert [line["id"] for line in lines] == ["fine"]
+    assert [(e.line, e.field) for e in errors] == [
+        (1, "messages[0].role"), (2, "messages[0].role"),
+        (3, "messages[0].content[0].type"), (4, "messages[0].content[0].type")]
+    assert all(e.message.startswith("got ") for e in errors)
+
+
+def test_a_meta_set_line_with_such_a_message_is_a_problem_not_a_traceback() -> None:
+    messages: list[JsonObject] = [{"role": {}, "content": [{"type": "tool_use"}]},
+                                  {"role": "user", "content": [{"type": {"a": 1}}]},
+                                  {"role": [], "content": [{"type": "thinking"}]}]
+    for message in messages:
+        line: JsonObject = {"id": "r", "task": {"id": "t"}, "trajectory": [message],
+                            "label": {"verdict": "pass"}}
+        run, problems = parse_run(line, "x:1")
+        assert run is None and problems
+        assert problems[0].field.startswith("trajectory[0]")
+
+
+def test_default_ids_of_files_of_one_name_in_two_folders_differ(tmp_path: Path) -> None:
+    bare = json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n"
+    for folder in ("d1", "d2"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "s.jsonl").write_text(bare)
+    errors: list[LoadError] = []
+    runs = list(read_anthropic([tmp_path / "d1" / "s.jsonl", tmp_path / "d2" / "s.jsonl",
+                                tmp_path / "d1" / "s.jsonl"], errors))
+    assert errors == []
+    assert [r.id for r in runs] == ["d1/s-1", "d2/s-1", "d1/s-1"]
+
+
+def test_validate_names_such_a_message_in_a_meta_set_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from metaeval.cli.app import main
+
+    good: JsonObject = {"id": "ok", "task": {"id": "t"}, "label": {"verdict": "pass"},
+                        "trajectory": [{"role": "user", "content": "hi"}]}
+    bad: JsonObject = {**good, "id": "bad", "trajectory": [
+        {"role": {}, "content": [{"type": "tool_use"}]}]}
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    done = CliRunner().invoke(main, ["validate", str(path)])
+    assert done.exit_code == 2, done.output
+    assert done.exception is None or isinstance(done.exception, SystemExit)  # no traceback
+    assert f"{path}:2: trajectory[0].role: got {{}}" in done.output

@@ -125,7 +125,7 @@ def test_a_file_inspect_cannot_read_is_named_and_the_others_still_load(logs: Pat
     runs = list(read_inspect([bad, logs / "refunds.eval"], errors))
     assert len(runs) == len(CASES) * EPOCHS
     assert [(e.path, e.line, e.field) for e in errors] == [(str(bad), 0, "")]
-    assert errors[0].message.startswith("inspect_ai cannot read it as an eval log: ")
+    assert errors[0].message.startswith("not an inspect_ai eval log: ")
 
 
 def test_a_sample_inspect_cannot_dump_is_one_error_and_the_others_load(
