@@ -215,7 +215,7 @@ def _read_regular(path: Path) -> bytes:
         raise JsonInputError("", str(e).removeprefix(f"{path}: ")) from e
 
 
-def _open_regular(path: Path) -> BinaryIO:
+def open_regular(path: Path) -> BinaryIO:
     """The regular file at ``path`` open for reading, links followed; a device, fifo
     or directory is a ``JsonInputError`` before a byte is read (opened without
     blocking, so a fifo never waits for a writer). No size bound: JSON Lines are
@@ -292,7 +292,7 @@ def read_jsonl(path: Path, errors: list[LoadError]) -> Iterator[Record]:
     record and this reader's errors come out in the order of the lines; the file is
     read a line at a time, so a large one is never held whole."""
     try:
-        with _open_regular(path) as f:
+        with open_regular(path) as f:
             yield from _records(path, f, errors)
     except (OSError, JsonInputError) as e:
         errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
