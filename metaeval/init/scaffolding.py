@@ -294,7 +294,7 @@ def scaffold(root: Path, *, force: bool = False, package: str | None = None,
         if isinstance(item, Step):
             steps.append(item)
         else:
-            write_atomic(item[0], item[1], follow_links=True)
+            write_atomic(item[0], item[1], follow_links=True, links_in_repository=True)
             steps.append(item[2])
     steps.append(_gitignore(root))
     return Scaffolded(tuple(steps), tuple(project.notes))
@@ -321,5 +321,6 @@ def _gitignore(root: Path) -> Step:
     if not missing:
         return Step(".gitignore", Action.KEPT)
     write_atomic(path, text + ("" if not text or text.endswith("\n") else "\n")
-                 + "".join(f"{e}\n" for e in missing), follow_links=True)
+                 + "".join(f"{e}\n" for e in missing), follow_links=True,
+                 links_in_repository=True)
     return Step(".gitignore", Action.APPENDED if text else Action.CREATED)
