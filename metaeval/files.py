@@ -50,11 +50,7 @@ def write_atomic(path: Path, text: str, *, follow_links: bool,
     directory or the file cannot be written, naming why.
     """
     if follow_links and not links_in_repository:
-        link = _link_in_repository(path)
-        if link is not None:
-            raise OutputError(path, OSError(errno.ELOOP, (
-                f"{link} is a symbolic link inside the repository {str(_repository(path))!r}; "
-                "metaeval writes no output through one (name the file it points at)")))
+        _refuse_link_in_repository(path)
     if path.is_symlink() or (not follow_links and path.parent.is_symlink()):
         if not follow_links:
             link = path if path.is_symlink() else path.parent
@@ -96,6 +92,30 @@ def write_atomic(path: Path, text: str, *, follow_links: bool,
             raise OutputError(path, e) from e
         raise
     _sync_directory(path.parent)
+
+
+def check_output(path: Path) -> None:
+    """Refuse, before anything is written, an output named on the command line that
+    ``write_atomic(path, ..., follow_links=True)`` would refuse: a link inside a
+    repository, or an existing folder, fifo, device or socket (links followed). A
+    command with several outputs checks them all first, so a bad second one never
+    leaves the first written. Raises ``OutputError``."""
+    _refuse_link_in_repository(path)
+    try:
+        info = path.stat()
+    except OSError:
+        return  # not there yet (or unreadable): the write says why, if it fails
+    if not stat.S_ISREG(info.st_mode):
+        raise OutputError(path, OSError(None, f"it is {kind_of(info.st_mode)}; expected a "
+                                        "regular file or none, refusing to replace it"))
+
+
+def _refuse_link_in_repository(path: Path) -> None:
+    link = _link_in_repository(path)
+    if link is not None:
+        raise OutputError(path, OSError(errno.ELOOP, (
+            f"{link} is a symbolic link inside the repository {str(_repository(path))!r}; "
+            "metaeval writes no output through one (name the file it points at)")))
 
 
 def _repository(path: Path) -> Path | None:

@@ -222,8 +222,10 @@ def test_a_report_named_as_a_link_inside_the_repository_is_refused(
     (shop_here / "dangling.json").symlink_to(outside / "made" / "by" / "it.json")
     for name in ("latest.json", "dangling.json"):
         result = mutate("--no-cache", "--report", name)
-        assert_shown_then_failed(result, shop_here / name)
-        assert "is a symbolic link inside the repository" in result.stderr
+        # refused with the outputs' other checks, before any mutant runs
+        assert result.exit_code == ExitCode.BAD_INPUT, result.output
+        assert f"{shop_here / name} is a symbolic link inside the repository" in result.stderr
+        assert "Traceback" not in result.output
     assert (outside / "victim.json").read_text(encoding="utf-8") == "keep\n"
     assert not (outside / "made").exists()
 
@@ -244,8 +246,11 @@ def test_a_report_over_a_fifo_is_refused_not_replaced(
         shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
     os.mkfifo(shop_here / "report.json")
+    runner = FakeRunner(survivors=[SURVIVOR])
+    monkeypatch.setattr(session, "run_mutants", runner)
     result = mutate("--no-cache", "--report", "report.json")
-    assert_shown_then_failed(result, shop_here / "report.json")
+    # refused with the outputs' other checks, before any mutant runs
+    assert result.exit_code == ExitCode.BAD_INPUT and runner.calls == [], result.output
     assert "it is a fifo; expected a regular file" in result.stderr
     assert (shop_here / "report.json").is_fifo()
 
