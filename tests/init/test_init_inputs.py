@@ -30,7 +30,7 @@ def invoke(root: Path) -> Result:
     return out[0]
 
 
-def files(root: Path) -> dict[str, bytes | str]:
+def files(root: Path) -> dict[str, bytes | int]:
     return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else p.stat().st_mode)
             for p in sorted(root.rglob("*")) if not p.is_symlink()}
 
