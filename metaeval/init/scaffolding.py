@@ -18,6 +18,7 @@ nothing.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import stat
@@ -30,7 +31,7 @@ from importlib import resources
 from pathlib import Path
 
 from metaeval.data_paths import SOURCE_LIMIT, kind_of, read_bounded
-from metaeval.errors import InputError
+from metaeval.errors import InputError, OutputError
 from metaeval.files import write_atomic
 from metaeval.init.project_package import Package, find_packages, first_function
 from metaeval.init.workflow_install import installed_metaeval, project_install
@@ -344,16 +345,18 @@ def scaffold(root: Path, *, force: bool = False, package: str | None = None,
 def _writable(path: Path) -> None:
     """Refuse a target that exists and is no regular file (a folder, a fifo, a
     device, links followed), or that sits under a file, before init writes any."""
+    # The errors write_atomic would give, raised before the first file is written.
     for above in reversed(path.parents):
         if above.exists() and not above.is_dir():
-            raise InputError(f"{path}: {above} is not a directory; nothing was written")
+            raise OutputError(path, NotADirectoryError(errno.ENOTDIR,
+                                                       f"{above} is not a directory"))
     try:
         info = path.stat()
     except OSError:
         return
     if not stat.S_ISREG(info.st_mode):
-        raise InputError(f"{path}: it is {kind_of(info.st_mode)}; expected a regular file "
-                         "or none; nothing was written")
+        raise OutputError(path, OSError(None, f"it is {kind_of(info.st_mode)}; expected a "
+                                        "regular file or none, refusing to replace it"))
 
 
 IGNORED = (".metaeval/", "metaeval-reports/", "metaeval.sarif")
