@@ -223,7 +223,7 @@ def read_regular(path: Path) -> bytes:
     return _read_regular(path)
 
 
-def _open_regular(path: Path) -> BinaryIO:
+def open_regular(path: Path) -> BinaryIO:
     """The regular file at ``path`` open for reading, links followed; a device, fifo
     or directory is a ``JsonInputError`` before a byte is read (opened without
     blocking, so a fifo never waits for a writer). No size bound: JSON Lines are
@@ -308,7 +308,7 @@ def read_jsonl(path: Path, errors: list[LoadError],
     with no newline at its end is a write that never finished, not a mistake in the
     file: it goes to ``torn`` (to be said and left out) instead of ``errors``."""
     try:
-        with _open_regular(path) as f:
+        with open_regular(path) as f:
             yield from _records(path, f, errors, torn)
     except (OSError, JsonInputError) as e:
         errors.append(LoadError(str(path), 0, "", f"cannot read: {e}"))
@@ -355,7 +355,7 @@ def read_json_or_lines(path: Path, errors: list[LoadError]) -> Iterator[Record]:
     when bad (its NaN or its byte that is not UTF-8 named once, not a line at a
     time); anything else is JSON Lines, read a line at a time as ``read_jsonl``."""
     try:
-        with _open_regular(path) as f:
+        with open_regular(path) as f:
             head: list[bytes] = []
             for line in f:
                 head.append(line)

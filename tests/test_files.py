@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -124,3 +128,44 @@ def test_a_device_or_a_fifo_is_never_replaced(tmp_path: Path) -> None:
     (tmp_path / "null.json").symlink_to("/dev/null")
     with pytest.raises(OutputError, match="it is a character device"):
         write_atomic(tmp_path / "null.json", "{}\n", follow_links=True)
+
+
+# The child writes a large file and stops inside write_atomic, after the temporary
+# file is made and before the rename: there it is killed, so no clean-up runs.
+_KILLED_WRITER = """
+import os, sys, time
+from pathlib import Path
+import metaeval.files as files
+def stop(fd):
+    Path(sys.argv[2]).write_text("ready")
+    time.sleep(120)
+files.os.fsync = stop
+files.write_atomic(Path(sys.argv[1]), "x" * 23_000_000, follow_links=False)
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_a_temporary_file_the_next_write_removes(
+        tmp_path: Path) -> None:
+    target = tmp_path / "meta-eval.html"
+    ready = tmp_path / "ready"
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(target), str(ready)])
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.05)
+        assert ready.exists(), "the writer never reached its write"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    (stale,) = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert stale.name.startswith(f".meta-eval.html.{child.pid}-")
+    assert stale.stat().st_size == 23_000_000
+    # The "no": a live writer's temporary file, and a name metaeval did not make, stay.
+    live = tmp_path / f".meta-eval.html.{os.getpid()}-0123abcd.tmp"
+    live.write_text("mine, still writing", encoding="utf-8")
+    theirs = tmp_path / ".meta-eval.html.notes.tmp"
+    theirs.write_text("the user's", encoding="utf-8")
+    write_atomic(target, "<html>\n", follow_links=False)
+    assert target.read_text(encoding="utf-8") == "<html>\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [target.name, ready.name, live.name, theirs.name])

@@ -12,7 +12,7 @@ nothing.
 
 from __future__ import annotations
 
-import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
@@ -45,25 +45,40 @@ def rater_alpha(raters: Raters, items: Sequence[str], level: Level,
     labels are coded by name; ordinal ones are the integers of ``ranks`` (the
     scale, so that alpha weighs its whole range). Range [-1, 1]; 1 perfect, 0
     chance. Undefined, with a reason: no ``what`` with two labels; one label on
-    every pairable value (no disagreement is expected, so none is measured)."""
-    rows = [[labels.get(i) for i in items] for labels in raters.values()]
-    pairable = [col for col in zip(*rows, strict=True)
-                if sum(v is not None for v in col) >= 2] if rows else []
+    every pairable value (no disagreement is expected, so none is measured).
+
+    Alpha reads the labels as counts per item (the package's ``value_counts``),
+    built in one pass over the labels given: a rater-by-item table would be
+    raters x items cells, most of them empty when many people label a few each.
+    """
+    wanted = set(items)
+    counts: dict[str, Counter[Label]] = {}
+    for labels in raters.values():
+        for item, label in labels.items():
+            if label is not None and item in wanted:
+                counts.setdefault(item, Counter())[label] += 1
+    pairable = [counts[i] for i in dict.fromkeys(items) if sum(counts.get(i, {}).values()) >= 2]
     if not pairable:
         return Value(0.0, f"{NO_CASES}: no {what} with two or more labels")
-    values = {v for col in pairable for v in col if v is not None}
+    values = {v for unit in pairable for v in unit}
     if len(values) == 1:
         return Value(0.0, f"one label only: every label is {next(iter(values))!r}")
     if level is Level.ORDINAL:
-        codes: dict[Label, float] = {v: float(v) for v in ranks}
+        domain: list[Label] = sorted(set(ranks))
+        key = {v: v for v in domain}
     else:
-        seen = sorted({str(v) for row in rows for v in row if v is not None})
-        codes = {v: float(n) for n, v in enumerate(seen)}
-    key = (lambda v: v) if level is Level.ORDINAL else str
-    data = np.array([[math.nan if v is None else codes[key(v)] for v in row] for row in rows],
-                    dtype=float)
-    return Value(float(krippendorff.alpha(reliability_data=data,
-                                          value_domain=sorted(set(codes.values())),
+        # By name: 2 and "2" are one label, as they were coded before.
+        seen = sorted({str(v) for unit in counts.values() for v in unit})
+        domain = list(seen)
+        key = {v: str(v) for unit in counts.values() for v in unit}
+    column = {v: n for n, v in enumerate(domain)}
+    table = np.zeros((len(pairable), len(domain)), dtype=float)
+    for row, unit in enumerate(pairable):
+        for v, n in unit.items():
+            table[row, column[key[v]]] += n
+    codes = [float(v) for v in domain] if level is Level.ORDINAL else list(
+        map(float, range(len(domain))))
+    return Value(float(krippendorff.alpha(value_counts=table, value_domain=codes,
                                           level_of_measurement=level.value)))
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, ParamSpec, TypeVar
 import click
 
 from metaeval.errors import ExitCode, InputError, OutputError
+from metaeval.files import check_output
 from metaeval.mutation.run.limits import Range
 from metaeval.mutation.run.options import Executor
 from metaeval.report.escape import defuse
@@ -75,7 +76,10 @@ def refuse_inputs_as_outputs(outputs: Sequence[tuple[str, Path | None]],
     """An ``InputError`` when an output already exists as one of the inputs (the same
     file, through a link or a hard link alike, or a file the command reads in an
     input directory): ``--write-probes items.ndjson`` would replace the labelled
-    items with the probes made from them. Checked before any work starts."""
+    items with the probes made from them; or when two outputs name one file. Each
+    output is checked as its write will be (``files.check_output``: a folder, a
+    fifo, a link inside the repository is an ``OutputError``). Checked before any
+    work starts, so nothing is written when one output cannot be."""
     read: dict[tuple[int, int], str] = {}
     for flag, path, pattern in inputs:
         if path is None:
@@ -86,9 +90,17 @@ def refuse_inputs_as_outputs(outputs: Sequence[tuple[str, Path | None]],
             except OSError:
                 continue  # a missing input is the loader's to say
             read.setdefault((info.st_dev, info.st_ino), flag)
+    written: dict[str, str] = {}
     for flag, path in outputs:
         if path is None:
             continue
+        # Two outputs on one file: the second would replace the first (exit 0).
+        where = os.path.realpath(path)
+        if where in written:
+            raise InputError(f"{flag} {path}: is also the output of {written[where]}; "
+                             "expected a file of its own for each output")
+        written[where] = flag
+        check_output(path)
         try:
             info = os.stat(path)
         except OSError:

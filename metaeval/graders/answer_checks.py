@@ -8,7 +8,8 @@ An ``answer_contains`` pattern comes from a data file, so it must not be able
 to hang a run: it is matched by the ``regex`` engine, which reads Python's
 ``re`` syntax, settles many patterns that make ``re`` backtrack without end
 (``^(a+)+$``), and stops any match past a time limit. A pattern past the limit
-is unscored with the reason; one the engine refuses is an error at load.
+is unscored with the reason; one the engine refuses, or longer than
+``MAX_PATTERN``, is an error at load.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ MATCH_SECONDS = 0.25
 """CPU time one ``pattern`` may take on one answer. A sane pattern takes
 microseconds on a long answer; the engine counts CPU time, so a busy machine
 does not make a sane pattern time out."""
-
+MAX_PATTERN = 10_000
+"""Characters of one ``pattern``. Compiling takes time and memory with the length
+(8 MB: 27 s and 2.1 GB), and a pattern comes from a meta-set line or a run's
+metadata (a suite's ``params_from``), once per run; a real one is a line."""
 
 SCOPES = ("last", "any")
 """Where the answer checks look: the last assistant message (the answer, the default,
@@ -85,6 +89,9 @@ def _want_numbers(value: object) -> tuple[Decimal, ...]:
 
 
 def _compiled(source: str) -> regex.Pattern[str]:
+    if len(source) > MAX_PATTERN:
+        raise CheckSpecError("pattern", f"got {shown(source)}, {len(source)} characters; "
+                             f"expected a regular expression of at most {MAX_PATTERN}")
     try:
         return regex.compile(source)
     except RecursionError:  # groups nested a thousand deep: the parser recurses

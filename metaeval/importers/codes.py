@@ -11,7 +11,8 @@ declared by the user: ``--code 0=tie --code 1=first --code 2=second``.
 
 Writes recorded verdicts only: the items come from the user's own file. A code
 with no declared meaning, meanings of both kinds (positions and item letters),
-or a position without an order is an error: never a guess.
+or a position without an order is an error: never a guess; and so is a
+second line for one id, order and sample (``judge-audit`` would refuse it).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def convert(path: Path, codes: Mapping[str, str], *, id_field: str = "id",
                          "--order-field KEY or --order ab|ba")
     recorded: list[JsonObject] = []
     errors: list[str] = []
+    first: dict[tuple[str, str, int], str] = {}
     for record in jsonl_records(path):
         try:
             obj = as_object(record.value)
@@ -82,6 +84,15 @@ def convert(path: Path, codes: Mapping[str, str], *, id_field: str = "id",
                 if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
                     raise Bad(sample_field, f"got {got(sample)}; expected an integer >= 0")
                 out["sample"] = sample
+            # judge-audit refuses a second verdict for one id, order and sample: so
+            # is it here, before anything is written
+            sampled = out.get("sample", 0)
+            key = (str(item_id), str(shown or "ab"), sampled if isinstance(sampled, int) else 0)
+            if key in first:
+                raise Bad(id_field, f"got {got(item_id)} again (first at {first[key]}); "
+                          "expected one verdict per id, order and sample (declare "
+                          "--sample-field when a log holds several)")
+            first[key] = record.source
         except Bad as bad:
             errors.append(str(record.error(bad.field, bad.message)))
             continue

@@ -54,19 +54,17 @@ _PAIR = regex.compile(
     r"\[The Start of Assistant A's Answer\]\n(?P<a>.*)\n\[The End of Assistant A's Answer\]\n\n"
     r"\[The Start of Assistant B's Answer\]\n(?P<b>.*)\n\[The End of Assistant B's Answer\]",
     regex.DOTALL)
-_SINGLE = regex.compile(
-    r"\[Question\]\n(?P<prompt>.*?)\n\n"
-    r"(?:\[The Start of Reference Answer\]\n(?P<reference>.*?)\n"
-    r"\[The End of Reference Answer\]\n\n)?"
-    r"\[The Start of Assistant's Answer\]\n(?P<response>.*)\n\[The End of Assistant's Answer\]\Z",
-    regex.DOTALL)
-_MULTI = regex.compile(
-    r"(?:<\|The Start of Reference Answer\|>\n\n(?P<reference>.*?)\n\n"
-    r"<\|The End of Reference Answer\|>\n\n\n)?"
-    r"<\|The Start of Assistant A's Conversation with User\|>\n\n(?P<prompt>.*)\n\n"
-    r"### Assistant A:\n(?P<response>.*)\n\n"
-    r"<\|The End of Assistant A's Conversation with User\|>\Z",
-    regex.DOTALL)
+# The single layouts are read by finding their fixed markers (``str.find``, linear):
+# a regular expression searched from every "[Question]" with two open-ended parts
+# took about 1 s a crafted line, and its time-out hid the real error.
+_QUESTION = "[Question]\n"
+_REFERENCE = ("[The Start of Reference Answer]\n", "\n[The End of Reference Answer]\n\n")
+_ANSWER = ("[The Start of Assistant's Answer]\n", "\n[The End of Assistant's Answer]")
+_CONVERSATION = ("<|The Start of Assistant A's Conversation with User|>\n\n",
+                 "\n\n<|The End of Assistant A's Conversation with User|>")
+_MULTI_REFERENCE = ("<|The Start of Reference Answer|>\n\n",
+                    "\n\n<|The End of Reference Answer|>\n\n\n")
+_TURN = "\n\n### Assistant A:\n"
 _WINNER = {"model_1": "a", "model_2": "b", "tie": "tie", "error": None}
 """A game's winner as the item label (``error``: no verdict, unscored)."""
 _POSITION = {"a": "first", "b": "second", "tie": "tie", None: None}
@@ -114,23 +112,60 @@ def _pair(prefix: str, line: int, obj: JsonObject) -> tuple[JsonObject, list[Jso
     return item, recorded
 
 
+def _single_turn(value: str) -> tuple[str, str | None, str] | None:
+    """``[Question]`` prompt, the reference if any, ``[The Start of Assistant's
+    Answer]`` response ending the text; None when it is not this layout."""
+    start = value.find(_QUESTION)
+    if start < 0 or not value.endswith(_ANSWER[1]):
+        return None
+    body = value[start + len(_QUESTION):len(value) - len(_ANSWER[1])]
+    answer = body.find("\n\n" + _ANSWER[0])
+    reference = body.find("\n\n" + _REFERENCE[0])
+    if reference >= 0 and (answer < 0 or reference < answer):
+        begins = reference + 2 + len(_REFERENCE[0])
+        ends = body.find(_REFERENCE[1] + _ANSWER[0], begins)
+        if ends >= 0:
+            return (body[:reference], body[begins:ends],
+                    body[ends + len(_REFERENCE[1]) + len(_ANSWER[0]):])
+    if answer < 0:
+        return None
+    return body[:answer], None, body[answer + 2 + len(_ANSWER[0]):]
+
+
+def _multi_turn(value: str) -> tuple[str, str | None, str] | None:
+    """The conversation with User up to its last ``### Assistant A:`` (the answer
+    graded), after a reference if any; None when it is not this layout."""
+    reference = None
+    if value.startswith(_MULTI_REFERENCE[0]):
+        ends = value.find(_MULTI_REFERENCE[1] + _CONVERSATION[0])
+        if ends < 0:
+            return None
+        reference = value[len(_MULTI_REFERENCE[0]):ends]
+        value = value[ends + len(_MULTI_REFERENCE[1]):]
+    if not value.startswith(_CONVERSATION[0]) or not value.endswith(_CONVERSATION[1]):
+        return None
+    body = value[len(_CONVERSATION[0]):len(value) - len(_CONVERSATION[1])]
+    turn = body.rfind(_TURN)
+    if turn < 0:
+        return None
+    return body[:turn], reference, body[turn + len(_TURN):]
+
+
 def _single(prefix: str, line: int, obj: JsonObject) -> tuple[JsonObject, list[JsonObject]]:
     item_id = _id(prefix, line, obj)
     prompt = text(obj, "user_prompt")
-    expected = ("a single-answer layout ([Question] ... [The Start of Assistant's Answer], "
-                "or a conversation with User)")
-    try:
-        found = layout(_SINGLE, prompt, "user_prompt", expected, whole=False)
-    except Bad:
-        found = layout(_MULTI, prompt, "user_prompt", expected)
+    found = _single_turn(prompt) or _multi_turn(prompt)
+    if found is None:
+        raise Bad("user_prompt", "not a single-answer layout ([Question] ... [The Start of "
+                  "Assistant's Answer], or a conversation with User)")
     score = obj.get("score")
     if isinstance(score, bool) or not isinstance(score, int | float) or not (
             score == -1 or 0 <= score <= 10):
         raise Bad("score", f"got {got(score)}; expected a rating 1-10, or -1 (none parsed)")
-    item: JsonObject = {"id": item_id, "prompt": found["prompt"],
-                        "response": found["response"], "label": None}
-    if found["reference"] is not None:
-        item["reference"] = found["reference"]
+    item: JsonObject = {"id": item_id, "prompt": found[0], "response": found[2],
+                        "label": None}
+    if found[1] is not None:
+        item["reference"] = found[1]
     return item, [{"id": item_id, "verdict": None if score == -1 else score,
                    "raw": text(obj, "judgment")}]
 

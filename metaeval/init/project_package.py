@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from metaeval.data_paths import SOURCE_LIMIT, read_bounded
 from metaeval.errors import InputError
 
 # Directories that hold a project's tests, docs and tooling, never its package.
@@ -195,8 +196,10 @@ def first_function(root: Path, package: Package) -> str | None:
     files = [path] if path.is_file() else sorted(path.rglob("*.py"))
     for file in files:
         try:
-            tree = ast.parse(file.read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError):  # ValueError: not UTF-8
+            # A regular file of bounded size only: a fifo named like a module would
+            # hang init, /dev/zero linked in would fill the memory.
+            tree = ast.parse(read_bounded(file.resolve(), SOURCE_LIMIT, str(file)).decode())
+        except (OSError, InputError, RuntimeError, SyntaxError, ValueError):  # not UTF-8...
             continue
         for node in tree.body:
             if (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)

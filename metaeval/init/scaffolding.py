@@ -18,8 +18,10 @@ nothing.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
+import stat
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +30,8 @@ from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
-from metaeval.errors import InputError
+from metaeval.data_paths import SOURCE_LIMIT, kind_of, read_bounded
+from metaeval.errors import InputError, OutputError
 from metaeval.files import write_atomic
 from metaeval.init.project_package import Package, find_packages, first_function
 from metaeval.init.workflow_install import installed_metaeval, project_install
@@ -223,24 +226,49 @@ class _Project:
     def _python_minor(self) -> int:
         project = self.pyproject.get("project")
         requires = project.get("requires-python", "") if isinstance(project, dict) else ""
-        found = re.search(r">=?\s*3\.(\d+)", requires if isinstance(requires, str) else "")
+        # At most three digits: int() of 5,000 is a ValueError (and no Python is 3.1000).
+        found = re.search(r">=?\s*3\.(\d{1,3})(?!\d)",
+                          requires if isinstance(requires, str) else "")
         return max(PYTHON_MINOR, int(found.group(1))) if found else PYTHON_MINOR
+
+
+def _read_text(path: Path) -> str | None:
+    """The text of a file init reads (pyproject.toml, .gitignore), None when there is
+    none: a regular file of at most ``SOURCE_LIMIT`` bytes, links followed, UTF-8; a
+    folder, a fifo (never waited on), a device or a file that is not UTF-8 is an
+    ``InputError``, raised before init writes anything."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        data = read_bounded(path.resolve(), SOURCE_LIMIT, str(path))
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from e
+    except (RuntimeError, ValueError) as e:  # a link loop
+        raise InputError(f"{path}: cannot read: {e}") from e
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputError(f"{path}:{line}: not UTF-8 (byte {data[e.start]:#04x}); expected a "
+                         "UTF-8 text file; nothing was written") from e
+
+
+def _toml(path: Path, text: str) -> dict[str, object]:
+    try:
+        return tomllib.loads(text)
+    # ValueError: not TOML, or a number of more than 4,300 digits (tomllib lets
+    # int()'s error through); RecursionError: arrays or tables nested too deep.
+    except (ValueError, RecursionError) as e:
+        reason = "nested too deep" if isinstance(e, RecursionError) else cut(str(e), 120)
+        raise InputError(f"{path}: not valid TOML ({reason}); fix it before metaeval init "
+                         "adds [tool.metaeval]") from e
 
 
 def _pyproject(root: Path) -> tuple[str, dict[str, object]] | None:
     """The text and the tables of ``root/pyproject.toml``; None when there is none."""
     path = root / "pyproject.toml"
-    if not path.exists():
-        return None
-    try:
-        text = path.read_text(encoding="utf-8")
-        return text, tomllib.loads(text)
-    # ValueError: not TOML, not UTF-8, or a number of more than 4,300 digits (tomllib
-    # lets int()'s error through); RecursionError: arrays or tables nested too deep.
-    except (ValueError, RecursionError) as e:
-        reason = "nested too deep" if isinstance(e, RecursionError) else cut(str(e), 120)
-        raise InputError(f"{path}: not valid TOML ({reason}); fix it before metaeval init "
-                         "adds [tool.metaeval]") from e
+    text = _read_text(path)
+    return None if text is None else (text, _toml(path, text))
 
 
 # One file to write: where, its text, and what writing it is.
@@ -257,8 +285,19 @@ def _pyproject_write(root: Path, existing: tuple[str, dict[str, object]] | None,
     if isinstance(tool, dict) and "metaeval" in tool:
         project.allowed_in(tool["metaeval"])
         return Step("pyproject.toml", Action.KEPT)
-    return (path, text + ("" if text.endswith("\n") else "\n") + project.section(),
-            Step("pyproject.toml", Action.APPENDED))
+    if tool is not None and not isinstance(tool, dict):
+        raise InputError(f"{path}: tool: got {cut(repr(tool), 80)}; expected a table, to "
+                         "which metaeval init adds [tool.metaeval]; nothing was written")
+    after = text + ("" if text.endswith("\n") else "\n") + project.section()
+    try:
+        # The file as it would be, read back first: ``tool = { black = {...} }`` (an
+        # inline table) cannot take a [tool.metaeval] table after it.
+        tomllib.loads(after)
+    except (ValueError, RecursionError) as e:
+        raise InputError(f"{path}: [tool.metaeval] cannot be appended: the file would no "
+                         f"longer be TOML ({cut(str(e), 120)}); is `tool` an inline table? "
+                         "Write it as [tool.NAME] tables; nothing was written") from e
+    return path, after, Step("pyproject.toml", Action.APPENDED)
 
 
 def scaffold(root: Path, *, force: bool = False, package: str | None = None,
@@ -289,15 +328,35 @@ def scaffold(root: Path, *, force: bool = False, package: str | None = None,
         planned.append((path, text, Step(target, Action.OVERWRITTEN if existed
                                          else Action.CREATED)))
     planned.append(_pyproject_write(root, existing, project))
+    planned.append(_gitignore(root))
+    for item in planned:  # every file it will touch, checked before one is written
+        if not isinstance(item, Step):
+            _writable(item[0])
     steps = []
-    for item in planned:  # every text rendered: only now is anything written
+    for item in planned:  # every text rendered and checked: only now is anything written
         if isinstance(item, Step):
             steps.append(item)
         else:
-            write_atomic(item[0], item[1], follow_links=True)
+            write_atomic(item[0], item[1], follow_links=True, links_in_repository=True)
             steps.append(item[2])
-    steps.append(_gitignore(root))
     return Scaffolded(tuple(steps), tuple(project.notes))
+
+
+def _writable(path: Path) -> None:
+    """Refuse a target that exists and is no regular file (a folder, a fifo, a
+    device, links followed), or that sits under a file, before init writes any."""
+    # The errors write_atomic would give, raised before the first file is written.
+    for above in reversed(path.parents):
+        if above.exists() and not above.is_dir():
+            raise OutputError(path, NotADirectoryError(errno.ENOTDIR,
+                                                       f"{above} is not a directory"))
+    try:
+        info = path.stat()
+    except OSError:
+        return
+    if not stat.S_ISREG(info.st_mode):
+        raise OutputError(path, OSError(None, f"it is {kind_of(info.st_mode)}; expected a "
+                                        "regular file or none, refusing to replace it"))
 
 
 IGNORED = (".metaeval/", "metaeval-reports/", "metaeval.sarif")
@@ -311,15 +370,15 @@ def _ignores(line: str, entry: str) -> bool:
     return line.strip().strip("/") == entry.strip("/")
 
 
-def _gitignore(root: Path) -> Step:
+def _gitignore(root: Path) -> _Write | Step:
     """metaeval's caches, reports and SARIF file: keep them out of commits. Each entry
     is appended once; a file that has them all is kept as it is."""
     path = root / ".gitignore"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = _read_text(path) or ""
     lines = text.splitlines()
     missing = [e for e in IGNORED if not any(_ignores(line, e) for line in lines)]
     if not missing:
         return Step(".gitignore", Action.KEPT)
-    write_atomic(path, text + ("" if not text or text.endswith("\n") else "\n")
-                 + "".join(f"{e}\n" for e in missing), follow_links=True)
-    return Step(".gitignore", Action.APPENDED if text else Action.CREATED)
+    return (path, text + ("" if not text or text.endswith("\n") else "\n")
+            + "".join(f"{e}\n" for e in missing),
+            Step(".gitignore", Action.APPENDED if text else Action.CREATED))

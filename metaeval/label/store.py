@@ -40,6 +40,7 @@ from types import TracebackType
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.data_paths import read_bounded
 from metaeval.errors import InputError, OutputError, shown
+from metaeval.files import check_output
 from metaeval.loaders.item_labels import parse_row
 from metaeval.loaders.label_history import AT, WAS, Rows, in_force, now
 from metaeval.loaders.labels_files import COLUMNS as RUN_COLUMNS
@@ -241,6 +242,12 @@ class LabelStore:
         self._rows: dict[Key, JsonObject] = {}
         self.torn: str | None = None
         """What was cut off the end of the file when it was opened, said by the command."""
+        try:
+            # Named on the command line: a link inside the repository, or a fifo or
+            # device, is refused as every output named there is (``files``).
+            check_output(path)
+        except OutputError as e:
+            raise InputError(f"--labels {e}") from e
         self._file_lock = FileLock(path)
         try:
             self._open()

@@ -27,6 +27,7 @@ their responses are empty: they are for a recorded audit only.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from pathlib import Path
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import InputError, shown
 from metaeval.loaders.annotation_texts import ItemText
+from metaeval.loaders.judge_labels import MAX_ANNOTATORS
 from metaeval.untrusted_json import JsonInputError, read_json_file
 
 PAIR_MAP: Mapping[str, str] = {"a": "a", "b": "b", "tie": "tie", "model_a": "a",
@@ -108,6 +110,11 @@ def import_annotations(humans: Path, *, pointwise: bool = False,
                  "label": _label(value, mapping, pointwise, f"{humans}: {who}: {item}", False)})
     items: list[JsonObject] = []
     for item, entries in labels.items():
+        if len(entries) > MAX_ANNOTATORS:
+            # judge items hold at most this many labels: refuse now, not at the audit
+            raise InputError(f"{humans}: item {shown(item, 80)}: got {len(entries)} "
+                             f"annotators' labels; expected at most {MAX_ANNOTATORS}, as a "
+                             "judge item holds")
         text = (texts or {}).get(item)
         record: JsonObject = {"id": item, "prompt": NO_TEXT if text is None else text.prompt}
         if pointwise:
@@ -159,7 +166,8 @@ def parse_maps(pairs: tuple[str, ...], pointwise: bool = False) -> dict[str, Jso
         expected = "pass, fail or an integer" if pointwise else "a, b or tie"
         if not sep or not source or not target:
             raise InputError(f"--map: got {pair!r}; expected FROM=TO, e.g. model_a=a")
-        if pointwise and target.lstrip("-").isdigit() and len(target) < 10:
+        # ASCII digits only: "²".isdigit() is true, and int("²") a ValueError.
+        if pointwise and re.fullmatch(r"-?[0-9]{1,9}", target):
             out[source] = int(target)
         elif target in (POINT_MAP if pointwise else ("a", "b", "tie")):
             out[source] = target

@@ -26,16 +26,18 @@ import codecs
 import csv
 import io
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import BinaryIO
 
 from metaeval.contract import Outcome
 from metaeval.errors import BadField, shown
 from metaeval.keys import did_you_mean
+from metaeval.loaders.judge_labels import MAX_ANNOTATORS as JUDGE_ITEM_ANNOTATORS
 from metaeval.loaders.label_history import HISTORY_COLUMNS, WAS, Rows, checked_at, in_force
 from metaeval.loaders.meta_set import Label, MetaRun
-from metaeval.untrusted_json import LoadError, read_jsonl
+from metaeval.untrusted_json import JsonInputError, LoadError, open_regular, read_jsonl
 
 OVERALL = "*"
 """The ``check`` of a label that is the run's overall verdict."""
@@ -49,6 +51,13 @@ EXTRA = "\0extra"
 """Where the CSV reader puts the fields of a row longer than its header."""
 MAX_FIELD = 10_000
 """Characters a field may hold; a longer one is an error, not a row kept whole."""
+LINE_LIMIT = 1 << 20
+"""Bytes of one line of a CSV labels file: a row of five fields of ``MAX_FIELD``
+characters, quoted, fits many times over; a longer line is an error and only that
+line is held, at most this much of it."""
+MAX_ANNOTATORS = JUDGE_ITEM_ANNOTATORS
+"""Distinct annotators the labels files of one run may name, as a judge item may have:
+agreement pairs every two of them, so their number bounds the time it takes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,38 +123,84 @@ def _unknown(columns: Iterable[str]) -> BadField | None:
                             f"{did_you_mean(unknown[0], COLUMNS)}")
 
 
+class _Lines:
+    """The text lines of a CSV file read as bytes a line at a time, for ``csv``: a line
+    that is not UTF-8 or longer than ``LINE_LIMIT`` bytes is an error of its own
+    (its row is lost, never the rest of the file); ``number`` is the line last read."""
+
+    def __init__(self, path: Path, source: BinaryIO, errors: list[LoadError]) -> None:
+        self.path, self.source, self.errors = path, source, errors
+        self.number = 0
+
+    def __iter__(self) -> Iterator[str]:
+        while raw := self.source.readline(LINE_LIMIT + 1):
+            self.number += 1
+            if len(raw) > LINE_LIMIT and not raw.endswith(b"\n"):
+                while (rest := self.source.readline(LINE_LIMIT)) and not rest.endswith(b"\n"):
+                    pass  # the rest of the long line, dropped a bounded piece at a time
+                self.errors.append(LoadError(str(self.path), self.number, "", (
+                    f"a line of more than {LINE_LIMIT} bytes; expected fields of at most "
+                    f"{MAX_FIELD} characters")))
+                continue
+            if self.number == 1:
+                raw = raw.removeprefix(codecs.BOM_UTF8)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                self.errors.append(LoadError(str(self.path), self.number, "", (
+                    f"not UTF-8: byte {raw[e.start]:#04x} at column {e.start + 1}; expected a "
+                    "UTF-8 CSV file")))
+                continue
+            # Split as the csv module would (\r alone ends a line too), nothing more.
+            yield from io.StringIO(text, newline="")
+
+
 def _read_csv(path: Path, errors: list[LoadError]) -> list[Annotation]:
+    # Opened as the JSON Lines reader opens (a regular file only: a fifo, a device or
+    # a folder is refused before a byte is read) and read a line at a time.
     try:
-        text = path.read_bytes().removeprefix(codecs.BOM_UTF8).decode("utf-8")
-    except OSError as e:
-        errors.append(LoadError(str(path), 0, "", f"cannot read: {e.strerror or e}"))
+        with open_regular(path) as source:
+            return _csv_rows(path, _Lines(path, source, errors), errors)
+    except (OSError, JsonInputError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        errors.append(LoadError(str(path), 0, "", f"cannot read: {reason}"))
         return []
-    except UnicodeDecodeError as e:
-        line = e.object[:e.start].count(b"\n") + 1
-        errors.append(LoadError(str(path), line, "", f"not UTF-8 (byte {e.start}); expected "
-                                                     "a UTF-8 CSV file"))
+
+
+def _csv_rows(path: Path, lines: _Lines, errors: list[LoadError]) -> list[Annotation]:
+    reader = csv.DictReader(lines, restkey=EXTRA)
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as e:
+        errors.append(LoadError(str(path), lines.number, "", f"not a valid CSV header: {e}"))
         return []
-    reader = csv.DictReader(io.StringIO(text, newline=""), restkey=EXTRA)
-    header = reader.fieldnames or []
     bad = _unknown(h for h in header) or next(
         (BadField("", f"no column {c!r}; expected a header row with {', '.join(REQUIRED)}"
                   "[, rationale]") for c in REQUIRED if c not in header), None)
     if bad is not None:
-        errors.append(LoadError(str(path), 1, bad.field, bad.message))
+        errors.append(LoadError(str(path), lines.number, bad.field, bad.message))
         return []
     found = []
-    try:
-        for row in reader:
-            line = reader.line_num
-            try:
-                if EXTRA in row:
-                    raise BadField("", f"got {len(header) + len(row[EXTRA])} fields; expected "
-                                   f"{len(header)}, as the header names")
-                found.append(_row(dict(row), f"{path}:{line}"))
-            except BadField as e:
-                errors.append(LoadError(str(path), line, e.field, e.message))
-    except csv.Error as e:
-        errors.append(LoadError(str(path), reader.line_num, "", f"not valid CSV: {e}"))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            # One bad row (a field past the csv module's own limit): the reader
+            # starts again at the next line, so the rows after it are still read.
+            reason = (f"a field of more than {csv.field_size_limit()} characters; expected at "
+                      f"most {MAX_FIELD}") if "field limit" in str(e) else f"not valid CSV: {e}"
+            errors.append(LoadError(str(path), lines.number, "", reason))
+            continue
+        line = lines.number
+        try:
+            if EXTRA in row:
+                raise BadField("", f"got {len(header) + len(row[EXTRA])} fields; expected "
+                               f"{len(header)}, as the header names")
+            found.append(_row(dict(row), f"{path}:{line}"))
+        except BadField as e:
+            errors.append(LoadError(str(path), line, e.field, e.message))
     return found
 
 
@@ -171,9 +226,11 @@ def _read_jsonl(path: Path, errors: list[LoadError],
 def read_labels(paths: Iterable[Path], torn: list[LoadError] | None = None
                 ) -> tuple[list[Annotation], list[LoadError]]:
     """Every good row of every labels file (``.csv``; ``.jsonl`` or ``.ndjson``), in
-    file and line order; each bad row or file an error. ``torn``: where a JSON Lines
-    file's torn last line (a write that never finished, as the labelling page may
-    leave after a power cut) is said and left out; without it, it is an error."""
+    file and line order; each bad row or file an error. A row naming an annotator
+    past the first ``MAX_ANNOTATORS`` is an error too (the others are read).
+    ``torn``: where a JSON Lines file's torn last line (a write that never finished,
+    as the labelling page may leave after a power cut) is said and left out; without
+    it, it is an error."""
     annotations: list[Annotation] = []
     errors: list[LoadError] = []
     for path in paths:
@@ -187,7 +244,22 @@ def read_labels(paths: Iterable[Path], torn: list[LoadError] | None = None
         else:
             errors.append(LoadError(str(path), 0, "", f"got a {suffix or 'suffixless'} file; "
                                                       "expected .csv, .jsonl or .ndjson"))
-    return annotations, errors
+    return _within_bound(annotations, errors), errors
+
+
+def _within_bound(annotations: list[Annotation], errors: list[LoadError]) -> list[Annotation]:
+    annotators: set[str] = set()
+    kept = []
+    for a in annotations:
+        if a.annotator not in annotators and len(annotators) >= MAX_ANNOTATORS:
+            errors.append(_error(a, "annotator", (
+                f"got {shown(a.annotator)}, one annotator more than the {MAX_ANNOTATORS} "
+                f"these labels files name already; expected at most {MAX_ANNOTATORS} "
+                "annotators (agreement pairs every two of them)")))
+            continue
+        annotators.add(a.annotator)
+        kept.append(a)
+    return kept
 
 
 WRITTEN = {outcome: text for text, outcome in LABELS.items()}

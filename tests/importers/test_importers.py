@@ -143,7 +143,7 @@ def test_integer_codes_are_mapped_as_declared_and_refused_when_not(tmp_path: Pat
     with pytest.raises(InputError, match="expected CODE=MEANING"):
         codes.parse_codes(("1=left",))
     letters = codes.convert(log, codes.parse_codes(("0=tie", "1=a")), id_field="qid",
-                            code_field="v")
+                            code_field="v", order_field="o")
     assert [r.get("verdict") for r in letters.recorded] == ["a", "tie"]
 
 

@@ -210,23 +210,47 @@ def test_a_report_linked_to_a_source_file_never_overwrites_it(
     assert source.read_bytes() == before and report.is_symlink()
 
 
-def test_a_report_the_user_links_elsewhere_is_written_there(
-        shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The "no": a --report outside .metaeval/ that the user linked is theirs to link.
+def test_a_report_named_as_a_link_inside_the_repository_is_refused(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+        ) -> None:
+    # A pull request commits the report path as a link to a file outside the checkout
+    # (a dangling one would even have its folders made): the workflow must not follow.
     monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
-    (shop_here / "reports").mkdir()
-    (shop_here / "latest.json").symlink_to(shop_here / "reports" / "run.json")
-    result = mutate("--no-cache", "--report", "latest.json")
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "victim.json").write_text("keep\n", encoding="utf-8")
+    (shop_here / "latest.json").symlink_to(outside / "victim.json")
+    (shop_here / "dangling.json").symlink_to(outside / "made" / "by" / "it.json")
+    for name in ("latest.json", "dangling.json"):
+        result = mutate("--no-cache", "--report", name)
+        # refused with the outputs' other checks, before any mutant runs
+        assert result.exit_code == ExitCode.BAD_INPUT, result.output
+        assert f"{shop_here / name} is a symbolic link inside the repository" in result.stderr
+        assert "Traceback" not in result.output
+    assert (outside / "victim.json").read_text(encoding="utf-8") == "keep\n"
+    assert not (outside / "made").exists()
+
+
+def test_a_report_linked_outside_any_repository_is_written_through_the_link(
+        shop_here: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+        ) -> None:
+    # The "no": a link the user keeps outside a repository is theirs to keep.
+    monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
+    outside = tmp_path_factory.mktemp("reports")
+    (outside / "latest.json").symlink_to(outside / "run.json")
+    result = mutate("--no-cache", "--report", str(outside / "latest.json"))
     assert result.exit_code == ExitCode.FINDINGS, result.output
-    assert (shop_here / "reports" / "run.json").is_file()
+    assert (outside / "run.json").is_file() and (outside / "latest.json").is_symlink()
 
 
 def test_a_report_over_a_fifo_is_refused_not_replaced(
         shop_here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session, "run_mutants", FakeRunner(survivors=[SURVIVOR]))
     os.mkfifo(shop_here / "report.json")
+    runner = FakeRunner(survivors=[SURVIVOR])
+    monkeypatch.setattr(session, "run_mutants", runner)
     result = mutate("--no-cache", "--report", "report.json")
-    assert_shown_then_failed(result, shop_here / "report.json")
+    # refused with the outputs' other checks, before any mutant runs
+    assert result.exit_code == ExitCode.BAD_INPUT and runner.calls == [], result.output
     assert "it is a fifo; expected a regular file" in result.stderr
     assert (shop_here / "report.json").is_fifo()
 
