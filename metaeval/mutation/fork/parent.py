@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,12 +67,16 @@ class WarmStart:
     def out_path(self) -> Path:
         return self.scratch / "warm.out"
 
-    def send(self, todo: list[tuple[int, Mutant]], root: Path) -> None:
+    def send(self, todo: list[tuple[int, Mutant]], root: Path,
+             killers: Mapping[int, tuple[str, ...]] | None = None) -> None:
+        """Hand over the mutants (index, mutant), with the tests that killed each last
+        time (``killers``, by index), which its child runs first."""
         root = root.resolve()
+        killers = killers or {}
         write_warm_mutants(Path(self.spec.mutants_path), [
             WarmMutant(i, m.id, m.kind, m.module, m.path, str((root / m.path).resolve()),
                        m.qualname, (m.span.start_line, m.span.start_column, m.span.end_line,
-                                    m.span.end_column), m.mutated_source)
+                                    m.span.end_column), m.mutated_source, killers.get(i, ()))
             for i, m in todo])
 
     def stop(self) -> None:
@@ -142,14 +146,16 @@ def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -
 
 
 def run_forked(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
-               record: Record, warm: WarmStart, expect: Expect | None = None) -> Ran:
+               record: Record, warm: WarmStart, expect: Expect | None = None,
+               killers: Mapping[int, tuple[str, ...]] | None = None) -> Ran:
     """``warm``, a warm pytest process started for the packages of ``todo``
     (``start_warm``), runs the baseline and forks a child per mutant; its stream is
     read as it is written, so progress shows as mutants finish. ``expect`` is given
-    the baseline when it comes; ``warm`` is stopped in any case."""
+    the baseline when it comes; ``killers`` (by index) are run first; ``warm`` is
+    stopped in any case."""
     try:
         with scratch_writes(warm.scratch):
-            warm.send(todo, options.root)
+            warm.send(todo, options.root, killers)
         return StreamReader(warm, todo, options, scratch, record, expect).read()
     finally:
         warm.stop()

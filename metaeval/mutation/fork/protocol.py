@@ -40,6 +40,10 @@ class WarmMutant:
     """The mutant's ``Span``: start line and column, end line and column."""
     source: str = ""
     """For a rewrite mutant: the whole module with the fault in place."""
+    killers: tuple[str, ...] = ()
+    """The tests that killed it in an earlier run (the result cache's entry for it,
+    kept though what it depends on changed): a hint of what to run first, never a
+    result."""
 
     def mutant(self) -> Mutant:
         """As much of the ``Mutant`` as coverage needs to place it."""
@@ -88,7 +92,8 @@ def write_warm_mutants(path: Path, mutants: Sequence[WarmMutant]) -> None:
 
 
 def read_warm_mutants(path: Path) -> tuple[WarmMutant, ...]:
-    return tuple(WarmMutant(**{**m, "kind": MutantKind(m["kind"]), "span": tuple(m["span"])})
+    return tuple(WarmMutant(**{**m, "kind": MutantKind(m["kind"]), "span": tuple(m["span"]),
+                               "killers": tuple(m.get("killers", ()))})
                  for m in json.loads(path.read_text(encoding="utf-8")))
 
 

@@ -109,6 +109,8 @@ class Cache(Protocol):
 
     def last_limits(self) -> tuple[float, float]: ...
 
+    def killers(self, mutant: Mutant) -> tuple[str, ...]: ...
+
 
 
 def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
@@ -146,12 +148,15 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
                 progress.pace(estimate)
 
     todo: list[int] = []
+    killers: dict[int, tuple[str, ...]] = {}
     for index, mutant in enumerate(mutants):
         # The cache first: a hit needs no compile (CompileErrors are never cached).
         known = None if mutant.ignored_reason or cache is None else cache.lookup(mutant)
         known = known or settle(mutant)
         if known is None:
             todo.append(index)
+            if cache is not None and (killed_by := cache.killers(mutant)):
+                killers[index] = killed_by  # run first: it likely kills again
         else:
             record(index, known)
     ran = Ran(0.0, 0.0, None)
@@ -159,7 +164,7 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
         if todo:
             packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
             ran = _dispatch([(i, mutants[i]) for i in todo], options, packages, record, warm,
-                            expect, execute)
+                            expect, execute, killers)
     finally:
         if warm is not None:  # not needed after all, or already done: stopping is idempotent
             warm.stop()
@@ -176,7 +181,7 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
 
 def _dispatch(jobs: list[tuple[int, Mutant]], options: RunOptions, packages: tuple[str, ...],
               record: Record, warm: WarmStart | None, expect: Expect,
-              execute: Execute | None) -> Ran:
+              execute: Execute | None, killers: Mapping[int, tuple[str, ...]]) -> Ran:
     """The mutants left to run, in a scratch directory of their own, handed to the
     executor or else to the isolation's parent side."""
     with scratch_writes(tempfile.gettempdir()):
@@ -188,7 +193,7 @@ def _dispatch(jobs: list[tuple[int, Mutant]], options: RunOptions, packages: tup
             if warm is None:
                 raise ValueError("fork isolation runs the mutants in a warm runner started "
                                  "for their packages (fork.parent.start_warm): none given")
-            return run_forked(jobs, options, Path(tmp), record, warm, expect)
+            return run_forked(jobs, options, Path(tmp), record, warm, expect, killers)
         return run_fresh(jobs, options, Path(tmp), packages, record)
 
 
