@@ -28,6 +28,7 @@ from metaeval.mutation.fork.protocol import (
     WarmBaseline,
     WarmMutant,
     WarmOutcome,
+    WarmPhase,
     WarmSpec,
     read_warm_line,
     write_warm_mutants,
@@ -44,7 +45,7 @@ from metaeval.mutation.run.options import (
     scratch_writes,
 )
 from metaeval.mutation.run.outcome import ChildVerdict, classify, unreached
-from metaeval.mutation.run.ran import Expect, ForkStats, Ran, Record
+from metaeval.mutation.run.ran import Expect, ForkStats, Phase, Ran, Record, Step
 from metaeval.mutation.subprocess.parent import Context, run_mutant
 
 SHOWN_FAILING = 5
@@ -147,16 +148,19 @@ def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -
 
 def run_forked(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
                record: Record, warm: WarmStart, expect: Expect | None = None,
-               killers: Mapping[int, tuple[str, ...]] | None = None) -> Ran:
+               killers: Mapping[int, tuple[str, ...]] | None = None,
+               phase: Phase | None = None) -> Ran:
     """``warm``, a warm pytest process started for the packages of ``todo``
     (``start_warm``), runs the baseline and forks a child per mutant; its stream is
     read as it is written, so progress shows as mutants finish. ``expect`` is given
-    the baseline when it comes; ``killers`` (by index) are run first; ``warm`` is
-    stopped in any case."""
+    the baseline when it comes; ``killers`` (by index) are run first; ``phase`` is
+    told what the warm process does until then; ``warm`` is stopped in any case."""
     try:
         with scratch_writes(warm.scratch):
             warm.send(todo, options.root, killers)
-        return StreamReader(warm, todo, options, scratch, record, expect).read()
+        reader = StreamReader(warm, todo, options, scratch, record, expect)
+        reader.phase = phase
+        return reader.read()
     finally:
         warm.stop()
 
@@ -222,9 +226,13 @@ class StreamReader:
         self.own = ThreadPoolExecutor(max_workers=1)
         self.children = Children()
         self.context = Context(options, scratch, 0.0, self.coverage, self.children)
+        self.phase: Phase | None = None
+        """Told what the warm process does before its baseline line (``WarmPhase``)."""
 
     def read(self) -> Ran:
         """Every line until the warm runner exits, then what the run left."""
+        if self.phase is not None:  # until the warm process says it has collected
+            self.phase(Step.COLLECTING, 0, 0)
         with self.own, Path(self.warm.spec.stream_path).open(encoding="utf-8") as stream:
             try:
                 for line in _lines(stream, self.warm.proc):
@@ -240,8 +248,13 @@ class StreamReader:
 
     def on_line(self, line: str) -> None:
         value = read_warm_line(line)
-        if isinstance(value, WarmBaseline):
-            self.on_baseline(value)
+        if isinstance(value, WarmPhase):
+            if self.phase is not None:
+                self.phase(Step.TRACING, value.done, value.total)
+        elif isinstance(value, WarmBaseline):
+            self.on_baseline(value)  # raises VoidRun for a failing suite
+            if self.phase is not None:
+                self.phase(Step.PREPARING, 0, 0)
         elif value.deferred:
             self.on_deferred(value)
         else:

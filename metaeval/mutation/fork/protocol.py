@@ -247,18 +247,33 @@ class ChildReport:
             raise ValueError(f"not a child report: {e}") from e
 
 
-def warm_line(kind: str, value: WarmBaseline | WarmOutcome) -> str:
+@dataclass(frozen=True, slots=True)
+class WarmPhase:
+    """What the warm process is doing before its baseline line, and how far along:
+    the tests collected, then those traced of them (a line a second at most)."""
+
+    phase: str
+    """``collected`` or ``tracing``."""
+    done: int
+    total: int
+
+
+def warm_line(kind: str, value: WarmBaseline | WarmOutcome | WarmPhase) -> str:
     if isinstance(value, WarmBaseline):
         data = shallow(value)
+    elif isinstance(value, WarmPhase):
+        data = asdict(value)
     else:
         data = asdict(value)
         data["error_kind"] = value.error_kind.value
     return json.dumps({"event": kind, **data}) + "\n"
 
 
-def read_warm_line(line: str) -> WarmBaseline | WarmOutcome:
+def read_warm_line(line: str) -> WarmBaseline | WarmOutcome | WarmPhase:
     data = json.loads(line)
     kind = data.pop("event")
+    if kind == "phase":
+        return WarmPhase(**data)
     if kind == "baseline":
         data["failed"] = tuple(data["failed"])
         data["tests"] = tuple(data["tests"])

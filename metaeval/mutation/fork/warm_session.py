@@ -48,6 +48,7 @@ from metaeval.mutation.fork.protocol import (
     WarmBaseline,
     WarmMutant,
     WarmOutcome,
+    WarmPhase,
     WarmSpec,
     read_warm_mutants,
     warm_line,
@@ -176,8 +177,12 @@ class WarmSession:
     def _traced(self, session: pytest.Session, parts: list[list[pytest.Item]], jobs: int
                 ) -> tuple[BaselinePart, str]:
         self.attempts += 1
+        total = sum(len(part) for part in parts)
+        self._emit(warm_line("phase", WarmPhase("tracing", 0, total)))
         return trace_parts(session, parts, jobs, self.recorder, self.watch,
-                           Path(self.spec.scratch), str(self.attempts))
+                           Path(self.spec.scratch), str(self.attempts),
+                           lambda done: self._emit(warm_line(
+                               "phase", WarmPhase("tracing", done, total))))
 
     def _baseline(self, session: pytest.Session, items: list[pytest.Item],
                   reuse: Reuse | None) -> WarmBaseline:
