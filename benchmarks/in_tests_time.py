@@ -55,6 +55,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="the commit to compare this checkout with (default 6cc6cee)")
     p.add_argument("--runs", type=int, default=3, help="runs of each (default 3)")
     p.add_argument("--jobs", type=int, default=2, help="--jobs of every run (default 2)")
+    p.add_argument("--python", default=sys.executable,
+                   help="the interpreter of both venvs (default: this one); the recorder "
+                        "differs from Python 3.12 on (sys.monitoring)")
     p.add_argument("--work", type=Path, default=REPO / "benchmarks" / ".work",
                    help="scratch directory (default benchmarks/.work, git-ignored)")
     args = p.parse_args(argv)
@@ -64,12 +67,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def venv_with(work: Path, name: str, metaeval: Path, env: dict[str, str]) -> Path:
-    """A venv holding jsonschema's test dependencies and the metaeval at ``metaeval``
-    (installed anew each time: the checkout's may have changed)."""
+def venv_with(work: Path, name: str, metaeval: Path, env: dict[str, str], python: str
+              ) -> Path:
+    """A venv of ``python`` holding jsonschema's test dependencies and the metaeval at
+    ``metaeval`` (installed anew each time: the checkout's may have changed)."""
     venv = work / f"venv-{name}"
     if not (venv / "bin" / "python").exists():
-        bt.run_cmd([sys.executable, "-m", "venv", str(venv)], work, env)
+        bt.run_cmd([python, "-m", "venv", str(venv)], work, env)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
     # The wheel, no dependencies: only its metadata (test_cli reads the version);
     # the tests import the sdist's copy, their working directory.
@@ -80,7 +84,7 @@ def venv_with(work: Path, name: str, metaeval: Path, env: dict[str, str]) -> Pat
     return venv
 
 
-def setup(work: Path, before: str) -> tuple[Path, dict[str, Path]]:
+def setup(work: Path, before: str, python: str) -> tuple[Path, dict[str, Path]]:
     """The sdist, unpacked with the deselection added, and a venv per version."""
     work.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -102,8 +106,8 @@ def setup(work: Path, before: str) -> tuple[Path, dict[str, Path]]:
                              check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(old, filter="data")
-    return pristine, {"before": venv_with(work, "before", old, env),
-                      "after": venv_with(work, "after", REPO, env)}
+    return pristine, {"before": venv_with(work, "before", old, env, python),
+                      "after": venv_with(work, "after", REPO, env, python)}
 
 
 @dataclass(frozen=True)
@@ -141,11 +145,12 @@ def differing(runs: Sequence[Run]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        pristine, venvs = setup(args.work, args.before)
+        pristine, venvs = setup(args.work, args.before, args.python)
     except (bt.BenchError, OSError, subprocess.CalledProcessError) as e:
         print(f"setup failed: {(str(e).strip().splitlines() or ['?'])[0]}", file=sys.stderr)
         return 2
-    say(f"{os.cpu_count()} cores; load average at start "
+    version = subprocess.run([args.python, "-V"], capture_output=True, text=True).stdout
+    say(f"{version.strip()}; {os.cpu_count()} cores; load average at start "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     runs: dict[str, list[Run]] = {"before": [], "after": []}
     for i in range(args.runs):
