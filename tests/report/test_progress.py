@@ -91,7 +91,7 @@ def test_mutate_in_a_log_prints_its_progress_lines(
     assert out.exit_code == 1, out.output
     lines = out.stderr.splitlines()
     # First what it does before any mutant (issue 51), then the count.
-    assert lines[0] == "metaeval mutate: finding mutants (0s)"
+    assert lines[0] == "metaeval mutate: finding mutants, reading the caches (0s)"
     assert lines[1].startswith("metaeval mutate: 1/") and "mutants done (killed 1)" in lines[1]
     assert any(line.endswith("left") for line in lines)
     assert "\r" not in out.stderr  # CliRunner's stderr is no terminal

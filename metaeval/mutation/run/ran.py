@@ -23,7 +23,7 @@ Phase = Callable[[str, int, int], None]
 class Step:
     """The steps before the first mutant, as ``Phase`` names them."""
 
-    PLANNING = "finding mutants"
+    PLANNING = "finding mutants, reading the caches"
     COLLECTING = "collecting tests"
     TRACING = "tracing the baseline"
     """Its counts: tests traced of tests collected."""
