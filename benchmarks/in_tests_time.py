@@ -144,6 +144,7 @@ def differing(runs: Sequence[Run]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    after = head()  # what is installed now, though HEAD may move during the runs
     try:
         pristine, venvs = setup(args.work, args.before, args.python)
     except (bt.BenchError, OSError, subprocess.CalledProcessError) as e:
@@ -164,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     every = [*runs["before"], *runs["after"]]
     differ = differing(every)
     counts = Counter(every[0].statuses.values())
-    for name, label in (("before", args.before), ("after", head())):
+    for name, label in (("before", args.before), ("after", after)):
         say(f"{name} ({label}): in tests {in_tests[name]:.1f} s, wall {wall[name]:.1f} s "
             f"(medians of {args.runs}; load {statistics.mean(r.load for r in runs[name]):.1f})")
     say(f"after / before: in tests {in_tests['after'] / in_tests['before']:.2f}, "
@@ -173,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}); {len(differ)} differ "
         "between any two runs" + (f": {differ[:5]}" if differ else ""))
     out = args.work / "results-in-tests.json"
-    out.write_text(json.dumps({"before": args.before, "after": head(), "in_tests": in_tests,
+    out.write_text(json.dumps({"before": args.before, "after": after, "in_tests": in_tests,
                                "wall": wall, "differ": differ,
                                "runs": {n: [asdict(r) for r in rs] for n, rs in runs.items()}},
                               indent=1))
