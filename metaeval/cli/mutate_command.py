@@ -98,63 +98,76 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     coverage, or could not be applied), 2 on bad input, 3 when the suite fails
     without any mutant or no mutant ran.
     """
-    # Imported here: the runner and libcst are only needed by this command.
-    from metaeval.commands.mutate import plan_mutate, run_plan
-    from metaeval.commands.mutate_trace import trace_plan
-    from metaeval.commands.mutate_values import MutateRequest
-    from metaeval.report.mutate_outcome import finish
-    from metaeval.report.mutation import Shown, mutation_json, mutation_text
+    from metaeval.mutation.run.ran import Step
     from metaeval.report.progress import MutateProgress
 
-    _mutate_outputs_are_no_inputs(
-        paths, mutants_dir, baseline_path, update_baseline, cache_path, timings_path,
-        coverage_path, merge_dirs, [("--report", report_path), ("--sarif", sarif_path),
-                                    ("--html", html_path), ("--summary", summary_path),
-                                    ("--write-timings", write_timings),
-                                    ("--write-coverage", write_coverage)])
-    request = MutateRequest(
-        paths=paths, jobs=jobs, timeout_factor=timeout_factor,
-        timeout_constant=timeout_constant, mutants_dir=mutants_dir, report_path=report_path,
-        isolation=isolation, since_ref=since_ref,
-        cache_path=cache_path, no_cache=no_cache, baseline_path=baseline_path,
-        update_baseline=update_baseline, sarif_path=sarif_path,
-        message_strings=message_strings, shard=shard, shard_out=shard_out,
-        timings_path=timings_path, write_timings=write_timings, trace_only=trace_only,
-        write_coverage=write_coverage, coverage_path=coverage_path, executor=executor,
-        ray_address=ray_address, operators=operators)
-    if merge_dirs:
-        from metaeval.commands.mutate_merge import merge_shards
+    progress = MutateProgress(sys.stderr, terminal=sys.stderr.isatty())
+    if not merge_dirs:  # a word within seconds: importing, planning, tracing take a while
+        progress.phase(Step.PLANNING)
+    try:
+        # Imported here: the runner and libcst are only needed by this command.
+        from metaeval.commands.mutate import plan_mutate, run_plan
+        from metaeval.commands.mutate_trace import trace_plan
+        from metaeval.commands.mutate_values import MutateRequest
+        from metaeval.report.mutate_outcome import finish
+        from metaeval.report.mutation import Shown, mutation_json, mutation_text
 
-        result = merge_shards(request, merge_dirs)
-        for message in result.before:
-            echo(message.text, err=message.stderr)
-    else:
-        plan = plan_mutate(request)
-        # Shown before the run starts, not with its outcome: the --since count comes
-        # before the progress, as the user waits.
-        for message in plan.notes:
-            echo(message.text, err=message.stderr)
-        result = (trace_plan(plan) if request.trace_only else
-                  run_plan(plan, MutateProgress(sys.stderr, terminal=sys.stderr.isatty())))
-    outcome = finish(result, html=html_path)
-    if outcome.run is not None and fmt == "json":
-        echo(mutation_json(outcome.run, outcome.root, outcome.report))
-    elif outcome.run is not None:
-        new = (None if outcome.comparison is None
-               else frozenset(e.mutant_id for e in outcome.comparison.new))
-        echo(mutation_text(outcome.run, outcome.root, outcome.report,
-                           Shown(show, new, html_path)))
-    for message in outcome.after:  # with --format json, stdout holds the JSON alone
-        echo(message.text, err=message.stderr or fmt == "json")
-    if outcome.findings_error is not None:
-        for error in outcome.write_errors:  # the results above stand; these files do not
-            echo(f"error: {error}", err=True)
-        raise outcome.findings_error
-    from metaeval.report.summary import append_summary, mutate_summary
+        _mutate_outputs_are_no_inputs(
+            paths, mutants_dir, baseline_path, update_baseline, cache_path, timings_path,
+            coverage_path, merge_dirs, [("--report", report_path), ("--sarif", sarif_path),
+                                        ("--html", html_path), ("--summary", summary_path),
+                                        ("--write-timings", write_timings),
+                                        ("--write-coverage", write_coverage)])
+        request = MutateRequest(
+            paths=paths, jobs=jobs, timeout_factor=timeout_factor,
+            timeout_constant=timeout_constant, mutants_dir=mutants_dir, report_path=report_path,
+            isolation=isolation, since_ref=since_ref,
+            cache_path=cache_path, no_cache=no_cache, baseline_path=baseline_path,
+            update_baseline=update_baseline, sarif_path=sarif_path,
+            message_strings=message_strings, shard=shard, shard_out=shard_out,
+            timings_path=timings_path, write_timings=write_timings, trace_only=trace_only,
+            write_coverage=write_coverage, coverage_path=coverage_path, executor=executor,
+            ray_address=ray_address, operators=operators)
+        if merge_dirs:
+            from metaeval.commands.mutate_merge import merge_shards
 
-    outputs_then_exit(outcome.code, [
-        (summary_path, lambda p: append_summary(p, mutate_summary(outcome)))],
-        outcome.write_errors)
+            result = merge_shards(request, merge_dirs)
+            for message in result.before:
+                echo(message.text, err=message.stderr)
+        else:
+            plan = plan_mutate(request)
+            progress.clear_line()
+            # Shown before the run starts, not with its outcome: the --since count comes
+            # before the progress, as the user waits.
+            for message in plan.notes:
+                echo(message.text, err=message.stderr)
+            if request.trace_only:
+                progress.phase(Step.TRACING)
+                result = trace_plan(plan)
+            else:
+                result = run_plan(plan, progress)
+        progress.stop()  # before the results: no step line after them
+        outcome = finish(result, html=html_path)
+        if outcome.run is not None and fmt == "json":
+            echo(mutation_json(outcome.run, outcome.root, outcome.report))
+        elif outcome.run is not None:
+            new = (None if outcome.comparison is None
+                   else frozenset(e.mutant_id for e in outcome.comparison.new))
+            echo(mutation_text(outcome.run, outcome.root, outcome.report,
+                               Shown(show, new, html_path)))
+        for message in outcome.after:  # with --format json, stdout holds the JSON alone
+            echo(message.text, err=message.stderr or fmt == "json")
+        if outcome.findings_error is not None:
+            for error in outcome.write_errors:  # the results above stand; these files do not
+                echo(f"error: {error}", err=True)
+            raise outcome.findings_error
+        from metaeval.report.summary import append_summary, mutate_summary
+
+        outputs_then_exit(outcome.code, [
+            (summary_path, lambda p: append_summary(p, mutate_summary(outcome)))],
+            outcome.write_errors)
+    finally:
+        progress.stop()
 
 
 def _mutate_outputs_are_no_inputs(

@@ -77,6 +77,10 @@ class Selection:
     ran only at import, or code that cannot be told)."""
     reached: bool = True
     """False when the mutant's function never ran: NoCoverage."""
+    first: tuple[str, ...] = ()
+    """With ``tests`` None: the tests that ran the mutant's own code, to run before
+    the rest (a function that also ran at import): a mutant they kill stops there,
+    and only a survivor pays for every test."""
 
     @property
     def unseen(self) -> bool:
@@ -201,17 +205,25 @@ class Coverage:
             return Selection(None)  # ran only at import: any test may see what it made
         if mutant.kind is MutantKind.PATCH:
             return Selection(function_tests)  # put in place after the imports ran
+        covering = self._covering(mutant, code, function_tests)
         if key in self.at_import:
             # Its lines that ran at import were not traced, and what it made there
-            # (a registry entry) any test may see, not only those that call it.
-            return Selection(None)
+            # (a registry entry) any test may see, not only those that call it;
+            # the tests that ran its lines are the likeliest to kill it.
+            return Selection(None, first=covering or function_tests)
+        return Selection(covering)
+
+    def _covering(self, mutant: Mutant, code: types.CodeType,
+                  function_tests: tuple[str, ...]) -> tuple[str, ...]:
+        """The tests that ran the mutant's lines when the baseline traced them, else
+        those that ran its function."""
         numbers = self._instruction_lines(mutant, code)
         if not numbers or mutant.module not in self.line_modules:
-            return Selection(function_tests)
+            return function_tests
         chosen = frozenset().union(*(self.lines.get((mutant.module, n), frozenset())
                                      for n in numbers))
-        return Selection(tuple(t for t in function_tests if t in chosen)
-                         + tuple(sorted(chosen.difference(function_tests))))
+        return (tuple(t for t in function_tests if t in chosen)
+                + tuple(sorted(chosen.difference(function_tests))))
 
     def _instruction_lines(self, mutant: Mutant, code: types.CodeType) -> list[int]:
         """The lines of the mutant's span where ``code`` (or code nested in it) has

@@ -12,10 +12,17 @@ from the first one that ran: results from the cache and mutants settled without
 a run arrive at once before the baseline, and the baseline itself is not a
 mutant's time. Either says nothing until ``AFTER`` mutants have run. This
 module only renders; it never decides anything about a run.
+
+Before the first mutant, what the run does (``phase``: finding mutants,
+collecting tests, tracing the baseline with tests traced of tests collected)
+and for how long: on a terminal the same line, redrawn every second; in a log a
+line when the step changes and at least every ``PHASE_EVERY`` seconds (a
+clock of its own writes it while nothing else does), until the first result.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -32,6 +39,10 @@ AFTER = 3
 """Mutants run (after the first) before the time left is estimated."""
 REDRAW = 0.1
 """Seconds between two redraws of the terminal line (the last is always drawn)."""
+PHASE_EVERY = 8.0
+"""Seconds at most between two lines in a log before the first mutant."""
+TICK = 1.0
+"""Seconds between two looks of the clock that keeps the step's line alive."""
 
 # The order and the words of the counts; both errors are one count.
 LABELS = ((Status.KILLED, "killed"), (Status.SURVIVED, "survived"),
@@ -69,12 +80,73 @@ class MutateProgress:
         """When the terminal line was last drawn."""
         self.estimate: TimeLeft | None = None
         """The runner's estimate of the time left, once its baseline is in."""
+        self.started = clock()
+        self.step: tuple[str, int, int] | None = None
+        """What the run does before its first mutant (``phase``); None once one came."""
+        self.step_line = 0.0
+        """When the step's line was last written."""
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.clock_thread: threading.Thread | None = None
+
+    def phase(self, step: str, done: int = 0, total: int = 0) -> None:
+        """What the run does now (``run.ran.Step``), how far along: shown at once when
+        the step changes, and kept alive by a clock until the first result."""
+        with self.lock:
+            if self.done.is_set():
+                return
+            changed = self.step is None or self.step[0] != step
+            self.step = (step, done, total)
+            if changed or self.terminal:
+                self._step_line(self.clock())
+        if self.clock_thread is None:
+            self.clock_thread = threading.Thread(target=self._keep_alive, daemon=True,
+                                                 name="metaeval-progress")
+            self.clock_thread.start()
+
+    def stop(self) -> None:
+        """No more step lines (the first result came, or the run ended without one)."""
+        with self.lock:
+            if self.terminal and self.step is not None and not self.done.is_set():
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+            self.done.set()
+            self.step = None
+
+    def clear_line(self) -> None:
+        """Make room on a terminal for other text on stderr (the clock redraws the step)."""
+        with self.lock:
+            if self.terminal and self.step is not None:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+
+    def _keep_alive(self) -> None:
+        while not self.done.wait(TICK):
+            with self.lock:
+                now = self.clock()
+                if self.step is not None and not self.done.is_set() and (
+                        self.terminal or now - self.step_line >= PHASE_EVERY):
+                    self._step_line(now)
+
+    def _step_line(self, now: float) -> None:
+        assert self.step is not None
+        step, done, total = self.step
+        counted = f": {done}/{total} tests" if total else ""
+        text = f"{step}{counted} ({duration_text(now - self.started)})"
+        self.step_line = now
+        if self.terminal:
+            self.stream.write(f"\rmetaeval mutate: {text}\x1b[K")
+        else:
+            self.stream.write(f"metaeval mutate: {text}\n")
+        self.stream.flush()
 
     def pace(self, left: TimeLeft) -> None:
         """The runner's estimate, which it keeps up to date: shown instead of the count's."""
         self.estimate = left
 
     def __call__(self, done: int, total: int, result: MutantResult) -> None:
+        if not self.done.is_set():
+            self.stop()
         now = self.clock()
         self.counts[dict(LABELS)[result.status]] += 1
         if not result.cached and result.status not in SETTLED:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -197,3 +198,14 @@ def guards_project(tmp_path: Path) -> Path:
                 return all(results)
         """)
     return tmp_path
+
+
+STEP = re.compile(r"^metaeval mutate: [a-z ,]+(: \d+/\d+ tests)? \(\d+[smh0-9]*\)$")
+"""A line saying what a run does before its first mutant (``MutateProgress.phase``)."""
+
+
+def without_steps(stderr: str) -> str:
+    """``stderr`` without the step lines a run writes to a log before its first mutant:
+    what the tests that read it look for is what else it says."""
+    return "".join(line for line in stderr.splitlines(keepends=True)
+                   if not STEP.match(line.rstrip("\n")))

@@ -251,6 +251,8 @@ def test_a_function_that_ran_at_import_and_in_a_test_is_reached_by_every_test(
     coverage = Coverage.from_runs(tmp_path, tuple(runs.values()))
     append = coverage.select(registry_mutant(7, "check"))
     assert append.tests is None and append.reached and not append.unseen
+    # The test that ran it runs first; the other, which never called it, does not.
+    assert append.first == ("t.py::test_refused",)
     # A function that ran only under a test keeps its line selection: the append
     # no test reached is unseen.
     assert coverage.select(registry_mutant(14, "unused")).unseen

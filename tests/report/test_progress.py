@@ -90,6 +90,39 @@ def test_mutate_in_a_log_prints_its_progress_lines(
                                     "--no-cache"])
     assert out.exit_code == 1, out.output
     lines = out.stderr.splitlines()
-    assert lines[0].startswith("metaeval mutate: 1/") and "mutants done (killed 1)" in lines[0]
+    # First what it does before any mutant (issue 51), then the count.
+    assert lines[0] == "metaeval mutate: finding mutants, reading the caches (0s)"
+    assert lines[1].startswith("metaeval mutate: 1/") and "mutants done (killed 1)" in lines[1]
     assert any(line.endswith("left") for line in lines)
     assert "\r" not in out.stderr  # CliRunner's stderr is no terminal
+
+
+def test_a_log_gets_a_line_per_step_and_none_after_the_first_result(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress, "TICK", 3600.0)  # no clock thread line in this test
+    clock, out = Clock(), io.StringIO()
+    shown = MutateProgress(out, terminal=False, clock=clock)
+    shown.phase("collecting tests")
+    clock.now += 2
+    shown.phase("tracing the baseline", 0, 9)
+    clock.now += 1
+    shown.phase("tracing the baseline", 4, 9)  # the same step, too soon: no line
+    assert out.getvalue().splitlines() == ["metaeval mutate: collecting tests (0s)",
+                                           "metaeval mutate: tracing the baseline: 0/9 tests (2s)"]
+    shown(1, 2, result())
+    shown.phase("preparing the mutants")  # too late: the count has taken over
+    assert "preparing" not in out.getvalue()
+
+
+def test_a_terminal_redraws_the_step_in_place_and_clears_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress, "TICK", 3600.0)
+    clock, out = Clock(), io.StringIO()
+    shown = MutateProgress(out, terminal=True, clock=clock)
+    shown.phase("tracing the baseline", 3, 9)
+    clock.now += 1
+    shown.phase("tracing the baseline", 5, 9)
+    shown.stop()
+    assert out.getvalue() == ("\rmetaeval mutate: tracing the baseline: 3/9 tests (0s)\x1b[K"
+                              "\rmetaeval mutate: tracing the baseline: 5/9 tests (1s)\x1b[K"
+                              "\r\x1b[K")

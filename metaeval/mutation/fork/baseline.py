@@ -10,12 +10,14 @@ so the warm process stays as collection left it.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
 import struct
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,12 +50,22 @@ def baseline_recorder(recorder: CallRecorder, share: Share | None = None
     return recorder if make is None else LineRecorder(recorder, make)
 
 
+Traced = Callable[[int], None]
+"""Told the number of tests traced so far, while the children run (``Tracing.wait``)."""
+REPORT_EVERY = 1.0
+"""Seconds between two counts ``Tracing.wait`` hands on."""
+
+
 def trace_parts(session: pytest.Session, parts: list[list[pytest.Item]], jobs: int,
-                recorder: CallRecorder, watch: Watch, scratch: Path, name: str
-                ) -> tuple[BaselinePart, str]:
+                recorder: CallRecorder, watch: Watch, scratch: Path, name: str,
+                traced: Traced | None = None) -> tuple[BaselinePart, str]:
     """The parts traced by ``jobs`` children at once; their records merged, and what
-    went wrong with a child, if anything. ``name`` keeps this call's files apart."""
-    return start_trace(session, parts, jobs, recorder, watch, scratch, name).finish()
+    went wrong with a child, if anything. ``name`` keeps this call's files apart;
+    ``traced`` is told how many tests are done as they go."""
+    tracing = start_trace(session, parts, jobs, recorder, watch, scratch, name)
+    if traced is not None:
+        tracing.wait(traced)
+    return tracing.finish()
 
 
 @dataclass(slots=True)
@@ -63,6 +75,27 @@ class Tracing:
     children: list[tuple[int, Path]]
     statuses: dict[int, int] = field(default_factory=dict)
     """The exit status of each child reaped so far, by pid."""
+    ticks: int = -1
+    """The read end of the pipe the children write a byte to per test; -1: closed."""
+
+    def wait(self, traced: Traced) -> None:
+        """Until every child has ended, the tests they ran counted from their bytes
+        and handed to ``traced`` once a ``REPORT_EVERY`` at most."""
+        done, told, last = 0, -1, 0.0
+        while not self.poll():
+            if self.ticks < 0:
+                time.sleep(0.2)
+            elif select.select([self.ticks], [], [], 0.2)[0]:
+                with contextlib.suppress(BlockingIOError):
+                    read = os.read(self.ticks, 65536)
+                    if not read:  # every writer gone: the children are ending
+                        os.close(self.ticks)
+                        self.ticks = -1
+                    done += len(read)
+            now = time.monotonic()
+            if done != told and now - last >= REPORT_EVERY:
+                traced(done)
+                told, last = done, now
 
     def poll(self) -> bool:
         """Whether every child has ended (reaping those that have), without waiting."""
@@ -75,6 +108,9 @@ class Tracing:
 
     def finish(self) -> tuple[BaselinePart, str]:
         """Wait for every child: their records merged, and what went wrong, if anything."""
+        if self.ticks >= 0:
+            os.close(self.ticks)
+            self.ticks = -1
         merged = BaselinePart()
         problem = ""
         for pid, result in self.children:
@@ -102,17 +138,35 @@ def start_trace(session: pytest.Session, parts: list[list[pytest.Item]], jobs: i
         taking, queue = os.pipe()
         os.write(queue, b"".join(struct.pack("=I", n) for n in range(len(parts))))
         os.close(queue)
+    ticks, tick = _tick_pipe()
     children = []
     for n in range(jobs):
         result = scratch / f"warm-baseline-{name}-{n}.json"
         pid = os.fork()
         if pid == 0:
+            os.close(ticks)
             share = Share(n, jobs, str(scratch / f"warm-probes-{name}"))
-            _child(session, _taken(parts, taking), recorder, watch, result, parent, share)
+            _child(session, _taken(parts, taking), recorder, watch, result, parent, share,
+                   tick)
         children.append((pid, result))
     if taking is not None:
         os.close(taking)
-    return Tracing(children)
+    os.close(tick)
+    return Tracing(children, ticks=ticks)
+
+
+def _tick_pipe() -> tuple[int, int]:
+    """A pipe whose write end never blocks: a child that finds it full (no one reads
+    it beside the mutants' children) drops its byte, only a count is lost."""
+    ticks, tick = os.pipe()
+    os.set_blocking(tick, False)
+    os.set_blocking(ticks, False)
+    return ticks, tick
+
+
+def _ticked(tick: int) -> None:
+    with contextlib.suppress(OSError):  # full, or no one reading: only progress
+        os.write(tick, b".")
 
 
 def _taken(parts: list[list[pytest.Item]], taking: int | None) -> Iterator[pytest.Item]:
@@ -126,7 +180,7 @@ def _taken(parts: list[list[pytest.Item]], taking: int | None) -> Iterator[pytes
 
 
 def _child(session: pytest.Session, items: Iterator[pytest.Item], recorder: CallRecorder,
-           watch: Watch, result: Path, parent: int, share: Share) -> None:
+           watch: Watch, result: Path, parent: int, share: Share, tick: int) -> None:
     try:
         die_with_parent(parent)
         started = time.monotonic()
@@ -146,6 +200,7 @@ def _child(session: pytest.Session, items: Iterator[pytest.Item], recorder: Call
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
             tracing.end()
             tests_run += 1
+            _ticked(tick)
             if not tracing.intact():
                 # A test replaced the tracer (a coverage tool does) or CPython dropped
                 # it (a RecursionError inside it): what that test ran after went unseen.

@@ -9,7 +9,7 @@ items; running them is the warm runner's.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 
 import pytest
 
@@ -24,6 +24,20 @@ def speed_class(seconds: float) -> int:
     times are mostly noise on a loaded machine) and keep their collection order,
     so the test that kills a mutant does not change from run to run."""
     return 0 if seconds < FAST else 1 + int(math.log2(seconds / FAST))
+
+
+def run_order(chosen: list[pytest.Item], position: Mapping[str, int],
+              durations: Mapping[str, float], killers: Collection[str] = (),
+              first: Collection[str] = ()) -> list[pytest.Item]:
+    """``chosen`` in the order a child runs them: the tests that killed the mutant
+    last time, then those that run its code (``first``, when every test is
+    chosen), then the rest; each group fastest first (``speed_class``), in
+    collection order among equals. A child stops at its first failing test, so
+    a killed mutant pays for the tests before its killer only."""
+    def rank(item: pytest.Item) -> tuple[int, int, int]:
+        group = 0 if item.nodeid in killers else 1 if item.nodeid in first else 2
+        return (group, speed_class(durations.get(item.nodeid, 0.0)), position[item.nodeid])
+    return sorted(chosen, key=rank)
 
 
 class CollectAgainError(Exception):

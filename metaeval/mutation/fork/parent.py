@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +28,7 @@ from metaeval.mutation.fork.protocol import (
     WarmBaseline,
     WarmMutant,
     WarmOutcome,
+    WarmPhase,
     WarmSpec,
     read_warm_line,
     write_warm_mutants,
@@ -44,7 +45,7 @@ from metaeval.mutation.run.options import (
     scratch_writes,
 )
 from metaeval.mutation.run.outcome import ChildVerdict, classify, unreached
-from metaeval.mutation.run.ran import Expect, ForkStats, Ran, Record
+from metaeval.mutation.run.ran import Expect, ForkStats, Phase, Ran, Record, Step
 from metaeval.mutation.subprocess.parent import Context, run_mutant
 
 SHOWN_FAILING = 5
@@ -67,12 +68,16 @@ class WarmStart:
     def out_path(self) -> Path:
         return self.scratch / "warm.out"
 
-    def send(self, todo: list[tuple[int, Mutant]], root: Path) -> None:
+    def send(self, todo: list[tuple[int, Mutant]], root: Path,
+             killers: Mapping[int, tuple[str, ...]] | None = None) -> None:
+        """Hand over the mutants (index, mutant), with the tests that killed each last
+        time (``killers``, by index), which its child runs first."""
         root = root.resolve()
+        killers = killers or {}
         write_warm_mutants(Path(self.spec.mutants_path), [
             WarmMutant(i, m.id, m.kind, m.module, m.path, str((root / m.path).resolve()),
                        m.qualname, (m.span.start_line, m.span.start_column, m.span.end_line,
-                                    m.span.end_column), m.mutated_source)
+                                    m.span.end_column), m.mutated_source, killers.get(i, ()))
             for i, m in todo])
 
     def stop(self) -> None:
@@ -142,15 +147,20 @@ def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -
 
 
 def run_forked(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
-               record: Record, warm: WarmStart, expect: Expect | None = None) -> Ran:
+               record: Record, warm: WarmStart, expect: Expect | None = None,
+               killers: Mapping[int, tuple[str, ...]] | None = None,
+               phase: Phase | None = None) -> Ran:
     """``warm``, a warm pytest process started for the packages of ``todo``
     (``start_warm``), runs the baseline and forks a child per mutant; its stream is
     read as it is written, so progress shows as mutants finish. ``expect`` is given
-    the baseline when it comes; ``warm`` is stopped in any case."""
+    the baseline when it comes; ``killers`` (by index) are run first; ``phase`` is
+    told what the warm process does until then; ``warm`` is stopped in any case."""
     try:
         with scratch_writes(warm.scratch):
-            warm.send(todo, options.root)
-        return StreamReader(warm, todo, options, scratch, record, expect).read()
+            warm.send(todo, options.root, killers)
+        reader = StreamReader(warm, todo, options, scratch, record, expect)
+        reader.phase = phase
+        return reader.read()
     finally:
         warm.stop()
 
@@ -216,9 +226,13 @@ class StreamReader:
         self.own = ThreadPoolExecutor(max_workers=1)
         self.children = Children()
         self.context = Context(options, scratch, 0.0, self.coverage, self.children)
+        self.phase: Phase | None = None
+        """Told what the warm process does before its baseline line (``WarmPhase``)."""
 
     def read(self) -> Ran:
         """Every line until the warm runner exits, then what the run left."""
+        if self.phase is not None:  # until the warm process says it has collected
+            self.phase(Step.COLLECTING, 0, 0)
         with self.own, Path(self.warm.spec.stream_path).open(encoding="utf-8") as stream:
             try:
                 for line in _lines(stream, self.warm.proc):
@@ -234,8 +248,13 @@ class StreamReader:
 
     def on_line(self, line: str) -> None:
         value = read_warm_line(line)
-        if isinstance(value, WarmBaseline):
-            self.on_baseline(value)
+        if isinstance(value, WarmPhase):
+            if self.phase is not None:
+                self.phase(Step.TRACING, value.done, value.total)
+        elif isinstance(value, WarmBaseline):
+            self.on_baseline(value)  # raises VoidRun for a failing suite
+            if self.phase is not None:
+                self.phase(Step.PREPARING, 0, 0)
         elif value.deferred:
             self.on_deferred(value)
         else:

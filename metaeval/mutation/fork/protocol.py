@@ -40,6 +40,10 @@ class WarmMutant:
     """The mutant's ``Span``: start line and column, end line and column."""
     source: str = ""
     """For a rewrite mutant: the whole module with the fault in place."""
+    killers: tuple[str, ...] = ()
+    """The tests that killed it in an earlier run (the result cache's entry for it,
+    kept though what it depends on changed): a hint of what to run first, never a
+    result."""
 
     def mutant(self) -> Mutant:
         """As much of the ``Mutant`` as coverage needs to place it."""
@@ -88,7 +92,8 @@ def write_warm_mutants(path: Path, mutants: Sequence[WarmMutant]) -> None:
 
 
 def read_warm_mutants(path: Path) -> tuple[WarmMutant, ...]:
-    return tuple(WarmMutant(**{**m, "kind": MutantKind(m["kind"]), "span": tuple(m["span"])})
+    return tuple(WarmMutant(**{**m, "kind": MutantKind(m["kind"]), "span": tuple(m["span"]),
+                               "killers": tuple(m.get("killers", ()))})
                  for m in json.loads(path.read_text(encoding="utf-8")))
 
 
@@ -242,18 +247,33 @@ class ChildReport:
             raise ValueError(f"not a child report: {e}") from e
 
 
-def warm_line(kind: str, value: WarmBaseline | WarmOutcome) -> str:
+@dataclass(frozen=True, slots=True)
+class WarmPhase:
+    """What the warm process is doing before its baseline line, and how far along:
+    the tests collected, then those traced of them (a line a second at most)."""
+
+    phase: str
+    """``collected`` or ``tracing``."""
+    done: int
+    total: int
+
+
+def warm_line(kind: str, value: WarmBaseline | WarmOutcome | WarmPhase) -> str:
     if isinstance(value, WarmBaseline):
         data = shallow(value)
+    elif isinstance(value, WarmPhase):
+        data = asdict(value)
     else:
         data = asdict(value)
         data["error_kind"] = value.error_kind.value
     return json.dumps({"event": kind, **data}) + "\n"
 
 
-def read_warm_line(line: str) -> WarmBaseline | WarmOutcome:
+def read_warm_line(line: str) -> WarmBaseline | WarmOutcome | WarmPhase:
     data = json.loads(line)
     kind = data.pop("event")
+    if kind == "phase":
+        return WarmPhase(**data)
     if kind == "baseline":
         data["failed"] = tuple(data["failed"])
         data["tests"] = tuple(data["tests"])

@@ -37,7 +37,7 @@ from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.fork.baseline import start_trace, trace_parts
 from metaeval.mutation.fork.child import Watch, describe, run_job
-from metaeval.mutation.fork.items import parts_of, speed_class
+from metaeval.mutation.fork.items import parts_of, run_order
 from metaeval.mutation.fork.planner import How, ImportTime, Planner
 from metaeval.mutation.fork.pool import Job, Limits, Pool, Running, Tick, job_limits
 from metaeval.mutation.fork.preload import preload
@@ -48,6 +48,7 @@ from metaeval.mutation.fork.protocol import (
     WarmBaseline,
     WarmMutant,
     WarmOutcome,
+    WarmPhase,
     WarmSpec,
     read_warm_mutants,
     warm_line,
@@ -176,8 +177,12 @@ class WarmSession:
     def _traced(self, session: pytest.Session, parts: list[list[pytest.Item]], jobs: int
                 ) -> tuple[BaselinePart, str]:
         self.attempts += 1
+        total = sum(len(part) for part in parts)
+        self._emit(warm_line("phase", WarmPhase("tracing", 0, total)))
         return trace_parts(session, parts, jobs, self.recorder, self.watch,
-                           Path(self.spec.scratch), str(self.attempts))
+                           Path(self.spec.scratch), str(self.attempts),
+                           lambda done: self._emit(warm_line(
+                               "phase", WarmPhase("tracing", done, total))))
 
     def _baseline(self, session: pytest.Session, items: list[pytest.Item],
                   reuse: Reuse | None) -> WarmBaseline:
@@ -327,7 +332,7 @@ class WarmSession:
     def _select(self, items: list[pytest.Item], work: WarmMutant
                 ) -> tuple[pytest.Item, ...] | None:
         """The tests that run the mutant's lines, those the tracer did not see
-        through and those being traced again beside it, fastest first (``()`` when
+        through and those being traced again beside it, in ``run_order`` (``()`` when
         its function runs but those lines do not); None when its function never runs."""
         selection = self.coverage.select(work.mutant())
         if selection.tests is None and selection.reached:
@@ -340,10 +345,8 @@ class WarmSession:
             if not chosen and not selection.reached:
                 return None
         position = {item.nodeid: i for i, item in enumerate(items)}
-        durations = self.watch.durations
-        chosen.sort(key=lambda item: (speed_class(durations.get(item.nodeid, 0.0)),
-                                      position[item.nodeid]))
-        return tuple(chosen)
+        return tuple(run_order(chosen, position, self.watch.durations, work.killers,
+                               selection.first))
 
     def _run_mutants(self, items: list[pytest.Item], baseline: WarmBaseline,
                      import_time: ImportTime,

@@ -15,6 +15,21 @@ Expect = Callable[[Coverage, Mapping[str, float], tuple[str, ...]], None]
 """Where an isolation hands the baseline as soon as it has it, before the mutants'
 results: its record, each test's seconds (what the time left is weighed by) and
 the tests every mutant runs (those the record did not see through)."""
+Phase = Callable[[str, int, int], None]
+"""Where a run says what it does before its first mutant, and how far along: what
+(``Step``), how many done of how many (0 and 0 when it cannot count)."""
+
+
+class Step:
+    """The steps before the first mutant, as ``Phase`` names them."""
+
+    PLANNING = "finding mutants, reading the caches"
+    COLLECTING = "collecting tests"
+    TRACING = "tracing the baseline"
+    """Its counts: tests traced of tests collected."""
+    BASELINE = "running the baseline"
+    """Subprocess isolation: one pytest process, which cannot be counted."""
+    PREPARING = "preparing the mutants"
 
 
 @dataclass(frozen=True, slots=True)

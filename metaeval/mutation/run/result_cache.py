@@ -211,6 +211,17 @@ class ResultCache:
         except (KeyError, ValueError, TypeError):
             return None
 
+    def killers(self, mutant: Mutant) -> tuple[str, ...]:
+        """The tests that killed the mutant when its entry was written, whether or
+        not what it depends on changed since: only the order its tests run in
+        (these first), never its result."""
+        entry = self.entries.get(self.key(mutant))
+        result = entry.get("result") if entry is not None else None
+        if not isinstance(result, dict) or result.get("status") != Status.KILLED.value:
+            return ()
+        killed_by = result.get("killed_by")
+        return tuple(killed_by) if isinstance(killed_by, list) else ()
+
     def store(self, result: MutantResult, coverage: Coverage | None) -> None:
         if result.status not in CACHEABLE or result.cached:
             return

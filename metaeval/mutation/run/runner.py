@@ -33,7 +33,7 @@ from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.fork.parent import WarmStart, run_forked
 from metaeval.mutation.model import Mutant, MutantResult, Status
 from metaeval.mutation.run.options import Isolation, RunOptions, scratch_writes
-from metaeval.mutation.run.ran import Expect, ForkStats, Ran, Record
+from metaeval.mutation.run.ran import Expect, ForkStats, Phase, Ran, Record, Step
 from metaeval.mutation.run.time_left import TimeLeft, expected_costs
 from metaeval.mutation.subprocess.parent import run_fresh, settle
 
@@ -92,6 +92,13 @@ class Paced(Protocol):
     def pace(self, left: TimeLeft) -> None: ...
 
 
+@runtime_checkable
+class Phased(Protocol):
+    """A progress that also shows what the run does before its first mutant (``Phase``)."""
+
+    def phase(self, step: str, done: int, total: int) -> None: ...
+
+
 Execute = Callable[[list[tuple[int, Mutant]], RunOptions, Path, tuple[str, ...], Record,
                     WarmStart | None], Ran]
 """Runs the mutants the cache and ``settle`` left (index, mutant), handing each result
@@ -108,6 +115,8 @@ class Cache(Protocol):
     def store(self, result: MutantResult, coverage: Coverage | None) -> None: ...
 
     def last_limits(self) -> tuple[float, float]: ...
+
+    def killers(self, mutant: Mutant) -> tuple[str, ...]: ...
 
 
 
@@ -145,21 +154,14 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
                 left = estimate
                 progress.pace(estimate)
 
-    todo: list[int] = []
-    for index, mutant in enumerate(mutants):
-        # The cache first: a hit needs no compile (CompileErrors are never cached).
-        known = None if mutant.ignored_reason or cache is None else cache.lookup(mutant)
-        known = known or settle(mutant)
-        if known is None:
-            todo.append(index)
-        else:
-            record(index, known)
+    todo, killers = _answered(mutants, cache, record)
     ran = Ran(0.0, 0.0, None)
     try:
         if todo:
             packages = tuple(sorted({m.module.partition(".")[0] for m in mutants}))
+            phase = progress.phase if isinstance(progress, Phased) else None
             ran = _dispatch([(i, mutants[i]) for i in todo], options, packages, record, warm,
-                            expect, execute)
+                            expect, execute, killers, phase)
     finally:
         if warm is not None:  # not needed after all, or already done: stopping is idempotent
             warm.stop()
@@ -174,9 +176,29 @@ def run_mutants(mutants: Sequence[Mutant], options: RunOptions,
 
 
 
+def _answered(mutants: Sequence[Mutant], cache: Cache | None, record: Record
+              ) -> tuple[list[int], dict[int, tuple[str, ...]]]:
+    """Each mutant the cache or ``settle`` answers, recorded; the indices of the others,
+    and the tests that killed each of them in an earlier run (run first)."""
+    todo: list[int] = []
+    killers: dict[int, tuple[str, ...]] = {}
+    for index, mutant in enumerate(mutants):
+        # The cache first: a hit needs no compile (CompileErrors are never cached).
+        known = None if mutant.ignored_reason or cache is None else cache.lookup(mutant)
+        known = known or settle(mutant)
+        if known is None:
+            todo.append(index)
+            if cache is not None and (killed_by := cache.killers(mutant)):
+                killers[index] = killed_by  # it likely kills again
+        else:
+            record(index, known)
+    return todo, killers
+
+
 def _dispatch(jobs: list[tuple[int, Mutant]], options: RunOptions, packages: tuple[str, ...],
               record: Record, warm: WarmStart | None, expect: Expect,
-              execute: Execute | None) -> Ran:
+              execute: Execute | None, killers: Mapping[int, tuple[str, ...]],
+              phase: Phase | None = None) -> Ran:
     """The mutants left to run, in a scratch directory of their own, handed to the
     executor or else to the isolation's parent side."""
     with scratch_writes(tempfile.gettempdir()):
@@ -188,7 +210,9 @@ def _dispatch(jobs: list[tuple[int, Mutant]], options: RunOptions, packages: tup
             if warm is None:
                 raise ValueError("fork isolation runs the mutants in a warm runner started "
                                  "for their packages (fork.parent.start_warm): none given")
-            return run_forked(jobs, options, Path(tmp), record, warm, expect)
+            return run_forked(jobs, options, Path(tmp), record, warm, expect, killers, phase)
+        if phase is not None:
+            phase(Step.BASELINE, 0, 0)
         return run_fresh(jobs, options, Path(tmp), packages, record)
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sys
 from textwrap import dedent
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
-from metaeval.mutation.fork.items import CollectAgainError, Recollected
+from metaeval.mutation.fork.items import CollectAgainError, Recollected, run_order
 
 TEST_A = dedent("""\
     import pytest
@@ -116,3 +118,18 @@ def test_a_test_the_options_left_out_is_no_new_id(pytester: pytest.Pytester,
     assert ids(plugin.old) == ["test_a.py::test_v[1]", "test_b.py::test_b"]
     assert ids(plugin.run) == ["test_b.py::test_b", "test_a.py::test_v[2]"]
     assert plugin.error is None
+
+
+def test_a_child_runs_the_last_killer_then_the_covering_tests_then_the_rest() -> None:
+    ids = ["a::slow", "a::fast", "b::covers_slow", "b::covers_fast", "c::killer", "c::other"]
+    items = [cast(pytest.Item, SimpleNamespace(nodeid=i)) for i in ids]
+    position = {i: n for n, i in enumerate(ids)}
+    durations = {"a::slow": 0.5, "b::covers_slow": 0.5, "c::killer": 0.5}
+    order = run_order(list(reversed(items)), position, durations, killers=("c::killer",),
+                      first=("b::covers_slow", "b::covers_fast"))
+    assert [i.nodeid for i in order] == ["c::killer", "b::covers_fast", "b::covers_slow",
+                                         "a::fast", "c::other", "a::slow"]
+    # Knowing nothing, fastest first in collection order, as before.
+    plain = run_order(list(reversed(items)), position, durations)
+    assert [i.nodeid for i in plain] == ["a::fast", "b::covers_fast", "c::other", "a::slow",
+                                         "b::covers_slow", "c::killer"]

@@ -122,6 +122,27 @@ def test_a_survivor_is_rerun_when_any_test_file_changes_but_a_kill_is_kept(
     assert again.lookup(killed) is not None
 
 
+def test_who_killed_a_mutant_outlives_its_result_but_a_survivor_names_no_one(
+        tmp_path: Path) -> None:
+    # Only the order of the next run's tests: a kill whose test file changed is run
+    # again, its killer first; a survivor has no killer to put first.
+    root = project(tmp_path)
+    killer = ("tests/test_calc.py::test_double",)
+    survivor = Mutant("calc.py::double::op::1", MutantKind.REWRITE, "op", "calc.py", "calc",
+                      "double", Span(2, 12, 2, 13), "x", "y", "def double(x):\n    return y * 2\n")
+    cache = ResultCache(root, ())
+    cache.store(MutantResult(mutant(), Status.KILLED, killed_by=killer, covered_by=killer), None)
+    cache.store(MutantResult(survivor, Status.SURVIVED, covered_by=killer), None)
+    cache.save(1.0, 8.0)
+    (root / "tests" / "test_calc.py").write_text("def test_double():\n    assert True\n",
+                                                 encoding="utf-8")
+    again = ResultCache(root, ())
+    assert again.lookup(mutant()) is None
+    assert again.killers(mutant()) == killer
+    assert again.killers(survivor) == ()
+    assert ResultCache(root, ("-x",)).killers(mutant()) == ()  # another run's settings
+
+
 def test_a_corrupt_cache_file_is_an_empty_cache(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / ".metaeval").mkdir()
