@@ -3,13 +3,20 @@
 These graders read tool calls and messages; they never read the agent's claims
 about what it did, and never the case file's copy of an answer. A tool call
 whose result says it failed (``ToolResult.failed``: an error flag, a result
-that starts with "Error", an object with an ``error``) did not happen for the
-tool checks unless the check says ``failed_calls = "count"``: a refused write
-is not a write. Evidence names where the event sits in the file
+that starts with "Error", an object with an ``error``) is read by what the
+check promises. A prohibition (``no_tool_called``, the ``after`` side of
+``tool_order``) counts it: the check exists to catch the agent trying, and an
+attempt something downstream refused is still an attempt. A requirement
+(``tool_called``, the ``before`` side of ``tool_order``) leaves it out: a
+refused write is not a write. ``failed_calls = "count"`` or ``"ignore"`` sets
+both sides of a check alike. Evidence names where the event sits in the file
 (``Trajectory.at``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from metaeval.contract import EvalInput, Evidence, JsonObject, Message, ToolCall, Trajectory
 from metaeval.errors import CheckSpecError
@@ -28,68 +35,105 @@ from metaeval.graders.base import (
 )
 
 FAILED_CALLS = ("ignore", "count")
-"""``failed_calls``: ignore a call whose result is an error (the default), or count it."""
+"""``failed_calls``: ignore a call whose result is an error, or count it. Left out,
+each side of a check takes its own default: a prohibition counts, a requirement
+ignores."""
 
 
-def _want_failed_calls(value: object) -> bool:
-    """Whether failed calls count, from the ``failed_calls`` parameter."""
+class _Default:
+    """``failed_calls`` not given: each side of the check takes its own default."""
+
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+_DEFAULT = _Default()
+
+
+@dataclass(frozen=True, slots=True)
+class _FailedCalls:
+    """Whether a check's failed calls count, for the tool it requires and the one it
+    forbids."""
+
+    required: bool
+    forbidden: bool
+
+    def hashed(self, params: JsonObject, default_name: str) -> JsonObject:
+        """The params a version hashes. Ignoring every failed call was the one default
+        before prohibitions counted theirs, so only that reading is left unhashed:
+        a version names what a check does, and findings stored under it compare
+        only with the same reading."""
+        if not self.required and not self.forbidden:
+            return params
+        value = "count" if self.required and self.forbidden else default_name
+        return {**params, "failed_calls": value}
+
+
+def _want_failed_calls(value: object, *, requirement: bool, prohibition: bool
+                       ) -> _FailedCalls:
+    """The failed-calls reading of a check whose sides are a ``requirement`` and/or a
+    ``prohibition``, from the ``failed_calls`` parameter."""
+    if value is _DEFAULT:
+        return _FailedCalls(required=False, forbidden=prohibition)
     if value not in FAILED_CALLS:
         raise CheckSpecError("failed_calls", f"got {value!r}; expected one of "
                              f"{', '.join(map(repr, FAILED_CALLS))}")
-    return value == "count"
+    count = value == "count"
+    return _FailedCalls(required=count and requirement, forbidden=count and prohibition)
 
 
-def _calls(trajectory: Trajectory, count_failed: bool,
+def _calls(trajectory: Trajectory, counted: Callable[[ToolCall], bool],
            ) -> tuple[list[tuple[int, ToolCall]], int]:
-    """The calls that count, with their positions, and how many failed ones were left out."""
-    calls = trajectory.indexed(ToolCall)
-    if count_failed:
-        return calls, 0
+    """The calls that count (a failed one only where ``counted`` says so), with their
+    positions, and how many failed ones were left out."""
     gone = trajectory.failed_calls()
-    return [(i, c) for i, c in calls if i not in gone], sum(i in gone for i, _ in calls)
-
-
-def _with_failed(params: JsonObject, count_failed: bool) -> JsonObject:
-    """The params a version hashes: ``failed_calls`` only when it is not the default."""
-    return {**params, "failed_calls": "count"} if count_failed else params
+    calls = [(i, c) for i, c in trajectory.indexed(ToolCall) if i not in gone or counted(c)]
+    return calls, len(gone) - sum(i in gone for i, _ in calls)
 
 
 def _left_out(n: int) -> str:
     return f" ({n} failed call{'s' if n != 1 else ''} not counted)" if n else ""
 
 
-def no_tool_called(tool: object, failed_calls: object = "ignore", *,
+def _attempt(trajectory: Trajectory, i: int) -> str:
+    return " (its result is an error: an attempt counts)" if i in trajectory.failed_calls() \
+        else ""
+
+
+def no_tool_called(tool: object, failed_calls: object = _DEFAULT, *,
                    name: str = "") -> RuleGrader:
-    """Fails if ``tool`` was ever called (an action the task forbids); a call whose
-    result is an error did not happen unless ``failed_calls`` is ``count``."""
+    """Fails if ``tool`` was ever called (an action the task forbids), whether or not
+    the call failed; ``failed_calls = "ignore"`` leaves out a call whose result is an
+    error."""
     forbidden = want_str(tool, "tool")
-    count_failed = _want_failed_calls(failed_calls)
+    reading = _want_failed_calls(failed_calls, requirement=False, prohibition=True)
 
     def check(x: EvalInput) -> Judgement:
-        calls, left_out = _calls(x.trajectory, count_failed)
+        calls, left_out = _calls(x.trajectory, lambda _: reading.forbidden)
         for i, call in calls:
             if call.tool == forbidden:
                 return failed(Evidence(x.trajectory.at(i),
-                                       f"{forbidden} called with {short(call.args)}"))
+                                       f"{forbidden} called with {short(call.args)}"
+                                       + _attempt(x.trajectory, i)))
         n = len(x.trajectory.tool_calls())
         return passed(Evidence("trajectory", f"{forbidden} never called in {n} tool calls"
                                              + _left_out(left_out)))
 
     return rule("no_tool_called", check, name=name,
-                params=_with_failed({"tool": forbidden}, count_failed),
+                params=reading.hashed({"tool": forbidden}, "count"),
                 rank=RANK_TRAJECTORY)
 
 
-def tool_called(tool: object, args: object = None, failed_calls: object = "ignore", *,
+def tool_called(tool: object, args: object = None, failed_calls: object = _DEFAULT, *,
                 name: str = "") -> RuleGrader:
     """Passes if some call to ``tool`` had arguments including the ``args`` subset; a
     call whose result is an error did not happen unless ``failed_calls`` is ``count``."""
     wanted = want_str(tool, "tool")
     subset = want_object(args, "args") if args is not None else {}
-    count_failed = _want_failed_calls(failed_calls)
+    reading = _want_failed_calls(failed_calls, requirement=True, prohibition=False)
 
     def check(x: EvalInput) -> Judgement:
-        counted, left_out = _calls(x.trajectory, count_failed)
+        counted, left_out = _calls(x.trajectory, lambda _: reading.required)
         calls = [(i, c) for i, c in counted if c.tool == wanted]
         for i, call in calls:
             if includes(call.args, subset):
@@ -102,30 +146,36 @@ def tool_called(tool: object, args: object = None, failed_calls: object = "ignor
                                  f"not including {short(subset)}") for i, c in calls))
 
     return rule("tool_called", check, name=name,
-                params=_with_failed({"tool": wanted, "args": subset}, count_failed),
+                params=reading.hashed({"tool": wanted, "args": subset}, "count"),
                 rank=RANK_TRAJECTORY)
 
 
-def tool_order(before: object, after: object, failed_calls: object = "ignore", *,
+def tool_order(before: object, after: object, failed_calls: object = _DEFAULT, *,
                name: str = "") -> RuleGrader:
-    """Fails if ``after`` was called with no earlier call to ``before``
-    (a refund issued without first looking the order up); a call whose result is
-    an error did not happen unless ``failed_calls`` is ``count``."""
+    """Fails if ``after`` was called with no earlier call to ``before`` (a refund
+    issued without first looking the order up). A failed call to ``after`` still
+    counts (an attempt without the lookup is the violation); a failed call to
+    ``before`` is no lookup. ``failed_calls`` sets both sides alike."""
     first = want_str(before, "before")
     then = want_str(after, "after")
-    count_failed = _want_failed_calls(failed_calls)
+    reading = _want_failed_calls(failed_calls, requirement=True, prohibition=True)
+
+    def counted(call: ToolCall) -> bool:
+        # The forbidden side wins when both name one tool: an attempt is never dropped.
+        return reading.forbidden if call.tool == then else reading.required
 
     def check(x: EvalInput) -> Judgement:
         seen_before: int | None = None
         checked = 0
-        calls, left_out = _calls(x.trajectory, count_failed)
+        calls, left_out = _calls(x.trajectory, counted)
         for i, call in calls:
             if call.tool == first and seen_before is None:
                 seen_before = i
             elif call.tool == then:
                 if seen_before is None:
                     return failed(Evidence(x.trajectory.at(i),
-                                           f"{then} called with no earlier call to {first}"))
+                                           f"{then} called with no earlier call to {first}"
+                                           + _attempt(x.trajectory, i)))
                 checked += 1
         if checked == 0 or seen_before is None:
             return passed(Evidence("trajectory", f"{then} was never called"
@@ -134,7 +184,7 @@ def tool_order(before: object, after: object, failed_calls: object = "ignore", *
                                f"{first} called before every {then} ({checked})"))
 
     return rule("tool_order", check, name=name,
-                params=_with_failed({"before": first, "after": then}, count_failed),
+                params=reading.hashed({"before": first, "after": then}, "count after"),
                 rank=RANK_TRAJECTORY)
 
 
