@@ -16,7 +16,6 @@ both sides of a check alike. Evidence names where the event sits in the file
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from metaeval.contract import EvalInput, Evidence, JsonObject, Message, ToolCall, Trajectory
 from metaeval.errors import CheckSpecError
@@ -40,46 +39,27 @@ each side of a check takes its own default: a prohibition counts, a requirement
 ignores."""
 
 
-class _Default:
-    """``failed_calls`` not given: each side of the check takes its own default."""
-
-    def __repr__(self) -> str:
-        return "<default>"
+_DEFAULT = object()
+"""``failed_calls`` not given: each side of the check takes its own default."""
 
 
-_DEFAULT = _Default()
-
-
-@dataclass(frozen=True, slots=True)
-class _FailedCalls:
-    """Whether a check's failed calls count, for the tool it requires and the one it
-    forbids."""
-
-    required: bool
-    forbidden: bool
-
-    def hashed(self, params: JsonObject, default_name: str) -> JsonObject:
-        """The params a version hashes. Ignoring every failed call was the one default
-        before prohibitions counted theirs, so only that reading is left unhashed:
-        a version names what a check does, and findings stored under it compare
-        only with the same reading."""
-        if not self.required and not self.forbidden:
-            return params
-        value = "count" if self.required and self.forbidden else default_name
-        return {**params, "failed_calls": value}
-
-
-def _want_failed_calls(value: object, *, requirement: bool, prohibition: bool
-                       ) -> _FailedCalls:
-    """The failed-calls reading of a check whose sides are a ``requirement`` and/or a
-    ``prohibition``, from the ``failed_calls`` parameter."""
+def _counts(value: object, *, default: bool) -> bool:
+    """Whether failed calls count for one side of a check, from the ``failed_calls``
+    parameter; ``default``: that side's own (True for a prohibition)."""
     if value is _DEFAULT:
-        return _FailedCalls(required=False, forbidden=prohibition)
+        return default
     if value not in FAILED_CALLS:
         raise CheckSpecError("failed_calls", f"got {value!r}; expected one of "
                              f"{', '.join(map(repr, FAILED_CALLS))}")
-    count = value == "count"
-    return _FailedCalls(required=count and requirement, forbidden=count and prohibition)
+    return value == "count"
+
+
+def _hashed(params: JsonObject, reading: str | None) -> JsonObject:
+    """The params a version hashes. Ignoring every failed call was the one default
+    before prohibitions counted theirs, so only that reading (None) is left
+    unhashed: a version names what a check does, and findings stored under it
+    compare only with the same reading."""
+    return params if reading is None else {**params, "failed_calls": reading}
 
 
 def _calls(trajectory: Trajectory, counted: Callable[[ToolCall], bool],
@@ -106,10 +86,10 @@ def no_tool_called(tool: object, failed_calls: object = _DEFAULT, *,
     the call failed; ``failed_calls = "ignore"`` leaves out a call whose result is an
     error."""
     forbidden = want_str(tool, "tool")
-    reading = _want_failed_calls(failed_calls, requirement=False, prohibition=True)
+    count = _counts(failed_calls, default=True)
 
     def check(x: EvalInput) -> Judgement:
-        calls, left_out = _calls(x.trajectory, lambda _: reading.forbidden)
+        calls, left_out = _calls(x.trajectory, lambda _: count)
         for i, call in calls:
             if call.tool == forbidden:
                 return failed(Evidence(x.trajectory.at(i),
@@ -120,7 +100,7 @@ def no_tool_called(tool: object, failed_calls: object = _DEFAULT, *,
                                              + _left_out(left_out)))
 
     return rule("no_tool_called", check, name=name,
-                params=reading.hashed({"tool": forbidden}, "count"),
+                params=_hashed({"tool": forbidden}, "count" if count else None),
                 rank=RANK_TRAJECTORY)
 
 
@@ -130,10 +110,10 @@ def tool_called(tool: object, args: object = None, failed_calls: object = _DEFAU
     call whose result is an error did not happen unless ``failed_calls`` is ``count``."""
     wanted = want_str(tool, "tool")
     subset = want_object(args, "args") if args is not None else {}
-    reading = _want_failed_calls(failed_calls, requirement=True, prohibition=False)
+    count = _counts(failed_calls, default=False)
 
     def check(x: EvalInput) -> Judgement:
-        counted, left_out = _calls(x.trajectory, lambda _: reading.required)
+        counted, left_out = _calls(x.trajectory, lambda _: count)
         calls = [(i, c) for i, c in counted if c.tool == wanted]
         for i, call in calls:
             if includes(call.args, subset):
@@ -146,7 +126,7 @@ def tool_called(tool: object, args: object = None, failed_calls: object = _DEFAU
                                  f"not including {short(subset)}") for i, c in calls))
 
     return rule("tool_called", check, name=name,
-                params=reading.hashed({"tool": wanted, "args": subset}, "count"),
+                params=_hashed({"tool": wanted, "args": subset}, "count" if count else None),
                 rank=RANK_TRAJECTORY)
 
 
@@ -158,11 +138,12 @@ def tool_order(before: object, after: object, failed_calls: object = _DEFAULT, *
     ``before`` is no lookup. ``failed_calls`` sets both sides alike."""
     first = want_str(before, "before")
     then = want_str(after, "after")
-    reading = _want_failed_calls(failed_calls, requirement=True, prohibition=True)
+    count_before = _counts(failed_calls, default=False)
+    count_after = _counts(failed_calls, default=True)
 
     def counted(call: ToolCall) -> bool:
         # The forbidden side wins when both name one tool: an attempt is never dropped.
-        return reading.forbidden if call.tool == then else reading.required
+        return count_after if call.tool == then else count_before
 
     def check(x: EvalInput) -> Judgement:
         seen_before: int | None = None
@@ -184,7 +165,9 @@ def tool_order(before: object, after: object, failed_calls: object = _DEFAULT, *
                                f"{first} called before every {then} ({checked})"))
 
     return rule("tool_order", check, name=name,
-                params=reading.hashed({"before": first, "after": then}, "count after"),
+                params=_hashed({"before": first, "after": then},
+                               "count" if count_before else "count after" if count_after
+                               else None),
                 rank=RANK_TRAJECTORY)
 
 
