@@ -68,6 +68,24 @@ def forbidden_once(tool: object, *, name: str = "") -> RuleGrader:
     return _passing_when(_no_tool_called(tool, name=name), called_once)
 
 
+@patch_mutant("forbidden-failed-call-allowed",
+              target="metaeval.graders.trajectory_rules:no_tool_called",
+              breaks="no_tool_called lets a forbidden call through when its result is an "
+                     "error: the guard fails open on an attempt something refused.")
+def forbidden_failed_allowed(tool: object, failed_calls: object = "ignore", *,
+                             name: str = "") -> RuleGrader:
+    return _no_tool_called(tool, failed_calls, name=name)
+
+
+@patch_mutant("order-failed-after-allowed",
+              target="metaeval.graders.trajectory_rules:tool_order",
+              breaks="tool_order lets `after` through with no `before` when the call to "
+                     "`after` failed.")
+def order_failed_after_allowed(before: object, after: object, failed_calls: object = "ignore",
+                               *, name: str = "") -> RuleGrader:
+    return _tool_order(before, after, failed_calls, name=name)
+
+
 @patch_mutant("step-budget-off-by-one", target="metaeval.graders.trajectory_rules:max_steps",
               breaks="max_steps allows one step more than the budget.")
 def budget_plus_one(value: object, *, name: str = "") -> RuleGrader:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaeval.mutation.model import Mutant, MutantKind
-from metaeval.mutation.wire import CodeRun
+from metaeval.mutation.wire import CodeRun, is_read
 
 CodeKey = tuple[str, int, str]
 """(module name, ``co_firstlineno``, ``co_name``)."""
@@ -101,9 +101,12 @@ class Coverage:
     ran: dict[CodeKey, tuple[str, ...]]
     _compiled: dict[Path, list[types.CodeType] | None] = field(default_factory=dict)
     files: dict[str, frozenset[str]] = field(default_factory=dict)
-    """Per test, the source files of the recorded packages whose code it ran."""
+    """Per test, the source files of the recorded packages whose code it ran, and
+    the data files it read (``child.reads``); "" for every test's."""
     at_import: frozenset[CodeKey] = frozenset()
     """Functions that also ran outside every test (``CodeRun.at_import``)."""
+    shared_reads: frozenset[str] = frozenset()
+    """Data files read outside any test's call (collection, a fixture): every test's."""
 
     lines: dict[tuple[str, int], frozenset[str]] = field(default_factory=dict)
     """(module, line) to the tests that ran the line, for modules traced by line."""
@@ -126,7 +129,14 @@ class Coverage:
         files: dict[str, set[str]] = {}
         lines: dict[tuple[str, int], set[str]] = {}
         at_import: set[CodeKey] = set()
+        shared: set[str] = set()
         for run in runs:
+            if is_read(run):  # a data file, no code: only a dependency of its readers
+                for test in (*run.tests, ""):
+                    files.setdefault(test, set()).add(run.file)
+                if not run.tests:
+                    shared.add(run.file)
+                continue
             key = (run.module, run.line, run.name)
             if run.at_import:
                 at_import.add(key)
@@ -141,13 +151,14 @@ class Coverage:
                         files={test: frozenset(f) for test, f in files.items()},
                         lines={key: frozenset(t) for key, t in lines.items()},
                         line_modules=frozenset(module for module, _ in lines),
-                        at_import=frozenset(at_import))
+                        at_import=frozenset(at_import), shared_reads=frozenset(shared))
 
     def files_run_by(self, tests: tuple[str, ...] | None) -> frozenset[str]:
-        """The recorded source files ``tests`` ran; every recorded file for None."""
+        """The recorded source files ``tests`` ran and data files they read (with
+        those every test may have read); every recorded file for None."""
         if tests is None:
             return self.files.get("", frozenset())
-        return frozenset().union(*(self.files.get(t, frozenset()) for t in tests))
+        return self.shared_reads.union(*(self.files.get(t, frozenset()) for t in tests))
 
     def _codes(self, path: Path) -> list[types.CodeType] | None:
         if path in self._compiled:

@@ -74,6 +74,21 @@ class CodeRun:
                        bool(data.get("at_import", False)))
 
 
+READ = "<read>"
+"""The name of a ``CodeRun`` that is no function but a data file the tests read
+(``child.reads``): module "" and line 0, so no mutant's function is ever it."""
+
+
+def read_record(file: str, tests: tuple[str, ...]) -> CodeRun:
+    """The record of a data file ``tests`` read, by its path in the project."""
+    return CodeRun("", file, 0, READ, tests)
+
+
+def is_read(run: CodeRun) -> bool:
+    """Whether ``run`` records a data file read, not code run."""
+    return run.name == READ and run.module == ""
+
+
 @dataclass(frozen=True, slots=True)
 class Reuse:
     """The records of an earlier baseline that still hold, for the warm process."""

@@ -19,6 +19,7 @@ from metaeval.mutation.find.scan_cache import ScanCache
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
 from metaeval.mutation.run.result_cache import CACHEABLE, ResultCache
+from metaeval.mutation.run.result_cache import FORMAT as RESULT_FORMAT
 from tests.fuzz.strategies import Break, Raw, apply, breaks, corrupted, dump, encode, texts
 
 seconds = st.floats(0, 86400) | st.integers(0, 86400)
@@ -133,7 +134,7 @@ def test_a_result_cache_with_one_field_broken_is_in_range_or_cold(root: Path) ->
 
 
 @given(st.builds(lambda r: json.dumps(r), st.just(None)).flatmap(
-    lambda _: corrupted(encode(json.dumps({"format": 1, "baseline": 1, "timeout": 2,
+    lambda _: corrupted(encode(json.dumps({"format": RESULT_FORMAT, "baseline": 1, "timeout": 2,
                                            "entries": {}})))))
 def test_a_result_cache_of_bytes_is_read_or_cold(root: Path, data: bytes) -> None:
     path = root / ".metaeval" / "mutate-cache.json"

@@ -135,30 +135,67 @@ REFUSED = (user("Move me to HAT030."),
            assistant("Sorry, HAT030 is full."))
 
 
-def test_a_refused_write_did_not_happen_unless_the_check_counts_failed_calls() -> None:
+def test_a_forbidden_call_whose_result_is_an_error_fails_the_guard() -> None:
+    # Issue 45, item 4: the guard exists to catch the agent trying; that the flight
+    # was full does not make the attempt allowed.
     x = run(*REFUSED)
     guard = grade("no_tool_called", x, tool="update_reservation_flights")
-    assert guard.outcome is Outcome.PASS
-    assert guard.evidence[0].detail.endswith("(1 failed call not counted)")
-    counted = grade("no_tool_called", x, tool="update_reservation_flights",
-                    failed_calls="count")
-    assert counted.outcome is Outcome.FAIL
+    assert guard.outcome is Outcome.FAIL
+    assert guard.evidence == (Evidence(
+        "trajectory[1]", 'update_reservation_flights called with {"flight": "HAT030"} '
+                         "(its result is an error: an attempt counts)"),)
+    # the mirror: another tool's failed call is no call of the forbidden one
+    assert grade("no_tool_called", x, tool="cancel_reservation").outcome is Outcome.PASS
+    # and the check may still say a refused call is none
+    ignored = grade("no_tool_called", x, tool="update_reservation_flights",
+                    failed_calls="ignore")
+    assert ignored.outcome is Outcome.PASS
+    assert ignored.evidence[0].detail.endswith("(1 failed call not counted)")
+    with pytest.raises(CheckSpecError, match="failed_calls: got 'skip'"):
+        build_grader(CheckSpec("no_tool_called", {"tool": "x", "failed_calls": "skip"}))
+    with pytest.raises(CheckSpecError, match="failed_calls: got None"):
+        build_grader(CheckSpec("no_tool_called", {"tool": "x", "failed_calls": None}))
+
+
+def test_a_requirement_still_leaves_a_failed_call_out() -> None:
+    x = run(*REFUSED)
     assert grade("tool_called", x, tool="update_reservation_flights").outcome is Outcome.FAIL
     assert grade("tool_called", x, tool="update_reservation_flights",
                  failed_calls="count").outcome is Outcome.PASS
-    with pytest.raises(CheckSpecError, match="failed_calls: got 'skip'"):
-        build_grader(CheckSpec("no_tool_called", {"tool": "x", "failed_calls": "skip"}))
+
+
+def test_tool_order_counts_a_failed_after_and_leaves_out_a_failed_before() -> None:
+    refund_first = run(user("Refund A-1182."), call("c1", "refund", order_id="A-1182"),
+                       result("c1", "Error: refunds are closed"), assistant("Sorry."))
+    order = {"before": "get_order", "after": "refund"}
+    # the forbidden side: a refund attempted with no lookup is the violation, failed or not
+    assert grade("tool_order", refund_first, **order).outcome is Outcome.FAIL
+    assert grade("tool_order", refund_first, **order,
+                 failed_calls="ignore").outcome is Outcome.PASS
+    # the required side: a lookup that failed looked nothing up
+    failed_lookup = run(user("Refund A-1182."), call("c1", "get_order", order_id="A-1182"),
+                        result("c1", {"error": "no such order"}),
+                        call("c2", "refund", order_id="A-1182"), result("c2", {"ok": True}),
+                        assistant("Refunded."))
+    assert grade("tool_order", failed_lookup, **order).outcome is Outcome.FAIL
+    assert grade("tool_order", failed_lookup, **order,
+                 failed_calls="count").outcome is Outcome.PASS
+    # the mirror: a lookup that worked before a refund that failed passes
+    looked_up = run(user("Refund A-1182."), call("c1", "get_order", order_id="A-1182"),
+                    result("c1", {"total": 10}), call("c2", "refund", order_id="A-1182"),
+                    result("c2", "Error: refunds are closed"), assistant("Sorry."))
+    assert grade("tool_order", looked_up, **order).outcome is Outcome.PASS
 
 
 def test_the_evidence_says_how_many_failed_calls_it_left_out() -> None:
     twice = run(*REFUSED[:3], call("c2", "update_reservation_flights", flight="HAT031"),
                 result("c2", "Error: flight HAT031 not available"), assistant("Both are full."))
-    assert grade("no_tool_called", twice, tool="update_reservation_flights").evidence == (
+    assert grade("no_tool_called", twice, tool="update_reservation_flights",
+                 failed_calls="ignore").evidence == (
         Evidence("trajectory", "update_reservation_flights never called in 2 tool calls "
                                "(2 failed calls not counted)"),)
-    # counted, nothing was left out, and the evidence must not say it was
-    assert grade("no_tool_called", twice, tool="cancel_reservation",
-                 failed_calls="count").evidence == (
+    # counted (the default), nothing was left out, and the evidence must not say it was
+    assert grade("no_tool_called", twice, tool="cancel_reservation").evidence == (
         Evidence("trajectory", "cancel_reservation never called in 2 tool calls"),)
 
 
@@ -227,15 +264,16 @@ def test_results_pair_with_their_calls_by_id_and_position() -> None:
             assistant("You stay on HAT029."))
     assert x.trajectory.results() == {1: 2, 3: 4}
     assert x.trajectory.failed_calls() == frozenset({1})
-    assert grade("no_tool_called", x, tool="update_reservation_flights").outcome \
-        is Outcome.PASS
+    # (a guard that leaves failed calls out, so the pairing decides)
+    assert grade("no_tool_called", x, tool="update_reservation_flights",
+                 failed_calls="ignore").outcome is Outcome.PASS
     # the mirror: the same calls, the write answered with success this time
     ok = run(user("Move me."), call("c1", "update_reservation_flights", flight="HAT030"),
              result("c1", {"status": "updated"}),
              call("c1", "get_reservation"), result("c1", "Error: not found"),
              assistant("You are on HAT030."))
-    assert grade("no_tool_called", ok, tool="update_reservation_flights").outcome \
-        is Outcome.FAIL
+    assert grade("no_tool_called", ok, tool="update_reservation_flights",
+                 failed_calls="ignore").outcome is Outcome.FAIL
     parallel = Trajectory((call("c1", "a"), call("c1", "b"), result("c1", "A"),
                            result("c1", "Error")))
     assert parallel.results() == {0: 2, 1: 3} and parallel.failed_calls() == frozenset({1})
@@ -314,4 +352,6 @@ def test_a_native_result_may_say_it_is_an_error(tmp_path: Path) -> None:
         f"{path}:2: trajectory[1].is_error: got 'yes'; expected true or false"]
     (flagged,) = loaded.runs
     assert flagged.input.trajectory.failed_calls() == frozenset({0})
-    assert grade("no_tool_called", flagged.input, tool="cancel").outcome is Outcome.PASS
+    # a refused cancel is no cancel for a requirement, and still an attempt for a guard
+    assert grade("tool_called", flagged.input, tool="cancel").outcome is Outcome.FAIL
+    assert grade("no_tool_called", flagged.input, tool="cancel").outcome is Outcome.FAIL

@@ -81,24 +81,32 @@ def test_a_pattern_of_the_bound_is_still_read() -> None:
 # same check. A parameter left at its default is not hashed: a check written before
 # `scope` or `failed_calls` existed keeps the version its findings were stored under,
 # and writing the default out changes nothing; the other value is another check.
-@pytest.mark.parametrize(("grader", "params", "default", "other"), [
-    ("answer_contains", {"text": "HAT030"}, "answer_contains/1+c8aa173c",
+# Prohibitions count failed calls by default since issue 45: `no_tool_called` left
+# at its default is the check that counted them before (`count`), and the old
+# default, now written `ignore`, keeps the old version; `tool_order`'s default (a
+# failed `after` counts, a failed `before` does not) is a check of its own.
+@pytest.mark.parametrize(("grader", "params", "default", "written", "other"), [
+    ("answer_contains", {"text": "HAT030"}, "answer_contains/1+c8aa173c", ("scope", "last"),
      ("scope", "any", "answer_contains/1+a7ecea6a")),
-    ("grounded_numbers", {}, "grounded_numbers/1+44136fa3",
+    ("grounded_numbers", {}, "grounded_numbers/1+44136fa3", ("scope", "last"),
      ("scope", "any", "grounded_numbers/1+64282ca4")),
-    ("answer_states", {"facts": ["flight"]}, "answer_states/1+ff1798a9",
+    ("answer_states", {"facts": ["flight"]}, "answer_states/1+ff1798a9", ("scope", "last"),
      ("scope", "any", "answer_states/1+9c3865bd")),
-    ("no_tool_called", {"tool": "cancel"}, "no_tool_called/1+ba031050",
-     ("failed_calls", "count", "no_tool_called/1+2ac94498")),
-    ("tool_called", {"tool": "cancel"}, "tool_called/1+7446480b",
+    ("no_tool_called", {"tool": "cancel"}, "no_tool_called/1+2ac94498",
+     ("failed_calls", "count"), ("failed_calls", "ignore", "no_tool_called/1+ba031050")),
+    ("tool_called", {"tool": "cancel"}, "tool_called/1+7446480b", ("failed_calls", "ignore"),
      ("failed_calls", "count", "tool_called/1+10d34400")),
-    ("tool_order", {"before": "get", "after": "cancel"}, "tool_order/1+6cd0c3b7",
+    ("tool_order", {"before": "get", "after": "cancel"}, "tool_order/1+229ffbb6", None,
      ("failed_calls", "count", "tool_order/1+88a5bb55")),
+    ("tool_order", {"before": "get", "after": "cancel"}, "tool_order/1+229ffbb6", None,
+     ("failed_calls", "ignore", "tool_order/1+6cd0c3b7")),
 ])
 def test_a_default_left_out_or_written_out_keeps_the_version(
-        grader: str, params: JsonObject, default: str, other: tuple[str, str, str]) -> None:
+        grader: str, params: JsonObject, default: str, written: tuple[str, str] | None,
+        other: tuple[str, str, str]) -> None:
     field, value, version = other
-    written = {"scope": "last", "failed_calls": "ignore"}[field]
     assert build_grader(CheckSpec(grader, params)).version == default
-    assert build_grader(CheckSpec(grader, {**params, field: written})).version == default
+    if written is not None:
+        assert build_grader(CheckSpec(grader, {**params, written[0]: written[1]})).version \
+            == default
     assert build_grader(CheckSpec(grader, {**params, field: value})).version == version

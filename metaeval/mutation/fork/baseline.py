@@ -3,9 +3,10 @@ recorder, in forked children, one per part of the suite at once.
 
 Each child runs its part in collection order (a test may lean on one before
 it), records which tests ran which functions and lines of the mutated
-packages, and writes a ``BaselinePart`` file; the parts merge into one record,
-their seconds added up as if they had run in order. The children are forked,
-so the warm process stays as collection left it.
+packages and which data files they read (``child.reads``), and writes a
+``BaselinePart`` file; the parts merge into one record, their seconds added up
+as if they had run in order. The children are forked, so the warm process stays
+as collection left it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import pytest
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import OWN_FILES, LineRecorder, c_tracer
 from metaeval.mutation.child.line_probes import ProbeRecorder, Share
+from metaeval.mutation.child.reads import FileReads
 from metaeval.mutation.fork.child import Watch
 from metaeval.mutation.fork.protocol import BaselinePart
 from metaeval.mutation.processes import die_with_parent
@@ -58,11 +60,12 @@ REPORT_EVERY = 1.0
 
 def trace_parts(session: pytest.Session, parts: list[list[pytest.Item]], jobs: int,
                 recorder: CallRecorder, watch: Watch, scratch: Path, name: str,
-                traced: Traced | None = None) -> tuple[BaselinePart, str]:
+                reads: FileReads, traced: Traced | None = None) -> tuple[BaselinePart, str]:
     """The parts traced by ``jobs`` children at once; their records merged, and what
     went wrong with a child, if anything. ``name`` keeps this call's files apart;
-    ``traced`` is told how many tests are done as they go."""
-    tracing = start_trace(session, parts, jobs, recorder, watch, scratch, name)
+    ``reads`` records the data files the tests read; ``traced`` is told how many
+    tests are done as they go."""
+    tracing = start_trace(session, parts, jobs, recorder, watch, scratch, name, reads)
     if traced is not None:
         tracing.wait(traced)
     return tracing.finish()
@@ -125,10 +128,12 @@ class Tracing:
 
 
 def start_trace(session: pytest.Session, parts: list[list[pytest.Item]], jobs: int,
-                recorder: CallRecorder, watch: Watch, scratch: Path, name: str) -> Tracing:
+                recorder: CallRecorder, watch: Watch, scratch: Path, name: str,
+                reads: FileReads) -> Tracing:
     """Fork ``jobs`` traced children and return at once. Each takes the next part
     not yet taken whenever it finishes one, so the children end together however
-    the parts' times differ; each runs its parts in collection order."""
+    the parts' times differ; each runs its parts in collection order. ``reads``:
+    the warm process's record of data files read, from its start (collection)."""
     parent = os.getpid()
     jobs = max(1, min(jobs, len(parts)))
     taking = None
@@ -147,11 +152,12 @@ def start_trace(session: pytest.Session, parts: list[list[pytest.Item]], jobs: i
             os.close(ticks)
             share = Share(n, jobs, str(scratch / f"warm-probes-{name}"))
             _child(session, _taken(parts, taking), recorder, watch, result, parent, share,
-                   tick)
+                   tick, reads)
         children.append((pid, result))
     if taking is not None:
         os.close(taking)
     os.close(tick)
+    reads.pause()  # each child records its own from here
     return Tracing(children, ticks=ticks)
 
 
@@ -180,7 +186,8 @@ def _taken(parts: list[list[pytest.Item]], taking: int | None) -> Iterator[pytes
 
 
 def _child(session: pytest.Session, items: Iterator[pytest.Item], recorder: CallRecorder,
-           watch: Watch, result: Path, parent: int, share: Share, tick: int) -> None:
+           watch: Watch, result: Path, parent: int, share: Share, tick: int,
+           reads: FileReads) -> None:
     try:
         die_with_parent(parent)
         started = time.monotonic()
@@ -188,6 +195,8 @@ def _child(session: pytest.Session, items: Iterator[pytest.Item], recorder: Call
         tests_run = 0
         untraced: list[str] = []
         tracing = baseline_recorder(recorder, share)
+        reads.end()  # recording again, every test's until a test's call
+        session.config.pluginmanager.register(reads, "metaeval-file-reads")
         tracing.start()
         before = set(sys.modules)
         item = next(items, None)
@@ -197,7 +206,9 @@ def _child(session: pytest.Session, items: Iterator[pytest.Item], recorder: Call
             # at a part's end, that takes the next part.
             nextitem = next(items, None)
             tracing.begin(item.nodeid)
+            reads.begin(item.nodeid)
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            reads.end()
             tracing.end()
             tests_run += 1
             _ticked(tick)
@@ -213,7 +224,7 @@ def _child(session: pytest.Session, items: Iterator[pytest.Item], recorder: Call
             item = nextitem
         imported = tuple(name for name in list(sys.modules) if name not in before)
         tracing.stop()
-        BaselinePart(tuple(failed), tests_run, tracing.runs(), watch.durations,
+        BaselinePart(tuple(failed), tests_run, tracing.runs() + reads.runs(), watch.durations,
                      tuple(sorted(watch.passed)), tuple(untraced),
                      time.monotonic() - started, imported).write(result)
     except BaseException:  # shown in the runner's error, which quotes this output

@@ -34,6 +34,7 @@ from typing import TextIO
 import pytest
 
 from metaeval.mutation.child.apply import CallRecorder
+from metaeval.mutation.child.reads import FileReads
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.fork.baseline import start_trace, trace_parts
 from metaeval.mutation.fork.child import Watch, describe, run_job
@@ -78,6 +79,10 @@ class WarmSession:
         """What each project module's import added to registries, watched while this
         process imports (collection, ``preload``), never while a test runs."""
         self.watch = Watch()
+        self.reads = FileReads(Path(spec.root))
+        """The data files the baseline's tests read; from here, before any conftest,
+        a read is every test's (a test module loading its cases as it is collected)."""
+        self.reads.start()
         self.started = time.monotonic()
         self.pid = os.getpid()
         self.untraced: frozenset[str] = frozenset()
@@ -180,7 +185,7 @@ class WarmSession:
         total = sum(len(part) for part in parts)
         self._emit(warm_line("phase", WarmPhase("tracing", 0, total)))
         return trace_parts(session, parts, jobs, self.recorder, self.watch,
-                           Path(self.spec.scratch), str(self.attempts),
+                           Path(self.spec.scratch), str(self.attempts), self.reads,
                            lambda done: self._emit(warm_line(
                                "phase", WarmPhase("tracing", done, total))))
 
@@ -265,7 +270,8 @@ class WarmSession:
         # start from collection, as in ``_baseline``.
         tracing = start_trace(session, parts_of(todo, self.spec.jobs),
                               self.spec.jobs, self.recorder,
-                              self.watch, Path(self.spec.scratch), str(self.attempts))
+                              self.watch, Path(self.spec.scratch), str(self.attempts),
+                              self.reads)
         collected_ids = {i.nodeid for i in items}
         kept = {t: d for t, d in reuse.tests.items() if t in collected_ids}
         self.watch.durations = {**reuse.old, **kept}

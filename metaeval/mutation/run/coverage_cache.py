@@ -3,8 +3,9 @@ run traces only the tests whose code changed.
 
 The fork runner's baseline traces every test to learn which tests run which
 lines; on a real harness that is most of a pull-request run that mutates two
-lines. A test's record stays valid while its own file, every ``conftest.py`` and
-``pyproject.toml`` hash the same, the run records the same packages with the
+lines. A test's record stays valid while its own file, every ``conftest.py``,
+the data files it read (``child.reads``) and the run's configuration
+(``config_digest``) hash the same, the run records the same packages with the
 same pytest arguments, and every function it ran reads the same: in a source
 file that changed, only the tests that ran a changed function (or any of the
 file, when code outside functions changed) are stale; the records of the
@@ -12,8 +13,8 @@ others move with their lines (``source_shape``). The runner hands the
 warm process the records still valid (``Reuse``); it traces the other tests and
 merges the two. A test the map does not know (new, or renamed) is traced.
 
-What it cannot see: a change to a file no traced code came from (a data file
-read by a test, a plugin installed in the environment). ``--no-cache`` traces
+What it cannot see: a change to a file neither traced code came from nor a
+test read (a plugin installed in the environment). ``--no-cache`` traces
 the whole suite. The file lives under ``.metaeval/``; this module writes
 nothing else, and an unreadable file is a cold cache with a warning.
 """
@@ -27,21 +28,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval import __version__
-from metaeval.data_paths import SOURCE_LIMIT, file_digest, read_bounded
+from metaeval.data_paths import SOURCE_LIMIT, read_bounded
 from metaeval.errors import InputError
 from metaeval.files import write_atomic
 from metaeval.mutation.cache_files import TRACKED, outdated
+from metaeval.mutation.run.config_digest import config_digest, run_config
 from metaeval.mutation.run.coverage_data import known_shapes, map_fields
 from metaeval.mutation.run.result_cache import project_test_files
 from metaeval.mutation.run.source_shape import LineMap, Shape, shape_of
-from metaeval.mutation.wire import CodeRun, Reuse
+from metaeval.mutation.wire import CodeRun, Reuse, is_read
 from metaeval.untrusted_json import JsonInputError, read_json_file
 from metaeval.vcs import tracked
 
 COVERAGE_FILE_NAME = "mutate-coverage.json"
 """Kept next to the result cache."""
-FORMAT = 3
-"""3: files under the project by their path in it (2 kept absolute paths, which a
+FORMAT = 4
+"""4: the data files the tests read, and the run's configuration by its tables.
+3: files under the project by their path in it (2 kept absolute paths, which a
 moved checkout would compare in the old place)."""
 
 
@@ -65,7 +68,7 @@ class _Digests:
         # "/dev/zero" or a fifo is a changed file, never a read that does not end.
         if name not in self.known:
             try:
-                self.known[name] = file_digest(self.root, name, f"digests: {name!r}")
+                self.known[name] = config_digest(self.root, name, f"digests: {name!r}")
             except InputError as e:
                 self.known[name] = "refused"
                 self.refused.append(str(e))
@@ -86,8 +89,8 @@ class _Digests:
 
 def _shared(root: Path) -> list[str]:
     """Files every test depends on: the pytest configuration and every conftest."""
-    return ["pyproject.toml", *(t for t in project_test_files(root)
-                                if t.rpartition("/")[2] == "conftest.py")]
+    return [*run_config(), *(t for t in project_test_files(root)
+                             if t.rpartition("/")[2] == "conftest.py")]
 
 
 def _relative(file: str, root: Path) -> str:
@@ -136,7 +139,10 @@ class CoverageMap:
                     for r in self.ran)
         files = {*_shared(root), *(_test_file(t) for t in self.passed),
                  *(r.file for r in ran)}
-        shapes = {name: shape.to_json() for name in sorted({r.file for r in ran})
+        # A data file's record has no lines to move: when it changes, its readers
+        # are traced again (and every test, for one read outside a test's call).
+        shapes = {name: shape.to_json()
+                  for name in sorted({r.file for r in ran if not is_read(r)})
                   if (shape := digest.shape(name)) is not None}
         return {"salt": _salt(self.packages, self.pytest_args),
                 "tests": {t: self.durations.get(t, 0.0) for t in sorted(self.passed)},
@@ -183,10 +189,13 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
     tests, digests, ran = found.tests, found.digests, found.ran
     shapes, others = found.shapes, found.others
     digest = _Digests(root.resolve())
-    changed = {name for name, value in digests.items() if digest(name) != value}
+    # "refused": a file that could not be read is changed every time.
+    changed = {name for name, value in digests.items()
+               if value == "refused" or digest(name) != value}
     warning = "".join(f"warning: {path}: {why}; counted as changed\n"
                       for why in digest.refused).rstrip("\n")
-    if changed & set(_shared(root)) or set(_shared(root)) - set(digests):
+    shared = set(_shared(root)) | {r.file for r in ran if is_read(r) and not r.tests}
+    if changed & shared or set(_shared(root)) - set(digests):
         return None, warning  # every test depends on these
     stale = {t for t in tests if _test_file(t) in changed}
     maps = {name: LineMap(shapes[name], new) for name in changed & shapes.keys()
@@ -202,7 +211,8 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
     kept = {t: d for t, d in tests.items() if t not in stale}
     if not kept:
         return None, warning
-    return Reuse(kept, tuple(_without(r, stale) for r in moved if set(r.tests) - stale),
+    return Reuse(kept, tuple(_without(r, stale) for r in moved
+                             if set(r.tests) - stale or (is_read(r) and not r.tests)),
                  len(stale & tests.keys()),
                  {**others, **{t: d for t, d in tests.items() if t in stale}}), warning
 

@@ -4,10 +4,13 @@ An entry is keyed by a hash of the mutant itself (its id, its mutated module or
 declared replacement, its location) and of the run's settings (metaeval's
 version, the pytest arguments, the time limit). It stays valid while the files
 it depends on hash the same: the mutated module, the files of the tests that
-were selected for it, every ``conftest.py``, ``pyproject.toml``, and the source
-files those tests ran in the baseline. A mutant no test reached, or one every
-test may see, depends on every test file. Adding or removing a test file
-invalidates every entry.
+were selected for it, every ``conftest.py``, pytest's configuration and
+``[tool.metaeval.mutate]`` (``config_digest``: not the rest of
+``pyproject.toml``), the source files those tests ran in the baseline and the
+data files they read (``child.reads``: meta-sets, labels files, fixtures). A
+mutant no test reached, or one every test may see, depends on every test file
+and every file the baseline read. Adding or removing a test file invalidates
+every entry.
 
 The scan cache (``find.scan_cache``) keeps the rewrite mutants of each module
 text. The caches live in JSON files under ``.metaeval/`` (gitignored). This module
@@ -27,17 +30,19 @@ from pathlib import Path
 
 from metaeval import __version__
 from metaeval.contract import JsonValue
-from metaeval.data_paths import file_digest
 from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.cache_files import cold, outdated, read_cache
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import Mutant, MutantResult, Status
+from metaeval.mutation.run.config_digest import config_digest, run_config
 from metaeval.mutation.run.limits import SECONDS, clamp_seconds
 from metaeval.untrusted_json import join_field
 
 CACHE_FILE = ".metaeval/mutate-cache.json"
-FORMAT = 1
+FORMAT = 2
+"""2: the data files the tests read are dependencies, and the run's configuration
+its tables (a cache of 1 knows neither, and is read as empty)."""
 # A RuntimeError is cached too: a patch target that is gone stays gone until a
 # file changes. Ignored and CompileError mutants are settled without running.
 CACHEABLE = (Status.KILLED, Status.SURVIVED, Status.NO_COVERAGE, Status.TIMEOUT,
@@ -146,7 +151,7 @@ class ResultCache:
         # "/dev/zero" or a fifo is a changed dependency, said once, never read.
         if name not in self._digests:
             try:
-                self._digests[name] = file_digest(self.root, name, f"deps: {name!r}")
+                self._digests[name] = config_digest(self.root, name, f"deps: {name!r}")
             except InputError as e:
                 self._digests[name] = "refused"
                 print(f"warning: {self.path}: {e}; counted as changed", file=sys.stderr)
@@ -176,7 +181,7 @@ class ResultCache:
 
     def _dependencies(self, result: MutantResult, coverage: Coverage | None) -> set[str]:
         mutant = result.mutant
-        deps = {mutant.path, "pyproject.toml"}
+        deps = {mutant.path, *run_config()}
         deps.update(t for t in self._tests() if t.rpartition("/")[2] == "conftest.py")
         tests = tuple(dict.fromkeys((*result.covered_by, *result.killed_by)))
         # An undetected mutant may be killed by any test that changes, including one
@@ -201,7 +206,10 @@ class ResultCache:
         result = entry.get("result")
         if not isinstance(deps, dict) or not isinstance(result, dict):
             return None
-        if any(self._digest(name) != digest for name, digest in deps.items()):
+        # "refused" (a file too large or not regular) is changed every time, never
+        # equal to itself: what could not be read could have changed.
+        if any(digest == "refused" or self._digest(name) != digest
+               for name, digest in deps.items()):
             return None
         try:
             return MutantResult(

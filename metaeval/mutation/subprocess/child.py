@@ -1,11 +1,13 @@
 """The child of ``--isolation subprocess``: one pytest process that puts one mutant
 in place (a rewrite mutant before conftest files are imported, a patch mutant once
 they are) and writes a ``ChildResult``: the failing tests, and for the baseline,
-which functions each test ran. Loaded by the plugin only with ``--metaeval-mutant``.
+which functions each test ran and which data files it read. Loaded by the plugin
+only with ``--metaeval-mutant``.
 """
 
 from __future__ import annotations
 
+import os
 import traceback
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 
 from metaeval.mutation.child.apply import apply_patch, apply_rewrite
 from metaeval.mutation.child.monitor import recorder_for
+from metaeval.mutation.child.reads import FileReads
 from metaeval.mutation.processes import cap_address_space, die_with_parent, process_size
 from metaeval.mutation.subprocess.protocol import SPEC_ENV, ChildResult, ChildSpec, ChildTask
 from metaeval.mutation.wire import ErrorKind
@@ -32,6 +35,9 @@ class MutantSession:
         self.error_kind = ErrorKind.NONE
         self.error = ""
         self.recorder = recorder_for(spec.packages) if spec.task is ChildTask.BASELINE else None
+        # The data files the baseline's tests read, as the fork baseline records them.
+        self.reads = (FileReads(Path(spec.root or os.getcwd()))
+                      if spec.task is ChildTask.BASELINE else None)
 
     def fail_to_apply(self, kind: ErrorKind, error: BaseException) -> None:
         self.error_kind = kind
@@ -43,6 +49,8 @@ class MutantSession:
         baseline starts recording then too, so code run by conftest imports counts."""
         if self.recorder is not None:
             self.recorder.start()
+        if self.reads is not None:
+            self.reads.start()
         if self.spec.task is not ChildTask.REWRITE:
             return
         try:
@@ -51,6 +59,11 @@ class MutantSession:
             self.fail_to_apply(ErrorKind.COMPILE, e)
         except Exception as e:  # the mutated module failed while re-executing
             self.fail_to_apply(ErrorKind.APPLY, e)
+
+    def register(self, config: pytest.Config) -> None:
+        config.pluginmanager.register(self, "metaeval-mutant-session")
+        if self.reads is not None:  # it tells a test's call from its fixtures
+            config.pluginmanager.register(self.reads, "metaeval-file-reads")
 
     def apply_late(self) -> None:
         """Patch mutants go in once conftest files have set up ``sys.path``."""
@@ -67,6 +80,8 @@ class MutantSession:
 
     def result(self) -> ChildResult:
         ran = self.recorder.runs() if self.recorder is not None else ()
+        if self.reads is not None:
+            ran += self.reads.runs()
         return ChildResult(self.error_kind, self.error, tuple(self.failed), self.tests_run, ran,
                            self.in_tests)
 
@@ -80,10 +95,14 @@ class MutantSession:
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         if self.recorder is not None:
             self.recorder.begin(nodeid)
+        if self.reads is not None:
+            self.reads.begin(nodeid)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         if self.recorder is not None:
             self.recorder.end()
+        if self.reads is not None:
+            self.reads.end()
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         if self.spec.task is ChildTask.FORCED_FAIL:
@@ -139,4 +158,4 @@ def configure(session: MutantSession, config: pytest.Config) -> None:
         session.write()
         pytest.exit(f"metaeval: mutant {session.spec.mutant_id!r} could not be applied: "
                     f"{session.error}", returncode=APPLY_FAILED)
-    config.pluginmanager.register(session, "metaeval-mutant-session")
+    session.register(config)

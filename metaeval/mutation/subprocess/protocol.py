@@ -49,7 +49,7 @@ class ChildSpec:
     mutants_dir: str = ""
     """For a patch mutant: the directory whose files declare it."""
     root: str = ""
-    """The project root, for messages."""
+    """The project root: for messages, and the baseline's data files (``child.reads``)."""
     packages: tuple[str, ...] = ()
     """Top-level packages of the mutated modules: the baseline records only their code."""
     parent_pid: int = 0

@@ -17,6 +17,7 @@ from metaeval.mutation.find.operators import select_operators
 from metaeval.mutation.find.scan_cache import ScanCache
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
+from metaeval.mutation.run.result_cache import FORMAT as RESULT_FORMAT
 from metaeval.mutation.run.result_cache import ResultCache, project_test_files
 from tests.mutation.conftest import copy_shop
 
@@ -228,7 +229,9 @@ def test_an_unreadable_result_cache_is_cold_with_one_warning(
     root = project(tmp_path)
     path = root / ".metaeval" / "mutate-cache.json"
     path.parent.mkdir()
-    path.write_bytes(POISON[poison])
+    # Each cache's own format, so that the bytes are read, not dropped as another
+    # format's (which is no warning: an upgrade, not damage).
+    path.write_bytes(POISON[poison].replace(b'"format": 1', b'"format": %d' % RESULT_FORMAT))
     cache = ResultCache(root, ())
     assert cache.lookup(mutant()) is None and cache.last_limits() == (0.0, 0.0)
     only_warning(capsys.readouterr().err, path)
