@@ -38,11 +38,12 @@ from metaeval.audit.judge_agreement import (
     self_consistency,
 )
 from metaeval.audit.pair_probes import PairFlipResult, pair_flip_probe
+from metaeval.audit.probe_budget import ProbePlan
 from metaeval.audit.strength import Strengths, strengths
 from metaeval.decimals import fixed
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
-from metaeval.judges.scales import ProbeSource, default_pass_at
+from metaeval.judges.scales import default_pass_at
 from metaeval.loaders.judge_items import FILES, JudgeItems, Order, Slot, Variant
 from metaeval.untrusted_json import LoadError
 
@@ -206,30 +207,6 @@ class JudgeAudit:
     annotator_position: tuple[AnnotatorPosition, ...] = ()
     """Each annotator's own position bias on the pairs whose order shown a labels file
     recorded; flagged beside the judge's, never a reason the judge may not gate."""
-
-
-@dataclass(frozen=True, slots=True)
-class ProbePlan:
-    """Which probes the audit ran and where each came from, and what they cost."""
-
-    source: ProbeSource
-    counts: tuple[tuple[str, str, int], ...]
-    """(origin, family, probes): e.g. ("generated", "pairwise length", 100)."""
-    seed: int
-    questions: int = 0
-    """Questions the probes put to the audited judge (a live judge; 0 when recorded)."""
-    cached: int = 0
-    """Of those, how many the reply cache held: free."""
-    budget: int | None = None
-    """``--probe-budget``: the most calls the probes may make."""
-    dropped: int = 0
-    """Probes left out to keep within the budget."""
-    written: str | None = None
-    """Where ``--write-probes`` wrote the generated probes."""
-
-    @property
-    def calls(self) -> int:
-        return self.questions - self.cached
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,23 +390,39 @@ def alt_reasons(reports: tuple[PanelReport, ...], settings: AltSettings) -> list
     return reasons
 
 
+@dataclass(frozen=True, slots=True)
+class AuditSettings:
+    """How an audit measures and decides, apart from the judge and its verdicts.
+    ``labels``: the scale of people's integer labels (None: the judge's own when both
+    are 1-5, see ``label_scale``). ``generated``: probes were generated for this run,
+    so a pairwise judge needs its pairwise length and injection probes run to gate.
+    ``alt``: the alternative annotator test's epsilon and whether the judge must pass
+    it to gate. ``by``: ``"category"`` breaks the figures down by the items' category
+    too (see ``metaeval.audit.breakdown``). ``classes``: the declared classes of
+    categorical items."""
+
+    bars: Bars = DEFAULT_BARS
+    labels: Scale | None = None
+    generated: bool = False
+    alt: AltSettings = DEFAULT_ALT
+    by: str | None = None
+    classes: tuple[str, ...] = ()
+
+
+DEFAULT_SETTINGS = AuditSettings()
+
+
 def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                 table: VerdictTable, *, source: AuditSource,
-                modes: frozenset[Mode] | None = None,
-                bars: Bars = DEFAULT_BARS, controls: Controls | None = None,
-                labels: Scale | None = None, generated: bool = False,
-                alt: AltSettings = DEFAULT_ALT, by: str | None = None,
-                classes: tuple[str, ...] = ()) -> JudgeAudit:
+                modes: frozenset[Mode] | None = None, controls: Controls | None = None,
+                settings: AuditSettings = DEFAULT_SETTINGS) -> JudgeAudit:
     """Measure and decide. ``modes``: what the judge is audited for (default: what the
     verdicts cover); each needs its probes run. Audited from recorded verdicts,
     items with none are left out (counted in ``not_recorded``); the controls
-    always run on every probe. ``labels``: the scale of people's integer labels
-    (default: the judge's own when both are 1-5, see ``label_scale``). ``generated``:
-    probes were generated for this run, so a pairwise judge needs its pairwise length
-    and injection probes run to gate. ``alt``: the alternative annotator test's epsilon
-    and whether the judge must pass it to gate. ``by``: ``"category"`` breaks the
-    figures down by the items' category too (see ``metaeval.audit.breakdown``).
-    ``classes``: the declared classes of categorical items."""
+    always run on every probe (``controls``: already run). ``settings``: the bars,
+    the label scale and the rest (see ``AuditSettings``)."""
+    bars, alt, by, classes = settings.bars, settings.alt, settings.by, settings.classes
+    labels = settings.labels
     labels = labels if labels is not None else label_scale(scale)
     controls = controls if controls is not None else run_controls(items, bars)
     measured, missing = items, 0
@@ -462,7 +455,7 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     unreached = failed_calls(table.calls) if source is AuditSource.LIVE else None
     reasons = tuple(([unreached] if unreached else [])
                     + _reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
-                               generated) + class_reasons(categorical, bars)
+                               settings.generated) + class_reasons(categorical, bars)
                     + alt_reasons(panels, alt))
     verdict = (AuditVerdict.VOID if not controls.ok or unreached else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)

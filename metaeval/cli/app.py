@@ -351,7 +351,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     flags = {"kappa_bar": kappa_bar, "tpr_bar": tpr_bar, "tnr_bar": tnr_bar,
              "unscored_bar": unscored_bar, "alpha": alpha}
     request = JudgeAuditRequest(
-        spec, items_paths, recorded, samples, scale_text, pass_at, cache_path, no_cache,
+        spec, items_paths, () if recorded is None else (recorded,), samples, scale_text,
+        pass_at, cache_path, no_cache,
         {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at,
         probes, write_probes, probe_budget, reply, alt_epsilon=alt_epsilon, by=by,
         label_classes=label_classes, label_files=label_files)

@@ -14,7 +14,7 @@ never counted.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -563,16 +563,20 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
                     strength_of(raw, verdict))
 
 
-def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
+def load_recorded(path: Path | Sequence[Path], scale: Scale = DEFAULT_SCALE,
                   kinds: Mapping[str, Mode] | None = None, classes: tuple[str, ...] = ()
                   ) -> tuple[tuple[Recorded, ...], tuple[LoadError, ...]]:
-    """Every recorded verdict of one file, each checked against ``scale`` and its
-    item's kind (see ``parse_recorded``); a bad line is an error and the others
-    still load. A repeated (id, variant, order, sample) is an error, so a verdict
-    is never counted twice."""
-    errors: list[LoadError] = []
-    if not path.is_file():
-        return (), (LoadError(str(path), 0, "", "no such file"),)
+    """Every recorded verdict of one file (or of several, read as one log), each
+    checked against ``scale`` and its item's kind (see ``parse_recorded``); a bad
+    line is an error and the others still load. A repeated (id, variant, order,
+    sample), in one file or across them, is an error, so a verdict is never counted
+    twice."""
+    paths = [path] if isinstance(path, Path) else list(path)
+    errors: list[LoadError] = [LoadError(str(p), 0, "", "no such file")
+                               for p in paths if not p.is_file()]
+    paths = [p for p in paths if p.is_file()]
+    if not paths:
+        return (), tuple(errors)
 
     def parse(line: Record, errors: list[LoadError]) -> Recorded | None:
         try:
@@ -585,7 +589,7 @@ def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
         return line.error("sample", f"got {shown(record.sample)}; this id, variant and "
                           f"order already has it (at {first})")
 
-    found = load_unique([path], errors, parse, lambda r: (r.slot, r.sample), repeated)
+    found = load_unique(paths, errors, parse, lambda r: (r.slot, r.sample), repeated)
     return tuple(found), tuple(errors)
 
 

@@ -18,9 +18,10 @@ from metaeval.audit.judge_agreement import (
     PointAgreement,
     computed,
 )
-from metaeval.audit.judge_decision import AuditSource, Controls, JudgeAudit, ProbePlan
+from metaeval.audit.judge_decision import AuditSource, Controls, JudgeAudit
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.pair_probes import PairFlipResult
+from metaeval.audit.probe_budget import ProbePlan
 from metaeval.audit.strength import Strengths
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.decimals import fixed, rounded
