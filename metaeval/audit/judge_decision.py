@@ -161,6 +161,26 @@ class Controls:
 
 
 @dataclass(frozen=True, slots=True)
+class ItemCounts:
+    """The items an audit measured, apart: those people labelled (a label, a class,
+    or several annotators' labels, agreeing or not), those no person labelled (a
+    published log's), and the probes. Every report line counts from here."""
+
+    labelled: int = 0
+    unlabelled: int = 0
+    probes: int = 0
+
+
+def item_counts(items: JudgeItems) -> ItemCounts:
+    """``items`` counted as ``ItemCounts`` says."""
+    labelled = (sum(i.labelled or i.label_class is not None or bool(i.annotations)
+                    for i in items.pointwise)
+                + sum(p.label is not None or bool(p.annotations) for p in items.pairwise))
+    return ItemCounts(labelled, len(items.pointwise) + len(items.pairwise) - labelled,
+                      len(items.probes))
+
+
+@dataclass(frozen=True, slots=True)
 class JudgeAudit:
     """Everything one audit measured and decided."""
 
@@ -207,6 +227,8 @@ class JudgeAudit:
     annotator_position: tuple[AnnotatorPosition, ...] = ()
     """Each annotator's own position bias on the pairs whose order shown a labels file
     recorded; flagged beside the judge's, never a reason the judge may not gate."""
+    counts: ItemCounts = ItemCounts()
+    """The measured items: labelled, unlabelled, probes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,10 +339,12 @@ def _unscored(table: VerdictTable, items: JudgeItems) -> tuple[int, int]:
 
 def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: Probes,
              controls: Controls, modes: frozenset[Mode], unscored: int, verdicts: int,
-             bars: Bars, generated: bool = False) -> list[str]:
-    """Every reason the judge may not gate; none means it may."""
+             bars: Bars, generated: bool = False, other_agreement: bool = False
+             ) -> list[str]:
+    """Every reason the judge may not gate; none means it may. ``other_agreement``:
+    agreement was measured another way (categorical items, several annotators)."""
     reasons = list(controls.failures())
-    if point is None and pair is None:
+    if point is None and pair is None and not other_agreement:
         reasons.append("no human-labelled items: agreement not measured")
     if point is not None:
         for name, value, bar in (("kappa", point.kappa, bars.kappa),
@@ -455,7 +479,8 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     unreached = failed_calls(table.calls) if source is AuditSource.LIVE else None
     reasons = tuple(([unreached] if unreached else [])
                     + _reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
-                               settings.generated) + class_reasons(categorical, bars)
+                               settings.generated, categorical is not None or bool(panels))
+                    + class_reasons(categorical, bars)
                     + alt_reasons(panels, alt))
     verdict = (AuditVerdict.VOID if not controls.ok or unreached else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
@@ -469,4 +494,5 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                           measured, table, scale, labels, bars, alt, classes),
                       categorical=categorical, scale=scale,
                       # Every loaded pair, judged or not: the bias is the annotator's.
-                      annotator_position=item_positions(items.pairwise, alpha=bars.alpha))
+                      annotator_position=item_positions(items.pairwise, alpha=bars.alpha),
+                      counts=item_counts(measured))

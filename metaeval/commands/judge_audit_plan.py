@@ -88,6 +88,12 @@ def plan_judge_audit(request: JudgeAuditRequest, config: Config) -> JudgeAuditPl
         items, join_errors = join_item_labels(items, rows, labels or (1, 5))
         items = replace(items, errors=(*items.errors, *sorted(
             (*errors, *join_errors), key=lambda e: (e.path, e.line))))
+    if request.alt_epsilon is not None and not _panelled(items):
+        raise InputError(
+            f"--alt-epsilon: got {request.alt_epsilon!r}; the alternative annotator test "
+            "needs items labelled by several annotators ('labels' on an item, or --labels "
+            f"files), and none of the {items.count} item(s) has two; drop the flag or add "
+            "the annotators' labels")
     plan = JudgeAuditPlan(
         request.spec, items, recorded=recorded, samples=request.samples, cache=cache,
         bars=bars, scale=scale, scale_from=scale_from, allowed=config.allowed_modules,
@@ -99,6 +105,13 @@ def plan_judge_audit(request: JudgeAuditRequest, config: Config) -> JudgeAuditPl
         by=request.by, classes=classes)
     check_plan(plan)
     return plan
+
+
+def _panelled(items: JudgeItems) -> bool:
+    """Whether any item carries two or more annotators' labels: only then can the
+    alternative annotator test run."""
+    annotated = [i.annotations for i in items.pointwise] + [p.annotations for p in items.pairwise]
+    return any(len({a.annotator for a in given}) >= 2 for given in annotated)
 
 
 def check_plan(plan: JudgeAuditPlan) -> None:

@@ -26,7 +26,7 @@ from metaeval.decimals import fixed
 from metaeval.loaders.meta_set import LoadError
 from metaeval.report import figures
 from metaeval.report.annotators_render import annotators_lines, position_lines
-from metaeval.report.judge_audit_render import category_rows, items_said
+from metaeval.report.judge_audit_render import category_rows, items_said, verdicts_on
 from metaeval.report.meta_eval_render import AGREEMENT_HEADERS, _category_rows, agreement_rows
 
 CSS = """
@@ -310,7 +310,7 @@ def judge_audit_html(a: JudgeAudit) -> str:
     body = [f"<h1>metaeval judge-audit: {escape(a.judge.name)}</h1>",
             f'<p class="meta">{escape(described)} (version {escape(a.judge.version)}; '
             f"{escape(a.source.value)}; audited for {escape(modes)}). {escape(items_said(a))}; "
-            f"{a.labelled_verdicts} verdicts on labelled items, {a.unscored} unscored.</p>",
+            f"{a.labelled_verdicts} verdicts {escape(verdicts_on(a))}, {a.unscored} unscored.</p>",
             _verdict(a.verdict is AuditVerdict.MAY_GATE, f"verdict: {verdict[a.verdict]}",
                      void=a.verdict is AuditVerdict.VOID)]
     if a.reasons:

@@ -9,7 +9,7 @@ from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
 from metaeval.decimals import fixed
 from metaeval.report.annotators_render import figure
 from metaeval.report.escape import md_code, md_plain
-from metaeval.report.judge_audit_render import category_rows, items_said
+from metaeval.report.judge_audit_render import category_rows, items_said, verdicts_on
 from metaeval.report.meta_eval_render import AGREEMENT_HEADERS, agreement_rows
 from metaeval.report.summary import listed, table
 
@@ -79,7 +79,7 @@ def judge_audit_summary(a: JudgeAudit) -> str:
     mark = {AuditVerdict.MAY_GATE: "✅", AuditVerdict.REPORT_ONLY: "❌",
             AuditVerdict.VOID: "⛔"}[a.verdict]
     out = [f"### {mark} metaeval judge-audit: {md_code(a.judge.name)} {a.verdict.value}", "",
-           f"{items_said(a)}; {a.labelled_verdicts} verdicts on labelled items, "
+           f"{items_said(a)}; {a.labelled_verdicts} verdicts {verdicts_on(a)}, "
            f"{a.unscored} unscored.", ""]
     rows = []
     if a.pointwise is not None:

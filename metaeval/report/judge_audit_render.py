@@ -178,22 +178,24 @@ def failure_lines(c: Calls) -> list[str]:
             + ([f"  {more} call(s): other reasons"] if more > 0 else []))
 
 
-def _labelled(a: JudgeAudit) -> int:
-    """The items with a human label (``a.items`` counts the probes too)."""
-    return ((a.pointwise.confusion.n if a.pointwise is not None else 0)
-            + (a.pairwise.n if a.pairwise is not None else 0))
-
-
 def items_said(a: JudgeAudit) -> str:
-    """The labelled items and the probes apart, and what the probes asked the judge:
-    ``a.items`` alone counts every probe as an item (478 "items" for 30 written)."""
-    labelled = _labelled(a)
-    said = (f"{labelled} labelled item{'' if labelled == 1 else 's'}, "
-            f"{a.items - labelled} probe(s)")
+    """The labelled items, the unlabelled ones and the probes apart, and what the
+    probes asked the judge: ``a.items`` alone counts every probe as an item (478
+    "items" for 30 written)."""
+    c = a.counts
+    said = (f"{c.labelled} labelled item{'' if c.labelled == 1 else 's'}, "
+            + (f"{c.unlabelled} unlabelled, " if c.unlabelled else "") + f"{c.probes} probe(s)")
     plan = a.probe_plan
     if plan is not None and plan.questions:
         said += f", {plan.questions} probe question(s) ({plan.calls} call(s))"
     return said
+
+
+def verdicts_on(a: JudgeAudit) -> str:
+    """What the verdicts counted are on: labelled items, unless some were not."""
+    unlabelled = a.counts.unlabelled
+    return ("on labelled items" if not unlabelled
+            else f"on items ({unlabelled} of them unlabelled)")
 
 
 def audit_document(a: JudgeAudit) -> JsonObject:
@@ -208,8 +210,9 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                   "modes": modes,
                   "scale": {"low": a.scale.low, "high": a.scale.high,
                             "pass_at": a.scale.pass_at}},
-        "agreement": {"items": a.items, "labelled_items": _labelled(a),
-                      "probe_items": a.items - _labelled(a), "not_recorded": a.not_recorded,
+        "agreement": {"items": a.items, "labelled_items": a.counts.labelled,
+                      "unlabelled_items": a.counts.unlabelled,
+                      "probe_items": a.counts.probes, "not_recorded": a.not_recorded,
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,
                       "samples": a.samples.total, "unscored_samples": a.samples.unscored,
                       "verdicts_with_no_scored_sample": a.samples.none_scored,
@@ -309,11 +312,13 @@ def audit_text(a: JudgeAudit) -> str:
            f"{a.source.value}; "
            f"audited for {modes})",
            *_scale_lines(a),
-           f"items: {_labelled(a)} labelled, {a.items - _labelled(a)} probe(s)"
+           f"items: {a.counts.labelled} labelled, "
+           + (f"{a.counts.unlabelled} unlabelled, " if a.counts.unlabelled else "")
+           + f"{a.counts.probes} probe(s)"
            + (f" ({a.not_recorded} with no recorded verdict, left out)"
               if a.not_recorded else ""),
            *_plan_lines(a.probe_plan),
-           f"verdicts: {a.labelled_verdicts} on labelled items, {a.unscored} unscored; "
+           f"verdicts: {a.labelled_verdicts} {verdicts_on(a)}, {a.unscored} unscored; "
            f"samples: {a.samples.total}, {a.samples.unscored} unscored, "
            f"{a.samples.none_scored} verdict(s) with no scored sample", ""]
     if a.pointwise is not None:
