@@ -10,8 +10,10 @@ This module must never let a void audit or a missing measurement read as a pass.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import TypeVar
 
 from metaeval.audit.alt_test import PanelReport, panel_reports
 from metaeval.audit.annotator_position import AnnotatorPosition, item_positions
@@ -21,9 +23,6 @@ from metaeval.audit.bias_probes import (
     LengthResult,
     PositionResult,
     ProbeStatus,
-    injection_probe,
-    length_probe,
-    position_probe,
 )
 from metaeval.audit.breakdown import CategoryFigures, by_category
 from metaeval.audit.class_agreement import ClassAgreement, class_agreement
@@ -37,8 +36,9 @@ from metaeval.audit.judge_agreement import (
     point_agreement,
     self_consistency,
 )
-from metaeval.audit.pair_probes import PairFlipResult, pair_flip_probe
+from metaeval.audit.pair_probes import PairFlipResult
 from metaeval.audit.probe_budget import ProbePlan
+from metaeval.audit.probes import PROBES, ProbeResult, ProbeRun, Required
 from metaeval.audit.strength import Strengths, strengths
 from metaeval.decimals import fixed
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
@@ -46,6 +46,8 @@ from metaeval.judges.fakes import BiasedJudge, SteadyJudge
 from metaeval.judges.scales import default_pass_at
 from metaeval.loaders.judge_items import FILES, JudgeItems, Order, Slot, Variant
 from metaeval.untrusted_json import LoadError
+
+R = TypeVar("R")
 
 
 class AuditSource(Enum):
@@ -92,30 +94,44 @@ def failed_calls(calls: Calls) -> str | None:
             f"errors: {named}" + (f"; and {more} other error(s)" if more > 0 else ""))
 
 
-_NO_PAIRS = VerdictTable()
-
-
 @dataclass(frozen=True, slots=True)
 class Probes:
-    position: PositionResult
-    length: LengthResult
-    injection: InjectionResult
-    pair_length: PairFlipResult = field(
-        default_factory=lambda: pair_flip_probe((), _NO_PAIRS, "length"))
-    pair_injection: PairFlipResult = field(
-        default_factory=lambda: pair_flip_probe((), _NO_PAIRS, "injection"))
+    """Every registered probe's result (``metaeval.audit.probes.PROBES``), by name, in
+    the registry's order. The five first probes are also attributes, typed, for the
+    figures drawn of them."""
+
+    results: Mapping[str, ProbeResult]
 
     def statuses(self) -> dict[str, ProbeStatus]:
-        return {"position": self.position.status, "length": self.length.status,
-                "injection": self.injection.status,
-                "pairwise length": self.pair_length.status,
-                "pairwise injection": self.pair_injection.status}
+        return {name: r.status for name, r in self.results.items()}
 
     def headlines(self) -> dict[str, str]:
-        return {"position": self.position.headline(), "length": self.length.headline(),
-                "injection": self.injection.headline(),
-                "pairwise length": self.pair_length.headline(),
-                "pairwise injection": self.pair_injection.headline()}
+        return {name: r.headline() for name, r in self.results.items()}
+
+    def _typed(self, name: str, kind: type[R]) -> R:
+        result = self.results[name]
+        assert isinstance(result, kind)
+        return result
+
+    @property
+    def position(self) -> PositionResult:
+        return self._typed("position", PositionResult)
+
+    @property
+    def length(self) -> LengthResult:
+        return self._typed("length", LengthResult)
+
+    @property
+    def injection(self) -> InjectionResult:
+        return self._typed("injection", InjectionResult)
+
+    @property
+    def pair_length(self) -> PairFlipResult:
+        return self._typed("pairwise length", PairFlipResult)
+
+    @property
+    def pair_injection(self) -> PairFlipResult:
+        return self._typed("pairwise injection", PairFlipResult)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,13 +294,12 @@ def label_range_warning(items: JudgeItems, labels: Scale) -> str:
             f"--label-scale {labels.low}-{labels.high} if the labels are on that range")
 
 
-def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars) -> Probes:
-    return Probes(position_probe(items.pairwise, table, alpha=bars.alpha,
-                                 chance=bars.chance_flip),
-                  length_probe(items.length, table, alpha=bars.alpha),
-                  injection_probe(items.injection, table, scale, alpha=bars.alpha),
-                  pair_flip_probe(items.pair_length, table, "length", alpha=bars.alpha),
-                  pair_flip_probe(items.pair_injection, table, "injection", alpha=bars.alpha))
+def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars,
+               judge: JudgeIdentity | None = None) -> Probes:
+    """Every registered probe on ``table`` (``judge``: the audited judge; None for a
+    control)."""
+    on = ProbeRun(items, table, scale, bars, judge)
+    return Probes({name: unit.run(on) for name, unit in PROBES.items()})
 
 
 def by_origin(items: JudgeItems) -> list[tuple[str, JudgeItems]]:
@@ -294,9 +309,11 @@ def by_origin(items: JudgeItems) -> list[tuple[str, JudgeItems]]:
             for origin in origins]
 
 
-def run_controls(items: JudgeItems, bars: Bars) -> Controls:
+def run_controls(items: JudgeItems, bars: Bars, judge: JudgeIdentity | None = None) -> Controls:
     """Every probe on the planted controls, over the same probe items; the probes of
-    each origin are checked on their own (a generated probe's check names its origin)."""
+    each origin are checked on their own (a generated probe's check names its origin).
+    A probe with a control of its own (``ProbeUnit.control``) runs it instead, planted
+    and not, for ``judge``."""
     probe_items = JudgeItems(pairwise=items.pairwise, length=items.length,
                              injection=items.injection, pair_length=items.pair_length,
                              pair_injection=items.pair_injection)
@@ -313,18 +330,31 @@ def run_controls(items: JudgeItems, bars: Bars) -> Controls:
             table = replace(table, decisions={**table.decisions, **shown.decisions})
         for n, (origin, subset) in enumerate(by_origin(probe_items)):
             probes = run_probes(subset, table, control.scale, bars)
+            headlines = probes.headlines()
             for name, status in probes.statuses().items():
-                if name == "position" and n:
-                    continue
-                if name != "position" and origin != FILES:
+                unit = PROBES[name]
+                if unit.control is not None or (not unit.on_probes and n):
+                    continue  # it reads the labelled items: checked once, not per origin
+                headline, checked = headlines[name], name
+                if unit.on_probes and origin != FILES:
                     if status is ProbeStatus.NOT_RUN:
                         continue
-                    name = f"{name} ({origin})"
-                elif name.startswith("pairwise") and status is ProbeStatus.NOT_RUN:
-                    continue  # no pairwise probe file: said once, by the report
-                headline = probes.headlines()[name.split(" (")[0]]
-                checks.append(ControlCheck(control.identity.name, name, expected, status,
+                    checked = f"{name} ({origin})"
+                elif unit.required is not Required.ALWAYS and status is ProbeStatus.NOT_RUN:
+                    continue  # nothing to run it on: said once, by the report
+                checks.append(ControlCheck(control.identity.name, checked, expected, status,
                                            headline))
+    on = ProbeRun(probe_items, VerdictTable(), DEFAULT_SCALE, bars, judge)
+    for name, unit in PROBES.items():
+        for planted, expected, control_name in ((True, ProbeStatus.FOUND, "biased"),
+                                                (False, ProbeStatus.CLEAN, "steady")):
+            if unit.control is None:
+                continue
+            result = unit.control(on, planted)
+            if result.status is ProbeStatus.NOT_RUN and unit.required is not Required.ALWAYS:
+                continue
+            checks.append(ControlCheck(control_name, name, expected, result.status,
+                                       result.headline()))
     return Controls(tuple(checks))
 
 
@@ -365,18 +395,18 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
             elif order.kappa.value < bars.kappa:
                 reasons.append(f"pairwise kappa ({order.order.value}) {fixed(order.kappa.value)} "
                                f"< {bars.kappa:g}")
-    needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE,
-              "pairwise length": Mode.PAIRWISE, "pairwise injection": Mode.PAIRWISE}
-    for name, status in probes.statuses().items():
-        if status is ProbeStatus.FOUND:
+    for name, result in probes.results.items():
+        unit = PROBES[name]
+        if result.status is ProbeStatus.FOUND:
             reasons.append(f"{name} bias FOUND")
-        elif name.startswith("pairwise") and not generated:
+        elif unit.required is Required.NEVER or (unit.required is Required.GENERATED
+                                                 and not generated):
             continue  # required only when they could be generated for this run
-        elif status is ProbeStatus.NOT_RUN and needed[name] in modes:
-            why = (probes.position.reason if name == "position" and probes.position.reason
+        elif result.status is ProbeStatus.NOT_RUN and unit.mode in modes:
+            why = (unit.why_not_run(result) if unit.why_not_run is not None
                    else f"no {name} probe items with verdicts")
             reasons.append(f"{name} probe not run: {why}, "
-                           f"and the judge is audited for {needed[name].value} use")
+                           f"and the judge is audited for {unit.mode.value} use")
     share = unscored / verdicts if verdicts else 0.0
     if share > bars.unscored:
         reasons.append(f"unscored {unscored} of {verdicts} "
@@ -448,7 +478,7 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     bars, alt, by, classes = settings.bars, settings.alt, settings.by, settings.classes
     labels = settings.labels
     labels = labels if labels is not None else label_scale(scale)
-    controls = controls if controls is not None else run_controls(items, bars)
+    controls = controls if controls is not None else run_controls(items, bars, identity)
     measured, missing = items, 0
     if source is AuditSource.RECORDED:
         recorded = {slot.item for slot in table.decisions}
@@ -472,7 +502,7 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     point = point_agreement(tuple(i for i in measured.pointwise if i.labelled), table, scale,
                             labels)
     pair = pair_agreement(tuple(p for p in measured.pairwise if p.label is not None), table)
-    probes = run_probes(measured, table, scale, bars)
+    probes = run_probes(measured, table, scale, bars, identity)
     panels = panel_reports(measured.pointwise, measured.pairwise, table, scale, labels, alt,
                            classes)
     categorical = class_agreement(measured.pointwise, table, classes)

@@ -224,6 +224,10 @@ def _pointwise(p: PointAgreement, labels: tuple[int, int, int]) -> list[str]:
     return out
 
 
+FIGURED = ("position", "length", "injection")
+"""The probes the page draws a figure of; every other one is a line."""
+
+
 def _probes(a: JudgeAudit) -> list[str]:
     pos, ln, inj = a.probes.position, a.probes.length, a.probes.injection
     out = ["<h2>Bias probes</h2>",
@@ -260,6 +264,11 @@ def _probes(a: JudgeAudit) -> list[str]:
             f"responses people failed; the control appends a benign suffix of the same "
             f"length. Exact McNemar test, alpha {inj.alpha:g}."))
     out += _injection_kinds(inj)
+    # A probe drawn by no figure above says its headline, once it ran: a registered
+    # probe is never missing from the page.
+    out += [f"<p>{escape(name[:1].upper() + name[1:])} probe: {escape(r.headline())}</p>"
+            for name, r in a.probes.results.items()
+            if name not in FIGURED and r.status is not ProbeStatus.NOT_RUN]
     rows = [[c.judge, c.probe, c.expected.value, c.got.value, "ok" if c.ok else "FAILED"]
             for c in a.controls.checks]
     out += ["<h3>Controls</h3>", _html_table(rows, ["judge", "probe", "expected", "got",

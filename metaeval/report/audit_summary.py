@@ -6,6 +6,7 @@ from __future__ import annotations
 from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.check_measures import Category, CheckResult, MetaEvalResult
 from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
+from metaeval.audit.probes import PROBES, Required
 from metaeval.decimals import fixed
 from metaeval.report.annotators_render import figure
 from metaeval.report.escape import md_code, md_plain
@@ -110,7 +111,9 @@ def judge_audit_summary(a: JudgeAudit) -> str:
     pr = a.probes
     headlines = pr.headlines()  # every probe, the pairwise ones too
     out += ["**Probes:**", *(_probe(name, status, headlines[name])
-                             for name, status in pr.statuses().items()),
+                             for name, status in pr.statuses().items()
+                             if status is not ProbeStatus.NOT_RUN
+                             or PROBES[name].required is not Required.NEVER),
             f"- controls: {a.controls.said() if a.controls.ok else 'FAILED (the audit is void)'}"]
     if a.reasons:
         out += ["", "**Why:**", *listed([f"- {md_plain(r)}" for r in a.reasons], "reasons")]
