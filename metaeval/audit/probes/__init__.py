@@ -8,7 +8,7 @@ and one entry below (its docs and tests apart); nothing else names a probe.
 
 from __future__ import annotations
 
-from metaeval.audit.probes import injection, length, pairwise, position
+from metaeval.audit.probes import injection, length, pairwise, position, self_preference
 from metaeval.audit.probes.unit import (
     NOT_RUN,
     ProbeResult,
@@ -30,7 +30,8 @@ def _register(unit: ProbeUnit) -> None:
     PROBES[unit.name] = unit
 
 
-for _unit in (position.UNIT, length.UNIT, injection.UNIT, pairwise.LENGTH, pairwise.INJECTION):
+for _unit in (position.UNIT, length.UNIT, injection.UNIT, pairwise.LENGTH, pairwise.INJECTION,
+              self_preference.UNIT):
     _register(_unit)
 
 
