@@ -27,7 +27,7 @@ from metaeval.loaders.meta_set import LoadError
 from metaeval.report import figures
 from metaeval.report.annotators_render import annotators_lines, position_lines
 from metaeval.report.judge_audit_render import category_rows, items_said, verdicts_on
-from metaeval.report.meta_eval_render import AGREEMENT_HEADERS, _category_rows, agreement_rows
+from metaeval.report.meta_eval_render import AGREEMENT_HEADERS, agreement_rows, check_category_rows
 
 CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #222;
@@ -178,7 +178,7 @@ def meta_eval_html(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     breakdowns += [(result.settings.by, result.groups)] if result.groups else []
     for by, groups in breakdowns:
         body += [f"<h2>Per {escape(by)}</h2>", _html_table(
-            _category_rows(groups), [by, "runs", "evaluator agrees", "caught by",
+            check_category_rows(groups), [by, "runs", "evaluator agrees", "caught by",
                                      "let through by", "wrongly failed by", "unscored by"])]
     return page("metaeval meta-eval", body)
 
