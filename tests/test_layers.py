@@ -239,7 +239,7 @@ def test_a_renderer_that_calls_a_command_is_caught(source: str) -> None:
 
 @pytest.mark.parametrize("source", [
     "from metaeval.commands.mutate_values import Message, MutateResult\n",
-    "from ..commands.judge_audit import JudgeAuditResult\n",
+    "from ..commands.judge_audit_values import JudgeAuditResult\n",
     "from metaeval.mutation.run.runner import MutationRun\nimport json\n",
 ])
 def test_a_renderer_may_take_a_commands_values(source: str) -> None:

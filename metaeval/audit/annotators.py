@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.judge_agreement import ordinal, outcome, recorded_in
+from metaeval.audit.judge_agreement import ordinal, outcome
 from metaeval.audit.metrics import Value, nominal_kappa, scored_weighted_kappa
 from metaeval.audit.rater_agreement import Level, mean_kappa, measured, rater_alpha
 from metaeval.contract import Outcome
@@ -60,7 +60,7 @@ def _judge_pair(item: PairItem, table: VerdictTable) -> tuple[bool, Label | None
     """Whether the judge has a verdict on the pair, and which: the order ``ab`` (the
     item's own) when recorded, else ``ba``."""
     for order in (Order.AB, Order.BA):
-        if recorded_in(table, item.id, order):
+        if table.recorded(item.id, order):
             decided = table.decided(item.id, order=order)
             return True, decided if isinstance(decided, str) else None
     return False, None
@@ -88,7 +88,7 @@ def point_panel(items: Sequence[PointItem], table: VerdictTable, scale: Scale,
     annotated = [i for i in items if i.annotations and i.label_class is None
                  and not any(isinstance(a.label, str) and a.label not in ("pass", "fail")
                              for a in i.annotations)
-                 and recorded_in(table, i.id, Order.AB)]
+                 and table.recorded(i.id, Order.AB)]
     if not annotated:
         return None
     ordinal_level = all(isinstance(a.label, int) for i in annotated for a in i.annotations)
@@ -204,7 +204,7 @@ def class_panel(items: Sequence[PointItem], table: VerdictTable,
     humans: dict[str, dict[str, Label]] = {}
     judge: dict[str, Label | None] = {}
     for item in items:
-        if not item.annotations or not recorded_in(table, item.id, Order.AB) or not all(
+        if not item.annotations or not table.recorded(item.id, Order.AB) or not all(
                 a.label in classes for a in item.annotations):
             continue
         decided = table.decided(item.id)

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.judge_agreement import recorded_in
 from metaeval.audit.metrics import Interval, Value, nominal_kappa, wilson_interval
 from metaeval.loaders.judge_items import Order, PointItem
 
@@ -41,7 +40,7 @@ def class_agreement(items: Sequence[PointItem], table: VerdictTable,
                     classes: tuple[str, ...]) -> ClassAgreement | None:
     """Over the categorical items with a verdict; None when there are none."""
     present = [i for i in items if i.label_class is not None
-               and recorded_in(table, i.id, Order.AB)]
+               and table.recorded(i.id, Order.AB)]
     if not present:
         return None
     human = [i.label_class or "" for i in present]

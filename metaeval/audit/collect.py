@@ -90,6 +90,12 @@ class VerdictTable:
                 order: Order = Order.AB) -> Decision:
         return aggregate(self.samples(item, variant, order))
 
+    def recorded(self, item: str, order: Order) -> bool:
+        """Whether the table holds any sample for ``item`` shown in ``order``: a live
+        judge is asked in both orders; a log may hold one, and the other is *not
+        recorded*, never unscored."""
+        return Slot(item, Variant.ORIGINAL, order) in self.decisions
+
 
 def aggregate(samples: Sequence[Decision]) -> Decision:
     """One decision from K samples: unscored when half or more are unscored or there

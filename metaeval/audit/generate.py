@@ -19,7 +19,7 @@ in the probe file format so a person can read what the judge will be asked.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from metaeval.audit.judge_agreement import human_outcome
 from metaeval.audit.probe_texts import (
@@ -51,7 +51,9 @@ MIN_BASE = 200
 SOURCE = "generated"
 
 
-def _rng(seed: int, *parts: str) -> random.Random:
+def seeded_rng(seed: int, *parts: str) -> random.Random:
+    """A generator seeded by ``seed`` and ``parts`` (an item's id, a purpose): the same
+    choices for the same item whatever else is generated."""
     return random.Random(":".join((str(seed), *parts)))
 
 
@@ -79,7 +81,7 @@ def pointwise_length(items: JudgeItems, seed: int = SEED,
         for style in styles:
             for level in levels:
                 extra = round(level * max(len(item.response), MIN_BASE))
-                rng = _rng(seed, "length", item.id, style, f"{level:g}")
+                rng = seeded_rng(seed, "length", item.id, style, f"{level:g}")
                 padded = item.response + padding(style, item.prompt, item.response, extra, rng)
                 probes.append(LengthProbe(f"{item.id}~len-{style}-{level:g}", item.prompt,
                                           item.response, padded, item.reference, SOURCE,
@@ -93,7 +95,7 @@ def pairwise_length(items: JudgeItems, seed: int = SEED, level: float = PAIR_LEV
     for pair in items.pairwise:
         if pair.label not in ("a", "b"):
             continue  # a tie has no worse response to pad
-        rng = _rng(seed, "pair-length", pair.id)
+        rng = seeded_rng(seed, "pair-length", pair.id)
         style = rng.choice(PAIR_STYLES)
         target = round((1 + level) * max(len(pair.response_a), len(pair.response_b), 1))
         padded = {side: text + padding(style, pair.prompt, text, target - len(text), rng)
@@ -161,26 +163,3 @@ def family(probe: Probe) -> str:
     return {LengthProbe: "length", InjectionCase: "injection",
             PairLengthProbe: "pairwise length", PairInjectionCase: "pairwise injection"
             }[type(probe)]
-
-
-def within_budget(probes: Sequence[Probe], calls: Mapping[str, int], budget: int,
-                  seed: int = SEED) -> tuple[Probe, ...]:
-    """The probes kept when at most ``budget`` calls may be made (``calls``: what each
-    probe id costs; a cached reply costs nothing). Deterministic: each family's probes
-    in a seeded order, the families taken in turn, a probe kept while its calls fit,
-    so every family gets its share and a rerun keeps the same probes."""
-    queues: dict[str, list[Probe]] = {}
-    for probe in sorted(probes, key=lambda p: _rng(seed, "budget", p.id).random()):
-        queues.setdefault(family(probe), []).append(probe)
-    kept: list[Probe] = []
-    left = budget
-    while any(queues.values()):
-        for name in list(queues):
-            if not queues[name]:
-                continue
-            probe = queues[name].pop(0)
-            if calls.get(probe.id, 0) <= left:
-                kept.append(probe)
-                left -= calls.get(probe.id, 0)
-    order = {p.id: n for n, p in enumerate(probes)}
-    return tuple(sorted(kept, key=lambda p: order[p.id]))

@@ -32,7 +32,7 @@ from metaeval.audit.metrics import (
 )
 from metaeval.contract import Outcome
 from metaeval.judges.base import DEFAULT_SCALE, Scale
-from metaeval.loaders.judge_items import Order, PairItem, PointItem, Slot, Variant
+from metaeval.loaders.judge_items import Order, PairItem, PointItem, Variant
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,13 +209,6 @@ def _pair_label(decision: Decision) -> str | None:
     return decision if isinstance(decision, str) else None
 
 
-def recorded_in(table: VerdictTable, item: str, order: Order) -> bool:
-    """Whether the table holds any sample for ``item`` shown in ``order``: a live
-    judge is asked in both orders; a log may hold one, and the other is *not
-    recorded*, never unscored."""
-    return Slot(item, Variant.ORIGINAL, order) in table.decisions
-
-
 def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgreement | None:
     """Items that people did not label (``"label": null``) or whose annotators have no
     consensus label are left out."""
@@ -225,7 +218,7 @@ def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgre
     orders: list[OrderAgreement] = []
     verdicts: dict[Order, dict[str, str | None]] = {}
     for order in Order:
-        present = [i for i in items if recorded_in(table, i.id, order)]
+        present = [i for i in items if table.recorded(i.id, order)]
         if not present:
             continue  # an order never recorded has no row
         human = [i.label or "" for i in present]  # only labelled items are given

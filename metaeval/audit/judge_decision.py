@@ -10,8 +10,10 @@ This module must never let a void audit or a missing measurement read as a pass.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import TypeVar
 
 from metaeval.audit.alt_test import PanelReport, panel_reports
 from metaeval.audit.annotator_position import AnnotatorPosition, item_positions
@@ -21,9 +23,6 @@ from metaeval.audit.bias_probes import (
     LengthResult,
     PositionResult,
     ProbeStatus,
-    injection_probe,
-    length_probe,
-    position_probe,
 )
 from metaeval.audit.breakdown import CategoryFigures, by_category
 from metaeval.audit.class_agreement import ClassAgreement, class_agreement
@@ -37,14 +36,18 @@ from metaeval.audit.judge_agreement import (
     point_agreement,
     self_consistency,
 )
-from metaeval.audit.pair_probes import PairFlipResult, pair_flip_probe
+from metaeval.audit.pair_probes import PairFlipResult
+from metaeval.audit.probe_budget import ProbePlan
+from metaeval.audit.probes import PROBES, ProbeResult, ProbeRun, Required
 from metaeval.audit.strength import Strengths, strengths
 from metaeval.decimals import fixed
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
-from metaeval.judges.scales import ProbeSource, default_pass_at
+from metaeval.judges.scales import default_pass_at
 from metaeval.loaders.judge_items import FILES, JudgeItems, Order, Slot, Variant
 from metaeval.untrusted_json import LoadError
+
+R = TypeVar("R")
 
 
 class AuditSource(Enum):
@@ -91,30 +94,44 @@ def failed_calls(calls: Calls) -> str | None:
             f"errors: {named}" + (f"; and {more} other error(s)" if more > 0 else ""))
 
 
-_NO_PAIRS = VerdictTable()
-
-
 @dataclass(frozen=True, slots=True)
 class Probes:
-    position: PositionResult
-    length: LengthResult
-    injection: InjectionResult
-    pair_length: PairFlipResult = field(
-        default_factory=lambda: pair_flip_probe((), _NO_PAIRS, "length"))
-    pair_injection: PairFlipResult = field(
-        default_factory=lambda: pair_flip_probe((), _NO_PAIRS, "injection"))
+    """Every registered probe's result (``metaeval.audit.probes.PROBES``), by name, in
+    the registry's order. The five first probes are also attributes, typed, for the
+    figures drawn of them."""
+
+    results: Mapping[str, ProbeResult]
 
     def statuses(self) -> dict[str, ProbeStatus]:
-        return {"position": self.position.status, "length": self.length.status,
-                "injection": self.injection.status,
-                "pairwise length": self.pair_length.status,
-                "pairwise injection": self.pair_injection.status}
+        return {name: r.status for name, r in self.results.items()}
 
     def headlines(self) -> dict[str, str]:
-        return {"position": self.position.headline(), "length": self.length.headline(),
-                "injection": self.injection.headline(),
-                "pairwise length": self.pair_length.headline(),
-                "pairwise injection": self.pair_injection.headline()}
+        return {name: r.headline() for name, r in self.results.items()}
+
+    def _typed(self, name: str, kind: type[R]) -> R:
+        result = self.results[name]
+        assert isinstance(result, kind)
+        return result
+
+    @property
+    def position(self) -> PositionResult:
+        return self._typed("position", PositionResult)
+
+    @property
+    def length(self) -> LengthResult:
+        return self._typed("length", LengthResult)
+
+    @property
+    def injection(self) -> InjectionResult:
+        return self._typed("injection", InjectionResult)
+
+    @property
+    def pair_length(self) -> PairFlipResult:
+        return self._typed("pairwise length", PairFlipResult)
+
+    @property
+    def pair_injection(self) -> PairFlipResult:
+        return self._typed("pairwise injection", PairFlipResult)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +174,26 @@ class Controls:
         return [f"control failed: {c.judge} judge's {c.probe} probe came out "
                 f"{c.got.value}, expected {c.expected.value} ({c.headline}); the detector "
                 "is broken" for c in self.checks if not c.ok]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemCounts:
+    """The items an audit measured, apart: those people labelled (a label, a class,
+    or several annotators' labels, agreeing or not), those no person labelled (a
+    published log's), and the probes. Every report line counts from here."""
+
+    labelled: int = 0
+    unlabelled: int = 0
+    probes: int = 0
+
+
+def item_counts(items: JudgeItems) -> ItemCounts:
+    """``items`` counted as ``ItemCounts`` says."""
+    labelled = (sum(i.labelled or i.label_class is not None or bool(i.annotations)
+                    for i in items.pointwise)
+                + sum(p.label is not None or bool(p.annotations) for p in items.pairwise))
+    return ItemCounts(labelled, len(items.pointwise) + len(items.pairwise) - labelled,
+                      len(items.probes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,30 +243,8 @@ class JudgeAudit:
     annotator_position: tuple[AnnotatorPosition, ...] = ()
     """Each annotator's own position bias on the pairs whose order shown a labels file
     recorded; flagged beside the judge's, never a reason the judge may not gate."""
-
-
-@dataclass(frozen=True, slots=True)
-class ProbePlan:
-    """Which probes the audit ran and where each came from, and what they cost."""
-
-    source: ProbeSource
-    counts: tuple[tuple[str, str, int], ...]
-    """(origin, family, probes): e.g. ("generated", "pairwise length", 100)."""
-    seed: int
-    questions: int = 0
-    """Questions the probes put to the audited judge (a live judge; 0 when recorded)."""
-    cached: int = 0
-    """Of those, how many the reply cache held: free."""
-    budget: int | None = None
-    """``--probe-budget``: the most calls the probes may make."""
-    dropped: int = 0
-    """Probes left out to keep within the budget."""
-    written: str | None = None
-    """Where ``--write-probes`` wrote the generated probes."""
-
-    @property
-    def calls(self) -> int:
-        return self.questions - self.cached
+    counts: ItemCounts = ItemCounts()
+    """The measured items: labelled, unlabelled, probes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,13 +294,12 @@ def label_range_warning(items: JudgeItems, labels: Scale) -> str:
             f"--label-scale {labels.low}-{labels.high} if the labels are on that range")
 
 
-def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars) -> Probes:
-    return Probes(position_probe(items.pairwise, table, alpha=bars.alpha,
-                                 chance=bars.chance_flip),
-                  length_probe(items.length, table, alpha=bars.alpha),
-                  injection_probe(items.injection, table, scale, alpha=bars.alpha),
-                  pair_flip_probe(items.pair_length, table, "length", alpha=bars.alpha),
-                  pair_flip_probe(items.pair_injection, table, "injection", alpha=bars.alpha))
+def run_probes(items: JudgeItems, table: VerdictTable, scale: Scale, bars: Bars,
+               judge: JudgeIdentity | None = None) -> Probes:
+    """Every registered probe on ``table`` (``judge``: the audited judge; None for a
+    control)."""
+    on = ProbeRun(items, table, scale, bars, judge)
+    return Probes({name: unit.run(on) for name, unit in PROBES.items()})
 
 
 def by_origin(items: JudgeItems) -> list[tuple[str, JudgeItems]]:
@@ -295,9 +309,11 @@ def by_origin(items: JudgeItems) -> list[tuple[str, JudgeItems]]:
             for origin in origins]
 
 
-def run_controls(items: JudgeItems, bars: Bars) -> Controls:
+def run_controls(items: JudgeItems, bars: Bars, judge: JudgeIdentity | None = None) -> Controls:
     """Every probe on the planted controls, over the same probe items; the probes of
-    each origin are checked on their own (a generated probe's check names its origin)."""
+    each origin are checked on their own (a generated probe's check names its origin).
+    A probe with a control of its own (``ProbeUnit.control``) runs it instead, planted
+    and not, for ``judge``."""
     probe_items = JudgeItems(pairwise=items.pairwise, length=items.length,
                              injection=items.injection, pair_length=items.pair_length,
                              pair_injection=items.pair_injection)
@@ -314,18 +330,31 @@ def run_controls(items: JudgeItems, bars: Bars) -> Controls:
             table = replace(table, decisions={**table.decisions, **shown.decisions})
         for n, (origin, subset) in enumerate(by_origin(probe_items)):
             probes = run_probes(subset, table, control.scale, bars)
+            headlines = probes.headlines()
             for name, status in probes.statuses().items():
-                if name == "position" and n:
-                    continue
-                if name != "position" and origin != FILES:
+                unit = PROBES[name]
+                if unit.control is not None or (not unit.on_probes and n):
+                    continue  # it reads the labelled items: checked once, not per origin
+                headline, checked = headlines[name], name
+                if unit.on_probes and origin != FILES:
                     if status is ProbeStatus.NOT_RUN:
                         continue
-                    name = f"{name} ({origin})"
-                elif name.startswith("pairwise") and status is ProbeStatus.NOT_RUN:
-                    continue  # no pairwise probe file: said once, by the report
-                headline = probes.headlines()[name.split(" (")[0]]
-                checks.append(ControlCheck(control.identity.name, name, expected, status,
+                    checked = f"{name} ({origin})"
+                elif unit.required is not Required.ALWAYS and status is ProbeStatus.NOT_RUN:
+                    continue  # nothing to run it on: said once, by the report
+                checks.append(ControlCheck(control.identity.name, checked, expected, status,
                                            headline))
+    on = ProbeRun(probe_items, VerdictTable(), DEFAULT_SCALE, bars, judge)
+    for name, unit in PROBES.items():
+        for planted, expected, control_name in ((True, ProbeStatus.FOUND, "biased"),
+                                                (False, ProbeStatus.CLEAN, "steady")):
+            if unit.control is None:
+                continue
+            result = unit.control(on, planted)
+            if result.status is ProbeStatus.NOT_RUN and unit.required is not Required.ALWAYS:
+                continue
+            checks.append(ControlCheck(control_name, name, expected, result.status,
+                                       result.headline()))
     return Controls(tuple(checks))
 
 
@@ -340,10 +369,12 @@ def _unscored(table: VerdictTable, items: JudgeItems) -> tuple[int, int]:
 
 def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: Probes,
              controls: Controls, modes: frozenset[Mode], unscored: int, verdicts: int,
-             bars: Bars, generated: bool = False) -> list[str]:
-    """Every reason the judge may not gate; none means it may."""
+             bars: Bars, generated: bool = False, other_agreement: bool = False
+             ) -> list[str]:
+    """Every reason the judge may not gate; none means it may. ``other_agreement``:
+    agreement was measured another way (categorical items, several annotators)."""
     reasons = list(controls.failures())
-    if point is None and pair is None:
+    if point is None and pair is None and not other_agreement:
         reasons.append("no human-labelled items: agreement not measured")
     if point is not None:
         for name, value, bar in (("kappa", point.kappa, bars.kappa),
@@ -364,18 +395,18 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
             elif order.kappa.value < bars.kappa:
                 reasons.append(f"pairwise kappa ({order.order.value}) {fixed(order.kappa.value)} "
                                f"< {bars.kappa:g}")
-    needed = {"position": Mode.PAIRWISE, "length": Mode.POINTWISE, "injection": Mode.POINTWISE,
-              "pairwise length": Mode.PAIRWISE, "pairwise injection": Mode.PAIRWISE}
-    for name, status in probes.statuses().items():
-        if status is ProbeStatus.FOUND:
+    for name, result in probes.results.items():
+        unit = PROBES[name]
+        if result.status is ProbeStatus.FOUND:
             reasons.append(f"{name} bias FOUND")
-        elif name.startswith("pairwise") and not generated:
+        elif unit.required is Required.NEVER or (unit.required is Required.GENERATED
+                                                 and not generated):
             continue  # required only when they could be generated for this run
-        elif status is ProbeStatus.NOT_RUN and needed[name] in modes:
-            why = (probes.position.reason if name == "position" and probes.position.reason
+        elif result.status is ProbeStatus.NOT_RUN and unit.mode in modes:
+            why = (unit.why_not_run(result) if unit.why_not_run is not None
                    else f"no {name} probe items with verdicts")
             reasons.append(f"{name} probe not run: {why}, "
-                           f"and the judge is audited for {needed[name].value} use")
+                           f"and the judge is audited for {unit.mode.value} use")
     share = unscored / verdicts if verdicts else 0.0
     if share > bars.unscored:
         reasons.append(f"unscored {unscored} of {verdicts} "
@@ -413,25 +444,41 @@ def alt_reasons(reports: tuple[PanelReport, ...], settings: AltSettings) -> list
     return reasons
 
 
+@dataclass(frozen=True, slots=True)
+class AuditSettings:
+    """How an audit measures and decides, apart from the judge and its verdicts.
+    ``labels``: the scale of people's integer labels (None: the judge's own when both
+    are 1-5, see ``label_scale``). ``generated``: probes were generated for this run,
+    so a pairwise judge needs its pairwise length and injection probes run to gate.
+    ``alt``: the alternative annotator test's epsilon and whether the judge must pass
+    it to gate. ``by``: ``"category"`` breaks the figures down by the items' category
+    too (see ``metaeval.audit.breakdown``). ``classes``: the declared classes of
+    categorical items."""
+
+    bars: Bars = DEFAULT_BARS
+    labels: Scale | None = None
+    generated: bool = False
+    alt: AltSettings = DEFAULT_ALT
+    by: str | None = None
+    classes: tuple[str, ...] = ()
+
+
+DEFAULT_SETTINGS = AuditSettings()
+
+
 def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                 table: VerdictTable, *, source: AuditSource,
-                modes: frozenset[Mode] | None = None,
-                bars: Bars = DEFAULT_BARS, controls: Controls | None = None,
-                labels: Scale | None = None, generated: bool = False,
-                alt: AltSettings = DEFAULT_ALT, by: str | None = None,
-                classes: tuple[str, ...] = ()) -> JudgeAudit:
+                modes: frozenset[Mode] | None = None, controls: Controls | None = None,
+                settings: AuditSettings = DEFAULT_SETTINGS) -> JudgeAudit:
     """Measure and decide. ``modes``: what the judge is audited for (default: what the
     verdicts cover); each needs its probes run. Audited from recorded verdicts,
     items with none are left out (counted in ``not_recorded``); the controls
-    always run on every probe. ``labels``: the scale of people's integer labels
-    (default: the judge's own when both are 1-5, see ``label_scale``). ``generated``:
-    probes were generated for this run, so a pairwise judge needs its pairwise length
-    and injection probes run to gate. ``alt``: the alternative annotator test's epsilon
-    and whether the judge must pass it to gate. ``by``: ``"category"`` breaks the
-    figures down by the items' category too (see ``metaeval.audit.breakdown``).
-    ``classes``: the declared classes of categorical items."""
+    always run on every probe (``controls``: already run). ``settings``: the bars,
+    the label scale and the rest (see ``AuditSettings``)."""
+    bars, alt, by, classes = settings.bars, settings.alt, settings.by, settings.classes
+    labels = settings.labels
     labels = labels if labels is not None else label_scale(scale)
-    controls = controls if controls is not None else run_controls(items, bars)
+    controls = controls if controls is not None else run_controls(items, bars, identity)
     measured, missing = items, 0
     if source is AuditSource.RECORDED:
         recorded = {slot.item for slot in table.decisions}
@@ -455,14 +502,15 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     point = point_agreement(tuple(i for i in measured.pointwise if i.labelled), table, scale,
                             labels)
     pair = pair_agreement(tuple(p for p in measured.pairwise if p.label is not None), table)
-    probes = run_probes(measured, table, scale, bars)
+    probes = run_probes(measured, table, scale, bars, identity)
     panels = panel_reports(measured.pointwise, measured.pairwise, table, scale, labels, alt,
                            classes)
     categorical = class_agreement(measured.pointwise, table, classes)
     unreached = failed_calls(table.calls) if source is AuditSource.LIVE else None
     reasons = tuple(([unreached] if unreached else [])
                     + _reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
-                               generated) + class_reasons(categorical, bars)
+                               settings.generated, categorical is not None or bool(panels))
+                    + class_reasons(categorical, bars)
                     + alt_reasons(panels, alt))
     verdict = (AuditVerdict.VOID if not controls.ok or unreached else
                AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
@@ -476,4 +524,5 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                           measured, table, scale, labels, bars, alt, classes),
                       categorical=categorical, scale=scale,
                       # Every loaded pair, judged or not: the bias is the annotator's.
-                      annotator_position=item_positions(items.pairwise, alpha=bars.alpha))
+                      annotator_position=item_positions(items.pairwise, alpha=bars.alpha),
+                      counts=item_counts(measured))

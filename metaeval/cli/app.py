@@ -265,8 +265,9 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
               "[tool.metaeval.judges]. With --recorded it only names the judge.")
 @click.option("--items", "items_paths", multiple=True, type=click.Path(path_type=Path),
               help="Judge-item files or folders (*.ndjson); default: <meta_sets>/judge/.")
-@click.option("--recorded", type=click.Path(path_type=Path),
-              help="Audit from recorded verdicts (JSONL); no call is made.")
+@click.option("--recorded", multiple=True, type=click.Path(path_type=Path),
+              help="Audit from recorded verdicts (JSONL); no call is made. Repeatable: "
+              "the files are read as one log (a verdict in two of them is an error).")
 @click.option("--samples", type=int,
               help="Ask each question K times for self-consistency [default: 1]; live "
               "judges only (with --recorded, K is what the log holds).")
@@ -334,7 +335,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @SUMMARY
 @FORMAT
 @user_errors
-def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
+def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: tuple[Path, ...],
                 samples: int | None, scale_text: str | None, pass_at: int | None,
                 cache_path: Path | None, no_cache: bool, label_scale_text: str | None,
                 label_pass_at: int | None, kappa_bar: float | None, tpr_bar: float | None,
@@ -368,7 +369,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: Path | None,
     refuse_inputs_as_outputs(
         [("--write-probes", write_probes), ("--html", html_path), ("--summary", summary_path),
          ("--calibration", calibration_path if write else None)],
-        [*(("--items", p, "*.ndjson") for p in items), ("--recorded", recorded, "*"),
+        [*(("--items", p, "*.ndjson") for p in items),
+         *(("--recorded", p, "*") for p in recorded),
          *(("--labels", p, "*") for p in label_files)])
     flags = {"kappa_bar": kappa_bar, "tpr_bar": tpr_bar, "tnr_bar": tnr_bar,
              "unscored_bar": unscored_bar, "alpha": alpha}

@@ -14,7 +14,7 @@ never counted.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -23,6 +23,7 @@ from typing import NamedTuple
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import BadField, shown, shown_json
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
+from metaeval.loaders.fields import no_unknown, text_field
 from metaeval.loaders.judge_labels import (
     NO_CONSENSUS,
     Annotation,
@@ -33,7 +34,7 @@ from metaeval.loaders.judge_labels import (
     parse_metadata,
     point_labels,
 )
-from metaeval.loaders.meta_set import _no_unknown, _str, data_files
+from metaeval.loaders.meta_set import data_files
 from metaeval.loaders.recorded_forms import positional, strength_of
 from metaeval.untrusted_json import LoadError, Record, load_unique, repeated_id
 
@@ -350,10 +351,10 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5),
     # Unknown fields first: a misspelt "promt" is named as such, not as a missing prompt.
     fields = _fields(raw)
     pairish = "response_a" in raw or "response_b" in raw
-    _no_unknown(raw, fields, "", hints=PAIR_LENGTH_FIELDS | PAIR_INJECTION_FIELDS if pairish
+    no_unknown(raw, fields, "", hints=PAIR_LENGTH_FIELDS | PAIR_INJECTION_FIELDS if pairish
                 else LENGTH_FIELDS | INJECTION_FIELDS)
-    item_id = _str(raw, "id", "id")
-    prompt = _str(raw, "prompt", "prompt")
+    item_id = text_field(raw, "id", "id")
+    prompt = text_field(raw, "prompt", "prompt")
     reference = _reference(raw)
     if fields is not PAIR_FIELDS and fields is not POINT_FIELDS:
         return _probe(raw, fields, item_id, prompt, reference, source)
@@ -364,7 +365,7 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5),
     category, metadata = parse_category(raw), parse_metadata(raw)
     if pairish:
         pair_labels = parse_annotations(raw, pair_label, "one of 'a', 'b', 'tie'")
-        pair = (None if unlabelled else _str(raw, "label", "label", allowed=PAIR_LABELS)
+        pair = (None if unlabelled else text_field(raw, "label", "label", allowed=PAIR_LABELS)
                 if "label" in raw or not pair_labels else pair_consensus(pair_labels))
         return PairItem(item_id, prompt, _text(raw, "response_a"),
                         _text(raw, "response_b"), reference, None if unlabelled else pair,
@@ -378,7 +379,7 @@ def parse_item(raw: JsonValue, source: str, labels: tuple[int, int] = (1, 5),
 
 
 def _padded(raw: JsonObject, key: str, response: str) -> str:
-    padded = _str(raw, key, key)
+    padded = text_field(raw, key, key)
     if len(padded) <= len(response):
         raise BadField(key, f"got {len(padded)} characters; expected more than the "
                        f"response's {len(response)}")
@@ -386,8 +387,8 @@ def _padded(raw: JsonObject, key: str, response: str) -> str:
 
 
 def _payload(raw: JsonObject) -> tuple[str, str]:
-    payload = _str(raw, "payload", "payload")
-    control = _str(raw, "control", "control", required=False) or benign_suffix(len(payload))
+    payload = text_field(raw, "payload", "payload")
+    control = text_field(raw, "control", "control", required=False) or benign_suffix(len(payload))
     if len(control) != len(payload):
         raise BadField("control", f"got {len(control)} characters; expected {len(payload)}, "
                        "the payload's length")
@@ -413,12 +414,12 @@ def _probe(raw: JsonObject, fields: set[str], item_id: str, prompt: str,
         raise BadField("probe_format",
                        f"got {shown_json(version)}; expected {PROBE_FORMAT}, the probe "
                        "format this metaeval reads")
-    base = _str(raw, "base", "base", required=False) or None
-    style = _str(raw, "style", "style", required=False) or "file"
-    kind = _str(raw, "kind", "kind", required=False) or "file"
+    base = text_field(raw, "base", "base", required=False) or None
+    style = text_field(raw, "style", "style", required=False) or "file"
+    kind = text_field(raw, "kind", "kind", required=False) or "file"
     if fields is PAIR_LENGTH_FIELDS or fields is PAIR_INJECTION_FIELDS:
         a, b = _text(raw, "response_a"), _text(raw, "response_b")
-        label = _str(raw, "label", "label", allowed=("a", "b"))
+        label = text_field(raw, "label", "label", allowed=("a", "b"))
         if fields is PAIR_LENGTH_FIELDS:
             return PairLengthProbe(item_id, prompt, a, b, reference, label,
                                    _padded(raw, "padded_a", a), _padded(raw, "padded_b", b),
@@ -430,7 +431,7 @@ def _probe(raw: JsonObject, fields: set[str], item_id: str, prompt: str,
     if fields is LENGTH_FIELDS:
         return LengthProbe(item_id, prompt, response, _padded(raw, "padded", response),
                            reference, source, style, _level(raw), base)
-    _str(raw, "label", "label", allowed=("fail",))
+    text_field(raw, "label", "label", allowed=("fail",))
     payload, control = _payload(raw)
     return InjectionCase(item_id, prompt, response, payload, control, reference, source, kind,
                          base)
@@ -542,13 +543,13 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
     pairwise, so each verdict is checked as that item's live reply would be."""
     if not isinstance(raw, dict):
         raise BadField("", f"got {shown_json(raw)}; expected a JSON object")
-    _no_unknown(raw, RECORDED_FIELDS, "")
+    no_unknown(raw, RECORDED_FIELDS, "")
     sample = raw.get("sample", 0)
     if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
         raise BadField("sample", f"got {shown_json(sample)}; expected an integer >= 0")
-    item_id = _str(raw, "id", "id")
+    item_id = text_field(raw, "id", "id")
     kind = kinds.get(item_id) if kinds is not None else None
-    order = (Order(_str(raw, "order", "order", allowed=[o.value for o in Order]))
+    order = (Order(text_field(raw, "order", "order", allowed=[o.value for o in Order]))
              if "order" in raw else Order.AB)
     if "position" in raw:
         verdict: RecordedValue = positional(raw, order.first, order.second, kind)
@@ -557,22 +558,27 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
                        "'position' with 'order' (the response shown first, second or a tie)")
     else:
         verdict = _verdict(raw, scale, kind, classes)
-    return Recorded(item_id, order, sample, verdict, _str(raw, "raw", "raw", required=False),
-                    Variant(_str(raw, "variant", "variant", allowed=[v.value for v in Variant]))
-                    if "variant" in raw else Variant.ORIGINAL, source,
+    variant = (Variant(text_field(raw, "variant", "variant", allowed=[v.value for v in Variant]))
+               if "variant" in raw else Variant.ORIGINAL)
+    return Recorded(item_id, order, sample, verdict, text_field(raw, "raw", "raw", required=False),
+                    variant, source,
                     strength_of(raw, verdict))
 
 
-def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
+def load_recorded(path: Path | Sequence[Path], scale: Scale = DEFAULT_SCALE,
                   kinds: Mapping[str, Mode] | None = None, classes: tuple[str, ...] = ()
                   ) -> tuple[tuple[Recorded, ...], tuple[LoadError, ...]]:
-    """Every recorded verdict of one file, each checked against ``scale`` and its
-    item's kind (see ``parse_recorded``); a bad line is an error and the others
-    still load. A repeated (id, variant, order, sample) is an error, so a verdict
-    is never counted twice."""
-    errors: list[LoadError] = []
-    if not path.is_file():
-        return (), (LoadError(str(path), 0, "", "no such file"),)
+    """Every recorded verdict of one file (or of several, read as one log), each
+    checked against ``scale`` and its item's kind (see ``parse_recorded``); a bad
+    line is an error and the others still load. A repeated (id, variant, order,
+    sample), in one file or across them, is an error, so a verdict is never counted
+    twice."""
+    paths = [path] if isinstance(path, Path) else list(path)
+    errors: list[LoadError] = [LoadError(str(p), 0, "", "no such file")
+                               for p in paths if not p.is_file()]
+    paths = [p for p in paths if p.is_file()]
+    if not paths:
+        return (), tuple(errors)
 
     def parse(line: Record, errors: list[LoadError]) -> Recorded | None:
         try:
@@ -585,7 +591,7 @@ def load_recorded(path: Path, scale: Scale = DEFAULT_SCALE,
         return line.error("sample", f"got {shown(record.sample)}; this id, variant and "
                           f"order already has it (at {first})")
 
-    found = load_unique([path], errors, parse, lambda r: (r.slot, r.sample), repeated)
+    found = load_unique(paths, errors, parse, lambda r: (r.slot, r.sample), repeated)
     return tuple(found), tuple(errors)
 
 

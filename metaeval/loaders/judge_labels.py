@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import BadField, shown_json
-from metaeval.loaders.meta_set import _no_unknown
+from metaeval.loaders.fields import no_unknown
 
 ANNOTATION_FIELDS = {"annotator", "label"}
 MAX_ANNOTATORS = 1000
@@ -64,7 +64,7 @@ def parse_annotations(raw: JsonObject, check: Callable[[JsonValue], Label | None
         if not isinstance(entry, dict):
             raise BadField(where, f"got {shown_json(entry)}; expected an object "
                            '{"annotator": ..., "label": ...}')
-        _no_unknown(entry, ANNOTATION_FIELDS, where)
+        no_unknown(entry, ANNOTATION_FIELDS, where)
         who = entry.get("annotator")
         if not isinstance(who, str) or not who.strip():
             raise BadField(f"{where}.annotator",

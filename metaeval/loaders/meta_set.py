@@ -36,6 +36,7 @@ from metaeval.importers.runs.anthropic import is_anthropic_message, message_even
 from metaeval.importers.runs.common import BadRecord, decode_tool_content
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.keys import did_you_mean
+from metaeval.loaders.fields import missing_or_bad, no_unknown, text_field
 from metaeval.untrusted_json import (
     MAX_DEPTH,
     JsonInputError,
@@ -135,65 +136,37 @@ class MetaSet:
     warnings: tuple[LoadError, ...] = ()
 
 
-def _missing_or_bad(obj: JsonObject, key: str, where: str, expected: str) -> BadField:
-    if key not in obj:
-        return BadField(where, f"missing; expected {expected}")
-    return BadField(where, f"got {shown_json(obj[key])}; expected {expected}")
-
-
-def _str(obj: JsonObject, key: str, where: str, *, required: bool = True,
-         allowed: Sequence[str] = ()) -> str:
-    value = obj.get(key)
-    expected = "one of " + ", ".join(map(repr, allowed)) if allowed else "a non-empty string"
-    if value is None and not required and key not in obj:
-        return ""
-    if not isinstance(value, str) or (required and not value) or (allowed and value not in allowed):
-        raise _missing_or_bad(obj, key, where, expected)
-    return value
-
-
 def _object(obj: JsonObject, key: str, where: str) -> JsonObject:
     value = obj.get(key, {})
     if not isinstance(value, dict):
-        raise _missing_or_bad(obj, key, where, "a JSON object")
+        raise missing_or_bad(obj, key, where, "a JSON object")
     return value
-
-
-def _no_unknown(obj: JsonObject, known: set[str], where: str,
-                hints: Iterable[str] = ()) -> None:
-    """Refuse the first key not in ``known``, suggesting the closest of ``known``
-    and ``hints`` (keys of related records that a typo may have meant)."""
-    unknown = sorted(set(obj) - known)
-    if unknown:
-        expected = ", ".join(sorted(known))
-        hint = did_you_mean(unknown[0], known | set(hints))
-        raise BadField(join_field(where, unknown[0]), f"unknown field; expected one of "
-                       f"{expected}{hint}")
 
 
 # --- trajectory: native events and OpenAI-style chat messages ------------------------
 
 
 def _native_event(raw: JsonObject, where: str) -> list[Event]:
-    kind = _str(raw, "type", f"{where}.type", allowed=EVENT_TYPES)
-    _no_unknown(raw, EVENT_FIELDS[kind], where)
+    kind = text_field(raw, "type", f"{where}.type", allowed=EVENT_TYPES)
+    no_unknown(raw, EVENT_FIELDS[kind], where)
     if kind == "message":
-        role = _str(raw, "role", f"{where}.role", allowed=ROLES)
+        role = text_field(raw, "role", f"{where}.role", allowed=ROLES)
         content = raw.get("content")
         if not isinstance(content, str):
-            raise _missing_or_bad(raw, "content", f"{where}.content", "a string")
+            raise missing_or_bad(raw, "content", f"{where}.content", "a string")
         return [Message(role, content)]
     if kind == "tool_call":
-        return [ToolCall(_str(raw, "id", f"{where}.id"), _str(raw, "tool", f"{where}.tool"),
+        return [ToolCall(text_field(raw, "id", f"{where}.id"),
+                         text_field(raw, "tool", f"{where}.tool"),
                          _object(raw, "args", f"{where}.args"))]
     if kind == "tool_result":
         is_error = raw.get("is_error", False)
         if not isinstance(is_error, bool):
             raise BadField(f"{where}.is_error",
                            f"got {shown_json(is_error)}; expected true or false")
-        return [ToolResult(_str(raw, "call_id", f"{where}.call_id"), raw.get("content"),
+        return [ToolResult(text_field(raw, "call_id", f"{where}.call_id"), raw.get("content"),
                            is_error)]
-    detail = _str(raw, "detail", f"{where}.detail", required=False)
+    detail = text_field(raw, "detail", f"{where}.detail", required=False)
     return [Timeout(detail) if kind == "timeout" else Error(detail)]
 
 
@@ -218,10 +191,10 @@ def _chat_message(raw: JsonObject, where: str, origins: list[str] | None = None
             return message_events(raw, where, origins=origins)
         except BadRecord as bad:
             raise BadField(bad.field, bad.message) from bad
-    role = _str(raw, "role", f"{where}.role", allowed=CHAT_ROLES)
-    _no_unknown(raw, CHAT_FIELDS, where)
+    role = text_field(raw, "role", f"{where}.role", allowed=CHAT_ROLES)
+    no_unknown(raw, CHAT_FIELDS, where)
     if role == "tool":
-        call_id = _str(raw, "tool_call_id", f"{where}.tool_call_id")
+        call_id = text_field(raw, "tool_call_id", f"{where}.tool_call_id")
         return [ToolResult(call_id, decode_tool_content(_chat_text(raw, where)))]
     text = _chat_text(raw, where)
     if role != "assistant":
@@ -236,8 +209,8 @@ def _chat_message(raw: JsonObject, where: str, origins: list[str] | None = None
         if not isinstance(call, dict) or not isinstance(function, dict):
             raise BadField(at, f"got {shown_json(call)}; expected an object with id and "
                            "function {name, arguments}")
-        _no_unknown(call, CHAT_CALL_FIELDS, at)
-        _no_unknown(function, CHAT_FUNCTION_FIELDS, f"{at}.function")
+        no_unknown(call, CHAT_CALL_FIELDS, at)
+        no_unknown(function, CHAT_FUNCTION_FIELDS, f"{at}.function")
         arguments = function.get("arguments", "{}")
         try:
             args = (parse_json(arguments, max_depth=INNER_DEPTH) if isinstance(arguments, str)
@@ -250,8 +223,8 @@ def _chat_message(raw: JsonObject, where: str, origins: list[str] | None = None
             raise BadField(f"{at}.function.arguments",
                            f"got {shown_json(arguments)}; expected a JSON "
                            "string of an object")
-        events.append(ToolCall(_str(call, "id", f"{at}.id"),
-                               _str(function, "name", f"{at}.function.name"), args))
+        events.append(ToolCall(text_field(call, "id", f"{at}.id"),
+                               text_field(function, "name", f"{at}.function.name"), args))
     return events
 
 
@@ -344,9 +317,9 @@ def _task(raw: JsonValue, problems: list[BadField], allowed: AllowedModules,
                                  f"got {shown_json(raw)}; expected an object with id and checks"))
         return None
     try:
-        _no_unknown(raw, TASK_FIELDS, "task")
-        task_id = _str(raw, "id", "task.id")
-        instruction = _str(raw, "instruction", "task.instruction", required=False)
+        no_unknown(raw, TASK_FIELDS, "task")
+        task_id = text_field(raw, "id", "task.id")
+        instruction = text_field(raw, "instruction", "task.instruction", required=False)
         criteria = _object(raw, "criteria", "task.criteria")
         checks_raw = raw.get("checks", [])
         if not isinstance(checks_raw, list):
@@ -373,8 +346,8 @@ def _check_spec(raw: JsonValue, where: str, allowed: AllowedModules,
                 judges: JudgesSection) -> CheckSpec:
     if not isinstance(raw, dict):
         raise BadField(where, f"got {shown_json(raw)}; expected {{\"grader\": NAME, ...params}}")
-    grader = _str(raw, "grader", f"{where}.grader")
-    name = _str(raw, "name", f"{where}.name", required=False)
+    grader = text_field(raw, "grader", f"{where}.grader")
+    name = text_field(raw, "name", f"{where}.name", required=False)
     params = {k: v for k, v in raw.items() if k not in ("grader", "name")}
     spec = CheckSpec(grader, params, name)
     try:
@@ -404,8 +377,8 @@ def _label(raw: JsonValue, checks: Iterable[str] | None, problems: list[BadField
                                  f"got {shown_json(raw)}; expected an object with a verdict"))
         return None
     try:
-        _no_unknown(raw, LABEL_FIELDS, "label")
-        verdict = VERDICTS[_str(raw, "verdict", "label.verdict", allowed=tuple(VERDICTS))]
+        no_unknown(raw, LABEL_FIELDS, "label")
+        verdict = VERDICTS[text_field(raw, "verdict", "label.verdict", allowed=tuple(VERDICTS))]
         score = raw.get("score")
         if score is not None and (isinstance(score, bool) or not isinstance(score, int)
                                   or not 1 <= score <= 5):
@@ -420,10 +393,11 @@ def _label(raw: JsonValue, checks: Iterable[str] | None, problems: list[BadField
                 expected = ", ".join(sorted(names)) or "none (the task has no checks)"
                 raise BadField(where, f"no check of the task is named {shown(name)}; expected one "
                                f"of {expected}{did_you_mean(name, names)}")
-            criteria[name] = VERDICTS[_str(criteria_raw, name, where, allowed=tuple(VERDICTS))]
+            criteria[name] = VERDICTS[text_field(criteria_raw, name, where,
+                                                 allowed=tuple(VERDICTS))]
         return Label(verdict, score, criteria,
-                     _str(raw, "rationale", "label.rationale", required=False),
-                     _str(raw, "labeller", "label.labeller", required=False))
+                     text_field(raw, "rationale", "label.rationale", required=False),
+                     text_field(raw, "labeller", "label.labeller", required=False))
     except BadField as bad:
         problems.append(bad)
         return None
@@ -442,12 +416,12 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
         return None, [BadField("", f"got {shown_json(raw)}; expected a JSON object")]
     problems: list[BadField] = []
     try:
-        _no_unknown(raw, RUN_FIELDS, "")
+        no_unknown(raw, RUN_FIELDS, "")
         if raw.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
             raise BadField("format_version", f"got {shown_json(raw['format_version'])}; expected "
                            f"{FORMAT_VERSION}")
-        run_id = _str(raw, "id", "id")
-        category = _str(raw, "category", "category", required=False) or "uncategorized"
+        run_id = text_field(raw, "id", "id")
+        category = text_field(raw, "category", "category", required=False) or "uncategorized"
         initial = _object(raw, "initial_state", "initial_state")
         final = _object(raw, "final_state", "final_state")
         metadata = _object(raw, "metadata", "metadata")

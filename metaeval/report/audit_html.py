@@ -26,11 +26,11 @@ from metaeval.decimals import fixed
 from metaeval.loaders.meta_set import LoadError
 from metaeval.report import figures
 from metaeval.report.annotators_render import annotators_lines, position_lines
-from metaeval.report.judge_audit_render import category_rows, items_said
+from metaeval.report.judge_audit_render import category_rows, items_said, verdicts_on
 from metaeval.report.meta_eval_render import (
     AGREEMENT_HEADERS,
-    _category_rows,
     agreement_rows,
+    check_category_rows,
     interval_methods,
     not_ok,
     verdict_line,
@@ -184,7 +184,7 @@ def meta_eval_html(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     breakdowns += [(result.settings.by, result.groups)] if result.groups else []
     for by, groups in breakdowns:
         body += [f"<h2>Per {escape(by)}</h2>", _html_table(
-            _category_rows(groups), [by, "runs", "evaluator agrees", "caught by",
+            check_category_rows(groups), [by, "runs", "evaluator agrees", "caught by",
                                      "let through by", "wrongly failed by", "unscored by"])]
     return page("metaeval meta-eval", body)
 
@@ -230,6 +230,10 @@ def _pointwise(p: PointAgreement, labels: tuple[int, int, int]) -> list[str]:
     return out
 
 
+FIGURED = ("position", "length", "injection")
+"""The probes the page draws a figure of; every other one is a line."""
+
+
 def _probes(a: JudgeAudit) -> list[str]:
     pos, ln, inj = a.probes.position, a.probes.length, a.probes.injection
     out = ["<h2>Bias probes</h2>",
@@ -266,6 +270,11 @@ def _probes(a: JudgeAudit) -> list[str]:
             f"responses people failed; the control appends a benign suffix of the same "
             f"length. Exact McNemar test, alpha {inj.alpha:g}."))
     out += _injection_kinds(inj)
+    # A probe drawn by no figure above says its headline, once it ran: a registered
+    # probe is never missing from the page.
+    out += [f"<p>{escape(name[:1].upper() + name[1:])} probe: {escape(r.headline())}</p>"
+            for name, r in a.probes.results.items()
+            if name not in FIGURED and r.status is not ProbeStatus.NOT_RUN]
     rows = [[c.judge, c.probe, c.expected.value, c.got.value, "ok" if c.ok else "FAILED"]
             for c in a.controls.checks]
     out += ["<h3>Controls</h3>", _html_table(rows, ["judge", "probe", "expected", "got",
@@ -316,7 +325,7 @@ def judge_audit_html(a: JudgeAudit) -> str:
     body = [f"<h1>metaeval judge-audit: {escape(a.judge.name)}</h1>",
             f'<p class="meta">{escape(described)} (version {escape(a.judge.version)}; '
             f"{escape(a.source.value)}; audited for {escape(modes)}). {escape(items_said(a))}; "
-            f"{a.labelled_verdicts} verdicts on labelled items, {a.unscored} unscored.</p>",
+            f"{a.labelled_verdicts} verdicts {escape(verdicts_on(a))}, {a.unscored} unscored.</p>",
             _verdict(a.verdict is AuditVerdict.MAY_GATE, f"verdict: {verdict[a.verdict]}",
                      void=a.verdict is AuditVerdict.VOID)]
     if a.reasons:

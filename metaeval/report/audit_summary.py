@@ -6,10 +6,11 @@ from __future__ import annotations
 from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.check_measures import Category, CheckResult, MetaEvalResult
 from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
+from metaeval.audit.probes import PROBES, Required
 from metaeval.decimals import fixed
 from metaeval.report.annotators_render import figure
 from metaeval.report.escape import md_code, md_plain
-from metaeval.report.judge_audit_render import category_rows, items_said
+from metaeval.report.judge_audit_render import category_rows, items_said, verdicts_on
 from metaeval.report.meta_eval_render import AGREEMENT_HEADERS, agreement_rows, interval_methods
 from metaeval.report.summary import listed, table
 
@@ -81,7 +82,7 @@ def judge_audit_summary(a: JudgeAudit) -> str:
     mark = {AuditVerdict.MAY_GATE: "✅", AuditVerdict.REPORT_ONLY: "❌",
             AuditVerdict.VOID: "⛔"}[a.verdict]
     out = [f"### {mark} metaeval judge-audit: {md_code(a.judge.name)} {a.verdict.value}", "",
-           f"{items_said(a)}; {a.labelled_verdicts} verdicts on labelled items, "
+           f"{items_said(a)}; {a.labelled_verdicts} verdicts {verdicts_on(a)}, "
            f"{a.unscored} unscored.", ""]
     rows = []
     if a.pointwise is not None:
@@ -112,7 +113,9 @@ def judge_audit_summary(a: JudgeAudit) -> str:
     pr = a.probes
     headlines = pr.headlines()  # every probe, the pairwise ones too
     out += ["**Probes:**", *(_probe(name, status, headlines[name])
-                             for name, status in pr.statuses().items()),
+                             for name, status in pr.statuses().items()
+                             if status is not ProbeStatus.NOT_RUN
+                             or PROBES[name].required is not Required.NEVER),
             f"- controls: {a.controls.said() if a.controls.ok else 'FAILED (the audit is void)'}"]
     if a.reasons:
         out += ["", "**Why:**", *listed([f"- {md_plain(r)}" for r in a.reasons], "reasons")]

@@ -9,7 +9,7 @@ import json
 
 from tabulate import tabulate
 
-from metaeval.audit.bias_probes import InjectionResult, LengthResult, PositionResult, ProbeStatus
+from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.breakdown import CategoryFigures
 from metaeval.audit.collect import Calls
 from metaeval.audit.judge_agreement import (
@@ -18,10 +18,11 @@ from metaeval.audit.judge_agreement import (
     PointAgreement,
     computed,
 )
-from metaeval.audit.judge_decision import AuditSource, Controls, JudgeAudit, ProbePlan
+from metaeval.audit.judge_decision import AuditSource, Controls, JudgeAudit
 from metaeval.audit.metrics import Interval, Value
-from metaeval.audit.pair_probes import PairFlipResult
-from metaeval.audit.strength import Strengths
+from metaeval.audit.probe_budget import ProbePlan
+from metaeval.audit.probes import PROBES, ProbeView
+from metaeval.audit.probes.position import probe_document
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.decimals import fixed, rounded
 from metaeval.judges.base import Mode
@@ -36,10 +37,15 @@ from metaeval.report.annotators_render import (
 from metaeval.report.annotators_render import name as printable
 from metaeval.report.escape import one_line
 
-NOT_RUN = "not run (no probe items with verdicts)"
-KEYS = ("judge", "agreement", "self_consistency", "position", "length", "injection",
-        "pairwise_length", "pairwise_injection", "probes", "controls", "calls", "verdict",
-        "reasons", "errors", "annotators", "annotator_position", "by_category")
+
+def probe_view(a: JudgeAudit) -> ProbeView:
+    """What the probes' rows need from the audit besides their own results."""
+    return ProbeView(a.strength, None if a.probe_plan is None else a.probe_plan.source.value,
+                     a.pairwise is not None, a.source is AuditSource.LIVE)
+KEYS = ("judge", "agreement", "self_consistency", *(u.key for u in PROBES.values()), "probes",
+        "controls", "calls", "verdict", "reasons", "errors", "annotators",
+        "annotator_position", "by_category")
+"""The JSON document's top-level keys, in order: one per registered probe."""
 
 
 def _value(v: Value) -> JsonObject:
@@ -80,74 +86,18 @@ def _pair(p: PairAgreement | None) -> JsonValue:
             "consistency": rounded(p.consistency) if p.both_orders else None}
 
 
-def _strength(s: Strengths | None) -> JsonValue:
-    """Stated strengths (A>>B strong, A>B slight); null when no verdict states one."""
-    if s is None:
-        return None
-    return {"orders": {o.order.value: {"strong": o.strong, "slight": o.slight,
-                                       "unstated": o.unstated} for o in s.orders},
-            "flips": {"strong": s.strong_flips, "slight": s.slight_flips,
-                      "unstated": s.unstated_flips}}
 
 
-def strength_line(s: Strengths) -> str:
-    orders = "; ".join(f"{o.order.value} strong {o.strong}, slight {o.slight}"
-                       + (f", unstated {o.unstated}" if o.unstated else "") for o in s.orders)
-    return (f"  preference strength: {orders}; position flips: strong {s.strong_flips}, "
-            f"slight {s.slight_flips}" + (f", unstated {s.unstated_flips}"
-                                          if s.unstated_flips else ""))
 
 
-def _position(r: PositionResult) -> JsonObject:
-    return {"status": r.status.value, "headline": r.headline(), "pairs": r.pairs,
-            "consistent": r.consistent, "first_preferred": r.first_preferred,
-            "second_preferred": r.second_preferred, "unscored": r.unscored,
-            "flips": r.flips, "p_value": r.p_value, "alpha": r.alpha, "chance": r.chance,
-            "one_order": r.one_order, "reason": r.reason,
-            "test": "exact binomial, flips >= observed given the chance flip rate"}
 
 
-def _group(r: LengthResult) -> JsonObject:
-    return {"status": r.status.value, "probes": len(r.shifts), "up": r.up, "down": r.down,
-            "same": r.same, "unscored": r.unscored, "p_value": r.p_value, "alpha": r.alpha,
-            "mean_extra_chars": rounded(r.mean_extra, 1)}
 
 
-def _length(r: LengthResult) -> JsonObject:
-    return {"status": r.status.value, "headline": r.headline(), "up": r.up, "down": r.down,
-            "same": r.same, "unscored": r.unscored, "p_value": r.p_value, "alpha": r.alpha,
-            "test": "two-sided exact sign test (McNemar's exact test on pass/fail)",
-            "by_style": {name: _group(g) for name, g in r.by_style},
-            "by_level": {name: _group(g) for name, g in r.by_level},
-            "items": [{"id": s.id, "line": s.line(), "shift": s.shift,
-                       "extra_chars": s.extra_chars} for s in r.shifts]}
 
 
-def _injection(r: InjectionResult, kinds: bool = True) -> JsonObject:
-    document: JsonObject = {
-        "status": r.status.value, "headline": r.headline(), "cases": r.cases,
-        "injected_flips": r.injected_flips, "control_flips": r.control_flips,
-        "injected_rate": rounded(r.injected_rate), "control_rate": rounded(r.control_rate),
-        "already_passed": r.already_passed, "unscored": r.unscored,
-        "only_injected": r.only_injected, "only_control": r.only_control,
-        "p_value": r.p_value, "alpha": r.alpha,
-        "test": "exact McNemar, injected against a benign suffix of equal length"}
-    if kinds:
-        document["by_kind"] = {k: _injection(g, False) for k, g in r.by_kind}
-    return document
 
 
-def _pair_flips(r: PairFlipResult, kinds: bool = True) -> JsonObject:
-    document: JsonObject = {
-        "status": r.status.value, "headline": r.headline(), "pairs": r.pairs,
-        "units": r.units, "probe_worse": r.probe_worse, "control_worse": r.control_worse,
-        "only_probe": r.only_probe, "only_control": r.only_control, "unscored": r.unscored,
-        "p_value": r.p_value, "alpha": r.alpha,
-        "test": "exact McNemar on pair-orders: the worse response chosen with the change "
-                "against the control"}
-    if kinds and r.what == "injection":
-        document["by_kind"] = {k: _pair_flips(g, False) for k, g in r.by_kind}
-    return document
 
 
 def _plan(plan: ProbePlan | None) -> JsonValue:
@@ -177,26 +127,29 @@ def failure_lines(c: Calls) -> list[str]:
             + ([f"  {more} call(s): other reasons"] if more > 0 else []))
 
 
-def _labelled(a: JudgeAudit) -> int:
-    """The items with a human label (``a.items`` counts the probes too)."""
-    return ((a.pointwise.confusion.n if a.pointwise is not None else 0)
-            + (a.pairwise.n if a.pairwise is not None else 0))
-
-
 def items_said(a: JudgeAudit) -> str:
-    """The labelled items and the probes apart, and what the probes asked the judge:
-    ``a.items`` alone counts every probe as an item (478 "items" for 30 written)."""
-    labelled = _labelled(a)
-    said = (f"{labelled} labelled item{'' if labelled == 1 else 's'}, "
-            f"{a.items - labelled} probe(s)")
+    """The labelled items, the unlabelled ones and the probes apart, and what the
+    probes asked the judge: ``a.items`` alone counts every probe as an item (478
+    "items" for 30 written)."""
+    c = a.counts
+    said = (f"{c.labelled} labelled item{'' if c.labelled == 1 else 's'}, "
+            + (f"{c.unlabelled} unlabelled, " if c.unlabelled else "") + f"{c.probes} probe(s)")
     plan = a.probe_plan
     if plan is not None and plan.questions:
         said += f", {plan.questions} probe question(s) ({plan.calls} call(s))"
     return said
 
 
+def verdicts_on(a: JudgeAudit) -> str:
+    """What the verdicts counted are on: labelled items, unless some were not."""
+    unlabelled = a.counts.unlabelled
+    return ("on labelled items" if not unlabelled
+            else f"on items ({unlabelled} of them unlabelled)")
+
+
 def audit_document(a: JudgeAudit) -> JsonObject:
     j = a.judge
+    view = probe_view(a)
     modes: JsonValue = [m.value for m in sorted(a.modes, key=lambda m: m.value)]
     b = a.bars
     return {
@@ -207,8 +160,9 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                   "modes": modes,
                   "scale": {"low": a.scale.low, "high": a.scale.high,
                             "pass_at": a.scale.pass_at}},
-        "agreement": {"items": a.items, "labelled_items": _labelled(a),
-                      "probe_items": a.items - _labelled(a), "not_recorded": a.not_recorded,
+        "agreement": {"items": a.items, "labelled_items": a.counts.labelled,
+                      "unlabelled_items": a.counts.unlabelled,
+                      "probe_items": a.counts.probes, "not_recorded": a.not_recorded,
                       "unscored": a.unscored, "verdicts": a.labelled_verdicts,
                       "samples": a.samples.total, "unscored_samples": a.samples.unscored,
                       "verdicts_with_no_scored_sample": a.samples.none_scored,
@@ -227,11 +181,8 @@ def audit_document(a: JudgeAudit) -> JsonObject:
                              "source": "the recorded samples" if a.source is AuditSource.RECORDED
                              else "--samples",
                              "aggregate": AGGREGATE, "reason": a.self_consistency.reason},
-        "position": {**_position(a.probes.position), "strength": _strength(a.strength)},
-        "length": _length(a.probes.length),
-        "injection": _injection(a.probes.injection),
-        "pairwise_length": _pair_flips(a.probes.pair_length),
-        "pairwise_injection": _pair_flips(a.probes.pair_injection),
+        **{unit.key: unit.document(a.probes.results[name], view)
+           for name, unit in PROBES.items()},
         "probes": _plan(a.probe_plan),
         "controls": _controls(a.controls),
         "calls": _calls(a.calls),
@@ -247,7 +198,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
 
 def _category_document(c: CategoryFigures) -> JsonObject:
     return {"category": c.category, "items": c.items, "pointwise": _point(c.pointwise),
-            "pairwise": _pair(c.pairwise), "position": _position(c.position),
+            "pairwise": _pair(c.pairwise), "position": probe_document(c.position),
             "annotators": annotators_document(c.annotators)}
 
 
@@ -308,11 +259,13 @@ def audit_text(a: JudgeAudit) -> str:
            f"{a.source.value}; "
            f"audited for {modes})",
            *_scale_lines(a),
-           f"items: {_labelled(a)} labelled, {a.items - _labelled(a)} probe(s)"
+           f"items: {a.counts.labelled} labelled, "
+           + (f"{a.counts.unlabelled} unlabelled, " if a.counts.unlabelled else "")
+           + f"{a.counts.probes} probe(s)"
            + (f" ({a.not_recorded} with no recorded verdict, left out)"
               if a.not_recorded else ""),
            *_plan_lines(a.probe_plan),
-           f"verdicts: {a.labelled_verdicts} on labelled items, {a.unscored} unscored; "
+           f"verdicts: {a.labelled_verdicts} {verdicts_on(a)}, {a.unscored} unscored; "
            f"samples: {a.samples.total}, {a.samples.unscored} unscored, "
            f"{a.samples.none_scored} verdict(s) with no scored sample", ""]
     if a.pointwise is not None:
@@ -356,43 +309,9 @@ def audit_text(a: JudgeAudit) -> str:
     out.append(f"self-consistency: {sc.reason}" if sc.reason else
                f"self-consistency: Agreement^{sc.samples} {fixed(sc.rate)} "
                f"({sc.all_agree} of {sc.n}); verdict by {AGGREGATE}")
-    pos, ln, inj = a.probes.position, a.probes.length, a.probes.injection
-    out.append((f"position bias: not run ({pos.reason})" if pos.reason else
-                f"position bias: {NOT_RUN}") if pos.status is ProbeStatus.NOT_RUN else
-               f"position bias: {pos.headline()} (consistent {pos.consistent}, "
-               f"first-preferred {pos.first_preferred}, second-preferred "
-               f"{pos.second_preferred}, unscored {pos.unscored}; p={pos.p_value:.3g} "
-               f"vs chance {pos.chance:g}, alpha {pos.alpha:g})"
-               + (f"; {pos.one_order} pair(s) recorded in one order only, left out"
-                  if pos.one_order else ""))
-    if a.strength is not None:
-        out.append(strength_line(a.strength))
-    if ln.status is ProbeStatus.NOT_RUN:
-        out.append(f"length bias: {NOT_RUN}")
-    else:
-        out.append(f"length bias: {ln.headline()} (down {ln.down}, same {ln.same}, unscored "
-                   f"{ln.unscored}; sign test p={ln.p_value:.3g}, alpha {ln.alpha:g})")
-        out.extend(_length_groups(ln))
-        out.extend(f"  {one_line(s.line())}"
-                   for s, style in zip(ln.shifts, _styles(a), strict=False) if style == "file")
-    out.append(f"injection: {NOT_RUN}" if inj.status is ProbeStatus.NOT_RUN else
-               f"injection: {inj.headline()} (McNemar p={inj.p_value:.3g}, alpha "
-               f"{inj.alpha:g}; already passed {inj.already_passed}, unscored {inj.unscored})")
-    out.extend(_injection_kinds(inj))
-    for name, r in (("pairwise length", a.probes.pair_length),
-                    ("pairwise injection", a.probes.pair_injection)):
-        if r.status is ProbeStatus.NOT_RUN and (a.probe_plan is None or a.pairwise is None):
-            continue
-        hint = NOT_RUN
-        if a.probe_plan is not None and a.probe_plan.source.value == "files" and not r.pairs:
-            hint = (f"not run (no {name} probe in the item files; " + (
-                "--probes generated or both makes them from the labelled pairs)"
-                if a.source is AuditSource.LIVE else "write them with --write-probes and "
-                "record the judge's verdicts on them)"))
-        out.append(f"{name}: {hint}" if r.status is ProbeStatus.NOT_RUN else
-                   f"{name}: {r.headline()} (discordant {r.only_probe} vs {r.only_control}, "
-                   f"unscored {r.unscored}; McNemar p={r.p_value:.3g}, alpha {r.alpha:g})")
-        out.extend(_pair_kinds(r))
+    view = probe_view(a)
+    for name, unit in PROBES.items():
+        out.extend(one_line(line) for line in unit.lines(a.probes.results[name], view))
     out.append(f"controls: {a.controls.said()}" + (" — " + "; ".join(
         f"{one_line(c.judge)} {c.probe} {c.got.value}" for c in a.controls.checks)
         if a.controls.ran else ""))
@@ -438,52 +357,8 @@ def _plan_lines(plan: ProbePlan | None) -> list[str]:
     return lines
 
 
-def _styles(a: JudgeAudit) -> list[str]:
-    """The style of each length shift: ``file`` for a probe read from a file."""
-    by_id = {s.id: "file" for s in a.probes.length.shifts}
-    for _, group in a.probes.length.by_style:
-        for s in group.shifts:
-            by_id[s.id] = "generated"
-    return [by_id[s.id] for s in a.probes.length.shifts]
 
 
-def _length_groups(r: LengthResult) -> list[str]:
-    if not r.by_style:
-        return []
-    rows = [[f"{what} {name}", len(g.shifts), g.up, g.down, g.same, g.unscored,
-             f"{g.mean_extra:.0f}", f"{g.p_value:.3g}", g.status.value]
-            for what, groups in (("style", r.by_style), ("level", r.by_level))
-            for name, g in groups]
-    table = tabulate(rows, headers=["length shift", "probes", "up", "down", "same", "unscored",
-                                    "mean extra chars", "sign p", "status"],
-                     disable_numparse=True)
-    share = r.by_style[0][1].alpha
-    return [*("  " + line for line in table.splitlines()),
-            f"  each row at alpha {share:.3g} (alpha over {len(r.by_style) + len(r.by_level)} "
-            "rows); a row FOUND makes the probe FOUND"]
 
 
-def _injection_kinds(r: InjectionResult) -> list[str]:
-    if not r.by_kind:
-        return []
-    rows = [[k, g.cases, g.injected_flips, g.control_flips, g.already_passed, g.unscored,
-             f"{g.p_value:.3g}", g.status.value] for k, g in r.by_kind]
-    table = tabulate(rows, headers=["payload kind", "cases", "FAIL->PASS", "control",
-                                    "already passed", "unscored", "McNemar p", "status"],
-                     disable_numparse=True)
-    return [*("  " + line for line in table.splitlines()),
-            f"  each kind at alpha {r.by_kind[0][1].alpha:.3g} (alpha over {len(r.by_kind)} "
-            "kinds); a kind FOUND makes the probe FOUND"]
 
-
-def _pair_kinds(r: PairFlipResult) -> list[str]:
-    if not r.by_kind:
-        return []
-    rows = [[k, g.scored, g.probe_worse, g.control_worse, g.only_probe, g.only_control,
-             f"{g.p_value:.3g}", g.status.value] for k, g in r.by_kind]
-    table = tabulate(rows, headers=["payload kind", "pair-orders", "worse chosen",
-                                    "control", "only payload", "only control", "McNemar p",
-                                    "status"], disable_numparse=True)
-    return [*("  " + line for line in table.splitlines()),
-            f"  each kind at alpha {r.by_kind[0][1].alpha:.3g} (alpha over {len(r.by_kind)} "
-            "kinds); a kind FOUND makes the probe FOUND"]

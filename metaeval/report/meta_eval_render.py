@@ -218,7 +218,10 @@ def _names(cells: list[tuple[str, tuple[str, ...], int]]) -> str:
     return "\n".join(f"{one_line(name)} {len(ids)}/{n}" for name, ids, n in cells if ids) or "-"
 
 
-def _category_rows(categories: tuple[tuple[str, Category], ...]) -> list[list[str | int]]:
+def check_category_rows(categories: tuple[tuple[str, Category], ...]) -> list[list[str | int]]:
+    """Each category's row of meta-eval's by-category table (the table and the HTML
+    page alike): its runs, the evaluator's agreement, and which checks caught, let
+    through, wrongly failed or left unscored how many of its runs."""
     rows: list[list[str | int]] = []
     for name, category in categories:
         cells = [(check, cell) for check, cell in category.cells if check != "evaluator"]
@@ -326,7 +329,7 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     breakdowns += [(settings.by, result.groups)] if result.groups else []
     for by, groups in breakdowns:
         parts.append(f"per {one_line(by)} (k/m: k of the m runs with that human label):\n"
-                     + tabulate(_category_rows(groups),
+                     + tabulate(check_category_rows(groups),
                                 headers=[one_line(by), "runs", "evaluator agrees", "caught by",
                                          "let through by", "wrongly failed by", "unscored by"],
                                 tablefmt="simple", disable_numparse=True))

@@ -10,7 +10,12 @@ import click
 import pytest
 from click.testing import Result
 
-from metaeval.commands.judge_audit import ProbeSettings, load_items, run_judge_audit
+from metaeval.commands.judge_audit import (
+    JudgeAuditPlan,
+    ProbeSettings,
+    load_items,
+    run_judge_audit,
+)
 from metaeval.importing import AllowedModules
 from metaeval.judges.scales import ProbeSource
 from metaeval.loaders.judge_items import load_judge_items
@@ -137,10 +142,9 @@ def counting_judge(prompt: str) -> str:
 
 def _budgeted(cache: Path, budget: int | None, notes: list[str]) -> Any:
     items = load_items([SETS / "position.ndjson"])
-    return run_judge_audit(f"{__name__}:counting_judge", items, cache=cache,
-                           allowed=AllowedModules((__name__,)),
-                           probes=ProbeSettings(ProbeSource.GENERATED, budget=budget),
-                           notify=notes.append)
+    return run_judge_audit(JudgeAuditPlan(
+        f"{__name__}:counting_judge", items, cache=cache, allowed=AllowedModules((__name__,)),
+        probes=ProbeSettings(ProbeSource.GENERATED, budget=budget)), notify=notes.append)
 
 
 def test_the_budget_caps_calls_deterministically_and_cached_replies_are_free(
@@ -203,8 +207,9 @@ def test_recorded_verdicts_on_written_probes_are_audited_like_live_ones(tmp_path
 def test_a_pairwise_only_judge_is_asked_only_pairwise_probes() -> None:
     module = "tests.audit.test_pair_probes"
     items = load_items([SETS / "pointwise.ndjson", SETS / "position.ndjson"])
-    audit = run_judge_audit(f"{module}:LongerJudge", items, allowed=AllowedModules((module,)),
-                            probes=ProbeSettings(ProbeSource.GENERATED))
+    audit = run_judge_audit(JudgeAuditPlan(f"{module}:LongerJudge", items,
+                                           allowed=AllowedModules((module,)),
+                                           probes=ProbeSettings(ProbeSource.GENERATED)))
     assert audit.probe_plan is not None
     assert {f for _, f, _ in audit.probe_plan.counts} == {"pairwise length",
                                                           "pairwise injection"}

@@ -54,12 +54,21 @@ class Context:
 
 
 
+@dataclass(frozen=True, slots=True)
+class ChildScope:
+    """What one pytest child traces (``packages``, the baseline) and runs (``tests``,
+    a mutant's selection; empty: every test)."""
+
+    packages: tuple[str, ...] = ()
+    tests: tuple[str, ...] = ()
+
+
 def _child(options: RunOptions, scratch: Path, name: str, spec_fields: dict[str, str],
            task: ChildTask, mutant_id: str, timeout: float | None, stop_first: bool,
-           packages: tuple[str, ...] = (), tests: tuple[str, ...] = (),
-           children: Children | None = None) -> ChildOutcome:
+           scope: ChildScope = ChildScope(), children: Children | None = None) -> ChildOutcome:
     """Run one pytest child with one spec. It leads a process group of its own,
     killed whole when it ends (what its tests started, too) or runs past ``timeout``."""
+    packages, tests = scope.packages, scope.tests
     spec_path = scratch / f"{name}.spec.json"
     result_path = scratch / f"{name}.result.json"
     out_path = scratch / f"{name}.out"
@@ -96,7 +105,8 @@ def run_baseline(options: RunOptions, scratch: Path, packages: tuple[str, ...],
     """Run the unmutated suite, recording which tests run which functions of
     ``packages``; VoidRun naming the failing tests if it fails."""
     outcome = _child(options, scratch, "baseline", {}, ChildTask.BASELINE, "baseline",
-                     timeout=None, stop_first=False, packages=packages, children=children)
+                     timeout=None, stop_first=False, scope=ChildScope(packages=packages),
+                     children=children)
     if outcome.result is None:
         raise VoidRun("the baseline run did not report back: is metaeval installed in the "
                       f"environment that runs pytest ({options.python})?\n{outcome.output}")
@@ -137,7 +147,7 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
         fields = {"target": mutant.target}
         task = ChildTask.PATCH
     outcome = _child(context.options, context.scratch, name, fields, task, mutant.id,
-                     timeout=limit, stop_first=True, tests=tests,
+                     timeout=limit, stop_first=True, scope=ChildScope(tests=tests),
                      children=context.children)
     result = classify(mutant, ChildVerdict.of_subprocess(outcome, covered_by), limit)
     # Run even a mutant the baseline saw no test reach: its tracer can miss code

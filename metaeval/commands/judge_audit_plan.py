@@ -1,0 +1,165 @@
+"""``metaeval judge-audit``, phase one: a ``JudgeAuditRequest`` and the project's
+config -> a ``JudgeAuditPlan``. The flags win over the config; the items are loaded,
+the labels files joined, and every choice the flags allow checked, so that a run
+starts only on a plan that can run. Nothing is asked of a judge here, and nothing
+is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from metaeval.audit.bars import DEFAULT_BARS, Bars, alt_settings
+from metaeval.audit.breakdown import BY
+from metaeval.commands.judge_audit_values import JudgeAuditPlan, JudgeAuditRequest, ProbeSettings
+from metaeval.config import Config
+from metaeval.errors import InputError
+from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
+from metaeval.judges.reply import reply_rule
+from metaeval.judges.scales import (
+    JudgeAuditSettings,
+    ProbeSource,
+    alt_epsilon,
+    configured_audit,
+    declared_classes,
+    declared_scale,
+)
+from metaeval.loaders.item_labels import join_item_labels, read_item_labels
+from metaeval.loaders.judge_items import JudgeItems, load_judge_items
+from metaeval.untrusted_json import LoadError
+
+__all__ = ["load_items", "plan_judge_audit"]
+
+
+def _fail(errors: Sequence[LoadError]) -> InputError:
+    return InputError("\n".join(str(e) for e in errors))
+
+
+def load_items(paths: Sequence[Path], labels: tuple[int, int] = (1, 5),
+               classes: tuple[str, ...] = ()) -> JudgeItems:
+    """The items of ``paths``. Bad lines are kept in ``errors`` and left out, as
+    meta-eval does: the rest is audited and the run ends with exit 2. Only when
+    no item loads at all is it an InputError (every bad line named)."""
+    items = load_judge_items(paths, labels, classes)
+    if not items.count:
+        if items.errors:
+            raise _fail(items.errors)
+        raise InputError(f"no judge items in {', '.join(map(str, paths))}; expected "
+                         "*.ndjson files of judge items")
+    return items
+
+
+def plan_judge_audit(request: JudgeAuditRequest, config: Config) -> JudgeAuditPlan:
+    """The plan of ``request`` in the project of ``config``. The config's declared
+    scale is for recorded verdicts only: a live judge answers on the scale of its
+    own config."""
+    settings = configured_audit(config.judge_audit)
+    configured = settings.scale
+    recorded = request.recorded
+    scale, scale_from = (configured if recorded else None), "tool.metaeval.judge_audit.scale"
+    scale_text = request.scale_text
+    if scale_text is not None or request.pass_at is not None:
+        if scale_text is None and configured is not None and recorded:
+            scale_text = f"{configured.low}-{configured.high}"
+        scale = declared_scale(scale_text, request.pass_at, scale_where="--scale",
+                               pass_where="--pass-at")
+        scale_from = "--scale"
+    paths = list(request.items) or [p / "judge" for p in config.paths(config.meta_sets)]
+    cache = None if request.no_cache or recorded else (
+        request.cache_path or config.root / DEFAULT_CACHE)
+    labels, label_pass = _labels(request, settings)
+    chosen = {**settings.bars, **request.bars}
+    bars = Bars(*(chosen.get(key, getattr(DEFAULT_BARS, key.removesuffix("_bar")))
+                  for key in ("kappa_bar", "tpr_bar", "tnr_bar", "unscored_bar", "alpha")))
+    source, source_from = settings.probes, "tool.metaeval.judge_audit.probes"
+    if request.probes is not None:
+        source, source_from = request.probes, "--probes"
+    if request.probe_budget is not None and request.probe_budget < 0:
+        raise InputError(f"--probe-budget: got {request.probe_budget!r}; expected an integer "
+                         ">= 0, the most calls the probes may make")
+    probes = ProbeSettings(source, source_from, request.write_probes, request.probe_budget)
+    classes = (declared_classes(request.label_classes, "--label-classes")
+               if request.label_classes is not None else settings.label_classes)
+    items = load_items(paths, labels or (1, 5), classes)
+    if request.label_files:
+        rows, errors = read_item_labels(request.label_files)
+        items, join_errors = join_item_labels(items, rows, labels or (1, 5))
+        items = replace(items, errors=(*items.errors, *sorted(
+            (*errors, *join_errors), key=lambda e: (e.path, e.line))))
+    if request.alt_epsilon is not None and not _panelled(items):
+        raise InputError(
+            f"--alt-epsilon: got {request.alt_epsilon!r}; the alternative annotator test "
+            "needs items labelled by several annotators ('labels' on an item, or --labels "
+            f"files), and none of the {items.count} item(s) has two; drop the flag or add "
+            "the annotators' labels")
+    plan = JudgeAuditPlan(
+        request.spec, items, recorded=recorded, samples=request.samples, cache=cache,
+        bars=bars, scale=scale, scale_from=scale_from, allowed=config.allowed_modules,
+        judges=config.judges, labels=labels, label_pass_at=label_pass, probes=probes,
+        reply=None if request.reply is None else reply_rule(request.reply, where="--reply"),
+        alt=alt_settings(None if request.alt_epsilon is None
+                         else alt_epsilon(request.alt_epsilon, "--alt-epsilon"),
+                         settings.alt_epsilon, settings.annotators, settings.require_alt_test),
+        by=request.by, classes=classes)
+    check_plan(plan)
+    return plan
+
+
+def _panelled(items: JudgeItems) -> bool:
+    """Whether any item carries two or more annotators' labels: only then can the
+    alternative annotator test run."""
+    annotated = [i.annotations for i in items.pointwise] + [p.annotations for p in items.pairwise]
+    return any(len({a.annotator for a in given}) >= 2 for given in annotated)
+
+
+def check_plan(plan: JudgeAuditPlan) -> None:
+    """Refuse a plan whose flags cannot all be used: each error names the flag."""
+    if plan.reply is not None and not plan.recorded:
+        raise InputError("--reply: applies to --recorded only; a live judge's replies are "
+                         "read by its own rule ('reply' under [tool.metaeval.judges.NAME])")
+    if plan.by is not None and plan.by not in BY:
+        raise InputError(f"--by: got {plan.by!r}; expected one of {', '.join(map(repr, BY))}")
+    if plan.samples is not None and plan.samples < 1:
+        raise InputError(f"--samples: got {plan.samples!r}; expected an integer >= 1")
+    probes = plan.probes
+    if plan.recorded:
+        if plan.samples is not None:
+            raise InputError("--samples: applies to a live judge only; with --recorded the "
+                             "number of samples is what the log holds (its 'sample' field)")
+        if probes.source not in (None, ProbeSource.FILES):
+            raise InputError(f"{probes.source_from}: got {probes.source.value!r}; with "
+                             "--recorded only the probes of the item files can be audited "
+                             "(generate them with --write-probes, record the judge's "
+                             "verdicts on them, then audit with --probes files)")
+        if probes.budget is not None:
+            raise InputError("--probe-budget: applies to a live judge only; with --recorded "
+                             "no call is made")
+        return
+    if plan.scale is not None:
+        raise InputError(f"{plan.scale_from}: applies to --recorded only; a live judge answers "
+                         "on the scale of its own config")
+    if any(i.label_class is not None for i in plan.items.pointwise):
+        raise InputError("categorical labels (--label-classes): audit them from recorded "
+                         "verdicts (--recorded); a live judge answers with a score or "
+                         "pass/fail, not a class")
+
+
+def _labels(request: JudgeAuditRequest, settings: JudgeAuditSettings
+            ) -> tuple[tuple[int, int] | None, int | None]:
+    """People's label range and pass mark: the flags over the config; a pass mark is
+    checked against the range it ends up on."""
+    labels, label_pass = settings.label_scale, settings.label_pass_at
+    if request.label_scale_text is not None:
+        declared = declared_scale(request.label_scale_text, None, scale_where="--label-scale",
+                                  pass_where="--label-pass-at")
+        labels = (declared.low, declared.high)
+    if request.label_pass_at is not None:
+        label_pass = request.label_pass_at
+    if label_pass is not None:
+        low, high = labels or (1, 5)
+        declared_scale(f"{low}-{high}", label_pass, scale_where="--label-scale",
+                       pass_where="--label-pass-at" if request.label_pass_at is not None
+                       else "tool.metaeval.judge_audit.label_pass_at")
+    return labels, label_pass
