@@ -153,6 +153,8 @@ class CheckResult:
     static: tuple[StaticReport, ...] = ()
     failing: tuple[Flag, ...] | None = None
     """The flags that fail the run under its settings; None: those whose ``fails`` says so."""
+    sources: LabelSources | None = None
+    """Which labels measured a check; None for the evaluator (the overall verdicts)."""
 
     def fails(self, flag: Flag) -> bool:
         """Whether ``flag`` of this check fails the run (UNTESTED does when configured)."""
@@ -181,6 +183,18 @@ class Category:
     n: int
     cells: tuple[tuple[str, Cell], ...]
     """(check name, cell) in check-name order, the evaluator last."""
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSources:
+    """Which human labels a check was measured on: its own (a per-check label), an
+    overall pass (a run people passed should pass every check), and the runs it was
+    not measured on (an overall fail with no label of the check: which check failed is
+    not said; or no label, or annotators who tied)."""
+
+    own: int
+    overall_pass: int
+    not_measured: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,7 +344,14 @@ def _bar_flags(m: Measured, bars: Bars) -> tuple[list[Flag], list[str]]:
     for flag, label, value, bar in ((Flag.BELOW_TPR, "TPR", m.tpr, bars.min_tpr),
                                     (Flag.BELOW_TNR, "TNR", m.tnr, bars.min_tnr),
                                     (Flag.BELOW_KAPPA, "kappa", m.kappa, bars.min_kappa)):
-        if bar is not None and value.value < bar:
+        if bar is None:
+            continue
+        if value.reason and label != "kappa":
+            # A rate with no case to measure it (no human-fail case for TNR) is not
+            # below its bar: it is not measured. The check's measured figures still
+            # meet their bars or not; UNTESTED and the note say what the set lacks.
+            notes.append(f"{label} bar {bar:.3f} not checked: {value.reason}")
+        elif value.value < bar:
             flags.append(flag)
             notes.append(f"{label} {value.value:.3f} < bar {bar:.3f}")
     return flags, notes
@@ -382,8 +403,11 @@ def _check_result(name: str, cases: Sequence[Case], settings: Settings,
         notes.extend(more_notes)
     regressed, regress_notes = _regression(m, flags, baseline.get(name), settings)
     every = (*flags, *regressed)
+    sources = None if check is None else LabelSources(
+        sum(not c.from_overall for c in cases), sum(c.from_overall for c in cases),
+        check.unlabelled)
     return CheckResult(name, m, every, (*notes, *regress_notes), sens, static,
-                       tuple(f for f in every if settings.fails(f)))
+                       tuple(f for f in every if settings.fails(f)), sources)
 
 
 def _untested_note(cases: Sequence[Case], sens: Sensitivity) -> str:

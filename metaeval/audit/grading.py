@@ -53,6 +53,9 @@ class Case:
     """The run's task id: what ``--by task`` groups by, and the cluster of a cluster bootstrap."""
     metadata: JsonObject = field(default_factory=dict)
     """The run's free metadata (the same object, not a copy), for ``--by metadata.KEY``."""
+    from_overall: bool = False
+    """A check's case whose human label is the run's overall pass, not a label of the
+    check itself (``Label.for_check``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +134,8 @@ def grade_runs(runs: Sequence[MetaRun], allowed: AllowedModules = BUILTINS_ONLY,
             finding = safe_grade(grader, run.input)
             case = Case(run.id, run.category, run.source, human,
                         finding.effective_outcome(), run.label.score, ordinal(finding),
-                        finding.reason, task, run.metadata)
+                        finding.reason, task, run.metadata,
+                        spec.label not in run.label.criteria)
             per_check.setdefault(spec.label, []).append((run, grader, case))
         if run.label.verdict is not None:
             evaluator.append(Case(run.id, run.category, run.source, run.label.verdict,

@@ -95,7 +95,7 @@ class Stream:
             graded = finding.effective_outcome()
             check.cases.append(Case(run.id, run.category, run.source, human, graded,
                                     run.label.score, ordinal(finding), finding.reason, task,
-                                    run.metadata))
+                                    run.metadata, spec.label not in run.label.criteria))
             if self.ablations:
                 self._ablate(check, run.input, grader, graded)
         if run.label.verdict is not None:

@@ -95,11 +95,15 @@ class Label:
     """Checks whose annotators tied: no gold label, so not the overall verdict either."""
 
     def for_check(self, check: str) -> Outcome | None:
-        """The per-check label where the labeller gave one, else the overall verdict
-        (None: nothing to compare this check with on this run)."""
+        """The per-check label where the labeller gave one; else pass when the overall
+        verdict is pass (a run people passed should pass every check); else None: an
+        overall fail does not say which check failed, so it measures the evaluator
+        (the AND of the gates) and no single check."""
         if check in self.tied:
             return None
-        return self.criteria.get(check, self.verdict)
+        if check in self.criteria:
+            return self.criteria[check]
+        return Outcome.PASS if self.verdict is Outcome.PASS else None
 
 
 UNLABELLED = Label(None)

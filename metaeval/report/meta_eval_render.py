@@ -80,6 +80,9 @@ def check_json(c: CheckResult) -> JsonObject:
         "reads": reads,
         "clusters": m.clusters, "shared_tasks": m.shared_tasks,
         "ci_methods": {"tpr": m.tpr_method, "tnr": m.tnr_method, "kappa": m.kappa_method},
+        "labels": None if c.sources is None else {
+            "own": c.sources.own, "overall_pass": c.sources.overall_pass,
+            "not_measured": c.sources.not_measured},
     }
 
 
@@ -194,14 +197,17 @@ def _row(c: CheckResult) -> list[str | int]:
     weighted = "-"
     if m.weighted_kappa is not None:
         weighted = f"{fixed(m.weighted_kappa[0].value)}/{fixed(m.weighted_kappa[1].value)}"
-    return [one_line(c.name), m.n, k.passed, k.failed, k.unscored, k.tp, k.fn, k.tn, k.fp,
+    sources = ("overall" if c.sources is None else
+               f"{c.sources.own}/{c.sources.overall_pass}/{c.sources.not_measured}")
+    return [one_line(c.name), m.n, sources, k.passed, k.failed, k.unscored, k.tp, k.fn, k.tn,
+            k.fp,
             _rate(m.tpr, m.tpr_ci), _rate(m.tnr, m.tnr_ci),
             f"{fixed(m.precision.value)}{'*' if m.precision.reason else ''}",
             fixed(m.balanced_accuracy.value), _rate(m.kappa, m.kappa_ci), weighted,
             " ".join(f.value for f in c.flags) or "-"]
 
 
-HEADERS = ["check", "n", "pass", "fail", "unscored", "TP", "FN", "TN", "FP",
+HEADERS = ["check", "n", "own/pass/not", "pass", "fail", "unscored", "TP", "FN", "TN", "FP",
            "TPR [95% CI]", "TNR [95% CI]", "precision", "bal.acc", "kappa [95% CI]",
            "wkappa lin/quad", "flags"]
 
@@ -307,7 +313,10 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     runs = result.evaluator.measured.n
     settings = result.settings
     parts = [f"meta-eval: {runs} runs from {len(files)} file(s); positive = human pass; "
-             f"unscored counts in every denominator; {interval_methods(result)}"]
+             f"unscored counts in every denominator; {interval_methods(result)}",
+             "own/pass/not: the runs a check was measured on by its own label, by an "
+             "overall pass (a run people passed passes every check), and those it was not "
+             "(an overall fail does not say which check failed: it measures the evaluator)"]
     parts.extend(_interval_lines(result))
     if result.unlabelled:
         parts[0] += (f"; {result.unlabelled} run(s) with no overall human verdict graded "

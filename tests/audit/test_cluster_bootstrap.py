@@ -80,7 +80,9 @@ def test_the_output_says_the_intervals_resample_tasks(
     runs = airline_project(tmp_path, 50, 4)
     path = tmp_path / "runs" / "airline.jsonl"
     for i, run in enumerate(runs):
-        run["label"] = {"verdict": "fail" if is_bad(*divmod(i, 4)) else "pass"}
+        verdict = "fail" if is_bad(*divmod(i, 4)) else "pass"
+        run["label"] = {"verdict": verdict, "criteria": {
+            "never_update_passengers": verdict, "flight_booked": verdict}}
     path.write_text("".join(json.dumps(r) + "\n" for r in runs))
     monkeypatch.chdir(tmp_path)
     table = CliRunner().invoke(main, ["meta-eval"], catch_exceptions=False).output

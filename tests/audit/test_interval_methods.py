@@ -54,7 +54,9 @@ def test_every_page_names_the_method_of_the_intervals_it_shows(
     runs = airline_project(tmp_path, 30, 4)
     path = tmp_path / "runs" / "airline.jsonl"
     for i, run in enumerate(runs):
-        run["label"] = {"verdict": "fail" if is_bad(*divmod(i, 4)) else "pass"}
+        verdict = "fail" if is_bad(*divmod(i, 4)) else "pass"
+        run["label"] = {"verdict": verdict, "criteria": {
+            "never_update_passengers": verdict, "flight_booked": verdict}}
     path.write_text("".join(json.dumps(r) + "\n" for r in runs))
     monkeypatch.chdir(tmp_path)
     table = CliRunner().invoke(main, ["meta-eval", "--html", "page.html"],

@@ -161,8 +161,12 @@ def test_a_grader_that_raises_is_unscored_never_a_pass(user_meta_set: UserMetaSe
 
 
 def _checked_by(runs: tuple[MetaRun, ...], *specs: CheckSpec) -> list[MetaRun]:
-    """The runs with ``specs`` as their task's only checks (labels fall back to the verdict)."""
-    return [replace(r, input=replace(r.input, task=replace(r.input.task, checks=specs)))
+    """The runs with ``specs`` as their task's only checks, each labelled as the run's
+    verdict (an overall fail alone would not say which check failed)."""
+    return [replace(r, input=replace(r.input, task=replace(r.input.task, checks=specs)),
+                    label=replace(r.label, criteria={
+                        s.label: r.label.verdict for s in specs
+                        if r.label.verdict is not None}))
             for r in runs]
 
 

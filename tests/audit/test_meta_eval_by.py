@@ -48,11 +48,12 @@ def test_by_metadata_groups_runs_by_the_value_at_the_key(tmp_path: Path) -> None
     # one run lacks the key: its own group, not dropped
     lines = path.read_text().splitlines()
     first = json.loads(lines[0])
-    first["label"] = {"verdict": "pass"}
+    first["label"] = {"verdict": "pass", "criteria": {"no_tool_called": "pass"}}
     del first["metadata"]["model"]
     for i, line in enumerate(lines[1:], start=1):
         record = json.loads(line)
-        record["label"] = {"verdict": "fail" if is_bad(i // 4, i % 4) else "pass"}
+        verdict = "fail" if is_bad(i // 4, i % 4) else "pass"
+        record["label"] = {"verdict": verdict, "criteria": {"no_tool_called": verdict}}
         lines[i] = json.dumps(record)
     lines[0] = json.dumps(first)
     path.write_text("\n".join(lines) + "\n")

@@ -32,7 +32,8 @@ def state_run(run_id: str, levels: int, *, changed: bool) -> dict[str, JsonValue
         return leaf
     return {**record(run_id), "task": {"id": "t", "checks": [{"grader": "state_unchanged"}]},
             "initial_state": nested(1), "final_state": nested(2 if changed else 1),
-            "label": {"verdict": "fail" if changed else "pass"}}
+            "label": {"verdict": "fail" if changed else "pass",
+                      "criteria": {"state_unchanged": "fail" if changed else "pass"}}}
 
 
 @pytest.mark.parametrize("command", [["validate"], ["meta-eval", "--resamples", "50"]])
@@ -76,7 +77,9 @@ def test_a_pattern_that_backtracks_without_end_does_not_hang_meta_eval(tmp_path:
     checks: list[JsonValue] = [
         {"grader": "answer_contains", "pattern": "^(a+)+$", "name": "nested"},
         {"grader": "answer_contains", "pattern": "(a|aa)+$", "name": "alternation"}]
-    runs = [record(f"r{i}", task={"id": "t", "checks": checks}, label={"verdict": "fail"},
+    runs = [record(f"r{i}", task={"id": "t", "checks": checks},
+                   label={"verdict": "fail", "criteria": {"nested": "fail",
+                                                         "alternation": "fail"}},
                    trajectory=[{"type": "message", "role": "user", "content": "Say a's."},
                                {"type": "message", "role": "assistant", "content": answer}])
             for i in range(3)]

@@ -64,7 +64,7 @@ def _run(run_id: str, amount: float, verdict: str) -> str:
             {"type": "tool_call", "id": "c2", "tool": "refund", "args": {"amount": amount}},
             {"type": "tool_result", "call_id": "c2", "content": {"status": "issued"}},
             {"type": "message", "role": "assistant", "content": "Refunded."}],
-        "label": {"verdict": verdict}})
+        "label": {"verdict": verdict, "criteria": {"refund_matches_lookup": verdict}}})
 
 
 def test_assert_graders_holds_the_page_grader_to_people(tmp_path: Path) -> None:

@@ -19,8 +19,10 @@ from tests.loaders.conftest import meta_eval
 TASKS, TRIALS = 50, 4
 
 
-def project(tmp_path: Path, suite: str = SUITE, *, labels: bool = True) -> Path:
-    """The airline project, its runs labelled by people unless not ``labels``."""
+def project(tmp_path: Path, suite: str = SUITE, *, labels: bool = True,
+            checks: tuple[str, ...] = ("never_update_passengers", "flight_booked")) -> Path:
+    """The airline project, its runs labelled by people unless not ``labels``: overall
+    and for each of ``checks`` (an overall fail alone does not say which check failed)."""
     runs = airline_project(tmp_path, TASKS, TRIALS, suite=suite)
     if labels:
         path = tmp_path / "runs" / "airline.jsonl"
@@ -29,7 +31,8 @@ def project(tmp_path: Path, suite: str = SUITE, *, labels: bool = True) -> Path:
             # people fail the near misses, and (a disagreement) the first trial of task 7
             task, trial = divmod(i, TRIALS)
             fail = is_bad(task, trial) or (task, trial) == (7, 0)
-            run["label"] = {"verdict": "fail" if fail else "pass"}
+            verdict = "fail" if fail else "pass"
+            run["label"] = {"verdict": verdict, "criteria": dict.fromkeys(checks, verdict)}
             lines.append(json.dumps(run))
         path.write_text("\n".join(lines) + "\n")
     return tmp_path
@@ -97,8 +100,8 @@ params = { tool = "update_reservation_passengers" }
 tasks = "airline-1*"
 metadata = { model = "m-large" }
 """
-    document = json.loads(meta_eval(project(tmp_path, suite), monkeypatch,
-                                    "--format", "json").output)
+    document = json.loads(meta_eval(project(tmp_path, suite, checks=("no_tool_called",)),
+                                    monkeypatch, "--format", "json").output)
     (row,) = document["checks"]
     # tasks 10-19, the odd trials (m-large): 10 tasks x 2 trials
     assert (row["name"], row["n"]) == ("no_tool_called", 20)
