@@ -190,10 +190,6 @@ def validate(paths: tuple[Path, ...], config: Config,
     suite = config.meta_eval.suite
     meta = load_meta_sets(runs, config.allowed_modules, config.judges,
                           suite_names(suite)) if runs else MetaSet((), (), ())
-    if suite:
-        # A run that cannot take a suite check it is selected for is as bad as a bad line.
-        applied, bad = apply_suite(meta.runs, suite, config.allowed_modules, config.judges)
-        meta = MetaSet(tuple(applied), (*meta.errors, *bad), meta.files, meta.warnings)
     if request.runs:
         imported_errors: list[LoadError] = []
         imported = [run for fmt, path in request.runs for run in imported_runs(
@@ -201,6 +197,11 @@ def validate(paths: tuple[Path, ...], config: Config,
             suite_names(suite))]
         meta = MetaSet((*meta.runs, *imported), (*meta.errors, *imported_errors),
                        (*meta.files, *(str(p) for _, p in request.runs)), meta.warnings)
+    if suite:
+        # A run that cannot take a suite check it is selected for is as bad as a bad
+        # line; a harness's runs take the suite as meta-eval --runs gives it to them.
+        applied, bad = apply_suite(meta.runs, suite, config.allowed_modules, config.judges)
+        meta = MetaSet(tuple(applied), (*meta.errors, *bad), meta.files, meta.warnings)
     meta = with_judge_items(meta_paths, meta, labels, classes, items)
     checked = check_labels(label_files, meta.runs if runs or request.runs else None,
                            items if items.count else None) if label_files else None

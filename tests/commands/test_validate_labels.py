@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from metaeval.cli import main
@@ -27,7 +28,7 @@ def _runs(tmp_path: Path) -> Path:
 
 
 def test_a_labels_csv_is_checked_row_by_row_and_joined_with_the_runs(
-        tmp_path: Path, monkeypatch: object) -> None:
+        tmp_path: Path) -> None:
     runs = _runs(tmp_path)
     labels = tmp_path / "labels.csv"
     labels.write_text("run_id,check,label,annotator\n"
@@ -90,3 +91,21 @@ def test_labels_are_joined_with_a_harness_log_given_by_runs(tmp_path: Path) -> N
         f"{labels}:3: run_id: got 'refund-8'; expected the id of a loaded run; did you mean "
         "'refund-7'?",
         "1 run, 1 label by 1 annotator loaded from 2 files; 1 bad line"]
+
+
+def test_a_harness_log_takes_the_projects_suite_before_its_labels_are_joined(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A suite declared once applies to the runs of --runs as meta-eval --runs gives
+    # it to them: a label naming the suite's check joins (it was refused, 'none').
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(REQUEST) + "\n")
+    labels = tmp_path / "labels.csv"
+    labels.write_text("run_id,check,label,annotator\nrefund-7,never_cancels,pass,ann\n")
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.metaeval]\n[[tool.metaeval.meta_eval.suite]]\nname = 'never_cancels'\n"
+        "grader = 'no_tool_called'\nparams = { tool = 'cancel_order' }\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["validate", "--runs", f"anthropic:{log}", "--labels",
+                                       str(labels)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert result.output == "1 run, 1 label by 1 annotator loaded from 2 files; 0 bad lines\n"
