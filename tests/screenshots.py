@@ -59,6 +59,35 @@ def shoot(binary: str, page: Path, out: Path, *, fragment: str = "", click: str 
     print(f"wrote {out.relative_to(ROOT)}")
 
 
+def shoot_annotators(binary: str, work: Path) -> None:
+    """The judge-audit page's human side on the AltTest authors' MT-Bench data
+    (../shared/data/alttest), at 1,280 px: only the annotators' section."""
+    data = ROOT.parent / "shared" / "data" / "alttest" / "mtbench"
+    if not (data / "human_annotations.json").is_file():
+        print("skipped judge-audit-annotators.png: ../shared/data/alttest is not here")
+        return
+    (work / "pyproject.toml").write_text("[tool.metaeval]\n")
+    run("judge-import", "annotations", str(data / "human_annotations.json"), "--judge-labels",
+        str(data / "llm_annotations.json"), "--judge", "gpt-4o", "--items", "mt.ndjson",
+        "--recorded", "gpt4o.jsonl", cwd=work)
+    run("judge-audit", "--judge", "gpt-4o", "--items", "mt.ndjson", "--recorded", "gpt4o.jsonl",
+        "--alt-epsilon", "0.2", "--no-cache", "--html", "audit.html", cwd=work)
+    with Browser(binary, (work / "audit.html").as_uri(), width=1280, height=900) as browser:
+        browser.wait_for("document.readyState === 'complete'")
+        box = browser.evaluate("(() => { const r = document.getElementById('annotators')"
+                               ".getBoundingClientRect(); return [r.top + window.scrollY, "
+                               "r.height]; })()")
+        browser.send("Emulation.setDeviceMetricsOverride", width=1280,
+                     height=int(box[0] + box[1]) + 20, deviceScaleFactor=1, mobile=False)
+        shot = browser.send("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                            clip={"x": 0, "y": box[0] - 10, "width": 1280,
+                                  "height": box[1] + 20, "scale": 1})
+        from base64 import b64decode
+
+        (IMAGES / "judge-audit-annotators.png").write_bytes(b64decode(shot["data"]))
+    print("wrote docs/images/judge-audit-annotators.png")
+
+
 def shoot_label(binary: str, work: Path) -> None:
     """The labelling page on this repository's near misses, two checks labelled."""
     from tests.label.serving import start_label
@@ -96,6 +125,9 @@ def main() -> None:
         run("meta-eval", "--html", str(work / "meta-eval.html"))
         shoot(binary, work / "meta-eval.html", IMAGES / "meta-eval.png")
         shoot_label(binary, work)
+        alttest = work / "alttest"
+        alttest.mkdir()
+        shoot_annotators(binary, alttest)
         for spec in ("biased", "steady"):
             run("judge-audit", "--judge", spec, "--no-cache", "--html",
                 str(work / f"{spec}.html"))

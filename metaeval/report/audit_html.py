@@ -25,7 +25,7 @@ from metaeval.contract import Outcome
 from metaeval.decimals import fixed
 from metaeval.loaders.meta_set import LoadError
 from metaeval.report import figures
-from metaeval.report.annotators_render import annotators_lines, position_lines
+from metaeval.report.annotators_html import annotators_html
 from metaeval.report.judge_audit_render import category_rows, items_said, verdicts_on
 from metaeval.report.meta_eval_render import (
     AGREEMENT_HEADERS,
@@ -61,6 +61,8 @@ figure { margin: 12px 0 20px; }
 div.wide { overflow-x: auto; }
 div.wide table { font-size: 12.5px; }
 div.wide td { white-space: nowrap; padding: 3px 8px; }
+table.human { font-size: 13px; margin: 6px 0 12px; }
+table.human td { padding: 3px 8px; }
 figure svg { width: 100%; height: auto; display: block; }
 figcaption { color: #555; font-size: 13px; margin-top: 4px; max-width: 760px; }
 ul.reasons li { margin: 2px 0; }
@@ -275,7 +277,9 @@ def _probes(a: JudgeAudit) -> list[str]:
     out += [f"<p>{escape(name[:1].upper() + name[1:])} probe: {escape(r.headline())}</p>"
             for name, r in a.probes.results.items()
             if name not in FIGURED and r.status is not ProbeStatus.NOT_RUN]
-    rows = [[c.judge, c.probe, c.expected.value, c.got.value, "ok" if c.ok else "FAILED"]
+    rows = [[c.judge, c.probe, c.expected.value, c.got.value,
+             "ok" if c.got is c.expected else "FAILED" if not c.ok
+             else "not run: the probe had no items to run on"]
             for c in a.controls.checks]
     out += ["<h3>Controls</h3>", _html_table(rows, ["judge", "probe", "expected", "got",
                                                     ""])]
@@ -351,12 +355,7 @@ def judge_audit_html(a: JudgeAudit) -> str:
               o.n) for o in q.orders], (q.consistent, q.both_orders) if q.both_orders else None),
             "Accuracy against people with the responses in each order (line: 95% interval), "
             "and how often the judge gave the same verdict in both orders."))
-    if a.annotators or a.annotator_position:
-        # The same lines as the table: every name in them escaped, the table kept as is.
-        lines = "\n".join([*annotators_lines(a.annotators),
-                           *position_lines(a.annotator_position)]).rstrip()
-        body += ["<h2>Several annotators: the human ceiling and the alternative annotator "
-                 f'test</h2>\n<pre id="annotators">{escape(lines)}</pre>']
+    body += annotators_html(a.annotators, a.annotator_position)
     if a.by_category is not None:
         headers, rows = category_rows(a.by_category)
         body += ["<h2>By category</h2>", _html_table(rows, headers),

@@ -219,7 +219,7 @@ def category_rows(figures: tuple[CategoryFigures, ...]) -> tuple[list[str], list
             else c.position.headline(),
             "—" if not c.annotators else (f"{_v(c.annotators[0].agreement.alpha)} / "
                                           f"{_v(c.annotators[0].agreement.judge_alpha)}"),
-            "—" if alt is None else ("not run" if not alt.ran else
+            "—" if alt is None else (f"not run: {alt.reason}" if not alt.ran else
                                      f"{'passed' if alt.passed else 'FAILED'} "
                                      f"omega {alt.omega:.2f} rho {alt.rho:.2f}")])
     return (["category", "items", "pointwise n", "TPR / TNR / kappa", "pairwise n",
