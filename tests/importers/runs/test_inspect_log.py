@@ -100,6 +100,11 @@ def test_a_check_measured_on_imported_runs_gives_scikit_learns_numbers(logs: Pat
         task = r["task"]
         assert isinstance(task, dict)
         task["checks"] = [check]
+        # The scorer's verdict labels this check (an overall fail alone would not say
+        # which check failed, and would measure only the evaluator).
+        label = r["label"]
+        assert isinstance(label, dict)
+        label["criteria"] = {"says_refunded": label["verdict"]}
     path.write_text("".join(json.dumps(r) + "\n" for r in runs))
     result = assert_graders(path, allowed_modules=())
     (measured,) = [c.measured for c in result.checks if c.name == "says_refunded"]

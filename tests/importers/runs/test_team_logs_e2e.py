@@ -352,9 +352,13 @@ def test_inspect_ai_eval_log_through_import_and_meta_eval(
     from inspect_ai.log import read_eval_log
     from inspect_ai.model import ChatMessageTool
 
+    # The annotators label each run overall and each check alike: an overall fail alone
+    # would not say which check failed (it measures only the evaluator).
     rows = label_rows(INSPECT_LABELS, "*")
+    every = [*rows, *label_rows(INSPECT_LABELS, "states_target"),
+             *label_rows(INSPECT_LABELS, "order_looked_up")]
     runs, document = import_and_measure(tmp_path, monkeypatch, "inspect",
-                                        [logs / "refunds.eval"], INSPECT_SUITE, rows)
+                                        [logs / "refunds.eval"], INSPECT_SUITE, every)
     assert sorted(str(r["id"]) for r in runs) == sorted(INSPECT_LABELS)
     assert len(runs) == len(CASES) * EPOCHS
     # The other side: what each sample did, as inspect_ai itself reads its log.
@@ -369,7 +373,7 @@ def test_inspect_ai_eval_log_through_import_and_meta_eval(
                                 and m.error is None for m in sample.messages)
     gold = majority(rows)
     assert sorted(gold) == sorted(set(INSPECT_LABELS) - {"refunds:refund-2:2"})
-    assert document["tied"] == 1
+    assert document["tied"] == 3  # refund-2's second epoch, on each of its three labels
     for name, did in (("states_target", states), ("order_looked_up", looked_up)):
         expected = scikit_learn(gold, {k: "pass" if v else "fail" for k, v in did.items()})
         assert expected.fp == 1 and 0 < expected.kappa < 1
