@@ -58,6 +58,17 @@ def is_bad(task: int, trial: int) -> bool:
     return task % 5 == 0 or (task % 3 == 0 and trial == 3)
 
 
+def labelled_airline_project(root: Path, tasks: int, trials: int) -> None:
+    """``airline_project`` with each run labelled by people as the table says, overall
+    and for each of the suite's two checks (a near miss breaks both)."""
+    runs = airline_project(root, tasks, trials)
+    for i, run in enumerate(runs):
+        verdict = "fail" if is_bad(*divmod(i, trials)) else "pass"
+        run["label"] = {"verdict": verdict, "criteria": {
+            "never_update_passengers": verdict, "flight_booked": verdict}}
+    (root / "runs" / "airline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+
+
 def write_runs(path: Path, tasks: int, trials: int, **kwargs: object) -> list[JsonObject]:
     runs = [airline_run(t, k, bad=is_bad(t, k), **kwargs)  # type: ignore[arg-type]
             for t in range(tasks) for k in range(trials)]

@@ -13,7 +13,7 @@ from metaeval.audit.grading import Case
 from metaeval.audit.metrics import cluster_intervals, kappa_interval
 from metaeval.cli import main
 from metaeval.contract import Outcome
-from tests.audit.airline import airline_project, is_bad
+from tests.audit.airline import labelled_airline_project
 
 P, F = Outcome.PASS, Outcome.FAIL
 
@@ -77,13 +77,7 @@ def test_undefined_resamples_are_left_out_and_no_cases_is_the_whole_range() -> N
 
 def test_the_output_says_the_intervals_resample_tasks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    runs = airline_project(tmp_path, 50, 4)
-    path = tmp_path / "runs" / "airline.jsonl"
-    for i, run in enumerate(runs):
-        verdict = "fail" if is_bad(*divmod(i, 4)) else "pass"
-        run["label"] = {"verdict": verdict, "criteria": {
-            "never_update_passengers": verdict, "flight_booked": verdict}}
-    path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    labelled_airline_project(tmp_path, 50, 4)
     monkeypatch.chdir(tmp_path)
     table = CliRunner().invoke(main, ["meta-eval"], catch_exceptions=False).output
     assert ("intervals: cluster bootstrap over tasks (up to 50 tasks; the trials of one task "

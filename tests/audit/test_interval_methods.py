@@ -16,7 +16,7 @@ from metaeval.audit.grading import Case
 from metaeval.audit.metrics import wilson_interval
 from metaeval.cli import main
 from metaeval.contract import Outcome
-from tests.audit.airline import airline_project, is_bad
+from tests.audit.airline import labelled_airline_project
 
 P, F = Outcome.PASS, Outcome.FAIL
 
@@ -51,13 +51,7 @@ def test_singleton_tasks_are_not_clusters() -> None:
 
 def test_every_page_names_the_method_of_the_intervals_it_shows(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    runs = airline_project(tmp_path, 30, 4)
-    path = tmp_path / "runs" / "airline.jsonl"
-    for i, run in enumerate(runs):
-        verdict = "fail" if is_bad(*divmod(i, 4)) else "pass"
-        run["label"] = {"verdict": verdict, "criteria": {
-            "never_update_passengers": verdict, "flight_booked": verdict}}
-    path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    labelled_airline_project(tmp_path, 30, 4)
     monkeypatch.chdir(tmp_path)
     table = CliRunner().invoke(main, ["meta-eval", "--html", "page.html"],
                                catch_exceptions=False)
