@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol, TypeAlias, TypeVar, runtime_checkable
 
+# What a grader of a user's own reads and returns (docs/graders-own.md): the promise.
+__all__ = ["UNSCORED", "CheckSpec", "Error", "EvalInput", "Event", "Evidence", "Finding",
+           "Grader", "JsonObject", "JsonValue", "Kind", "Message", "Outcome", "TaskSpec",
+           "Timeout", "ToolCall", "ToolResult", "Trajectory", "Verdict", "evaluate"]
+
 JsonValue: TypeAlias = (
     bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 )

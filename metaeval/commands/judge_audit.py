@@ -26,7 +26,7 @@ from pathlib import Path
 
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
-from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table, reread
+from metaeval.audit.collect import Progress, ask_judge, recorded_table
 from metaeval.audit.generate import family, generate, probe_record
 from metaeval.audit.judge_decision import (
     AuditSettings,
@@ -34,32 +34,31 @@ from metaeval.audit.judge_decision import (
     JudgeAudit,
     audit_judge,
     label_range_warning,
-    label_scale,
 )
 from metaeval.audit.probe_budget import cost_note, probe_plan, within_budget_of
-from metaeval.commands.judge_audit_plan import check_plan, load_items, plan_judge_audit
+from metaeval.commands.judge_audit_plan import load_items, plan_judge_audit, resolve_judge
 from metaeval.commands.judge_audit_values import (
     VERDICT_CODES,
     JudgeAuditPlan,
     JudgeAuditRequest,
     JudgeAuditResult,
+    LiveJudge,
     ProbeSettings,
+    RecordedJudge,
 )
 from metaeval.config import Config
-from metaeval.errors import InputError, shown
+from metaeval.errors import InputError
 from metaeval.files import write_ndjson
-from metaeval.judges.base import DEFAULT_SCALE, Judge, JudgeIdentity, Mode, Scale
+from metaeval.judges.base import Judge, Mode, Scale
 from metaeval.judges.cache import CachedJudge, ReplyCache
 from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
-from metaeval.judges.reply import NO_TEMPLATES, custom_hash
-from metaeval.judges.scales import ProbeSource, describe
-from metaeval.judges.spec import build_judge, concurrency_of
-from metaeval.loaders.judge_items import GENERATED, Recorded, item_kinds, load_recorded
-from metaeval.untrusted_json import LoadError
+from metaeval.judges.scales import ProbeSource
+from metaeval.judges.spec import concurrency_of
+from metaeval.loaders.judge_items import GENERATED
 
 __all__ = ["VERDICT_CODES", "JudgeAuditPlan", "JudgeAuditRequest", "JudgeAuditResult",
            "ProbeSettings", "judge_audit", "load_items", "plan_judge_audit",
-           "record_calibration", "run_judge_audit"]
+           "record_calibration", "resolve_judge", "run_judge_audit"]
 
 OFFLINE = (AlwaysPassJudge, BiasedJudge, SteadyJudge)
 """The built-in fakes: no call leaves the process, so no cost is announced for them."""
@@ -76,13 +75,18 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
 
 def run_judge_audit(plan: JudgeAuditPlan, progress: Progress | None = None,
                     notify: Callable[[str], None] | None = None) -> JudgeAudit:
-    """Run ``plan``: its judge asked live (through the reply cache at ``plan.cache``
-    unless None), or its recorded verdicts read with no call made. Bad item lines
-    (``plan.items.errors``) and bad recorded lines end in the audit's ``errors``:
-    named, left out. ``notify`` is told, before a live judge is asked, what the
-    probes will cost; ``progress``, how many replies have arrived."""
-    check_plan(plan)
-    audit = _recorded(plan) if plan.recorded else _live(plan, progress, notify)
+    """Run ``plan`` (made by ``plan_judge_audit``, or by hand and then
+    ``resolve_judge``): its judge asked live (through the reply cache at ``plan.cache``
+    unless None), or its recorded verdicts, read by the plan, measured with no call
+    made. Bad item lines (``plan.items.errors``) and bad recorded lines end in the
+    audit's ``errors``: named, left out. ``notify`` is told, before a live judge is
+    asked, what the probes will cost; ``progress``, how many replies have arrived."""
+    judged = plan.judge
+    if judged is None:
+        raise ValueError("run_judge_audit: the plan's judge is not resolved; make the plan "
+                         "with plan_judge_audit, or pass it through resolve_judge")
+    audit = (_recorded(plan, judged) if isinstance(judged, RecordedJudge)
+             else _live(plan, judged, progress, notify))
     warning = label_range_warning(plan.items, audit.labels) if plan.labels is None else ""
     return replace(audit, errors=plan.items.errors + audit.errors, label_warning=warning)
 
@@ -95,60 +99,18 @@ def _settings(plan: JudgeAuditPlan, people: Scale, *, live: bool = False,
                          () if live else plan.classes)
 
 
-def _recorded(plan: JudgeAuditPlan) -> JudgeAudit:
-    spec, declared, reply = plan.spec, plan.scale, plan.reply
-    scale = declared or DEFAULT_SCALE
-    # A name only: its verdicts mean what the declared scale says, so that scale is
-    # part of who it is (--pass-at 0 and --pass-at 1 are two judges); so is the rule
-    # that reads the log's text (as a live judge's reply rule is): re-read with
-    # another rule, it is another judge.
-    identity = JudgeIdentity(spec, model="recorded", prompt_hash="" if reply is None else
-                             custom_hash(NO_TEMPLATES, reply, "recorded"),
-                             scale="" if scale == DEFAULT_SCALE
-                             else f"{scale.low}-{scale.high} pass>={scale.pass_at}")
-    built = False
-    try:  # a judge we can build lends its identity, so its calibration applies to it
-        named = build_judge(spec, allowed=plan.allowed, judges=plan.judges)
-    except InputError:
-        pass  # a name only: the logs' judge is not one metaeval can build
-    else:
-        if reply is not None:
-            raise InputError(f"--reply: judge {spec!r} is one metaeval builds, and its own "
-                             "reply rule is part of its identity; name the log's judge "
-                             "another way to re-read its replies by another rule")
-        if declared is not None and declared != named.scale:
-            raise InputError(f"{plan.scale_from}: got {describe(declared)}; judge {spec!r} "
-                             f"answers on {describe(named.scale)} (its own config); declare "
-                             "no scale for it")
-        identity, scale, built = named.identity, named.scale, True
+def _recorded(plan: JudgeAuditPlan, judged: RecordedJudge) -> JudgeAudit:
     items = plan.items
-    kinds = item_kinds(items)
-    records, errors = load_recorded(plan.recorded, scale, kinds, plan.classes)
-    if reply is not None:
-        records = reread(records, reply, scale, kinds)
-    if not records and errors:
-        raise InputError("\n".join(str(e) for e in errors))
-    known = item_ids(items)
-    bad = list(errors) + [_unknown_id(r) for r in records if r.id not in known]
-    records = tuple(r for r in records if r.id in known)
-    people = label_scale(scale, plan.labels, plan.label_pass_at)
-    audit = audit_judge(identity, scale, items, recorded_table(records),
+    audit = audit_judge(judged.identity, judged.scale, items, recorded_table(judged.records),
                         source=AuditSource.RECORDED,
-                        settings=_settings(plan, people))
-    return replace(audit, errors=audit.errors + tuple(bad), temperature_known=built,
+                        settings=_settings(plan, judged.people))
+    return replace(audit, errors=audit.errors + judged.bad, temperature_known=judged.built,
                    probe_plan=probe_plan(ProbeSource.FILES, items, plan.probes.seed))
 
 
-def _unknown_id(record: Recorded) -> LoadError:
-    path, _, line = record.source.rpartition(":")
-    return LoadError(path, int(line) if line.isdigit() else 0, "id",
-                     f"got {shown(record.id)}; expected the id of a loaded judge item")
-
-
-def _live(plan: JudgeAuditPlan, progress: Progress | None,
+def _live(plan: JudgeAuditPlan, judged: LiveJudge, progress: Progress | None,
           notify: Callable[[str], None] | None) -> JudgeAudit:
-    judge = build_judge(plan.spec, allowed=plan.allowed, judges=plan.judges)
-    people = label_scale(judge.scale, plan.labels, plan.label_pass_at)
+    judge, people = judged.judge, judged.people
     probes, items = plan.probes, plan.items
     source = probes.source or (ProbeSource.FILES if items.probes else ProbeSource.GENERATED)
     if source is not ProbeSource.FILES:

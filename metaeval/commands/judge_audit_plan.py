@@ -1,8 +1,9 @@
 """``metaeval judge-audit``, phase one: a ``JudgeAuditRequest`` and the project's
 config -> a ``JudgeAuditPlan``. The flags win over the config; the items are loaded,
 the labels files joined, and every choice the flags allow checked, so that a run
-starts only on a plan that can run. Nothing is asked of a judge here, and nothing
-is written.
+starts only on a plan that can run. The judge is resolved here too, once: built
+from its spec, or, audited from its logs, named and its recorded verdicts read.
+Nothing is asked of a judge here, and nothing is written.
 """
 
 from __future__ import annotations
@@ -13,11 +14,20 @@ from pathlib import Path
 
 from metaeval.audit.bars import DEFAULT_BARS, Bars, alt_settings
 from metaeval.audit.breakdown import BY
-from metaeval.commands.judge_audit_values import JudgeAuditPlan, JudgeAuditRequest, ProbeSettings
+from metaeval.audit.collect import item_ids, reread
+from metaeval.audit.judge_decision import label_scale
+from metaeval.commands.judge_audit_values import (
+    JudgeAuditPlan,
+    JudgeAuditRequest,
+    LiveJudge,
+    ProbeSettings,
+    RecordedJudge,
+)
 from metaeval.config import Config
-from metaeval.errors import InputError
+from metaeval.errors import InputError, shown
+from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity
 from metaeval.judges.cache import DEFAULT_PATH as DEFAULT_CACHE
-from metaeval.judges.reply import reply_rule
+from metaeval.judges.reply import NO_TEMPLATES, custom_hash, reply_rule
 from metaeval.judges.scales import (
     JudgeAuditSettings,
     ProbeSource,
@@ -25,12 +35,20 @@ from metaeval.judges.scales import (
     configured_audit,
     declared_classes,
     declared_scale,
+    describe,
 )
+from metaeval.judges.spec import build_judge
 from metaeval.loaders.item_labels import join_item_labels, read_item_labels
-from metaeval.loaders.judge_items import JudgeItems, load_judge_items
+from metaeval.loaders.judge_items import (
+    JudgeItems,
+    Recorded,
+    item_kinds,
+    load_judge_items,
+    load_recorded,
+)
 from metaeval.untrusted_json import LoadError
 
-__all__ = ["load_items", "plan_judge_audit"]
+__all__ = ["load_items", "plan_judge_audit", "resolve_judge"]
 
 
 def _fail(errors: Sequence[LoadError]) -> InputError:
@@ -103,8 +121,61 @@ def plan_judge_audit(request: JudgeAuditRequest, config: Config) -> JudgeAuditPl
                          else alt_epsilon(request.alt_epsilon, "--alt-epsilon"),
                          settings.alt_epsilon, settings.annotators, settings.require_alt_test),
         by=request.by, classes=classes)
+    return resolve_judge(plan)
+
+
+def resolve_judge(plan: JudgeAuditPlan) -> JudgeAuditPlan:
+    """``plan`` checked (``check_plan``) with its judge resolved: built from its spec
+    for a live audit; for a recorded one, named (by the judge metaeval can build from
+    the spec, else by the spec, the declared scale and ``--reply``) and its verdicts
+    read, those on no loaded item left out as errors."""
     check_plan(plan)
-    return plan
+    if not plan.recorded:
+        judge = build_judge(plan.spec, allowed=plan.allowed, judges=plan.judges)
+        return replace(plan, judge=LiveJudge(
+            judge, label_scale(judge.scale, plan.labels, plan.label_pass_at)))
+    spec, declared, reply = plan.spec, plan.scale, plan.reply
+    scale = declared or DEFAULT_SCALE
+    # A name only: its verdicts mean what the declared scale says, so that scale is
+    # part of who it is (--pass-at 0 and --pass-at 1 are two judges); so is the rule
+    # that reads the log's text (as a live judge's reply rule is): re-read with
+    # another rule, it is another judge.
+    identity = JudgeIdentity(spec, model="recorded", prompt_hash="" if reply is None else
+                             custom_hash(NO_TEMPLATES, reply, "recorded"),
+                             scale="" if scale == DEFAULT_SCALE
+                             else f"{scale.low}-{scale.high} pass>={scale.pass_at}")
+    built = False
+    try:  # a judge we can build lends its identity, so its calibration applies to it
+        named = build_judge(spec, allowed=plan.allowed, judges=plan.judges)
+    except InputError:
+        pass  # a name only: the logs' judge is not one metaeval can build
+    else:
+        if reply is not None:
+            raise InputError(f"--reply: judge {spec!r} is one metaeval builds, and its own "
+                             "reply rule is part of its identity; name the log's judge "
+                             "another way to re-read its replies by another rule")
+        if declared is not None and declared != named.scale:
+            raise InputError(f"{plan.scale_from}: got {describe(declared)}; judge {spec!r} "
+                             f"answers on {describe(named.scale)} (its own config); declare "
+                             "no scale for it")
+        identity, scale, built = named.identity, named.scale, True
+    kinds = item_kinds(plan.items)
+    records, errors = load_recorded(plan.recorded, scale, kinds, plan.classes)
+    if reply is not None:
+        records = reread(records, reply, scale, kinds)
+    if not records and errors:
+        raise _fail(errors)
+    known = item_ids(plan.items)
+    bad = (*errors, *(_unknown_id(r) for r in records if r.id not in known))
+    return replace(plan, judge=RecordedJudge(
+        identity, scale, built, tuple(r for r in records if r.id in known), bad,
+        label_scale(scale, plan.labels, plan.label_pass_at)))
+
+
+def _unknown_id(record: Recorded) -> LoadError:
+    path, _, line = record.source.rpartition(":")
+    return LoadError(path, int(line) if line.isdigit() else 0, "id",
+                     f"got {shown(record.id)}; expected the id of a loaded judge item")
 
 
 def _panelled(items: JudgeItems) -> bool:

@@ -18,13 +18,14 @@ from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.errors import ExitCode
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
-from metaeval.judges.base import Scale
+from metaeval.judges.base import Judge, JudgeIdentity, Scale
 from metaeval.judges.reply import ReplyRule
 from metaeval.judges.scales import ProbeSource
-from metaeval.loaders.judge_items import JudgeItems
+from metaeval.loaders.judge_items import JudgeItems, Recorded
+from metaeval.untrusted_json import LoadError
 
 __all__ = ["VERDICT_CODES", "JudgeAuditPlan", "JudgeAuditRequest", "JudgeAuditResult",
-           "ProbeSettings"]
+           "LiveJudge", "ProbeSettings", "RecordedJudge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +89,36 @@ class ProbeSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class LiveJudge:
+    """The judge to ask, built once from its spec and the config."""
+
+    judge: Judge
+    people: Scale
+    """People's label scale, read against this judge's (see ``label_scale``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedJudge:
+    """A judge audited from its logs: who it is and the verdicts it recorded, read once."""
+
+    identity: JudgeIdentity
+    scale: Scale
+    built: bool
+    """Whether metaeval could build it (its identity, temperature included, is known)."""
+    records: tuple[Recorded, ...]
+    """The recorded verdicts on loaded items, re-read by ``--reply`` when given."""
+    bad: tuple[LoadError, ...]
+    """The recorded lines left out: unreadable, or naming no loaded item."""
+    people: Scale
+
+
+@dataclass(frozen=True, slots=True)
 class JudgeAuditPlan:
     """One audit, every choice made: the items loaded, the judge named, where its
     verdicts come from, the probes, the bars. ``judge_audit_plan.plan_judge_audit``
     makes it from a request and the config; ``judge_audit.run_judge_audit`` runs it.
-    Built by hand (tests, a library caller), the defaults are the command's."""
+    Built by hand (tests, a library caller), the defaults are the command's, and
+    ``resolve_judge`` checks it and fills ``judge``."""
 
     spec: str
     """The judge (see ``JudgeAuditRequest.spec``)."""
@@ -122,6 +148,9 @@ class JudgeAuditPlan:
     """``"category"``: the figures of each category too."""
     classes: tuple[str, ...] = ()
     """The declared classes of categorical labels (recorded verdicts only)."""
+    judge: LiveJudge | RecordedJudge | None = None
+    """The judge resolved (built, or its recorded verdicts read) by ``plan_judge_audit``;
+    a plan built by hand gets it from ``judge_audit_plan.resolve_judge`` before it runs."""
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,

@@ -27,6 +27,9 @@ from metaeval.errors import InputError
 from metaeval.judges.base import Choice, JudgeReply, Mode, Scale, unscored_reply
 from metaeval.judges.parse import parse_pairwise, parse_pointwise
 
+# What a Python judge of a user's own may call (docs/judge-own.md); the rest serves the config.
+__all__ = ["ReplyRule", "render", "reply_rule"]
+
 
 class Preset(Enum):
     """How a reply is read: one of the named rules, or the team's own pattern."""

@@ -44,6 +44,9 @@ from pathlib import Path
 from metaeval.errors import InputError
 from metaeval.mutation.model import Mutant, MutantKind, Span
 
+# What a mutants file imports (docs/mutate.md); the loading below is metaeval's own.
+__all__ = ["PatchMutant", "patch_mutant"]
+
 PATCH_OPERATOR = "patch"
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 

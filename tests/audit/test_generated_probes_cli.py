@@ -14,6 +14,7 @@ from metaeval.commands.judge_audit import (
     JudgeAuditPlan,
     ProbeSettings,
     load_items,
+    resolve_judge,
     run_judge_audit,
 )
 from metaeval.importing import AllowedModules
@@ -142,9 +143,9 @@ def counting_judge(prompt: str) -> str:
 
 def _budgeted(cache: Path, budget: int | None, notes: list[str]) -> Any:
     items = load_items([SETS / "position.ndjson"])
-    return run_judge_audit(JudgeAuditPlan(
+    return run_judge_audit(resolve_judge(JudgeAuditPlan(
         f"{__name__}:counting_judge", items, cache=cache, allowed=AllowedModules((__name__,)),
-        probes=ProbeSettings(ProbeSource.GENERATED, budget=budget)), notify=notes.append)
+        probes=ProbeSettings(ProbeSource.GENERATED, budget=budget))), notify=notes.append)
 
 
 def test_the_budget_caps_calls_deterministically_and_cached_replies_are_free(
@@ -207,9 +208,9 @@ def test_recorded_verdicts_on_written_probes_are_audited_like_live_ones(tmp_path
 def test_a_pairwise_only_judge_is_asked_only_pairwise_probes() -> None:
     module = "tests.audit.test_pair_probes"
     items = load_items([SETS / "pointwise.ndjson", SETS / "position.ndjson"])
-    audit = run_judge_audit(JudgeAuditPlan(f"{module}:LongerJudge", items,
-                                           allowed=AllowedModules((module,)),
-                                           probes=ProbeSettings(ProbeSource.GENERATED)))
+    audit = run_judge_audit(resolve_judge(JudgeAuditPlan(
+        f"{module}:LongerJudge", items, allowed=AllowedModules((module,)),
+        probes=ProbeSettings(ProbeSource.GENERATED))))
     assert audit.probe_plan is not None
     assert {f for _, f, _ in audit.probe_plan.counts} == {"pairwise length",
                                                           "pairwise injection"}
@@ -231,3 +232,10 @@ def test_the_config_key_and_the_flag_reach_the_audit_as_a_probe_source() -> None
     with pytest.raises(click.BadParameter, match="'all' is not one of 'files', 'generated', "
                                                  "'both'"):
         option.type_cast_value(context, "all")
+
+
+def test_a_plan_whose_judge_is_not_resolved_is_refused_before_anything_runs() -> None:
+    items = load_items([SETS / "position.ndjson"])
+    with pytest.raises(ValueError, match="resolve_judge"):
+        run_judge_audit(JudgeAuditPlan("steady", items))
+    assert run_judge_audit(resolve_judge(JudgeAuditPlan("steady", items))).verdict is not None
