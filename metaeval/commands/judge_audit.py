@@ -20,13 +20,20 @@ adds the entry ``--write`` asks for, after the audit is shown.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
-from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table, reread
+from metaeval.audit.collect import (
+    Progress,
+    VerdictTable,
+    ask_judge,
+    item_ids,
+    recorded_table,
+    reread,
+)
 from metaeval.audit.generate import family, generate, probe_record
 from metaeval.audit.judge_decision import (
     AuditSettings,
@@ -54,12 +61,19 @@ from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
 from metaeval.judges.reply import NO_TEMPLATES, custom_hash
 from metaeval.judges.scales import ProbeSource, describe
 from metaeval.judges.spec import build_judge, concurrency_of
-from metaeval.loaders.judge_items import GENERATED, Recorded, item_kinds, load_recorded
+from metaeval.loaders.judge_items import (
+    GENERATED,
+    JudgeItems,
+    Recorded,
+    item_kinds,
+    load_recorded,
+)
+from metaeval.loaders.recorded_judges import select_judge
 from metaeval.untrusted_json import LoadError
 
 __all__ = ["VERDICT_CODES", "JudgeAuditPlan", "JudgeAuditRequest", "JudgeAuditResult",
-           "ProbeSettings", "judge_audit", "load_items", "plan_judge_audit",
-           "record_calibration", "run_judge_audit"]
+           "Measured", "ProbeSettings", "judge_audit", "load_items", "plan_judge_audit",
+           "record_calibration", "run_judge_audit", "run_measured"]
 
 OFFLINE = (AlwaysPassJudge, BiasedJudge, SteadyJudge)
 """The built-in fakes: no call leaves the process, so no cost is announced for them."""
@@ -81,10 +95,30 @@ def run_judge_audit(plan: JudgeAuditPlan, progress: Progress | None = None,
     (``plan.items.errors``) and bad recorded lines end in the audit's ``errors``:
     named, left out. ``notify`` is told, before a live judge is asked, what the
     probes will cost; ``progress``, how many replies have arrived."""
+    return run_measured(plan, progress, notify).audit
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """One judge's audit with what it was measured on: its verdict table, the items
+    as audited (a live judge's generated probes among them) and the settings, so that
+    a panel of judges can be audited on the same (``judge_audit_many``)."""
+
+    audit: JudgeAudit
+    table: VerdictTable
+    items: JudgeItems
+    settings: AuditSettings
+
+
+def run_measured(plan: JudgeAuditPlan, progress: Progress | None = None,
+                 notify: Callable[[str], None] | None = None) -> Measured:
+    """``run_judge_audit``, keeping the verdict table and the items it measured."""
     check_plan(plan)
-    audit = _recorded(plan) if plan.recorded else _live(plan, progress, notify)
+    ran = _recorded(plan) if plan.recorded else _live(plan, progress, notify)
+    audit = ran.audit
     warning = label_range_warning(plan.items, audit.labels) if plan.labels is None else ""
-    return replace(audit, errors=plan.items.errors + audit.errors, label_warning=warning)
+    return replace(ran, audit=replace(audit, errors=plan.items.errors + audit.errors,
+                                      label_warning=warning))
 
 
 def _settings(plan: JudgeAuditPlan, people: Scale, *, live: bool = False,
@@ -95,7 +129,7 @@ def _settings(plan: JudgeAuditPlan, people: Scale, *, live: bool = False,
                          () if live else plan.classes)
 
 
-def _recorded(plan: JudgeAuditPlan) -> JudgeAudit:
+def _recorded(plan: JudgeAuditPlan) -> Measured:
     spec, declared, reply = plan.spec, plan.scale, plan.reply
     scale = declared or DEFAULT_SCALE
     # A name only: its verdicts mean what the declared scale says, so that scale is
@@ -124,6 +158,9 @@ def _recorded(plan: JudgeAuditPlan) -> JudgeAudit:
     items = plan.items
     kinds = item_kinds(items)
     records, errors = load_recorded(plan.recorded, scale, kinds, plan.classes)
+    if records:  # a log of several judges: this one's verdicts (recorded_judges)
+        records, others = select_judge(records, spec)
+        errors = (*errors, *others)
     if reply is not None:
         records = reread(records, reply, scale, kinds)
     if not records and errors:
@@ -132,11 +169,12 @@ def _recorded(plan: JudgeAuditPlan) -> JudgeAudit:
     bad = list(errors) + [_unknown_id(r) for r in records if r.id not in known]
     records = tuple(r for r in records if r.id in known)
     people = label_scale(scale, plan.labels, plan.label_pass_at)
-    audit = audit_judge(identity, scale, items, recorded_table(records),
-                        source=AuditSource.RECORDED,
-                        settings=_settings(plan, people))
-    return replace(audit, errors=audit.errors + tuple(bad), temperature_known=built,
-                   probe_plan=probe_plan(ProbeSource.FILES, items, plan.probes.seed))
+    table, settings = recorded_table(records), _settings(plan, people)
+    audit = audit_judge(identity, scale, items, table, source=AuditSource.RECORDED,
+                        settings=settings)
+    return Measured(replace(audit, errors=audit.errors + tuple(bad), temperature_known=built,
+                            probe_plan=probe_plan(ProbeSource.FILES, items, plan.probes.seed)),
+                    table, items, settings)
 
 
 def _unknown_id(record: Recorded) -> LoadError:
@@ -146,7 +184,7 @@ def _unknown_id(record: Recorded) -> LoadError:
 
 
 def _live(plan: JudgeAuditPlan, progress: Progress | None,
-          notify: Callable[[str], None] | None) -> JudgeAudit:
+          notify: Callable[[str], None] | None) -> Measured:
     judge = build_judge(plan.spec, allowed=plan.allowed, judges=plan.judges)
     people = label_scale(judge.scale, plan.labels, plan.label_pass_at)
     probes, items = plan.probes, plan.items
@@ -180,11 +218,10 @@ def _live(plan: JudgeAuditPlan, progress: Progress | None,
     finally:
         if store is not None:
             store.close()
+    settings = _settings(plan, people, live=True, generated=source is not ProbeSource.FILES)
     audit = audit_judge(judge.identity, judge.scale, items, table, source=AuditSource.LIVE,
-                        modes=judge.modes,
-                        settings=_settings(plan, people, live=True,
-                                           generated=source is not ProbeSource.FILES))
-    return replace(audit, probe_plan=chosen)
+                        modes=judge.modes, settings=settings)
+    return Measured(replace(audit, probe_plan=chosen), table, items, settings)
 
 
 def record_calibration(result: JudgeAuditResult, path: Path | None, today: date
