@@ -180,18 +180,24 @@ def judges_text(result: JudgesResult) -> str:
         lines.append(f"human ceiling ({kind}): {len(agreement.annotators)} annotators with each "
                      f"other, Krippendorff's alpha {_f(_v(agreement.alpha))}, mean pairwise "
                      f"kappa {_f(_v(agreement.kappa))}")
-    table = [[name(str(d["judge"])), d.get("kind") or "—", d["verdict"], _f(d.get("n")),
-              _f(d.get("agreement")), _f(d.get("kappa")),
+    kinds = {d.get("kind") for d in docs}
+    one_kind = len(kinds) == 1  # the kind goes in the header line, not a column
+    table = [[name(str(d["judge"])), *([] if one_kind else [d.get("kind") or "—"]),
+              d["verdict"], _f(d.get("n")), _f(d.get("agreement")), _f(d.get("kappa")),
               _with_people(d.get("judge_with_annotators")),
               _alt_cell(d.get("alt_test")), d.get("position") or "—", d.get("length") or "—",
               _f(d.get("unscored_share")), *_cost_cells(d)] for d in docs]
     lines.append("")
+    if one_kind:
+        lines.append(f"{next(iter(kinds)) or 'no labelled'} items:")
     lines.append(tabulate(table, headers=[
-        "judge", "kind", "verdict", "n", "agreement", "kappa", "alpha / kappa with people",
-        "alt test omega / rho", "position", "length", "unscored", "tokens/item in + out",
-        "cost/item", "cost/point"], disable_numparse=True))
-    lines.append("agreement: share of labelled items given people's label (pairs: order ab); "
-                 "cost/point: cost per item / agreement in percentage points")
+        "judge", *([] if one_kind else ["kind"]), "verdict", "n", "agree", "kappa",
+        "with people a/k", "alt test w/rho", "position", "length", "unscored",
+        "tokens/item in+out", "cost/item", "cost/point"], disable_numparse=True))
+    lines.append("agree: share of labelled items given people's label (pairs: order ab); "
+                 "with people a/k: Krippendorff's alpha with the judge")
+    lines.append("as one more annotator / its mean kappa with each; alt test w/rho: winning "
+                 "rate / advantage probability; cost/point: cost/item / agree in points")
     for row in result.rows:
         if row.members:
             lines.append(f"{name(row.name)}: majority of {', '.join(map(name, row.members))} "
