@@ -178,8 +178,8 @@ def test_one_judge_of_a_log_of_several_is_audited_on_its_own_verdicts(
 def test_a_log_naming_some_judges_only_and_no_judge_at_all_are_errors(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     items = _project(tmp_path)
-    mixed = _log(tmp_path / "mixed.jsonl", _verdicts("cheap", "aaaa", None)
-                 + [{"id": "p1", "order": "ab", "verdict": "a"}])
+    mixed = _log(tmp_path / "mixed.jsonl", [*_verdicts("cheap", "aaaa", None),
+                                            {"id": "p1", "order": "ab", "verdict": "a"}])
     code, out = _audit(tmp_path, monkeypatch, "--items", str(items), "--recorded", str(mixed))
     assert code == 2
     assert f"{mixed}:5: judge: missing; this log names the judge of its other records" in out
