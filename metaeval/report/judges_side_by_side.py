@@ -135,8 +135,13 @@ def _f(x: object, places: int = 2) -> str:
     return "—" if x is None else f"{x:.{places}f}" if isinstance(x, float) else str(x)
 
 
+PER_TABLE = 1000
+"""The table shows costs per 1,000 items (a cost per item is a small fraction of a cent);
+the JSON keeps them per item."""
+
+
 def _money(x: object) -> str:
-    return "—" if not isinstance(x, float) else f"{x:.4g}"
+    return "—" if not isinstance(x, int | float) else f"{x * PER_TABLE:.4g}"
 
 
 def _alt_cell(alt: object) -> str:
@@ -193,11 +198,11 @@ def judges_text(result: JudgesResult) -> str:
     lines.append(tabulate(table, headers=[
         "judge", *([] if one_kind else ["kind"]), "verdict", "n", "agree", "kappa",
         "with people a/k", "alt test w/rho", "position", "length", "unscored",
-        "tokens/item in+out", "cost/item", "cost/point"], disable_numparse=True))
+        "tokens/item in+out", "cost/1k items", "per point"], disable_numparse=True))
     lines.append("agree: share of labelled items given people's label (pairs: order ab); "
                  "with people a/k: Krippendorff's alpha with the judge")
     lines.append("as one more annotator / its mean kappa with each; alt test w/rho: winning "
-                 "rate / advantage probability; cost/point: cost/item / agree in points")
+                 "rate / advantage probability; per point: cost/1k items / agree in points")
     for row in result.rows:
         if row.members:
             lines.append(f"{name(row.name)}: majority of {', '.join(map(name, row.members))} "

@@ -107,7 +107,10 @@ def test_cost_per_item_is_the_recorded_tokens_times_the_price_table(
     assert rows["logged"]["cost"]["per_item"] == 0.25
     assert rows["logged"]["cost"]["price_from"] == "the log"
     _, text = _audit(tmp_path, monkeypatch, "--items", str(items), "--recorded", str(log))
-    assert "no usage recorded" in text and "0.0012" in text
+    (line,) = [x for x in text.splitlines() if x.startswith("cheap ")]
+    # per 1,000 items in the table: 1.2, and 1.2 / 75 points of agreement
+    assert line.split()[-5:] == ["1000", "+", "100", "1.2", "0.016"]
+    assert "no usage recorded" in text
 
 
 def test_a_bad_price_table_is_refused_naming_the_key(
