@@ -125,8 +125,22 @@ def _names(request: JudgesRequest, plan: JudgeAuditPlan
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise InputError(f"--judge: got {shown(repeated[0])} twice; expected each judge once")
+    logged = _logged_judges(plan)
+    # Side by side, a name is the log's own: a one-judge log read under two names would
+    # be one judge's verdicts shown as two judges.
+    unknown = [n for members in ((names,), panels) for group in members for n in group
+               if logged and n not in logged]
+    if unknown:
+        raise InputError(f"--judge: got {shown(unknown[0])}; the recorded log holds the "
+                         f"verdicts of {len(logged)} judge(s): "
+                         f"{', '.join(map(shown, logged))}; expected one of them")
+    if plan.recorded and not logged and len(names) + len(panels) > 1:
+        raise InputError("--judge: several judges with a recorded log that names none of "
+                         "them; expected a log whose records name their judge ('judge', as "
+                         "judge-import writes for a file of several), else each would be "
+                         "audited on the same verdicts")
     if not names:
-        names = list(_logged_judges(plan))
+        names = list(logged)
         if not names and not panels:
             raise InputError("--judge: missing; expected the judge to audit (repeat it for "
                              "several), or a recorded log whose records name their judge "

@@ -29,10 +29,12 @@ def _line(record: Recorded) -> tuple[str, int]:
 
 def select_judge(records: Sequence[Recorded], name: str, where: str = "--judge"
                  ) -> tuple[tuple[Recorded, ...], tuple[LoadError, ...]]:
-    """The records of judge ``name``: all of them when no record names a judge (a
-    one-judge log, read as ``name``'s), else those whose ``judge`` is ``name``. A
-    record with no name in a log that names judges is an error (left out); a name the
-    log does not hold is an InputError naming the judges it does hold."""
+    """The records of judge ``name``: all of them when the log names no judge or one
+    judge only (a one-judge log is read as ``name``'s, as it was before logs named
+    their judge: an importer writes the name its tool logged, and ``--judge`` may call
+    it otherwise), else those whose ``judge`` is ``name``. A record with no name in a
+    log that names judges is an error (left out); a name a log of several does not
+    hold is an InputError naming the judges it does hold."""
     named = judges_in(records)
     if not named:
         return tuple(records), ()
@@ -41,6 +43,8 @@ def select_judge(records: Sequence[Recorded], name: str, where: str = "--judge"
                              f"other records ({', '.join(map(repr, named[:3]))}"
                              f"{', ...' if len(named) > 3 else ''}); expected the judge's "
                              "name on every record") for r in unnamed)
+    if name not in named and len(named) == 1:
+        return tuple(r for r in records if r.judge is not None), errors
     if name not in named:
         sources = sorted({_line(r)[0] for r in records})
         raise InputError(f"{where}: got {shown(name)}; the recorded log ({', '.join(sources)}) "

@@ -229,3 +229,24 @@ def test_the_same_verdict_slot_of_two_judges_is_no_repeat(
                        "--format", "json")
     assert code == 1, out
     assert set(_rows(out)) == {"cheap", "dear"}
+
+
+def test_a_log_of_one_named_judge_is_read_whole_alone_but_not_under_two_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    items = _project(tmp_path)
+    named = _log(tmp_path / "named.jsonl", _verdicts("gpt-4o", "aaab", None))
+    # judge-import writes the name the tool logged; --judge may call it otherwise alone
+    code, out = _audit(tmp_path, monkeypatch, "--items", str(items), "--recorded", str(named),
+                       "--judge", "gpt-4o-arena", "--format", "json")
+    assert code == 1, out
+    assert json.loads(out)["agreement"]["pairwise"]["orders"]["ab"]["correct"] == 3
+    code, out = _audit(tmp_path, monkeypatch, "--items", str(items), "--recorded", str(named),
+                       "--judge", "gpt-4o", "--judge", "other")
+    assert code == 2
+    assert "--judge: got 'other'; the recorded log holds the verdicts of 1 judge(s)" in out
+    unnamed = _log(tmp_path / "unnamed.jsonl", [{k: v for k, v in r.items() if k != "judge"}
+                                                for r in _verdicts("x", "aaab", None)])
+    code, out = _audit(tmp_path, monkeypatch, "--items", str(items), "--recorded",
+                       str(unnamed), "--judge", "a", "--judge", "b")
+    assert code == 2
+    assert "several judges with a recorded log that names none of them" in out
