@@ -121,8 +121,13 @@ def judge_cost(table: VerdictTable, identity: JudgeIdentity, prices: Prices) -> 
     if not spent:
         return JudgeCost(verdicts, 0, 0, None, None, None, "", "no usage recorded")
     items = len({item for item, _ in spent})
-    tokens_in = sum(u.input_tokens for _, u in spent) / items
-    tokens_out = sum(u.output_tokens for _, u in spent) / items
+    counted = [(u.input_tokens, u.output_tokens) for _, u in spent]
+    ins = [i for i, _ in counted if i is not None]
+    outs = [o for _, o in counted if o is not None]
+    # Tokens per item only when every call with usage counted them (a log may record a
+    # price alone); a part would read as fewer tokens.
+    tokens_in = sum(ins) / items if len(ins) == len(spent) else None
+    tokens_out = sum(outs) / items if len(outs) == len(spent) else None
     partial = (f"usage on {len(spent)} of {verdicts} verdicts"
                if len(spent) < verdicts else "")
     costs = [u.cost for _, u in spent]
@@ -131,6 +136,10 @@ def judge_cost(table: VerdictTable, identity: JudgeIdentity, prices: Prices) -> 
         return JudgeCost(verdicts, len(spent), items, tokens_in, tokens_out, per_item,
                          "the log", partial)
     found = prices.of(identity)
+    if tokens_in is None or tokens_out is None:
+        return JudgeCost(verdicts, len(spent), items, None, None, None, "",
+                         "; ".join(n for n in (partial, "a price on some calls, no tokens")
+                                   if n))
     if found is None:
         why = (f"no price for {identity.name!r} in [{prices.where.rpartition(': ')[2]}]")
         return JudgeCost(verdicts, len(spent), items, tokens_in, tokens_out, None, "",

@@ -86,8 +86,9 @@ class Usage:
     """What one recorded call cost: its input and output tokens, as the backend
     counted them, and the price the log itself recorded for it, when it did."""
 
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int | None
+    """None (with ``output_tokens``) when the log records a price but no tokens."""
+    output_tokens: int | None
     cost: float | None = None
     """The call's price as the log states it (say, AlpacaEval's ``price_per_example``);
     None: priced from the tokens and the price table."""
@@ -97,8 +98,9 @@ USAGE_KEYS = ("input_tokens", "output_tokens", "cost")
 
 
 def usage_of(raw: JsonObject) -> Usage | None:
-    """``usage``: ``{"input_tokens": int, "output_tokens": int, "cost"?: number}`` or
-    null / absent (not recorded). Counts are integers >= 0; a cost a finite number >= 0."""
+    """``usage``: ``{"input_tokens": int, "output_tokens": int, "cost"?: number}``, or
+    ``{"cost": number}`` alone (a log that records a price and no tokens), or null /
+    absent (not recorded). Counts are integers >= 0; a cost a finite number >= 0."""
     value = raw.get("usage")
     if value is None:
         return None
@@ -108,6 +110,13 @@ def usage_of(raw: JsonObject) -> Usage | None:
     for key in value:
         if key not in USAGE_KEYS:
             raise BadField(f"usage.{key}", f"unknown field; expected {', '.join(USAGE_KEYS)}")
+    cost = value.get("cost")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)
+                             or not math.isfinite(cost) or cost < 0):
+        raise BadField("usage.cost", f"got {shown_json(cost)}; expected a finite number >= 0 "
+                       "(the call's price as the log recorded it) or null")
+    if cost is not None and "input_tokens" not in value and "output_tokens" not in value:
+        return Usage(None, None, float(cost))
     counts = []
     for key in ("input_tokens", "output_tokens"):
         count = value.get(key)
@@ -115,9 +124,4 @@ def usage_of(raw: JsonObject) -> Usage | None:
             raise BadField(f"usage.{key}", f"got {shown_json(count)}; expected an integer >= 0 "
                            "(the tokens the backend counted)")
         counts.append(count)
-    cost = value.get("cost")
-    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)
-                             or not math.isfinite(cost) or cost < 0):
-        raise BadField("usage.cost", f"got {shown_json(cost)}; expected a finite number >= 0 "
-                       "(the call's price as the log recorded it) or null")
     return Usage(counts[0], counts[1], None if cost is None else float(cost))

@@ -23,6 +23,7 @@ from metaeval.audit.judge_decision import JudgeAudit
 from metaeval.audit.metrics import Value
 from metaeval.commands.judge_audit_many import JudgeRow, JudgesResult
 from metaeval.contract import JsonObject, JsonValue
+from metaeval.judges.base import Mode
 from metaeval.report.annotators_render import name
 from metaeval.report.judge_audit_render import audit_document
 
@@ -59,17 +60,20 @@ def _panel_report(a: JudgeAudit, kind: str) -> PanelReport | None:
     return next((r for r in a.annotators if r.kind == kind), None)
 
 
-def row_figures(row: JudgeRow, kind: str) -> JsonObject | None:
+def row_figures(row: JudgeRow, kind: str | None) -> JsonObject | None:
     """One row's figures on ``kind`` (``pairwise``/``pointwise``) as JSON values, or
-    None when the judge's audit measured no agreement on it."""
+    None when the judge's audit measured no agreement on it. ``kind`` None: the row
+    of a judge with no agreement measured at all (no labelled item), its probes,
+    unscored share and cost still shown."""
     a = row.audit
-    figures = _kind_figures(a, kind)
+    figures = _kind_figures(a, kind) if kind is not None else (None, None, None)
     if figures is None:
         return None
     n, agreement, kappa = figures
-    report = _panel_report(a, kind)
+    report = None if kind is None else _panel_report(a, kind)
     statuses = a.probes.statuses()
-    length = statuses.get("pairwise length" if kind == "pairwise" else "length")
+    pairwise = kind == "pairwise" or (kind is None and Mode.PAIRWISE in a.modes)
+    length = statuses.get("pairwise length" if pairwise else "length")
     cost = row.cost
     per_point = cost.per_point(agreement)
     return {
@@ -109,9 +113,8 @@ def _rows(result: JudgesResult) -> list[JsonObject]:
     out: list[JsonObject] = []
     for row in result.rows:
         kinds = [f for f in (row_figures(row, k) for k in KINDS) if f is not None]
-        out.extend(kinds or [{"judge": row.name, "members": list(row.members), "kind": None,
-                              "verdict": row.audit.verdict.value,
-                              "cost": _cost_document(row.cost)}])
+        none = row_figures(row, None)
+        out.extend(kinds or ([] if none is None else [none]))
     return out
 
 
@@ -163,8 +166,10 @@ def _cost_cells(doc: JsonObject) -> list[str]:
     cost = doc.get("cost")
     assert isinstance(cost, dict)
     tokens = cost.get("input_tokens_per_item")
-    if tokens is None:
+    if tokens is None and cost.get("per_item") is None:
         return [str(cost.get("note") or "no usage recorded"), "—", "—"]
+    if tokens is None:  # a price the log recorded per call, and no tokens
+        return ["not recorded", _money(cost.get("per_item")), _money(doc.get("cost_per_point"))]
     out = f"{_f(tokens, 0)} + {_f(cost.get('output_tokens_per_item'), 0)}"
     return [out, _money(cost.get("per_item")), _money(doc.get("cost_per_point"))]
 
@@ -203,6 +208,10 @@ def judges_text(result: JudgesResult) -> str:
                  "with people a/k: Krippendorff's alpha with the judge")
     lines.append("as one more annotator / its mean kappa with each; alt test w/rho: winning "
                  "rate / advantage probability; per point: cost/1k items / agree in points")
+    for row in result.rows:
+        note = row.cost.note
+        if note and (row.cost.per_item is not None or row.cost.input_per_item is not None):
+            lines.append(f"{name(row.name)}: cost from {note}")  # the table shows a figure
     for row in result.rows:
         if row.members:
             lines.append(f"{name(row.name)}: majority of {', '.join(map(name, row.members))} "
