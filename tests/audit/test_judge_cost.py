@@ -57,6 +57,7 @@ def test_a_panel_s_cost_is_unknown_when_a_member_s_is() -> None:
     table = ask_judge(Metered(), _pairs(1))
     prices = read_prices({"metered": {"input": 1.0, "output": 0.0}})
     known = judge_cost(table, Metered.identity, prices)
+    assert known.per_item is not None
     assert panel_cost([known, known]).per_item == pytest.approx(2 * known.per_item)
     unknown = judge_cost(table, Metered.identity, read_prices(None))
     together = panel_cost([known, unknown])
