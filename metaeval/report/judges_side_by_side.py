@@ -90,7 +90,8 @@ def row_figures(row: JudgeRow, kind: str | None) -> JsonObject | None:
             "winning_rate": _share(report.alt.omega),
             "advantage_probability": _share(report.alt.rho),
             "epsilon": report.alt.epsilon, "reason": report.alt.reason},
-        "position": statuses["position"].value,
+        # the position probe is of pairs: a pointwise row has none
+        "position": statuses["position"].value if pairwise else None,
         "length": None if length is None else length.value,
         "unscored": a.unscored, "verdicts": a.labelled_verdicts,
         "unscored_share": _share(a.unscored / a.labelled_verdicts
