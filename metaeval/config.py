@@ -34,9 +34,10 @@ DEFAULT_UNTESTED = "warn"
 CLUSTERS = ("auto", "task", "run")
 """``[tool.metaeval.meta_eval] cluster``: what the bootstrap resamples (see ``--cluster``)."""
 
-TOP_KEYS = ("allowed_modules", "findings", "gate", "judge_audit", "judges", "meta_eval",
-            "meta_sets", "mutate")
-"""``[tool.metaeval]``. ``judge_audit`` is a table that ``metaeval judge-audit`` reads."""
+TOP_KEYS = ("allowed_modules", "findings", "gate", "judge_audit", "judge_prices", "judges",
+            "meta_eval", "meta_sets", "mutate")
+"""``[tool.metaeval]``. ``judge_audit`` is a table that ``metaeval judge-audit`` reads;
+``judge_prices`` the price per million tokens by judge or model (``metaeval.audit.cost``)."""
 MUTATE_KEYS = ("targets", "operators", "mutants", "pytest_args", "timeout_factor",
                "timeout_constant", "jobs", "report", "message_strings")
 """``[tool.metaeval.mutate]``: the first two are checked here, the rest by
@@ -168,6 +169,8 @@ class Config:
     """The file these settings were read from; None when there is none."""
     gate_options: GateOptions = DEFAULT_OPTIONS
     """``[tool.metaeval.gate]``'s settings beside its bars (``allow_report_only``)."""
+    judge_prices: JudgeAuditSection = JudgeAuditSection()
+    """``[tool.metaeval.judge_prices]`` as written; ``metaeval.audit.cost`` checks it."""
 
     @property
     def mutate_targets(self) -> tuple[str, ...]:
@@ -260,7 +263,7 @@ def load_config(start: Path | None = None) -> Config:
                   _allowed_modules(pyproject, section),
                   JudgesSection(pyproject, MappingProxyType(judges)),
                   JudgeAuditSection(pyproject, section.get("judge_audit")), pyproject,
-                  gate_options)
+                  gate_options, JudgeAuditSection(pyproject, section.get("judge_prices")))
 
 
 CHECK_BAR_FIELDS = (("tpr", "min_tpr"), ("tnr", "min_tnr"), ("kappa", "min_kappa"))

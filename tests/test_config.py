@@ -23,12 +23,14 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.mark.parametrize(("text", "message"), [
     ('[tool.metaeval]\nfindigns = "f.json"\n',
      "tool.metaeval.findigns: unknown key; expected one of allowed_modules, findings, "
-     "gate, judge_audit, judges, meta_eval, meta_sets, mutate; did you mean 'findings'?"),
+     "gate, judge_audit, judge_prices, judges, meta_eval, meta_sets, mutate; did you mean "
+     "'findings'?"),
     ('[tool.metaeval]\nallowed_module = ["x"]\n', "tool.metaeval.allowed_module: unknown key; "
-     "expected one of allowed_modules, findings, gate, judge_audit, judges, meta_eval, "
-     "meta_sets, mutate; did you mean 'allowed_modules'?"),
+     "expected one of allowed_modules, findings, gate, judge_audit, judge_prices, judges, "
+     "meta_eval, meta_sets, mutate; did you mean 'allowed_modules'?"),
     ('[tool.metaeval]\nwhatever = 1\n', "tool.metaeval.whatever: unknown key; expected one of "
-     "allowed_modules, findings, gate, judge_audit, judges, meta_eval, meta_sets, mutate"),
+     "allowed_modules, findings, gate, judge_audit, judge_prices, judges, meta_eval, "
+     "meta_sets, mutate"),
     ('[tool.metaeval.mutate]\ntarget = ["src"]\n',
      "tool.metaeval.mutate.target: unknown key; expected one of jobs, message_strings, "
      "mutants, operators, pytest_args, report, targets, timeout_constant, timeout_factor; "

@@ -34,6 +34,7 @@ from metaeval.loaders.judge_items import (
     Slot,
     Variant,
 )
+from metaeval.loaders.recorded_forms import Usage
 
 Decision = float | bool | str | None
 """A pointwise score or pass/fail, a pair label ``a``/``b``/``tie``, or None: unscored."""
@@ -81,6 +82,9 @@ class VerdictTable:
     strength: dict[Slot, tuple[str | None, ...]] = field(default_factory=dict)
     """Each sample's stated strength of a pairwise preference (``strong``/``slight``),
     None where none was stated; a slot no sample stated one for may be absent."""
+    usage: dict[Slot, tuple[Usage | None, ...]] = field(default_factory=dict)
+    """Each sample's tokens (and recorded price), None where the log or the backend
+    did not say (a cached reply, a fake): what ``metaeval.audit.cost`` prices."""
 
     def samples(self, item: str, variant: Variant = Variant.ORIGINAL, order: Order = Order.AB
                 ) -> tuple[Decision, ...]:
@@ -257,12 +261,14 @@ def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
     decisions: dict[Slot, list[Decision]] = {}
     raw: dict[Slot, list[str]] = {}
     strength: dict[Slot, list[str | None]] = {}
+    usage: dict[Slot, list[Usage | None]] = {}
     made = cached = failed = 0
     why: list[str] = []
     for (slot, _, _, read), reply in zip(asks, replies, strict=True):
         decisions.setdefault(slot, []).append(read(reply))
         raw.setdefault(slot, []).append(reply.raw)
         strength.setdefault(slot, []).append(reply.strength)
+        usage.setdefault(slot, []).append(_usage(reply))
         cached += reply.call.cached
         made += reply.call.called and not reply.call.cached
         failed += reply.call.failed
@@ -271,7 +277,17 @@ def ask_judge(judge: Judge, items: JudgeItems, samples: int = 1,
     return VerdictTable({k: tuple(v) for k, v in decisions.items()},
                         {k: tuple(v) for k, v in raw.items()},
                         Calls(made, cached, failed, failure_reasons(why)),
-                        {k: tuple(v) for k, v in strength.items()})
+                        {k: tuple(v) for k, v in strength.items()},
+                        {k: tuple(v) for k, v in usage.items()})
+
+
+def _usage(reply: JudgeReply) -> Usage | None:
+    """The tokens a call the backend counted cost; None for a cached reply (its cost
+    was paid once, by the run that stored it) or a backend that did not say."""
+    call = reply.call
+    if call.cached or call.prompt_tokens is None or call.completion_tokens is None:
+        return None
+    return Usage(call.prompt_tokens, call.completion_tokens)
 
 
 def reread(records: Sequence[Recorded], rule: ReplyRule, scale: Scale,
@@ -303,13 +319,16 @@ def recorded_table(records: Sequence[Recorded]) -> VerdictTable:
     decisions: dict[Slot, list[Decision]] = {}
     raw: dict[Slot, list[str]] = {}
     strength: dict[Slot, list[str | None]] = {}
+    usage: dict[Slot, list[Usage | None]] = {}
     for r in ordered:
         decisions.setdefault(r.slot, []).append(r.verdict)
         raw.setdefault(r.slot, []).append(r.raw)
         strength.setdefault(r.slot, []).append(r.strength)
+        usage.setdefault(r.slot, []).append(r.usage)
     return VerdictTable({k: tuple(v) for k, v in decisions.items()},
                         {k: tuple(v) for k, v in raw.items()},
-                        strength={k: tuple(v) for k, v in strength.items()})
+                        strength={k: tuple(v) for k, v in strength.items()},
+                        usage={k: tuple(v) for k, v in usage.items()})
 
 
 def item_ids(items: JudgeItems) -> set[str]:

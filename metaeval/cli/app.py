@@ -260,9 +260,16 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 
 
 @main.command("judge-audit")
-@click.option("--judge", "spec", required=True,
+@click.option("--judge", "judges", multiple=True,
               help="biased, steady, always-pass, package.module:attr, or a name under "
-              "[tool.metaeval.judges]. With --recorded it only names the judge.")
+              "[tool.metaeval.judges]. With --recorded it only names the judge. Repeat it "
+              "to audit several side by side; omitted, every judge a recorded log names.")
+@click.option("--panel", "panels", multiple=True, metavar="A,B,...",
+              help="Also audit these judges as one panel (majority of verdicts, mean of "
+              "scores) beside its members (repeatable).")
+@click.option("--gate", "gate_name", default=None, metavar="NAME",
+              help="With several judges: exit by this judge's (or panel's) verdict "
+              "[default: by the worst verdict of all].")
 @click.option("--items", "items_paths", multiple=True, type=click.Path(path_type=Path),
               help="Judge-item files or folders (*.ndjson); default: <meta_sets>/judge/.")
 @click.option("--recorded", multiple=True, type=click.Path(path_type=Path),
@@ -335,7 +342,8 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @SUMMARY
 @FORMAT
 @user_errors
-def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: tuple[Path, ...],
+def judge_audit(judges: tuple[str, ...], panels: tuple[str, ...], gate_name: str | None,
+                items_paths: tuple[Path, ...], recorded: tuple[Path, ...],
                 samples: int | None, scale_text: str | None, pass_at: int | None,
                 cache_path: Path | None, no_cache: bool, label_scale_text: str | None,
                 label_pass_at: int | None, kappa_bar: float | None, tpr_bar: float | None,
@@ -374,11 +382,19 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: tuple[Path, 
          *(("--labels", p, "*") for p in label_files)])
     flags = {"kappa_bar": kappa_bar, "tpr_bar": tpr_bar, "tnr_bar": tnr_bar,
              "unscored_bar": unscored_bar, "alpha": alpha}
+    spec = judges[0] if len(judges) == 1 else ""
     request = JudgeAuditRequest(
         spec, items_paths, recorded, samples, scale_text, pass_at, cache_path, no_cache,
         {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at,
         probes, write_probes, probe_budget, reply, alt_epsilon=alt_epsilon, by=by,
         label_classes=label_classes, label_files=label_files)
+    if len(judges) != 1 or panels or gate_name is not None:  # several judges, side by side
+        from metaeval.cli.judge_audit_many_command import audit_several
+
+        audit_several(request, judges, panels, gate_name, config, fmt, {
+            "--write": write, "--calibration": calibration_path, "--html": html_path,
+            "--summary": summary_path, "--write-probes": write_probes})
+        return
     bar = ProgressBar("asking the judge") if sys.stderr.isatty() else None
     try:
         result = judge_audit(request, config, bar, lambda note: echo(note, err=True))

@@ -171,7 +171,8 @@ def codes(log: Path, recorded_out: Path, codes: tuple[str, ...], id_field: str,
               help="A judge's labels in the same form: {judge: {item_id: label}} or "
               "{item_id: label}.")
 @click.option("--judge", "judge", default=None,
-              help="Which judge of --judge-labels (needed when it holds several).")
+              help="Which judge of --judge-labels; omitted when it holds several, every "
+              "judge's verdicts, each naming its judge (audit them side by side).")
 @click.option("--map", "maps", multiple=True, metavar="FROM=TO",
               help="Read the label FROM as TO (a, b, tie; or pass, fail, an integer).")
 @click.option("--items", "items_out", required=True, type=click.Path(path_type=Path),
@@ -214,6 +215,8 @@ def annotation_files(annotations: Path, kind: str, judge_file: Path | None,
          + (f" ({untexted} with no text in --texts)" if untexted else ""))
     if recorded_out is not None:
         write_atomic(recorded_out, ndjson(done.recorded), follow_links=True)
-        echo(f"{len(done.recorded)} recorded verdicts -> {recorded_out}"
+        named = {r["judge"] for r in done.recorded if "judge" in r}
+        echo(f"{len(done.recorded)} recorded verdicts"
+             + (f" of {len(named)} judges" if named else "") + f" -> {recorded_out}"
              + (f" ({done.judge_only} on items no annotator labelled, left out)"
                 if done.judge_only else ""))

@@ -20,13 +20,13 @@ adds the entry ``--write`` asks for, after the audit is shown.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
-from metaeval.audit.collect import Progress, ask_judge, recorded_table
+from metaeval.audit.collect import Progress, VerdictTable, ask_judge, recorded_table
 from metaeval.audit.generate import family, generate, probe_record
 from metaeval.audit.judge_decision import (
     AuditSettings,
@@ -54,11 +54,11 @@ from metaeval.judges.cache import CachedJudge, ReplyCache
 from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
 from metaeval.judges.scales import ProbeSource
 from metaeval.judges.spec import concurrency_of
-from metaeval.loaders.judge_items import GENERATED
+from metaeval.loaders.judge_items import GENERATED, JudgeItems
 
 __all__ = ["VERDICT_CODES", "JudgeAuditPlan", "JudgeAuditRequest", "JudgeAuditResult",
-           "ProbeSettings", "judge_audit", "load_items", "plan_judge_audit",
-           "record_calibration", "resolve_judge", "run_judge_audit"]
+           "Measured", "ProbeSettings", "judge_audit", "load_items", "plan_judge_audit",
+           "record_calibration", "resolve_judge", "run_judge_audit", "run_measured"]
 
 OFFLINE = (AlwaysPassJudge, BiasedJudge, SteadyJudge)
 """The built-in fakes: no call leaves the process, so no cost is announced for them."""
@@ -81,14 +81,34 @@ def run_judge_audit(plan: JudgeAuditPlan, progress: Progress | None = None,
     made. Bad item lines (``plan.items.errors``) and bad recorded lines end in the
     audit's ``errors``: named, left out. ``notify`` is told, before a live judge is
     asked, what the probes will cost; ``progress``, how many replies have arrived."""
+    return run_measured(plan, progress, notify).audit
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """One judge's audit with what it was measured on: its verdict table, the items
+    as audited (a live judge's generated probes among them) and the settings, so that
+    a panel of judges can be audited on the same (``judge_audit_many``)."""
+
+    audit: JudgeAudit
+    table: VerdictTable
+    items: JudgeItems
+    settings: AuditSettings
+
+
+def run_measured(plan: JudgeAuditPlan, progress: Progress | None = None,
+                 notify: Callable[[str], None] | None = None) -> Measured:
+    """``run_judge_audit``, keeping the verdict table and the items it measured."""
     judged = plan.judge
     if judged is None:
         raise ValueError("run_judge_audit: the plan's judge is not resolved; make the plan "
                          "with plan_judge_audit, or pass it through resolve_judge")
-    audit = (_recorded(plan, judged) if isinstance(judged, RecordedJudge)
-             else _live(plan, judged, progress, notify))
+    ran = (_recorded(plan, judged) if isinstance(judged, RecordedJudge)
+           else _live(plan, judged, progress, notify))
+    audit = ran.audit
     warning = label_range_warning(plan.items, audit.labels) if plan.labels is None else ""
-    return replace(audit, errors=plan.items.errors + audit.errors, label_warning=warning)
+    return replace(ran, audit=replace(audit, errors=plan.items.errors + audit.errors,
+                                      label_warning=warning))
 
 
 def _settings(plan: JudgeAuditPlan, people: Scale, *, live: bool = False,
@@ -99,17 +119,19 @@ def _settings(plan: JudgeAuditPlan, people: Scale, *, live: bool = False,
                          () if live else plan.classes)
 
 
-def _recorded(plan: JudgeAuditPlan, judged: RecordedJudge) -> JudgeAudit:
+def _recorded(plan: JudgeAuditPlan, judged: RecordedJudge) -> Measured:
     items = plan.items
-    audit = audit_judge(judged.identity, judged.scale, items, recorded_table(judged.records),
-                        source=AuditSource.RECORDED,
-                        settings=_settings(plan, judged.people))
-    return replace(audit, errors=audit.errors + judged.bad, temperature_known=judged.built,
-                   probe_plan=probe_plan(ProbeSource.FILES, items, plan.probes.seed))
+    table, settings = recorded_table(judged.records), _settings(plan, judged.people)
+    audit = audit_judge(judged.identity, judged.scale, items, table,
+                        source=AuditSource.RECORDED, settings=settings)
+    return Measured(replace(audit, errors=audit.errors + judged.bad,
+                            temperature_known=judged.built,
+                            probe_plan=probe_plan(ProbeSource.FILES, items, plan.probes.seed)),
+                    table, items, settings)
 
 
 def _live(plan: JudgeAuditPlan, judged: LiveJudge, progress: Progress | None,
-          notify: Callable[[str], None] | None) -> JudgeAudit:
+          notify: Callable[[str], None] | None) -> Measured:
     judge, people = judged.judge, judged.people
     probes, items = plan.probes, plan.items
     source = probes.source or (ProbeSource.FILES if items.probes else ProbeSource.GENERATED)
@@ -142,11 +164,10 @@ def _live(plan: JudgeAuditPlan, judged: LiveJudge, progress: Progress | None,
     finally:
         if store is not None:
             store.close()
+    settings = _settings(plan, people, live=True, generated=source is not ProbeSource.FILES)
     audit = audit_judge(judge.identity, judge.scale, items, table, source=AuditSource.LIVE,
-                        modes=judge.modes,
-                        settings=_settings(plan, people, live=True,
-                                           generated=source is not ProbeSource.FILES))
-    return replace(audit, probe_plan=chosen)
+                        modes=judge.modes, settings=settings)
+    return Measured(replace(audit, probe_plan=chosen), table, items, settings)
 
 
 def record_calibration(result: JudgeAuditResult, path: Path | None, today: date

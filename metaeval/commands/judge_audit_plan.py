@@ -46,9 +46,10 @@ from metaeval.loaders.judge_items import (
     load_judge_items,
     load_recorded,
 )
+from metaeval.loaders.recorded_judges import select_judge
 from metaeval.untrusted_json import LoadError
 
-__all__ = ["load_items", "plan_judge_audit", "resolve_judge"]
+__all__ = ["load_items", "plan_judge_audit", "plan_unresolved", "resolve_judge"]
 
 
 def _fail(errors: Sequence[LoadError]) -> InputError:
@@ -70,9 +71,15 @@ def load_items(paths: Sequence[Path], labels: tuple[int, int] = (1, 5),
 
 
 def plan_judge_audit(request: JudgeAuditRequest, config: Config) -> JudgeAuditPlan:
-    """The plan of ``request`` in the project of ``config``. The config's declared
-    scale is for recorded verdicts only: a live judge answers on the scale of its
-    own config."""
+    """The plan of ``request`` in the project of ``config``, its judge resolved."""
+    return resolve_judge(plan_unresolved(request, config))
+
+
+def plan_unresolved(request: JudgeAuditRequest, config: Config) -> JudgeAuditPlan:
+    """The plan of ``request`` in the project of ``config``, every flag checked but the
+    judge not yet resolved (several judges share it: ``judge_audit_many``). The
+    config's declared scale is for recorded verdicts only: a live judge answers on the
+    scale of its own config."""
     settings = configured_audit(config.judge_audit)
     configured = settings.scale
     recorded = request.recorded
@@ -121,7 +128,8 @@ def plan_judge_audit(request: JudgeAuditRequest, config: Config) -> JudgeAuditPl
                          else alt_epsilon(request.alt_epsilon, "--alt-epsilon"),
                          settings.alt_epsilon, settings.annotators, settings.require_alt_test),
         by=request.by, classes=classes)
-    return resolve_judge(plan)
+    check_plan(plan)
+    return plan
 
 
 def resolve_judge(plan: JudgeAuditPlan) -> JudgeAuditPlan:
@@ -161,6 +169,9 @@ def resolve_judge(plan: JudgeAuditPlan) -> JudgeAuditPlan:
         identity, scale, built = named.identity, named.scale, True
     kinds = item_kinds(plan.items)
     records, errors = load_recorded(plan.recorded, scale, kinds, plan.classes)
+    if records:  # a log of several judges: this one's verdicts (recorded_judges)
+        records, others = select_judge(records, spec)
+        errors = (*errors, *others)
     if reply is not None:
         records = reread(records, reply, scale, kinds)
     if not records and errors:

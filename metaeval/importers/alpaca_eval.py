@@ -11,11 +11,13 @@ JSON array; ``alpaca_eval_gpt4`` and ``weighted_alpaca_eval_gpt4_turbo`` layouts
   seeded by ``instruction`` and ``--seed``) -> ``order`` ``ab`` or ``ba``
 - ``raw_completion.message.content`` (``m``/``M``, the shown order), or the string ->
   ``raw``
+- ``annotator`` -> ``judge``; ``price_per_example`` -> ``usage.cost`` (the price the
+  tool recorded for the call; it records no tokens)
 
 One order per instruction: the position probe cannot run. ``verdict`` is the
 item-letter form because ``preference`` is already mapped back to the outputs;
 the weight of a weighted preference is not carried (no strength is stated). Not
-carried: ``generator_*``, ``annotator``, ``dataset``, price and time. No human
+carried: ``generator_*``, ``dataset``, time. No human
 label: ``"label": null``.
 """
 
@@ -26,7 +28,16 @@ import random
 from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
-from metaeval.importers.common import Bad, Converted, as_object, fail_on, got, json_array, text
+from metaeval.importers.common import (
+    Bad,
+    Converted,
+    as_object,
+    fail_on,
+    got,
+    json_array,
+    judge_named,
+    text,
+)
 
 
 def shown_swapped(instruction: str, seed: int) -> bool:
@@ -44,6 +55,16 @@ def _verdict(value: JsonValue) -> str | None:
         raise Bad("preference", f"got {got(value)}; expected a number from 1 (output_1 "
                   "preferred) to 2 (output_2 preferred), or null")
     return "a" if value < 1.5 else "b" if value > 1.5 else "tie"
+
+
+def _price(obj: JsonObject) -> JsonObject:
+    """``usage.cost`` from ``price_per_example`` when it is a price (a finite number
+    >= 0); else nothing: an unknown price is left unknown, never 0."""
+    price = obj.get("price_per_example")
+    if isinstance(price, bool) or not isinstance(price, int | float) or not (
+            math.isfinite(price) and price >= 0):
+        return {}
+    return {"usage": {"cost": price}}
 
 
 def _raw(value: JsonValue) -> str:
@@ -74,6 +95,7 @@ def convert(path: Path, *, prefix: str = "alpaca-eval", seed: int = 0) -> Conver
             continue
         items.append(item)
         recorded.append({"id": item_id, "order": "ba" if shown_swapped(instruction, seed)
-                         else "ab", "verdict": verdict, "raw": _raw(obj.get("raw_completion"))})
+                         else "ab", "verdict": verdict, "raw": _raw(obj.get("raw_completion")),
+                         **judge_named(obj.get("annotator")), **_price(obj)})
     fail_on(errors, path)
     return Converted(tuple(items), tuple(recorded))

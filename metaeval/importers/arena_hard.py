@@ -11,9 +11,10 @@ both the 2024 keys and the 2025 "reformat v0.1" keys).
 - ``score`` null, or a label none of the five (``A<B``) -> ``position`` null: unscored,
   as Arena-Hard drops it
 - ``games[i].judgment`` -> ``raw`` (re-read with ``--reply arena``)
+- ``judge`` -> ``judge`` (so that several judges' logs can be audited side by side)
 
 Game 2's prompt must show game 1's answers swapped, or the line is an error. Not
-carried: ``model``, ``judge``, ``category``, ``baseline`` names; the system prompt
+carried: ``model``, ``category``, ``baseline`` names; the system prompt
 (in the judge config, not the log). v2.0 logs (``judgment`` an object, ``prompt``
 messages) are an error naming the field. No human label: ``"label": null``.
 """
@@ -32,6 +33,7 @@ from metaeval.importers.common import (
     fail_on,
     got,
     jsonl_records,
+    judge_named,
     layout,
     text,
     unique,
@@ -81,7 +83,7 @@ def _line(prefix: str, obj: JsonObject) -> tuple[JsonObject, list[JsonObject]]:
     for field, game, order in (("games[0]", one_g, "ab"), ("games[1]", two_g, "ba")):
         position, strength = _verdict(game, field)
         record: JsonObject = {"id": item_id, "order": order, "position": position,
-                              "raw": text(game, "judgment")}
+                              "raw": text(game, "judgment"), **judge_named(obj.get("judge"))}
         if strength is not None:
             record["strength"] = strength
         recorded.append(record)

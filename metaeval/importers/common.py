@@ -100,3 +100,12 @@ def layout(pattern: regex.Pattern[str], value: str, field: str, expected: str,
     if found is None:
         raise Bad(field, f"not {expected}")
     return found
+
+
+def judge_named(value: JsonValue) -> JsonObject:
+    """``{"judge": NAME}`` for a recorded verdict from the name the tool logged (a
+    non-empty string), or ``{}`` when the log names none: the name is kept so that
+    several judges' logs read together can be audited side by side."""
+    if isinstance(value, str) and value.strip():
+        return {"judge": value}
+    return {}

@@ -23,7 +23,10 @@ Single (one pointwise item a line, one recorded score):
   audit with ``--scale 1-10``
 - ``judgment`` -> ``raw``
 
-Not carried: ``model``/``model_1``/``model_2`` names, ``judge``, ``tstamp``; the
+``judge`` ``[model, template]`` -> ``judge``: the model (``gpt-4``; its template
+varies with the question's category within one run, so it is one judge).
+
+Not carried: ``model``/``model_1``/``model_2`` names, ``tstamp``; the
 system prompt (not in the log). A pair prompt that is not the single-turn layout
 (``pair-v2-multi-turn``) is an error, not a guess. The logs hold no human label:
 items have ``"label": null``.
@@ -43,6 +46,7 @@ from metaeval.importers.common import (
     fail_on,
     got,
     jsonl_records,
+    judge_named,
     layout,
     text,
 )
@@ -79,6 +83,12 @@ def _id(prefix: str, line: int, obj: JsonObject) -> str:
     return f"{prefix}-L{line}-q{question}-t{turn}"
 
 
+def _judge(obj: JsonObject) -> JsonObject:
+    """The judge's model from FastChat's ``judge`` ``[model, template]``."""
+    value = obj.get("judge")
+    return judge_named(value[0] if isinstance(value, list) and value else None)
+
+
 def _winner(obj: JsonObject, key: str) -> str | None:
     value = obj.get(key)
     if not isinstance(value, str) or value not in _WINNER:
@@ -106,9 +116,9 @@ def _pair(prefix: str, line: int, obj: JsonObject) -> tuple[JsonObject, list[Jso
     swapped = {"a": "b", "b": "a", "tie": "tie", None: None}
     recorded: list[JsonObject] = [
         {"id": item_id, "order": "ab", "position": _POSITION[g1],
-         "raw": text(obj, "g1_judgment")},
+         "raw": text(obj, "g1_judgment"), **_judge(obj)},
         {"id": item_id, "order": "ba", "position": _POSITION[swapped[g2]],
-         "raw": text(obj, "g2_judgment")}]
+         "raw": text(obj, "g2_judgment"), **_judge(obj)}]
     return item, recorded
 
 
@@ -167,7 +177,7 @@ def _single(prefix: str, line: int, obj: JsonObject) -> tuple[JsonObject, list[J
     if found[1] is not None:
         item["reference"] = found[1]
     return item, [{"id": item_id, "verdict": None if score == -1 else score,
-                   "raw": text(obj, "judgment")}]
+                   "raw": text(obj, "judgment"), **_judge(obj)}]
 
 
 def convert(path: Path, *, single: bool, prefix: str = "mt-bench") -> Converted:

@@ -98,7 +98,8 @@ def import_annotations(humans: Path, *, pointwise: bool = False,
                        judge: str | None = None,
                        texts: Mapping[str, ItemText] | None = None) -> Imported:
     """Items from ``humans``; recorded verdicts from ``judge_file`` (the labels of
-    ``judge``, which may be omitted when the file holds one judge or is flat); each
+    ``judge``; omitted, of the one judge it holds, or of every judge it holds, each
+    verdict then naming its judge in ``judge``, so that one log holds them all); each
     item's texts from ``texts`` where it has them."""
     mapping: dict[str, JsonValue] = {**(POINT_MAP if pointwise else PAIR_MAP), **(extra or {})}
     people = _nested(humans, _read(humans), "annotator")
@@ -127,33 +128,37 @@ def import_annotations(humans: Path, *, pointwise: bool = False,
     recorded: list[JsonObject] = []
     judge_only = 0
     if judge_file is not None:
-        verdicts = _judge_labels(judge_file, judge)
-        for item, value in verdicts.items():
-            if item not in labels:
-                judge_only += 1
-                continue
-            recorded.append({"id": item, "order": "ab", "verdict": _label(
-                value, mapping, pointwise, f"{judge_file}: {judge or ''}: {item}", True)})
+        for named, verdicts in _judge_labels(judge_file, judge):
+            for item, value in verdicts.items():
+                if item not in labels:
+                    judge_only += 1
+                    continue
+                verdict: JsonObject = {"id": item, "order": "ab", "verdict": _label(
+                    value, mapping, pointwise, f"{judge_file}: {named or judge or ''}: {item}",
+                    True)}
+                recorded.append(verdict if named is None else {**verdict, "judge": named})
     return Imported(tuple(items), tuple(recorded), judge_only)
 
 
-def _judge_labels(path: Path, judge: str | None) -> dict[str, JsonValue]:
+def _judge_labels(path: Path, judge: str | None
+                  ) -> list[tuple[str | None, dict[str, JsonValue]]]:
+    """Each judge's labels: ``(None, labels)`` for one judge (named by ``--judge``, or
+    the file's only one), ``(name, labels)`` for each of several."""
     data = _read(path)
     if isinstance(data, dict) and data and not any(isinstance(v, dict) for v in data.values()):
         if judge is not None:
             raise InputError(f"--judge: got {judge!r}; {path} holds one judge's labels "
                              "({item_id: label}), not named")
-        return {str(k): v for k, v in data.items()}
+        return [(None, {str(k): v for k, v in data.items()})]
     judges = _nested(path, data, "judge")
     if judge is None:
-        if len(judges) > 1:
-            raise InputError(f"{path}: holds {len(judges)} judges ({', '.join(judges)}); "
-                             "expected --judge NAME to pick one")
-        return next(iter(judges.values()))
+        if len(judges) > 1:  # all of them, each verdict naming its judge
+            return list(judges.items())
+        return [(None, next(iter(judges.values())))]
     if judge not in judges:
         raise InputError(f"--judge: got {judge!r}; expected one of {', '.join(judges)} "
                          f"(the judges of {path})")
-    return judges[judge]
+    return [(None, judges[judge])]
 
 
 def parse_maps(pairs: tuple[str, ...], pointwise: bool = False) -> dict[str, JsonValue]:

@@ -35,7 +35,7 @@ from metaeval.loaders.judge_labels import (
     point_labels,
 )
 from metaeval.loaders.meta_set import data_files
-from metaeval.loaders.recorded_forms import positional, strength_of
+from metaeval.loaders.recorded_forms import Usage, judge_name, positional, strength_of, usage_of
 from metaeval.untrusted_json import LoadError, Record, load_unique, repeated_id
 
 ITEM_SUFFIX = ".ndjson"
@@ -60,7 +60,8 @@ PAIR_INJECTION_FIELDS = ({"id", "prompt", "response_a", "response_b", "reference
 FILES = "files"
 """The origin of a probe read from a file (``GENERATED`` probes are made from items)."""
 GENERATED = "generated"
-RECORDED_FIELDS = {"id", "order", "sample", "verdict", "position", "strength", "raw", "variant"}
+RECORDED_FIELDS = {"id", "order", "sample", "verdict", "position", "strength", "raw", "variant",
+                   "judge", "usage"}
 BENIGN = ("\nThank you for your patience while we looked into this; we appreciate it. ")
 
 
@@ -498,6 +499,9 @@ class Recorded:
     source: str
     strength: str | None = None
     """``strong`` (``A>>B``), ``slight`` (``A>B``), or None: not stated."""
+    judge: str | None = None
+    """The judge's name in a log of several judges; None: a one-judge log."""
+    usage: Usage | None = None
 
     @property
     def slot(self) -> Slot:
@@ -562,7 +566,7 @@ def parse_recorded(raw: JsonValue, source: str, scale: Scale = DEFAULT_SCALE,
                if "variant" in raw else Variant.ORIGINAL)
     return Recorded(item_id, order, sample, verdict, text_field(raw, "raw", "raw", required=False),
                     variant, source,
-                    strength_of(raw, verdict))
+                    strength_of(raw, verdict), judge_name(raw), usage_of(raw))
 
 
 def load_recorded(path: Path | Sequence[Path], scale: Scale = DEFAULT_SCALE,
@@ -591,7 +595,7 @@ def load_recorded(path: Path | Sequence[Path], scale: Scale = DEFAULT_SCALE,
         return line.error("sample", f"got {shown(record.sample)}; this id, variant and "
                           f"order already has it (at {first})")
 
-    found = load_unique(paths, errors, parse, lambda r: (r.slot, r.sample), repeated)
+    found = load_unique(paths, errors, parse, lambda r: (r.judge, r.slot, r.sample), repeated)
     return tuple(found), tuple(errors)
 
 

@@ -95,7 +95,11 @@ VOUCHED = {
     ("findings accept", "ref"): "findings_file.find: no finding 'x' is refused (exit 2)",
     ("findings diff", "old"): "a missing OLD is the empty baseline of a first run "
                               "(docs/findings.md); NEW is refused (below)",
-    ("judge-audit", "spec"): "an unknown judge is refused (tests/audit/test_judge_audit_cli.py)",
+    ("judge-audit", "judges"): "an unknown judge is refused (tests/audit/test_judge_audit_cli.py)",
+    ("judge-audit", "panels"): "a panel of fewer than two judges, or of a judge the log does "
+    "not hold, is refused (tests/audit/test_judges_side_by_side.py)",
+    ("judge-audit", "gate_name"): "a --gate naming no judge audited is refused "
+    "(tests/audit/test_judges_side_by_side.py)",
     ("judge-audit", "reply"): "a reply rule is parsed and refused when bad",
     ("judge-audit", "scale_text"): "LOW-HIGH, parsed and refused when bad",
     ("judge-audit", "label_scale_text"): "LOW-HIGH, parsed and refused when bad",

@@ -57,13 +57,22 @@ def test_a_label_with_no_mapping_is_an_error_and_map_adds_one(tmp_path: Path) ->
     assert "--map: got '0=first'; expected TO to be a, b or tie" in bad_map.output
 
 
-def test_several_judges_need_one_named(tmp_path: Path) -> None:
+def test_several_judges_are_all_written_each_named_unless_one_is_picked(tmp_path: Path
+                                                                        ) -> None:
     humans = _json(tmp_path / "h.json", {"ann1": {"i1": "pass"}})
     judges = _json(tmp_path / "j.json", {"x": {"i1": "fail"}, "y": {"i1": "pass"}})
     out = ["--items", str(tmp_path / "i.ndjson"), "--recorded", str(tmp_path / "r.jsonl")]
     result = _run(str(humans), "--kind", "pointwise", "--judge-labels", str(judges), *out)
-    assert result.exit_code == 2
-    assert "holds 2 judges (x, y); expected --judge NAME to pick one" in result.output
+    assert result.exit_code == 0, result.output
+    assert "2 recorded verdicts of 2 judges ->" in result.output
+    assert _lines(tmp_path / "r.jsonl") == [
+        {"id": "i1", "order": "ab", "verdict": "fail", "judge": "x"},
+        {"id": "i1", "order": "ab", "verdict": "pass", "judge": "y"}]
+    # one picked: a one-judge log, as before (no judge field to select by)
+    picked = _run(str(humans), "--kind", "pointwise", "--judge-labels", str(judges),
+                  "--judge", "y", *out)
+    assert picked.exit_code == 0, picked.output
+    assert _lines(tmp_path / "r.jsonl") == [{"id": "i1", "order": "ab", "verdict": "pass"}]
     flat = _json(tmp_path / "flat.json", {"i1": 4})
     done = _run(str(humans), "--kind", "pointwise", "--judge-labels", str(flat), *out)
     assert done.exit_code == 0, done.output

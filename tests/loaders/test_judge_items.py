@@ -109,5 +109,6 @@ def test_a_misspelt_key_in_a_recorded_verdict_gets_a_did_you_mean(tmp_path: Path
     records, errors = load_recorded(path)
     assert [r.id for r in records] == ["p"]
     assert [(e.line, e.field) for e in errors] == [(1, "verdcit")]
-    assert errors[0].message == ("unknown field; expected one of id, order, position, raw, "
-                                 "sample, strength, variant, verdict; did you mean 'verdict'?")
+    assert errors[0].message == ("unknown field; expected one of id, judge, order, position, "
+                                 "raw, sample, strength, usage, variant, verdict; did you mean "
+                                 "'verdict'?")
