@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
 from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table, reread
 from metaeval.audit.generate import family, generate, probe_record
+from metaeval.audit.held_out import record_read
 from metaeval.audit.judge_decision import (
     AuditSettings,
     AuditSource,
@@ -70,8 +71,11 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
                 notify: Callable[[str], None] | None = None) -> JudgeAuditResult:
     """Audit the judge of ``request`` in the project of ``config``:
     ``run_judge_audit(plan_judge_audit(request, config))`` and its exit code."""
-    return JudgeAuditResult(run_judge_audit(plan_judge_audit(request, config), progress,
-                                            notify), config.root)
+    plan = plan_judge_audit(request, config)
+    audit = run_judge_audit(plan, progress, notify)
+    if plan.chosen is not None:  # a held-out read is checked against the ledger, and kept
+        audit = replace(audit, measured=record_read(plan.chosen, audit, datetime.now(UTC)))
+    return JudgeAuditResult(audit, config.root)
 
 
 def run_judge_audit(plan: JudgeAuditPlan, progress: Progress | None = None,
@@ -84,7 +88,8 @@ def run_judge_audit(plan: JudgeAuditPlan, progress: Progress | None = None,
     check_plan(plan)
     audit = _recorded(plan) if plan.recorded else _live(plan, progress, notify)
     warning = label_range_warning(plan.items, audit.labels) if plan.labels is None else ""
-    return replace(audit, errors=plan.items.errors + audit.errors, label_warning=warning)
+    return replace(audit, errors=plan.items.errors + audit.errors, label_warning=warning,
+                   measured=None if plan.chosen is None else plan.chosen.measured)
 
 
 def _settings(plan: JudgeAuditPlan, people: Scale, *, live: bool = False,
@@ -129,7 +134,8 @@ def _recorded(plan: JudgeAuditPlan) -> JudgeAudit:
     if not records and errors:
         raise InputError("\n".join(str(e) for e in errors))
     known = item_ids(items)
-    bad = list(errors) + [_unknown_id(r) for r in records if r.id not in known]
+    bad = list(errors) + [_unknown_id(r) for r in records
+                          if r.id not in known and r.id not in plan.set_aside]
     records = tuple(r for r in records if r.id in known)
     people = label_scale(scale, plan.labels, plan.label_pass_at)
     audit = audit_judge(identity, scale, items, recorded_table(records),
@@ -191,8 +197,9 @@ def record_calibration(result: JudgeAuditResult, path: Path | None, today: date
                        ) -> tuple[Path, bool]:
     """Add the audit's calibration entry to ``path`` (default: the project's
     calibration file) when it may gate and no input line was left out; returns the
-    file and whether it was written."""
+    file and whether it was written. Never for a judge tuned after a held-out read."""
     target = path or result.root / DEFAULT_CALIBRATION
-    if result.audit.errors:
+    measured = result.audit.measured
+    if result.audit.errors or (measured is not None and measured.tuned_after_read):
         return target, False
     return target, write_calibration(target, result.audit, today)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from metaeval.audit.bars import DEFAULT_BARS, Bars, alt_settings
 from metaeval.audit.breakdown import BY
+from metaeval.audit.held_out import item_sets, keep_items
+from metaeval.audit.measured_set import SetChoice, choose_set
 from metaeval.commands.judge_audit_values import JudgeAuditPlan, JudgeAuditRequest, ProbeSettings
 from metaeval.config import Config
 from metaeval.errors import InputError
@@ -28,6 +30,7 @@ from metaeval.judges.scales import (
 )
 from metaeval.loaders.item_labels import join_item_labels, read_item_labels
 from metaeval.loaders.judge_items import JudgeItems, load_judge_items
+from metaeval.loaders.ledger import ledger_path, read_ledger
 from metaeval.untrusted_json import LoadError
 
 __all__ = ["load_items", "plan_judge_audit"]
@@ -88,6 +91,11 @@ def plan_judge_audit(request: JudgeAuditRequest, config: Config) -> JudgeAuditPl
         items, join_errors = join_item_labels(items, rows, labels or (1, 5))
         items = replace(items, errors=(*items.errors, *sorted(
             (*errors, *join_errors), key=lambda e: (e.path, e.line))))
+    every, labelled = item_sets(items)
+    measured = choose_set(request.set_choice, paths, every, labelled)
+    kept = keep_items(items, measured.keep)
+    set_aside = frozenset(every - item_sets(kept)[0])
+    items = kept
     if request.alt_epsilon is not None and not _panelled(items):
         raise InputError(
             f"--alt-epsilon: got {request.alt_epsilon!r}; the alternative annotator test "
@@ -102,8 +110,10 @@ def plan_judge_audit(request: JudgeAuditRequest, config: Config) -> JudgeAuditPl
         alt=alt_settings(None if request.alt_epsilon is None
                          else alt_epsilon(request.alt_epsilon, "--alt-epsilon"),
                          settings.alt_epsilon, settings.annotators, settings.require_alt_test),
-        by=request.by, classes=classes)
+        by=request.by, classes=classes, chosen=measured, set_aside=set_aside)
     check_plan(plan)
+    if measured.path is not None and measured.measured.name is SetChoice.HELD_OUT:
+        read_ledger(ledger_path(measured.path))  # a bad line stops it before any call
     return plan
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from metaeval.audit.bars import DEFAULT_ALT, DEFAULT_BARS, AltSettings, Bars
 from metaeval.audit.generate import SEED
 from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
+from metaeval.audit.measured_set import Chosen, SetChoice
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.errors import ExitCode
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
@@ -74,6 +75,8 @@ class JudgeAuditRequest:
     label_files: tuple[Path, ...] = ()
     """``--labels``: labels files whose item rows join the items as annotators
     (``metaeval.loaders.item_labels``; what ``metaeval label`` writes)."""
+    set_choice: SetChoice | None = None
+    """``--set``; None: golden when a split lies beside the items, else all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,10 @@ class JudgeAuditPlan:
     """``"category"``: the figures of each category too."""
     classes: tuple[str, ...] = ()
     """The declared classes of categorical labels (recorded verdicts only)."""
+    chosen: Chosen | None = None
+    """The set measured (``--set``) and its split; None: the items as given."""
+    set_aside: frozenset[str] = frozenset()
+    """Items in the files left out by the set: a recorded verdict on one is no error."""
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
@@ -143,4 +150,8 @@ class JudgeAuditResult:
         audited and shown, and the input still needs fixing)."""
         if self.audit.errors:
             return ExitCode.BAD_INPUT
-        return VERDICT_CODES[self.audit.verdict]
+        code = VERDICT_CODES[self.audit.verdict]
+        measured = self.audit.measured
+        if code is ExitCode.OK and measured is not None and measured.tuned_after_read:
+            return ExitCode.FINDINGS  # its figures overstate it: it may not gate on them
+        return code
