@@ -45,7 +45,7 @@ def probe_view(a: JudgeAudit) -> ProbeView:
                      a.pairwise is not None, a.source is AuditSource.LIVE)
 KEYS = ("judge", "agreement", "self_consistency", *(u.key for u in PROBES.values()), "probes",
         "controls", "calls", "verdict", "reasons", "errors", "annotators",
-        "annotator_position", "by_category")
+        "annotator_position", "by_category", "set")
 """The JSON document's top-level keys, in order: one per registered probe."""
 
 

@@ -76,7 +76,7 @@ def test_json_has_the_stable_keys(steady_json: dict[str, Any]) -> None:
         "judge", "agreement", "self_consistency", "position", "length", "injection",
         "pairwise_length", "pairwise_injection", "self_preference", "probes", "controls",
         "calls", "verdict", "reasons", "errors", "annotators", "annotator_position",
-        "by_category")
+        "by_category", "set")
     assert document["position"]["status"] == "clean"
     assert document["calls"] == {"made": 104, "cached": 0, "failed": 0, "failures": []}
     assert document["agreement"]["pointwise"]["n"] == 30
