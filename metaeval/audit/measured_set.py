@@ -68,13 +68,15 @@ class HeldOutRead:
             return f"held-out read recorded in {self.ledger}{again}"
         first = self.earlier[0]
         return (f"tuned after a held-out read: {first.judge.describe()} read this held-out "
-                f"set at {first.time} ({first.source}), and this is another identity of the "
-                f"judge; the figures overstate it. Recorded in {self.ledger}; draw a fresh "
-                "held-out set (metaeval split --redraw) and audit once on it")
+                f"set at {first.time} ({first.source}), and this is another identity (or "
+                f"another recorded log) of the judge; the figures overstate it. Recorded "
+                f"in {self.ledger}; draw a fresh held-out set (metaeval split --redraw) "
+                "and audit once on it")
 
     def document(self) -> JsonObject:
         earlier: list[JsonValue] = [{"time": r.time, "judge_version": r.judge.version,
-                                     "at": r.source} for r in self.earlier]
+                                     "log": r.judge.log or None, "at": r.source}
+                                    for r in self.earlier]
         return {"ledger": self.ledger, "draw": self.draw,
                 "tuned_after_read": self.tuned_after_read, "earlier": earlier,
                 "same_identity_reads": self.reads}
@@ -99,6 +101,10 @@ class MeasuredSet:
     missing: tuple[str, ...] = ()
     read: HeldOutRead | None = None
     """For a judge-audit of the held-out set: the ledger's view of the read."""
+    log: str = ""
+    """A recorded judge's verdicts on the set, digested (``held_out.verdicts_digest``):
+    a judge metaeval knows only by name is also what its log says, so another log
+    under the same name is another judge. Empty for a live judge."""
 
     @property
     def tuned_after_read(self) -> bool:
@@ -134,6 +140,7 @@ class MeasuredSet:
                                  "ids": list[JsonValue](self.not_in_split)},
                 "missing": {"count": len(self.missing), "ids": list[JsonValue](self.missing)},
                 "held_out_read": None if self.read is None else self.read.document(),
+                "log": self.log or None,
                 "tuned_after_read": self.tuned_after_read}
 
 

@@ -28,7 +28,7 @@ from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
 from metaeval.audit.collect import Progress, ask_judge, item_ids, recorded_table, reread
 from metaeval.audit.generate import family, generate, probe_record
-from metaeval.audit.held_out import record_read
+from metaeval.audit.held_out import record_read, verdicts_digest
 from metaeval.audit.judge_decision import (
     AuditSettings,
     AuditSource,
@@ -37,6 +37,7 @@ from metaeval.audit.judge_decision import (
     label_range_warning,
     label_scale,
 )
+from metaeval.audit.measured_set import MeasuredSet, SetChoice
 from metaeval.audit.probe_budget import cost_note, probe_plan, within_budget_of
 from metaeval.commands.judge_audit_plan import check_plan, load_items, plan_judge_audit
 from metaeval.commands.judge_audit_values import (
@@ -88,8 +89,11 @@ def run_judge_audit(plan: JudgeAuditPlan, progress: Progress | None = None,
     check_plan(plan)
     audit = _recorded(plan) if plan.recorded else _live(plan, progress, notify)
     warning = label_range_warning(plan.items, audit.labels) if plan.labels is None else ""
+    measured = None if plan.chosen is None else replace(plan.chosen.measured,
+                                                        log=audit.measured.log
+                                                        if audit.measured else "")
     return replace(audit, errors=plan.items.errors + audit.errors, label_warning=warning,
-                   measured=None if plan.chosen is None else plan.chosen.measured)
+                   measured=measured)
 
 
 def _settings(plan: JudgeAuditPlan, people: Scale, *, live: bool = False,
@@ -141,8 +145,13 @@ def _recorded(plan: JudgeAuditPlan) -> JudgeAudit:
     audit = audit_judge(identity, scale, items, recorded_table(records),
                         source=AuditSource.RECORDED,
                         settings=_settings(plan, people))
+    # Known by its name alone, a recorded judge is also its log: another log on the
+    # held-out set under the same name is another judge (see audit.held_out).
+    log = MeasuredSet(SetChoice.ALL, "", log=verdicts_digest(
+        records, None if plan.chosen is None else plan.chosen.keep)) if not built else None
     return replace(audit, errors=audit.errors + tuple(bad), temperature_known=built,
-                   probe_plan=probe_plan(ProbeSource.FILES, items, plan.probes.seed))
+                   probe_plan=probe_plan(ProbeSource.FILES, items, plan.probes.seed),
+                   measured=log)
 
 
 def _unknown_id(record: Recorded) -> LoadError:

@@ -7,17 +7,20 @@ record a line:
 
 ```json
 {"version": 1, "time": "2026-12-06T23:10:00+00:00", "draw": "3f2a9c0b1d4e", "split_draw": 1,
- "judge": {"name": "gpt-4", "version": "a1b2c3d4e5f6", "model": "gpt-4",
-           "prompt_hash": "", "temperature": 0.0, "endpoint": "", "scale": ""},
+ "judge": {"name": "gpt-4o", "version": "a1b2c3d4e5f6", "model": "recorded",
+           "prompt_hash": "", "temperature": null, "endpoint": "", "scale": "",
+           "log": "9c1e0d2b7a44"},
  "verdict": "report only", "items": 24, "kappa": 0.41, "tuned_after_read": false}
 ```
 
 ``draw`` names the held-out set read (``Split.held_out_digest``); ``judge.version``
 is the judge's identity digest (``JudgeIdentity.version``: name, model, prompt and
-reply rule, temperature, endpoint, scale). The file is data another job wrote: every
-field of every line is checked on read, and a bad line is an error naming the file
-and line, never skipped (a skipped read would let a tuned judge through). Records are
-appended, one whole line in one write, synced; never rewritten.
+reply rule, temperature, endpoint, scale); ``judge.log``, for a judge audited from
+recorded verdicts, digests its verdicts on the held-out items (empty for a live
+one). The file is data another job wrote: every field of every line is checked on
+read, and a bad line is an error naming the file and line, never skipped (a skipped
+read would let a tuned judge through). Records are appended, one whole line in one
+write, synced; never rewritten.
 """
 
 from __future__ import annotations
@@ -52,11 +55,18 @@ class LedgerJudge:
     """None when the log of a recorded judge does not say."""
     endpoint: str = ""
     scale: str = ""
+    log: str = ""
+    """A recorded judge's verdicts on the held-out set, digested; "" for a live one."""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What makes two reads one judge's: the identity and, when recorded, the log."""
+        return self.version, self.log
 
     def describe(self) -> str:
         parts = [f"{k}={v}" for k, v in (("model", self.model), ("prompt", self.prompt_hash),
-                                          ("endpoint", self.endpoint), ("scale", self.scale))
-                 if v]
+                                          ("endpoint", self.endpoint), ("scale", self.scale),
+                                          ("log", self.log)) if v]
         return f"{self.name} (version {self.version}{''.join(', ' + p for p in parts)})"
 
 
@@ -81,7 +91,7 @@ class LedgerRecord:
                 "split_draw": self.split_draw,
                 "judge": {"name": j.name, "version": j.version, "model": j.model,
                           "prompt_hash": j.prompt_hash, "temperature": j.temperature,
-                          "endpoint": j.endpoint, "scale": j.scale},
+                          "endpoint": j.endpoint, "scale": j.scale, "log": j.log},
                 "verdict": self.verdict, "items": self.items, "kappa": self.kappa,
                 "tuned_after_read": self.tuned_after_read}
 
@@ -121,7 +131,7 @@ def _judge(record: Record, value: JsonValue) -> LedgerJudge:
     if not isinstance(value, dict):
         raise _Bad(record.error("judge", f"got {shown(value)}; expected an object"))
     unknown = sorted(set(value) - {"name", "version", "model", "prompt_hash", "temperature",
-                                   "endpoint", "scale"})
+                                   "endpoint", "scale", "log"})
     if unknown:
         raise _Bad(record.error(f"judge.{unknown[0]}", "unknown key in a ledger record"))
     temperature = _number(value.get("temperature"))
@@ -137,7 +147,8 @@ def _judge(record: Record, value: JsonValue) -> LedgerJudge:
                        _text(record, value, "prompt_hash", "judge."),
                        temperature,
                        _text(record, value, "endpoint", "judge."),
-                       _text(record, value, "scale", "judge."))
+                       _text(record, value, "scale", "judge."),
+                       _text(record, value, "log", "judge.") if "log" in value else "")
 
 
 def _record(record: Record) -> LedgerRecord:

@@ -207,3 +207,30 @@ def test_a_bad_ledger_line_is_a_file_line_error(project: Path, line: str, field:
     assert message in done.output and "Traceback" not in done.output
     assert "probe" not in done.output  # refused before the judge was asked
     assert len((project / "items.ledger.jsonl").read_text().splitlines()) == 2  # not appended
+
+
+def test_another_log_under_the_same_recorded_name_is_another_judge(project: Path) -> None:
+    # A judge known by name only is what its log says: the same name over another
+    # model's (or another run's) verdicts, read after the first, is a tuned judge.
+    golden, held = _split(project)
+    for name, flip in (("first.jsonl", set()), ("second.jsonl", {sorted(held)[0]}),
+                       ("golden.jsonl", {sorted(golden)[0]})):
+        (project / name).write_text("".join(json.dumps(
+            {"id": f"i{n}", "verdict": ("fail" if n % 2 == 0 else "pass")
+             if f"i{n}" in flip else ("pass" if n % 2 == 0 else "fail")}) + "\n"
+            for n in range(40)))
+
+    def read(log: str) -> dict[str, object]:
+        done = _run("judge-audit", "--judge", "house", "--items", "items.ndjson",
+                    "--recorded", log, "--set", "held-out", "--format", "json")
+        measured = json.loads(done.stdout)["set"]
+        assert isinstance(measured, dict)
+        return measured
+
+    first = read("first.jsonl")
+    assert first["tuned_after_read"] is False and first["log"]
+    assert read("first.jsonl")["tuned_after_read"] is False  # the same log again
+    # A verdict changed on a golden item only: the held-out read is the same.
+    assert read("golden.jsonl")["log"] == first["log"]
+    second = read("second.jsonl")  # one held-out verdict differs
+    assert second["tuned_after_read"] is True and second["log"] != first["log"]
