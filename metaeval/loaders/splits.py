@@ -202,9 +202,10 @@ def read_split(path: Path) -> Split:
     seed, fraction = data.get("seed"), data.get("held_out_fraction")
     if type(seed) is not int or not 0 <= seed < 1 << 63:
         raise InputError(f"{where}: seed: got {shown(seed)}; expected an integer >= 0")
-    if not isinstance(fraction, float) or not 0 < fraction < 1:
+    # 1 only after a redraw that held out every item labelled since (split --redraw).
+    if not isinstance(fraction, float) or not 0 < fraction <= 1:
         raise InputError(f"{where}: held_out_fraction: got {shown(fraction)}; expected a "
-                         "number between 0 and 1")
+                         "number above 0 and at most 1")
     sources = data.get("sources", [])
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
         raise InputError(f"{where}: sources: got {shown(sources)}; expected a list of names")

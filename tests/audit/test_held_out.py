@@ -234,3 +234,14 @@ def test_another_log_under_the_same_recorded_name_is_another_judge(project: Path
     assert read("golden.jsonl")["log"] == first["log"]
     second = read("second.jsonl")  # one held-out verdict differs
     assert second["tuned_after_read"] is True and second["log"] != first["log"]
+
+
+def test_a_redraw_may_hold_out_every_item_labelled_since(project: Path) -> None:
+    golden, held = _split(project)
+    _items(project / "items.ndjson", 6, start=40)
+    done = _run("split", "items.ndjson", "--redraw", "--held-out", "1")
+    assert done.exit_code == 0, done.output
+    new_golden, new_held = _split(project)
+    assert new_held == {f"i{n}" for n in range(40, 46)} and new_golden == golden | held
+    document = json.loads(_audit("--set", "held-out", "--format", "json").stdout)
+    assert document["agreement"]["labelled_items"] == 6
