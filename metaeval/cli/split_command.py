@@ -23,13 +23,18 @@ from metaeval.errors import ExitCode
               help="The seed of the draw: the same seed gives the same sets anywhere.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
               help="The split file [default: ITEMS.split.json beside the one file given].")
+@click.option("--labels", "labels", multiple=True,
+              type=click.Path(path_type=Path, dir_okay=False),
+              help="A labels file (JSONL rows item_id, label, annotator, as metaeval label "
+              "writes) whose rows label the judge items (repeatable).")
 @click.option("--redraw", is_flag=True,
               help="Draw a fresh held-out set from the items labelled since the last draw; "
               "the old held-out items join the golden set.")
 @FORMAT
 @user_errors
 def split_command(paths: tuple[Path, ...], held_out: float | None, seed: int,
-                  output: Path | None, redraw: bool, fmt: str) -> None:
+                  output: Path | None, labels: tuple[Path, ...], redraw: bool,
+                  fmt: str) -> None:
     """Draw the golden and held-out sets of labelled judge items (.ndjson) or meta-set
     runs (.jsonl) once, stratified by category and label, and write the split file.
 
@@ -42,7 +47,7 @@ def split_command(paths: tuple[Path, ...], held_out: float | None, seed: int,
             click.core.ParameterSource.DEFAULT):
         raise click.UsageError("--seed: a redraw keeps the split's own seed; drop --seed")
     done = split(paths, load_config(), held_out=held_out, seed=seed, output=output,
-                 again=redraw)
+                 again=redraw, labels=labels)
     drawn = done.split
     if fmt == "json":
         echo(json.dumps({"split": str(done.path), "golden": len(drawn.golden),

@@ -245,3 +245,25 @@ def test_a_redraw_may_hold_out_every_item_labelled_since(project: Path) -> None:
     assert new_held == {f"i{n}" for n in range(40, 46)} and new_golden == golden | held
     document = json.loads(_audit("--set", "held-out", "--format", "json").stdout)
     assert document["agreement"]["labelled_items"] == 6
+
+
+def test_items_labelled_in_a_labels_file_are_split_and_redrawn(project: Path) -> None:
+    # Labelled since on the labelling page: the rows live in a labels file, not the items.
+    with (project / "items.ndjson").open("a") as f:
+        f.writelines(json.dumps({"id": f"new{n}", "prompt": "q", "response": "r",
+                                 "label": None}) + "\n" for n in range(10))
+    (project / "me.jsonl").write_text("".join(
+        json.dumps({"item_id": f"new{n}", "label": "pass" if n % 2 else "fail",
+                    "annotator": "me"}) + "\n" for n in range(10)))
+    before = json.loads(_audit("--labels", "me.jsonl", "--format", "json").stdout)
+    assert before["set"]["not_in_split"]["count"] == 10
+    assert _run("split", "items.ndjson", "--redraw").exit_code == 2  # the items alone: none
+    done = _run("split", "items.ndjson", "--redraw", "--labels", "me.jsonl", "--held-out", "1")
+    assert done.exit_code == 0, done.output
+    _, held = _split(project)
+    assert held == {f"new{n}" for n in range(10)}
+    after = json.loads(_audit("--labels", "me.jsonl", "--set", "held-out", "--format",
+                              "json").stdout)
+    assert after["agreement"]["labelled_items"] == 10 and after["set"]["missing"]["count"] == 0
+    unknown = _run("split", "items.ndjson", "--redraw", "--labels", "nope.jsonl")
+    assert unknown.exit_code == 2 and "nope.jsonl" in unknown.output
