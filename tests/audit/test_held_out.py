@@ -267,3 +267,13 @@ def test_items_labelled_in_a_labels_file_are_split_and_redrawn(project: Path) ->
     assert after["agreement"]["labelled_items"] == 10 and after["set"]["missing"]["count"] == 0
     unknown = _run("split", "items.ndjson", "--redraw", "--labels", "nope.jsonl")
     assert unknown.exit_code == 2 and "nope.jsonl" in unknown.output
+
+
+def test_a_read_that_cannot_be_recorded_is_not_shown(project: Path) -> None:
+    (project / "elsewhere.jsonl").write_text("")
+    (project / "items.ledger.jsonl").symlink_to(project / "elsewhere.jsonl")
+    done = _audit("--set", "held-out")
+    assert done.exit_code == 2 and "items.ledger.jsonl" in done.output
+    assert "judge: rubric" not in done.stdout  # no figure of an unrecorded held-out read
+    assert (project / "elsewhere.jsonl").read_text() == ""
+    assert _audit("--set", "golden").exit_code in (0, 1)  # golden reads keep no ledger
