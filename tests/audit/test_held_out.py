@@ -115,8 +115,11 @@ def test_a_held_out_read_after_a_rubric_change_is_flagged_and_refused_by_gate(
     (project / "second.json").write_text(second.stdout)
     ledger = _ledger(project)
     assert [r["tuned_after_read"] for r in ledger] == [False, True]
-    table = _audit("--set", "held-out").stdout
+    table = _audit("--set", "held-out", "--html", "page.html", "--summary", "s.md").stdout
     assert "TUNED AFTER A HELD-OUT READ" in table and "tuned after a held-out read:" in table
+    assert "tuned after a held-out read: the gate refuses this result" in (
+        project / "page.html").read_text()
+    assert "Tuned after a held-out read" in (project / "s.md").read_text()
     refused = _run("gate", "second.json")
     assert refused.exit_code == 1
     assert "judge-audit:rubric.set.tuned_after_read" in refused.stdout
