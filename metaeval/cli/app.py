@@ -358,8 +358,8 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: tuple[Path, 
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
 
-    Exit 0 may gate; 1 report only; 2 bad input; 3 the audit is void (a control failed,
-    or most calls to the judge failed).
+    Exit 0 may gate; 1 report only (or tuned after a held-out read); 2 bad input; 3 the
+    audit is void (a control failed, or most calls to the judge failed).
     """
     from datetime import UTC, datetime
 
