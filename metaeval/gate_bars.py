@@ -385,3 +385,30 @@ def judge_verdicts(results: Results, options: GateOptions = DEFAULT_OPTIONS
             decided.append(BarResult(bar, BarStatus.FAIL, None,
                                      f"{said}; expected 'may gate'{allowed}"))
     return decided
+
+
+def held_out_reads(results: Results) -> list[BarResult]:
+    """Every judge-audit result of a judge tuned after a held-out read fails
+    (``judge-audit:<name>.set``): its held-out figures overstate it, and only a fresh
+    held-out set (``metaeval split --redraw``) read once can decide. A ``set`` the
+    gate cannot read fails too; a result without one (written before sets) passes
+    this bar unseen."""
+    decided = []
+    for name, document in sorted(results.judge_audits.items()):
+        measured = document.get("set")
+        if measured is None:
+            continue
+        bar = Bar(f"judge-audit:{name}.set.tuned_after_read", expect="false")
+        tuned = measured.get("tuned_after_read") if isinstance(measured, dict) else None
+        if not isinstance(tuned, bool):
+            decided.append(BarResult(bar, BarStatus.FAIL, None, (
+                f"set: got {cut(shown(measured), 80)}; expected the set object judge-audit "
+                "writes, with tuned_after_read true or false")))
+        elif tuned and isinstance(measured, dict):
+            read = measured.get("held_out_read")
+            ledger = read.get("ledger") if isinstance(read, dict) else None
+            decided.append(BarResult(bar, BarStatus.FAIL, None, (
+                "tuned after a held-out read: another identity of this judge read the same "
+                f"held-out set first (ledger {shown(ledger)}); its figures overstate it. "
+                "Draw a fresh held-out set (metaeval split --redraw) and audit once on it")))
+    return decided

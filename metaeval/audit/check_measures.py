@@ -19,6 +19,7 @@ from metaeval.audit import metrics
 from metaeval.audit.ablation import Sensitivity
 from metaeval.audit.grading import EVALUATOR, Case, CheckRuns, Grading, grade_runs
 from metaeval.audit.label_agreement import Agreement
+from metaeval.audit.measured_set import MeasuredSet
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.tautology import (
     CASE_ONLY,
@@ -216,6 +217,8 @@ class MetaEvalResult:
     unmeasured: str = ""
     """Why nothing was measured (no check has a labelled case), e.g. ``0 of 20 runs
     labelled: give --labels or label them``; empty when something was."""
+    measured: MeasuredSet | None = None
+    """Which set of runs was measured (``--set``); None when not said (a library call)."""
 
     @property
     def failed(self) -> bool:

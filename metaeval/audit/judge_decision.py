@@ -36,6 +36,7 @@ from metaeval.audit.judge_agreement import (
     point_agreement,
     self_consistency,
 )
+from metaeval.audit.measured_set import MeasuredSet
 from metaeval.audit.pair_probes import PairFlipResult
 from metaeval.audit.probe_budget import ProbePlan
 from metaeval.audit.probes import PROBES, ProbeResult, ProbeRun, Required
@@ -245,6 +246,9 @@ class JudgeAudit:
     recorded; flagged beside the judge's, never a reason the judge may not gate."""
     counts: ItemCounts = ItemCounts()
     """The measured items: labelled, unlabelled, probes."""
+    measured: MeasuredSet | None = None
+    """Which set was measured (golden, held-out, all) and the held-out read; None for
+    an audit run without the command (a library caller's items, as given)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ import click
 
 from metaeval import __version__
 from metaeval.audit.bars import DEFAULT_BARS as DEFAULT_JUDGE_BARS
+from metaeval.audit.measured_set import SetChoice
 from metaeval.cli.findings_commands import findings
 from metaeval.cli.import_commands import import_runs_command
 from metaeval.cli.judge_import_commands import judge_import, judge_import_llmbar
@@ -157,6 +158,13 @@ def validate(paths: tuple[Path, ...], recorded: tuple[Path, ...], scale_text: st
 # --- mutate ----------------------------------------------------------------------------
 
 
+SET_OPTION = click.option(
+    "--set", "set_choice", type=EnumChoice(SetChoice), default=None,
+    help="Which items to measure: the golden set (tuned on), the held-out set (read once "
+    "to decide; a judge-audit read is recorded in the ledger beside the split), or all "
+    "[default: golden when a split file lies beside the items, else all].")
+
+
 @main.command("meta-eval")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--min-tpr", type=click.FloatRange(0, 1), default=None,
@@ -195,6 +203,7 @@ def validate(paths: tuple[Path, ...], recorded: tuple[Path, ...], scale_text: st
 @click.option("--by", default="category", show_default=True,
               help="Break the results down by category, task or metadata.KEY (a key of the "
                    "runs' metadata), besides the categories.")
+@SET_OPTION
 @SUMMARY
 @FORMAT
 @user_errors
@@ -202,7 +211,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
               min_kappa: float | None, baseline: Path | None, seed: int | None,
               resamples: int | None, html_path: Path | None, show_runs: bool,
               labels: tuple[Path, ...], runs: tuple[str, ...], cluster: str | None, by: str,
-              summary_path: Path | None, fmt: str) -> None:
+              set_choice: SetChoice | None, summary_path: Path | None, fmt: str) -> None:
     """Run every check over the meta-sets (default: the configured ones) and measure
     each against the human labels: TPR, TNR, kappa with intervals, tautology flags.
 
@@ -228,8 +237,8 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
          ("--baseline", baseline, ""), *(("--labels", p, "") for p in labels),
          *(("--runs", p, "*") for _, p in imported)])
     outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
-                                            resamples, by, labels, cluster, imported),
-                            config)
+                                            resamples, by, labels, cluster, imported,
+                                            set_choice), config)
     loaded = outcome.loaded
     for warning in loaded.warnings:  # measured all the same: a note, never an exit code
         echo(f"warning: {one_line(str(warning))}", err=True)
@@ -339,6 +348,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
 @click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
               default=None, help="Also write the results as one HTML page with figures "
                                  "(needs the extra metaeval[report], i.e. matplotlib).")
+@SET_OPTION
 @SUMMARY
 @FORMAT
 @user_errors
@@ -351,13 +361,13 @@ def judge_audit(judges: tuple[str, ...], panels: tuple[str, ...], gate_name: str
                 probes: ProbeSource | None, write_probes: Path | None, probe_budget: int | None,
                 alt_epsilon: float | None, label_classes: str | None, by: str | None,
                 label_files: tuple[Path, ...], write: bool, calibration_path: Path | None,
-                html_path: Path | None, summary_path: Path | None, fmt: str,
-                reply: str | None = None) -> None:
+                html_path: Path | None, set_choice: SetChoice | None,
+                summary_path: Path | None, fmt: str, reply: str | None = None) -> None:
     """May this judge gate a release? Agreement with people, self-consistency, and
     position, length and injection probes mirrored on planted controls.
 
-    Exit 0 may gate; 1 report only; 2 bad input; 3 the audit is void (a control failed,
-    or most calls to the judge failed).
+    Exit 0 may gate; 1 report only (or tuned after a held-out read); 2 bad input; 3 the
+    audit is void (a control failed, or most calls to the judge failed).
     """
     from datetime import UTC, datetime
 
@@ -387,7 +397,7 @@ def judge_audit(judges: tuple[str, ...], panels: tuple[str, ...], gate_name: str
         spec, items_paths, recorded, samples, scale_text, pass_at, cache_path, no_cache,
         {k: v for k, v in flags.items() if v is not None}, label_scale_text, label_pass_at,
         probes, write_probes, probe_budget, reply, alt_epsilon=alt_epsilon, by=by,
-        label_classes=label_classes, label_files=label_files)
+        label_classes=label_classes, label_files=label_files, set_choice=set_choice)
     if len(judges) != 1 or panels or gate_name is not None:  # several judges, side by side
         from metaeval.cli.judge_audit_many_command import audit_several
 
@@ -409,7 +419,9 @@ def judge_audit(judges: tuple[str, ...], panels: tuple[str, ...], gate_name: str
         if written:
             echo(f"calibration: entry added to {target}", err=True)
         else:
-            why = "bad input lines were left out" if audit.errors else audit.verdict.value
+            why = ("bad input lines were left out" if audit.errors else
+                   "tuned after a held-out read" if audit.measured is not None
+                   and audit.measured.tuned_after_read else audit.verdict.value)
             echo(f"calibration: nothing written ({why})", err=True)
     for error in audit.errors:  # shown in the report too; the input still needs fixing
         echo(f"error: {error}", err=True)

@@ -3,8 +3,9 @@ meta-eval result to those of ``[tool.metaeval.meta_eval]``.
 
 Reads the result files (meta-eval, judge-audit, mutate; ``--format json``) and
 the calibration file, and decides each bar; a judge metric is enforced only for
-a judge whose identity has a calibration entry, and every judge-audit result is
-held to its verdict (``judge_verdicts``). Never prints.
+a judge whose identity has a calibration entry, every judge-audit result is
+held to its verdict (``judge_verdicts``), and one tuned after a held-out read
+fails (``held_out_reads``). Never prints.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from metaeval.gate_bars import (
     Results,
     check_names,
     decide,
+    held_out_reads,
     judge_verdicts,
     load_results,
 )
@@ -61,7 +63,7 @@ def gate(results: Sequence[Path], calibration_path: Path | None,
                          "calibration file judge-audit --write keeps")
     calibrated = calibrated_versions(calibration_path or config.root / DEFAULT_PATH)
     return (*decide(bars, loaded, calibrated),
-            *judge_verdicts(loaded, config.gate_options))
+            *judge_verdicts(loaded, config.gate_options), *held_out_reads(loaded))
 
 
 def gate_code(decided: Sequence[BarResult]) -> ExitCode:

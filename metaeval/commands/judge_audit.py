@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
 from metaeval.audit.collect import Progress, VerdictTable, ask_judge, recorded_table
 from metaeval.audit.generate import family, generate, probe_record
+from metaeval.audit.held_out import record_read, verdicts_digest
 from metaeval.audit.judge_decision import (
     AuditSettings,
     AuditSource,
@@ -35,6 +36,7 @@ from metaeval.audit.judge_decision import (
     audit_judge,
     label_range_warning,
 )
+from metaeval.audit.measured_set import MeasuredSet, SetChoice
 from metaeval.audit.probe_budget import cost_note, probe_plan, within_budget_of
 from metaeval.commands.judge_audit_plan import load_items, plan_judge_audit, resolve_judge
 from metaeval.commands.judge_audit_values import (
@@ -69,8 +71,11 @@ def judge_audit(request: JudgeAuditRequest, config: Config,
                 notify: Callable[[str], None] | None = None) -> JudgeAuditResult:
     """Audit the judge of ``request`` in the project of ``config``:
     ``run_judge_audit(plan_judge_audit(request, config))`` and its exit code."""
-    return JudgeAuditResult(run_judge_audit(plan_judge_audit(request, config), progress,
-                                            notify), config.root)
+    plan = plan_judge_audit(request, config)
+    audit = run_judge_audit(plan, progress, notify)
+    if plan.chosen is not None:  # a held-out read is checked against the ledger, and kept
+        audit = replace(audit, measured=record_read(plan.chosen, audit, datetime.now(UTC)))
+    return JudgeAuditResult(audit, config.root)
 
 
 def run_judge_audit(plan: JudgeAuditPlan, progress: Progress | None = None,
@@ -107,8 +112,11 @@ def run_measured(plan: JudgeAuditPlan, progress: Progress | None = None,
            else _live(plan, judged, progress, notify))
     audit = ran.audit
     warning = label_range_warning(plan.items, audit.labels) if plan.labels is None else ""
+    measured = None if plan.chosen is None else replace(plan.chosen.measured,
+                                                        log=audit.measured.log
+                                                        if audit.measured else "")
     return replace(ran, audit=replace(audit, errors=plan.items.errors + audit.errors,
-                                      label_warning=warning))
+                                      label_warning=warning, measured=measured))
 
 
 def _settings(plan: JudgeAuditPlan, people: Scale, *, live: bool = False,
@@ -124,9 +132,15 @@ def _recorded(plan: JudgeAuditPlan, judged: RecordedJudge) -> Measured:
     table, settings = recorded_table(judged.records), _settings(plan, judged.people)
     audit = audit_judge(judged.identity, judged.scale, items, table,
                         source=AuditSource.RECORDED, settings=settings)
+    # Known by its name alone, a recorded judge is also its log: another log on the
+    # held-out set under the same name is another judge (see audit.held_out).
+    log = MeasuredSet(SetChoice.ALL, "", log=verdicts_digest(
+        judged.records, None if plan.chosen is None else plan.chosen.keep)
+    ) if not judged.built else None
     return Measured(replace(audit, errors=audit.errors + judged.bad,
                             temperature_known=judged.built,
-                            probe_plan=probe_plan(ProbeSource.FILES, items, plan.probes.seed)),
+                            probe_plan=probe_plan(ProbeSource.FILES, items, plan.probes.seed),
+                            measured=log),
                     table, items, settings)
 
 
@@ -174,8 +188,9 @@ def record_calibration(result: JudgeAuditResult, path: Path | None, today: date
                        ) -> tuple[Path, bool]:
     """Add the audit's calibration entry to ``path`` (default: the project's
     calibration file) when it may gate and no input line was left out; returns the
-    file and whether it was written."""
+    file and whether it was written. Never for a judge tuned after a held-out read."""
     target = path or result.root / DEFAULT_CALIBRATION
-    if result.audit.errors:
+    measured = result.audit.measured
+    if result.audit.errors or (measured is not None and measured.tuned_after_read):
         return target, False
     return target, write_calibration(target, result.audit, today)

@@ -21,17 +21,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 from metaeval.audit.collect import Progress
 from metaeval.audit.cost import JudgeCost, Prices, judge_cost, panel_cost, read_prices
+from metaeval.audit.held_out import record_read
 from metaeval.audit.judge_decision import AuditSource, AuditVerdict, JudgeAudit, audit_judge
 from metaeval.audit.judge_panel import panel_table
 from metaeval.commands.judge_audit import Measured, run_measured
 from metaeval.commands.judge_audit_plan import plan_unresolved, resolve_judge
 from metaeval.commands.judge_audit_values import (
-    VERDICT_CODES,
     JudgeAuditPlan,
     JudgeAuditRequest,
+    verdict_code,
 )
 from metaeval.config import Config
 from metaeval.errors import ExitCode, InputError, shown
@@ -95,7 +97,7 @@ class JudgesResult:
     def code(self) -> ExitCode:
         if self.errors:
             return ExitCode.BAD_INPUT
-        return VERDICT_CODES[self.deciding.audit.verdict]
+        return verdict_code(self.deciding.audit)
 
 
 def panel_members(text: str, where: str = "--panel") -> tuple[str, ...]:
@@ -193,6 +195,11 @@ def audit_judges(request: JudgesRequest, config: Config, progress: Progress | No
                                       notify)
         rows.append(JudgeRow(name, measured[name].audit, _cost_of(measured[name], prices)))
     rows.extend(_panel(members, measured, prices) for members in panels)
+    if plan.chosen is not None:  # each held-out read is checked against the ledger, and kept
+        chosen, now = plan.chosen, datetime.now(UTC)
+        rows = [replace(r, audit=replace(r.audit, measured=record_read(
+            chosen, replace(r.audit, measured=r.audit.measured or chosen.measured), now)))
+            for r in rows]
     gate = request.gate
     if gate is not None and gate not in {r.name for r in rows}:
         # a panel may be named as --panel wrote it

@@ -15,7 +15,9 @@ from pathlib import Path
 from metaeval.audit.bars import DEFAULT_BARS, Bars, alt_settings
 from metaeval.audit.breakdown import BY
 from metaeval.audit.collect import item_ids, reread
+from metaeval.audit.held_out import item_sets, keep_items
 from metaeval.audit.judge_decision import label_scale
+from metaeval.audit.measured_set import SetChoice, choose_set
 from metaeval.commands.judge_audit_values import (
     JudgeAuditPlan,
     JudgeAuditRequest,
@@ -46,6 +48,7 @@ from metaeval.loaders.judge_items import (
     load_judge_items,
     load_recorded,
 )
+from metaeval.loaders.ledger import ledger_path, read_ledger
 from metaeval.loaders.recorded_judges import select_judge
 from metaeval.untrusted_json import LoadError
 
@@ -113,6 +116,11 @@ def plan_unresolved(request: JudgeAuditRequest, config: Config) -> JudgeAuditPla
         items, join_errors = join_item_labels(items, rows, labels or (1, 5))
         items = replace(items, errors=(*items.errors, *sorted(
             (*errors, *join_errors), key=lambda e: (e.path, e.line))))
+    every, labelled = item_sets(items)
+    measured = choose_set(request.set_choice, paths, every, labelled)
+    kept = keep_items(items, measured.keep)
+    set_aside = frozenset(every - item_sets(kept)[0])
+    items = kept
     if request.alt_epsilon is not None and not _panelled(items):
         raise InputError(
             f"--alt-epsilon: got {request.alt_epsilon!r}; the alternative annotator test "
@@ -127,8 +135,10 @@ def plan_unresolved(request: JudgeAuditRequest, config: Config) -> JudgeAuditPla
         alt=alt_settings(None if request.alt_epsilon is None
                          else alt_epsilon(request.alt_epsilon, "--alt-epsilon"),
                          settings.alt_epsilon, settings.annotators, settings.require_alt_test),
-        by=request.by, classes=classes)
+        by=request.by, classes=classes, chosen=measured, set_aside=set_aside)
     check_plan(plan)
+    if measured.path is not None and measured.measured.name is SetChoice.HELD_OUT:
+        read_ledger(ledger_path(measured.path))  # a bad line stops it before any call
     return plan
 
 
@@ -177,7 +187,8 @@ def resolve_judge(plan: JudgeAuditPlan) -> JudgeAuditPlan:
     if not records and errors:
         raise _fail(errors)
     known = item_ids(plan.items)
-    bad = (*errors, *(_unknown_id(r) for r in records if r.id not in known))
+    bad = (*errors, *(_unknown_id(r) for r in records
+                      if r.id not in known and r.id not in plan.set_aside))
     return replace(plan, judge=RecordedJudge(
         identity, scale, built, tuple(r for r in records if r.id in known), bad,
         label_scale(scale, plan.labels, plan.label_pass_at)))

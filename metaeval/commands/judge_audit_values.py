@@ -15,6 +15,7 @@ from pathlib import Path
 from metaeval.audit.bars import DEFAULT_ALT, DEFAULT_BARS, AltSettings, Bars
 from metaeval.audit.generate import SEED
 from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
+from metaeval.audit.measured_set import Chosen, SetChoice
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.errors import ExitCode
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
@@ -25,7 +26,7 @@ from metaeval.loaders.judge_items import JudgeItems, Recorded
 from metaeval.untrusted_json import LoadError
 
 __all__ = ["VERDICT_CODES", "JudgeAuditPlan", "JudgeAuditRequest", "JudgeAuditResult",
-           "LiveJudge", "ProbeSettings", "RecordedJudge"]
+           "LiveJudge", "ProbeSettings", "RecordedJudge", "verdict_code"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,8 @@ class JudgeAuditRequest:
     label_files: tuple[Path, ...] = ()
     """``--labels``: labels files whose item rows join the items as annotators
     (``metaeval.loaders.item_labels``; what ``metaeval label`` writes)."""
+    set_choice: SetChoice | None = None
+    """``--set``; None: golden when a split lies beside the items, else all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +154,10 @@ class JudgeAuditPlan:
     judge: LiveJudge | RecordedJudge | None = None
     """The judge resolved (built, or its recorded verdicts read) by ``plan_judge_audit``;
     a plan built by hand gets it from ``judge_audit_plan.resolve_judge`` before it runs."""
+    chosen: Chosen | None = None
+    """The set measured (``--set``) and its split; None: the items as given."""
+    set_aside: frozenset[str] = frozenset()
+    """Items in the files left out by the set: a recorded verdict on one is no error."""
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
@@ -172,4 +179,14 @@ class JudgeAuditResult:
         audited and shown, and the input still needs fixing)."""
         if self.audit.errors:
             return ExitCode.BAD_INPUT
-        return VERDICT_CODES[self.audit.verdict]
+        return verdict_code(self.audit)
+
+
+def verdict_code(audit: JudgeAudit) -> ExitCode:
+    """The code of ``audit``'s verdict; a judge tuned after a held-out read may not
+    gate, whatever its verdict, so its may-gate is 1."""
+    code = VERDICT_CODES[audit.verdict]
+    measured = audit.measured
+    if code is ExitCode.OK and measured is not None and measured.tuned_after_read:
+        return ExitCode.FINDINGS  # its figures overstate it: it may not gate on them
+    return code

@@ -17,6 +17,7 @@ from pathlib import Path
 from metaeval.audit.baseline import load_baseline
 from metaeval.audit.check_measures import MetaEvalResult, Settings, check_by, measure_grading
 from metaeval.audit.label_agreement import annotator_agreement
+from metaeval.audit.measured_set import SetChoice, measure_set, open_set
 from metaeval.audit.stream import Stream
 from metaeval.commands.import_runs import imported_runs, where
 from metaeval.config import Bars, Config, unknown_check_bars
@@ -49,6 +50,8 @@ class MetaEvalRequest:
     runs: tuple[tuple[str, Path], ...] = ()
     """``--runs FORMAT:PATH``: a harness's files read through the importer of FORMAT
     (as ``metaeval import`` reads them), measured beside ``paths``."""
+    set_choice: SetChoice | None = None
+    """``--set``; None: golden when a split lies beside the meta-sets, else all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,9 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
                         suite_names(suite), warnings) for fmt, path in request.runs))
     first_at: dict[str, str] = {}
     refused = Refused()
+    opened = open_set(request.set_choice, targets)
+    keep = opened.keep
+    seen: list[str] = []
     for run in runs:
         # Meta-set files refuse a repeated id among themselves; this also catches one
         # repeated within a --runs log or between a log and a meta-set.
@@ -124,6 +130,9 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
                                     f"used (first at {first_at[run.id]})"))
             continue
         first_at[run.id] = run.source
+        seen.append(run.id)
+        if keep is not None and run.id not in keep:
+            continue  # outside the set measured: said by measure_set, never graded
         done = applier.apply(run)
         if isinstance(done, LoadError):
             refused.add(run.id, done, errors)
@@ -154,7 +163,9 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
         raise InputError("\n".join([*map(str, loaded.errors), unknown_bar]))
     if not stream.runs:
         return MetaEvalOutcome((*targets, *(path for _, path in request.runs)), loaded, None)
-    result = measure_grading(stream.finish(), settings, before)
+    chosen = measure_set(opened, seen, seen)
+    result = replace(measure_grading(stream.finish(), settings, before),
+                     measured=chosen.measured)
     if joiner is not None:
         result = replace(result, annotators=annotator_agreement(joined), tied=tied)
     if not result.measured_any:

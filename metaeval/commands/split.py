@@ -4,7 +4,10 @@ meta-set runs once (``metaeval.loaders.splits``), and write the split file.
 Every file named is read whole and must load: a bad line is refused, never left
 out of the split. Items with no human label, and probe records, are not split
 (they are counted and said). A split file that exists is never replaced: a split
-is drawn once. Reads the items, writes the split file; prints nothing.
+is drawn once. ``redraw`` is the one exception: a fresh held-out set drawn from the
+items labelled since the last draw, the old held-out items moved to golden
+(``metaeval.loaders.splits.redraw``). Reads the items, writes the split file; prints
+nothing.
 """
 
 from __future__ import annotations
@@ -16,11 +19,20 @@ from pathlib import Path
 from metaeval.config import Config
 from metaeval.errors import InputError
 from metaeval.files import write_atomic
+from metaeval.loaders.item_labels import join_item_labels, read_item_labels
 from metaeval.loaders.judge_items import ITEM_SUFFIX, PairItem, PointItem, load_judge_items
 from metaeval.loaders.meta_set import load_meta_sets
-from metaeval.loaders.splits import NONE, SUFFIX, Split, Unit, draw, split_text
-
-NO_CONSENSUS = "(no consensus)"
+from metaeval.loaders.splits import (
+    NONE,
+    SUFFIX,
+    Split,
+    Unit,
+    draw,
+    item_label,
+    read_split,
+    redraw,
+    split_text,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,34 +44,32 @@ class SplitDone:
     strata: int
     unlabelled: int
     """Items or runs with no human label: not split."""
+    new: int | None = None
+    """With ``redraw``: the labelled items the old split did not name; else None."""
 
 
-def _item_label(item: PairItem | PointItem) -> str | None:
-    """The stratum's label: the consensus; ``(no consensus)`` when annotators labelled
-    the item without agreeing (still labelled: the alternative annotator test reads
-    each of their labels); None when no person labelled it."""
-    if isinstance(item, PairItem):
-        if item.consensus:
-            return item.label
-    else:
-        for value in (item.verdict, item.score, item.label_class):
-            if value is not None:
-                return str(value)
-    return NO_CONSENSUS if item.annotations else None
-
-
-def _units(paths: Sequence[Path], config: Config) -> tuple[list[Unit], int]:
+def _units(paths: Sequence[Path], config: Config, labels: Sequence[Path] = ()
+           ) -> tuple[list[Unit], int]:
     items = [p for p in paths if p.suffix == ITEM_SUFFIX]
     runs = [p for p in paths if p.suffix != ITEM_SUFFIX]
     units: list[Unit] = []
     unlabelled = 0
     errors: list[str] = []
+    if labels and not items:
+        raise InputError("--labels: the item rows of labels files join judge items "
+                         f"(*{ITEM_SUFFIX}), and none was given; label meta-set runs in the "
+                         "runs themselves to split them")
     if items:
         loaded = load_judge_items(items)
         errors += map(str, loaded.errors)
+        if labels:  # labels kept apart (metaeval label) count as the items' own
+            rows, row_errors = read_item_labels(labels)
+            loaded, join_errors = join_item_labels(loaded, rows)
+            errors += map(str, sorted((*row_errors, *join_errors),
+                                      key=lambda e: (e.path, e.line)))
         chosen: list[PairItem | PointItem] = [*loaded.pointwise, *loaded.pairwise]
         for item in chosen:
-            label = _item_label(item)
+            label = item_label(item)
             if label is None:
                 unlabelled += 1
                 continue
@@ -88,9 +98,13 @@ def split_path(paths: Sequence[Path], output: Path | None) -> Path:
     return paths[0].with_name(paths[0].stem + SUFFIX)
 
 
-def split(paths: Sequence[Path], config: Config, *, held_out: float, seed: int,
-          output: Path | None = None) -> SplitDone:
-    """Draw and write the split of ``paths`` (see the module docstring)."""
+def split(paths: Sequence[Path], config: Config, *, held_out: float | None, seed: int,
+          output: Path | None = None, again: bool = False,
+          labels: Sequence[Path] = ()) -> SplitDone:
+    """Draw and write the split of ``paths`` (see the module docstring); ``again``:
+    redraw the held-out set of the split that exists. ``held_out`` None: 0.2 for a
+    first draw, the split's own fraction for a redraw. ``labels``: labels files whose
+    item rows label the judge items, as ``judge-audit --labels`` joins them."""
     if not paths:
         raise InputError("expected the judge items (.ndjson) or meta-set runs (.jsonl) to split")
     for path in paths:
@@ -98,13 +112,28 @@ def split(paths: Sequence[Path], config: Config, *, held_out: float, seed: int,
             raise InputError(f"{path}: no such file; expected judge items (.ndjson) or "
                              "meta-set runs (.jsonl)")
     out = split_path(paths, output)
+    if again:
+        return _redraw(paths, config, out, held_out, labels)
     if out.exists():
         raise InputError(f"{out}: a split exists; a split is drawn once, so that the held-out "
                          "set is never tuned on (delete the file only to start the sets anew)")
-    units, unlabelled = _units(paths, config)
+    units, unlabelled = _units(paths, config, labels)
     if not units:
         raise InputError(f"no labelled item or run in {', '.join(map(str, paths))}: nothing "
                          "to split; label some first")
-    drawn = draw(units, held_out, seed, [p.name for p in paths])
+    drawn = draw(units, 0.2 if held_out is None else held_out, seed, [p.name for p in paths])
     write_atomic(out, split_text(drawn), follow_links=False)
     return SplitDone(drawn, out, len({(u.category, u.label) for u in units}), unlabelled)
+
+
+def _redraw(paths: Sequence[Path], config: Config, out: Path, held_out: float | None,
+            labels: Sequence[Path]) -> SplitDone:
+    if not out.is_file():
+        raise InputError(f"--redraw: {out}: no split to redraw; draw one first (metaeval "
+                         "split without --redraw)")
+    old = read_split(out)
+    units, unlabelled = _units(paths, config, labels)
+    fresh, new = redraw(old, units, old.held_out_fraction if held_out is None else held_out,
+                        [p.name for p in paths])
+    write_atomic(out, split_text(fresh), follow_links=False)
+    return SplitDone(fresh, out, len({(u.category, u.label) for u in units}), unlabelled, new)

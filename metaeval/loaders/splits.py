@@ -15,9 +15,12 @@ and each stratum keeps the share it has in the whole.
 **The file** (``*.split.json``), data like every file another job may write:
 
 ```json
-{"version": 1, "seed": 42, "held_out_fraction": 0.2,
+{"version": 1, "seed": 42, "held_out_fraction": 0.2, "draw": 1,
  "sources": ["items.ndjson"], "golden": ["i1", ...], "held_out": ["i7", ...]}
 ```
+
+``draw`` counts the held-out sets drawn (``metaeval split --redraw`` adds one);
+absent, it is 1.
 
 Reading it checks every field (types, ranges, no id in both sets, ids unique,
 at most ``MAX_IDS``) and never trusts a path in it: ``sources`` is a note.
@@ -33,6 +36,7 @@ from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import InputError, shown
+from metaeval.loaders.judge_items import PairItem, PointItem
 from metaeval.untrusted_json import JsonInputError, read_json_file
 
 VERSION = 1
@@ -40,6 +44,21 @@ MAX_IDS = 1_000_000
 SUFFIX = ".split.json"
 NONE = "(none)"
 """The stratum part of an item with no category or no label."""
+NO_CONSENSUS = "(no consensus)"
+
+
+def item_label(item: PairItem | PointItem) -> str | None:
+    """The stratum's label of a judge item: the consensus; ``(no consensus)`` when
+    annotators labelled the item without agreeing (still labelled: the alternative
+    annotator test reads each of their labels); None when no person labelled it."""
+    if isinstance(item, PairItem):
+        if item.consensus:
+            return item.label
+    else:
+        for value in (item.verdict, item.score, item.label_class):
+            if value is not None:
+                return str(value)
+    return NO_CONSENSUS if item.annotations else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,13 +79,22 @@ class Split:
     sources: tuple[str, ...]
     golden: frozenset[str]
     held_out: frozenset[str]
+    draw: int = 1
+    """Which held-out set this is: 1 for the first, one more per ``split --redraw``."""
 
     def json(self) -> JsonObject:
         golden: list[JsonValue] = [*sorted(self.golden)]
         held: list[JsonValue] = [*sorted(self.held_out)]
         return {"version": VERSION, "seed": self.seed,
-                "held_out_fraction": self.held_out_fraction,
+                "held_out_fraction": self.held_out_fraction, "draw": self.draw,
                 "sources": list[JsonValue](self.sources), "golden": golden, "held_out": held}
+
+    @property
+    def held_out_digest(self) -> str:
+        """Names this held-out set: the same ids give the same digest, a new draw
+        another; the ledger's reads count only on the draw they name."""
+        text = json.dumps([self.seed, sorted(self.held_out)])
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def rank(seed: int, item_id: str) -> str:
@@ -80,6 +108,10 @@ def draw(units: Iterable[Unit], fraction: float, seed: int, sources: Sequence[st
     if not 0 < fraction < 1:
         raise InputError(f"--held-out: got {fraction!r}; expected a fraction between 0 and 1, "
                          "e.g. 0.2")
+    return _drawn(units, fraction, seed, sources)
+
+
+def _drawn(units: Iterable[Unit], fraction: float, seed: int, sources: Sequence[str]) -> Split:
     strata: dict[tuple[str, str], list[str]] = {}
     seen: set[str] = set()
     for unit in units:
@@ -93,6 +125,51 @@ def draw(units: Iterable[Unit], fraction: float, seed: int, sources: Sequence[st
         ordered = sorted(ids, key=lambda i: rank(seed, i))
         held.update(ordered[:round(len(ordered) * fraction)])
     return Split(seed, fraction, tuple(sources), frozenset(seen - held), frozenset(held))
+
+
+def redraw(old: Split, units: Iterable[Unit], fraction: float, sources: Sequence[str]
+           ) -> tuple[Split, int]:
+    """A fresh held-out set drawn, by the old seed and stratified as ``draw`` does, from
+    the ``units`` the old split does not name (labelled since it was drawn); the old
+    held-out ids join the golden set (they were read: tuning on them no longer
+    overstates anything). Returns the split and how many new units there were.
+    ``fraction`` may be 1 here: every unit labelled since held out."""
+    if not 0 < fraction <= 1:
+        raise InputError(f"--held-out: got {fraction!r}; expected a fraction above 0 and at "
+                         "most 1 (1: every item labelled since the last draw held out)")
+    known = old.golden | old.held_out
+    new = [u for u in units if u.id not in known]
+    if not new:
+        raise InputError("--redraw: no labelled item or run the split does not name; a fresh "
+                         "held-out set is drawn only from items labelled since the last draw: "
+                         "label more first")
+    fresh = _drawn(new, fraction, old.seed, sources)
+    if not fresh.held_out:
+        raise InputError(f"--redraw: {len(new)} item(s) labelled since the last draw, and "
+                         f"none of their strata is large enough to hold out a share of "
+                         f"{fraction:g}; label more, or give a larger --held-out")
+    golden = old.golden | old.held_out | fresh.golden
+    return Split(old.seed, fraction, tuple(sources), frozenset(golden), fresh.held_out,
+                 old.draw + 1), len(new)
+
+
+def split_beside(paths: Sequence[Path]) -> Path | None:
+    """The split file beside the items or runs ``paths``: ``<stem>.split.json`` next to a
+    file given, any ``*.split.json`` in a folder given; None when there is none. Two
+    or more is an InputError: which set to measure would be a guess."""
+    found: set[Path] = set()
+    for path in paths:
+        if path.is_dir():
+            found.update(path.glob("*" + SUFFIX))
+        else:
+            beside = path.with_name(path.stem + SUFFIX)
+            if beside.is_file():
+                found.add(beside)
+    if len(found) > 1:
+        raise InputError(f"{len(found)} split files beside the items "
+                         f"({', '.join(sorted(map(str, found)))}); expected one: name one "
+                         "items file, or use --set all")
+    return next(iter(found), None)
 
 
 def _ids(value: object, field: str, where: str) -> frozenset[str]:
@@ -116,7 +193,7 @@ def read_split(path: Path) -> Split:
     if not isinstance(data, dict):
         raise InputError(f"{where}: got {shown(data)}; expected a split object")
     unknown = sorted(set(data) - {"version", "seed", "held_out_fraction", "sources", "golden",
-                                  "held_out"})
+                                  "held_out", "draw"})
     if unknown:
         raise InputError(f"{where}: {unknown[0]}: unknown key in a split file")
     if data.get("version") != VERSION:
@@ -125,9 +202,10 @@ def read_split(path: Path) -> Split:
     seed, fraction = data.get("seed"), data.get("held_out_fraction")
     if type(seed) is not int or not 0 <= seed < 1 << 63:
         raise InputError(f"{where}: seed: got {shown(seed)}; expected an integer >= 0")
-    if not isinstance(fraction, float) or not 0 < fraction < 1:
+    # 1 only after a redraw that held out every item labelled since (split --redraw).
+    if not isinstance(fraction, float) or not 0 < fraction <= 1:
         raise InputError(f"{where}: held_out_fraction: got {shown(fraction)}; expected a "
-                         "number between 0 and 1")
+                         "number above 0 and at most 1")
     sources = data.get("sources", [])
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
         raise InputError(f"{where}: sources: got {shown(sources)}; expected a list of names")
@@ -137,7 +215,10 @@ def read_split(path: Path) -> Split:
     if both:
         raise InputError(f"{where}: id {shown(both[0])} is both golden and held out; "
                          "expected each id in one set")
-    return Split(seed, fraction, tuple(str(s) for s in sources), golden, held)
+    drawn = data.get("draw", 1)
+    if type(drawn) is not int or not 1 <= drawn < 1 << 31:
+        raise InputError(f"{where}: draw: got {shown(drawn)}; expected an integer >= 1")
+    return Split(seed, fraction, tuple(str(s) for s in sources), golden, held, drawn)
 
 
 def split_text(split: Split) -> str:

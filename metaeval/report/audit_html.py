@@ -20,6 +20,7 @@ from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.check_measures import CheckResult, MetaEvalResult
 from metaeval.audit.judge_agreement import PointAgreement, computed
 from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
+from metaeval.audit.measured_set import MeasuredSet
 from metaeval.audit.metrics import Confusion, Interval, Value
 from metaeval.contract import Outcome
 from metaeval.decimals import fixed
@@ -143,6 +144,7 @@ def meta_eval_html(result: MetaEvalResult, *, files: tuple[str, ...] = (),
             f'<p class="meta">{runs} human-labelled runs from {len(files)} file(s): '
             f"{escape(', '.join(files))}. Positive = human pass; unscored counts in every "
             f"denominator; intervals 95%: {escape(interval_methods(result))}.</p>",
+            *set_html(result.measured, "run"),
             _verdict(ok, verdict_line(result, errors), void=bool(result.unmeasured))]
     if errors:
         body += ["<h2>Bad input (left out)</h2>", "<ul>", *(f"<li>{escape(str(e))}</li>"
@@ -317,6 +319,19 @@ def _injection_kinds(inj: object) -> list[str]:
                    "each kind tested at alpha over the number of kinds.")]
 
 
+def set_html(measured: MeasuredSet | None, what: str = "item") -> list[str]:
+    """The set measured, its notes, and the held-out flag as a failed verdict line."""
+    if measured is None:
+        return []
+    out = [_verdict(False, "tuned after a held-out read: the gate refuses this result")
+           ] if measured.tuned_after_read else []
+    out.append(f'<p class="meta" id="set">{escape(measured.said(what))}</p>')
+    notes = measured.notes(what)
+    if notes:
+        out += ['<ul class="set-notes">', *(f"<li>{escape(n)}</li>" for n in notes), "</ul>"]
+    return out
+
+
 def judge_audit_html(a: JudgeAudit) -> str:
     """The judge-audit page: verdict and reasons, agreement with people (tables and
     figures), self-consistency, and a figure per bias probe with its controls."""
@@ -330,6 +345,7 @@ def judge_audit_html(a: JudgeAudit) -> str:
             f'<p class="meta">{escape(described)} (version {escape(a.judge.version)}; '
             f"{escape(a.source.value)}; audited for {escape(modes)}). {escape(items_said(a))}; "
             f"{a.labelled_verdicts} verdicts {escape(verdicts_on(a))}, {a.unscored} unscored.</p>",
+            *set_html(a.measured),
             _verdict(a.verdict is AuditVerdict.MAY_GATE, f"verdict: {verdict[a.verdict]}",
                      void=a.verdict is AuditVerdict.VOID)]
     if a.reasons:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.check_measures import Category, CheckResult, MetaEvalResult
 from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
+from metaeval.audit.measured_set import MeasuredSet
 from metaeval.audit.probes import PROBES, Required
 from metaeval.decimals import fixed
 from metaeval.report.annotators_render import figure
@@ -38,6 +39,7 @@ def meta_eval_summary(result: MetaEvalResult, *, files: int = 0, errors: int = 0
            "positive = human pass; unscored counts in every denominator; "
            f"{md_plain(interval_methods(result))}."
            + (f" {errors} bad input line(s) left out." if errors else ""), "",
+           *set_said(result.measured, "run"),
            *table(["check", "n", "unscored", "TPR", "TNR", "kappa", "flags"],
                    [_rates(c) for c in checks])]
     if failing:
@@ -77,13 +79,23 @@ def _probe(name: str, status: ProbeStatus, headline: str) -> str:
     return f"- {mark}{name}: {md_plain(headline)}"
 
 
+def set_said(measured: MeasuredSet | None, what: str = "item") -> list[str]:
+    """The set measured, as Markdown lines (with a blank line after)."""
+    if measured is None:
+        return []
+    flag = ["**⚠️ Tuned after a held-out read: the gate refuses this result.**", ""
+            ] if measured.tuned_after_read else []
+    return [*flag, md_plain(measured.said(what)) + ".",
+            *(f"- {md_plain(n)}" for n in measured.notes(what)), ""]
+
+
 def judge_audit_summary(a: JudgeAudit) -> str:
     """The verdict and why, the agreement with people, each probe's finding."""
     mark = {AuditVerdict.MAY_GATE: "✅", AuditVerdict.REPORT_ONLY: "❌",
             AuditVerdict.VOID: "⛔"}[a.verdict]
     out = [f"### {mark} metaeval judge-audit: {md_code(a.judge.name)} {a.verdict.value}", "",
            f"{items_said(a)}; {a.labelled_verdicts} verdicts {verdicts_on(a)}, "
-           f"{a.unscored} unscored.", ""]
+           f"{a.unscored} unscored.", "", *set_said(a.measured)]
     rows = []
     if a.pointwise is not None:
         p = a.pointwise

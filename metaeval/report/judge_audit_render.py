@@ -19,6 +19,7 @@ from metaeval.audit.judge_agreement import (
     computed,
 )
 from metaeval.audit.judge_decision import AuditSource, Controls, JudgeAudit
+from metaeval.audit.measured_set import MeasuredSet
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.probe_budget import ProbePlan
 from metaeval.audit.probes import PROBES, ProbeView
@@ -44,7 +45,7 @@ def probe_view(a: JudgeAudit) -> ProbeView:
                      a.pairwise is not None, a.source is AuditSource.LIVE)
 KEYS = ("judge", "agreement", "self_consistency", *(u.key for u in PROBES.values()), "probes",
         "controls", "calls", "verdict", "reasons", "errors", "annotators",
-        "annotator_position", "by_category")
+        "annotator_position", "by_category", "set")
 """The JSON document's top-level keys, in order: one per registered probe."""
 
 
@@ -193,6 +194,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
         "annotator_position": position_document(a.annotator_position),
         "by_category": None if a.by_category is None else [
             _category_document(c) for c in a.by_category],
+        "set": None if a.measured is None else a.measured.document(),
     }
 
 
@@ -264,6 +266,7 @@ def audit_text(a: JudgeAudit) -> str:
            + f"{a.counts.probes} probe(s)"
            + (f" ({a.not_recorded} with no recorded verdict, left out)"
               if a.not_recorded else ""),
+           *set_lines(a.measured),
            *_plan_lines(a.probe_plan),
            f"verdicts: {a.labelled_verdicts} {verdicts_on(a)}, {a.unscored} unscored; "
            f"samples: {a.samples.total}, {a.samples.unscored} unscored, "
@@ -326,6 +329,17 @@ def audit_text(a: JudgeAudit) -> str:
         out.append(f"bad input (left out, exit 2): {len(a.errors)} line(s)")
         out.extend(f"  {one_line(str(e))}" for e in a.errors)
     return "\n".join(out)
+
+
+def set_lines(measured: MeasuredSet | None, what: str = "item") -> list[str]:
+    """The set measured and what the split and the files disagree on; the held-out
+    flag first, in capitals, so it is not read past."""
+    if measured is None:
+        return []
+    notes = measured.notes(what)
+    flag = ["TUNED AFTER A HELD-OUT READ: the gate refuses this result"
+            ] if measured.tuned_after_read else []
+    return [*flag, one_line(measured.said(what)), *(f"  {one_line(n)}" for n in notes)]
 
 
 def _scale_lines(a: JudgeAudit) -> list[str]:

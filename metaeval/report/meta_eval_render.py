@@ -27,6 +27,7 @@ from metaeval.contract import JsonObject, JsonValue
 from metaeval.decimals import fixed
 from metaeval.loaders.meta_set import LoadError
 from metaeval.report.escape import one_line
+from metaeval.report.judge_audit_render import set_lines
 
 JSON_VERSION = 1
 PLACES = 4
@@ -180,6 +181,8 @@ def meta_eval_json(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     if result.annotators:
         document["annotators"] = [_agreement_json(a) for a in result.annotators]
         document["tied"] = result.tied
+    if result.measured is not None:
+        document["set"] = result.measured.document()
     return json.dumps(document, indent=2, sort_keys=True)
 
 
@@ -318,6 +321,7 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
              "overall pass (a run people passed passes every check), and those it was not "
              "(an overall fail does not say which check failed: it measures the evaluator)"]
     parts.extend(_interval_lines(result))
+    parts.extend(set_lines(result.measured, "run"))
     if result.unlabelled:
         parts[0] += (f"; {result.unlabelled} run(s) with no overall human verdict graded "
                      "but not measured (unlabelled, or their annotators tied)")

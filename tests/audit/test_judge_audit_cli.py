@@ -82,7 +82,7 @@ def test_json_has_the_stable_keys(steady_json: dict[str, Any]) -> None:
     assert tuple(document) == KEYS == (
         "judge", "agreement", "self_consistency", *probes, "probes", "controls",
         "calls", "verdict", "reasons", "errors", "annotators", "annotator_position",
-        "by_category")
+        "by_category", "set")
     assert document["position"]["status"] == "clean"
     assert document["calls"] == {"made": 104, "cached": 0, "failed": 0, "failures": []}
     assert document["agreement"]["pointwise"]["n"] == 30

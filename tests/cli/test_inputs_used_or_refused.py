@@ -163,6 +163,8 @@ SCENARIOS: dict[tuple[str, str], tuple[list[str], str]] = {
     ("validate", "runs"): scenario(["validate", "--runs", "anthropic:nope.jsonl"],
                                    "nope.jsonl"),
     ("split", "paths"): scenario(["split", "nope.ndjson"], "nope.ndjson"),
+    ("split", "labels"): scenario(["split", "items.ndjson", "--labels", "nope.jsonl"],
+                                  "nope.jsonl"),
     ("init", "root"): scenario(["init", "--path", "nope"], "nope"),
     ("judge-audit", "items_paths"): scenario(["judge-audit", "--judge", "steady", "--items",
                                               "nope.ndjson"], "nope.ndjson"),

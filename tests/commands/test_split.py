@@ -95,7 +95,7 @@ def test_a_split_file_is_data(tmp_path: Path) -> None:
     assert read_split(path).held_out == {"c"}
     for bad, message in (({"held_out": ["a"]}, "id 'a' is both golden and held out"),
                          ({"seed": -1}, "seed: got -1"), ({"golden": ["a", "a"]}, "twice"),
-                         ({"held_out_fraction": 1.0}, "held_out_fraction: got 1.0"),
+                         ({"held_out_fraction": 1.5}, "held_out_fraction: got 1.5"),
                          ({"extra": 1}, "extra: unknown key")):
         path.write_text(json.dumps({**good, **bad}))
         with pytest.raises(InputError, match=message):
