@@ -37,9 +37,11 @@ from metaeval.audit.judge_agreement import (
     self_consistency,
 )
 from metaeval.audit.pair_probes import PairFlipResult
+from metaeval.audit.power import Side, more_said, side
 from metaeval.audit.probe_budget import ProbePlan
 from metaeval.audit.probes import PROBES, ProbeResult, ProbeRun, Required
 from metaeval.audit.strength import Strengths, strengths
+from metaeval.audit.undecided import OpenDecision, open_decision, open_measures
 from metaeval.decimals import fixed
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
@@ -69,6 +71,10 @@ class AuditVerdict(Enum):
     VOID = "void"
     """A control misbehaved (the detector is broken), or most calls to the judge
     failed (its numbers are the failures'): the audit proves nothing."""
+    INCONCLUSIVE = "inconclusive"
+    """No bar clearly missed and no bias found, but the interval of a gated measure
+    contains its bar: these labels cannot decide; ``JudgeAudit.open`` says how many
+    more would likely decide it (``metaeval.audit.power``)."""
 
 
 FAILED_CALLS_VOID = 0.5
@@ -245,6 +251,16 @@ class JudgeAudit:
     recorded; flagged beside the judge's, never a reason the judge may not gate."""
     counts: ItemCounts = ItemCounts()
     """The measured items: labelled, unlabelled, probes."""
+    open: OpenDecision | None = None
+    """The gated measures these labels cannot decide yet, and what could settle them;
+    None when every interval lies on one side of its bar."""
+
+    def said(self) -> str:
+        """The verdict as the reports head it: ``inconclusive: about N more labelled
+        items`` for an inconclusive one."""
+        if self.verdict is AuditVerdict.INCONCLUSIVE and self.open is not None:
+            return f"{self.verdict.value}: {more_said(self.open.more)}"
+        return self.verdict.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,13 +393,15 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
     if point is None and pair is None and not other_agreement:
         reasons.append("no human-labelled items: agreement not measured")
     if point is not None:
-        for name, value, bar in (("kappa", point.kappa, bars.kappa),
-                                 ("TPR", point.tpr, bars.tpr), ("TNR", point.tnr, bars.tnr)):
+        for name, value, interval, bar in (
+                ("kappa", point.kappa, point.kappa_interval, bars.kappa),
+                ("TPR", point.tpr, point.tpr_interval, bars.tpr),
+                ("TNR", point.tnr, point.tnr_interval, bars.tnr)):
             if not computed(value):
                 # Never compared with the bar as if it were 0, never passed either.
                 reasons.append(f"{name} not computed ({value.reason}): the bar {bar:g} "
                                "cannot be checked")
-            elif value.value < bar:
+            elif side(value.value, interval, bar) is Side.MISSED:
                 reasons.append(f"{name} {fixed(value.value)} < {bar:g}"
                                + (f" ({value.reason})" if value.reason else ""))
     if pair is not None:
@@ -512,8 +530,12 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                                settings.generated, categorical is not None or bool(panels))
                     + class_reasons(categorical, bars)
                     + alt_reasons(panels, alt))
+    # An open measure is a reason too, but a void or a clear miss wins over it.
+    undecided = open_measures(point, bars)
     verdict = (AuditVerdict.VOID if not controls.ok or unreached else
-               AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
+               AuditVerdict.REPORT_ONLY if reasons else
+               AuditVerdict.INCONCLUSIVE if undecided else AuditVerdict.MAY_GATE)
+    reasons += tuple(u.said() for u in undecided)
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
                       unscored, verdicts, bars, modes, labels=labels,
@@ -525,4 +547,5 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                       categorical=categorical, scale=scale,
                       # Every loaded pair, judged or not: the bias is the annotator's.
                       annotator_position=item_positions(items.pairwise, alpha=bars.alpha),
-                      counts=item_counts(measured))
+                      counts=item_counts(measured),
+                      open=open_decision(undecided, measured, table, scale, labels))

@@ -36,6 +36,7 @@ from metaeval.report.annotators_render import (
 )
 from metaeval.report.annotators_render import name as printable
 from metaeval.report.escape import one_line
+from metaeval.report.open_render import open_document
 
 
 def probe_view(a: JudgeAudit) -> ProbeView:
@@ -43,7 +44,7 @@ def probe_view(a: JudgeAudit) -> ProbeView:
     return ProbeView(a.strength, None if a.probe_plan is None else a.probe_plan.source.value,
                      a.pairwise is not None, a.source is AuditSource.LIVE)
 KEYS = ("judge", "agreement", "self_consistency", *(u.key for u in PROBES.values()), "probes",
-        "controls", "calls", "verdict", "reasons", "errors", "annotators",
+        "controls", "calls", "verdict", "reasons", "inconclusive", "errors", "annotators",
         "annotator_position", "by_category")
 """The JSON document's top-level keys, in order: one per registered probe."""
 
@@ -188,6 +189,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
         "calls": _calls(a.calls),
         "verdict": a.verdict.value,
         "reasons": list(a.reasons),
+        "inconclusive": open_document(a.open),
         "errors": [str(e) for e in a.errors],
         "annotators": annotators_document(a.annotators),
         "annotator_position": position_document(a.annotator_position),
@@ -319,7 +321,7 @@ def audit_text(a: JudgeAudit) -> str:
                f"{a.calls.failed} failed" + (", because:" if a.calls.failures else ""))
     out.extend(failure_lines(a.calls))
     out.append("")
-    out.append(f"verdict: {a.verdict.value}")
+    out.append(f"verdict: {a.said()}")
     out.extend(f"  - {one_line(r)}" for r in a.reasons)
     if a.errors:
         out.append("")

@@ -1,0 +1,87 @@
+"""An audit's open decision: the gated measures its labels cannot decide yet, people's
+labels so far, and the judge's verdicts on the items nobody has labelled, which
+``metaeval label --next-for`` orders by (``metaeval.label.next_for``).
+
+Reads measured values and the verdict table; decides nothing itself (the verdict is
+``judge_decision``'s) and never counts an open measure as met or missed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from metaeval.audit.bars import Bars
+from metaeval.audit.collect import VerdictTable
+from metaeval.audit.judge_agreement import PointAgreement, computed, human_outcome, outcome
+from metaeval.audit.power import Side, Undecided, most, side, undecided
+from metaeval.judges.base import Scale
+from metaeval.loaders.judge_items import JudgeItems, Order, PairItem, PointItem, Slot, Variant
+
+UNSCORED = "unscored"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenDecision:
+    """What an inconclusive audit still needs, and what could settle it."""
+
+    measures: tuple[Undecided, ...]
+    labels: tuple[tuple[str, int], ...]
+    """People's labels on the measured items so far: label, count (most first)."""
+    unlabelled: tuple[tuple[str, tuple[str, ...]], ...]
+    """Each item nobody labelled (or with no consensus yet), in file order, with the
+    judge's verdicts on it: every sample in every order shown (``unscored`` for none)."""
+
+    @property
+    def more(self) -> int | None:
+        """Further labelled items that would likely decide every open measure."""
+        return most(self.measures)
+
+
+def open_measures(point: PointAgreement | None, bars: Bars) -> tuple[Undecided, ...]:
+    """The pointwise gated measures whose interval contains the bar, each with the
+    further items it needs. The pairwise and categorical kappas have no interval yet:
+    their bars are read on the estimate, never open."""
+    if point is None:
+        return ()
+    n = point.confusion.n
+    found = []
+    for name, value, interval, bar in (
+            ("kappa", point.kappa, point.kappa_interval, bars.kappa),
+            ("TPR", point.tpr, point.tpr_interval, bars.tpr),
+            ("TNR", point.tnr, point.tnr_interval, bars.tnr)):
+        if computed(value) and side(value.value, interval, bar) is Side.OPEN:
+            found.append(undecided(name, value.value, interval, bar, n))
+    return tuple(found)
+
+
+def open_decision(measures: tuple[Undecided, ...], items: JudgeItems, table: VerdictTable,
+                  scale: Scale, labels: Scale) -> OpenDecision | None:
+    """The open decision of ``measures`` over ``items``; None when nothing is open."""
+    if not measures:
+        return None
+    said: Counter[str] = Counter()
+    pending: list[tuple[str, tuple[str, ...]]] = []
+    for item in items.pointwise:
+        if item.labelled and item.consensus:
+            said[human_outcome(item, labels).value] += 1
+        else:
+            pending.append((item.id, _verdicts(item, table, scale)))
+    for pair in items.pairwise:
+        if pair.label is not None and pair.consensus:
+            said[pair.label] += 1
+        else:
+            pending.append((pair.id, _verdicts(pair, table, scale)))
+    return OpenDecision(measures, tuple(said.most_common()), tuple(pending))
+
+
+def _verdicts(item: PointItem | PairItem, table: VerdictTable, scale: Scale
+              ) -> tuple[str, ...]:
+    found: list[str] = []
+    for order in Order:
+        for sample in table.decisions.get(Slot(item.id, Variant.ORIGINAL, order), ()):
+            if isinstance(item, PointItem):
+                found.append(outcome(sample, scale).value)
+            else:
+                found.append(sample if isinstance(sample, str) else UNSCORED)
+    return tuple(found)
