@@ -142,7 +142,7 @@ def test_judge_audit_summary_shows_the_found_biases_and_a_steady_judge_clean(
     text = path.read_text(encoding="utf-8")
     assert "FOUND" not in text and "⚠️" not in text
     assert "- position: clean" in text
-    mark = {ExitCode.OK: "✅", ExitCode.INCONCLUSIVE: "❔"}.get(steady.exit_code, "❌")
+    mark = {0: "✅", int(ExitCode.INCONCLUSIVE): "❔"}.get(steady.exit_code, "❌")
     assert text.startswith(f"### {mark} metaeval judge-audit: `steady`")
 
 
