@@ -41,7 +41,7 @@ from metaeval.audit.power import Side, more_said, side
 from metaeval.audit.probe_budget import ProbePlan
 from metaeval.audit.probes import PROBES, ProbeResult, ProbeRun, Required
 from metaeval.audit.strength import Strengths, strengths
-from metaeval.audit.undecided import OpenDecision, open_decision, open_measures
+from metaeval.audit.undecided import OpenDecision, open_decision, open_measures, open_tests
 from metaeval.decimals import fixed
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
@@ -453,7 +453,7 @@ def alt_reasons(reports: tuple[PanelReport, ...], settings: AltSettings) -> list
         if alt.ran and not alt.passed:
             reasons.append(f"alternative annotator test failed ({r.kind}): winning rate "
                            f"{alt.omega:.2f} < 0.5 at epsilon {alt.epsilon:g}")
-        elif not alt.ran and settings.required:
+        elif not alt.ran and settings.required and alt.more is None:
             reasons.append(f"alternative annotator test ({r.kind}) not run ({alt.reason})"
                            "; tool.metaeval.judge_audit.require_alt_test is set")
     if settings.required and not reports:
@@ -531,11 +531,11 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                     + class_reasons(categorical, bars)
                     + alt_reasons(panels, alt))
     # An open measure is a reason too, but a void or a clear miss wins over it.
-    undecided = open_measures(point, bars)
+    undecided, tests = open_measures(point, bars), open_tests(panels, alt)
     verdict = (AuditVerdict.VOID if not controls.ok or unreached else
                AuditVerdict.REPORT_ONLY if reasons else
-               AuditVerdict.INCONCLUSIVE if undecided else AuditVerdict.MAY_GATE)
-    reasons += tuple(u.said() for u in undecided)
+               AuditVerdict.INCONCLUSIVE if undecided or tests else AuditVerdict.MAY_GATE)
+    reasons += tuple(u.said() for u in undecided) + tuple(t.said() for t in tests)
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
                       unscored, verdicts, bars, modes, labels=labels,
@@ -548,4 +548,4 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                       # Every loaded pair, judged or not: the bias is the annotator's.
                       annotator_position=item_positions(items.pairwise, alpha=bars.alpha),
                       counts=item_counts(measured),
-                      open=open_decision(undecided, measured, table, scale, labels))
+                      open=open_decision(undecided, tests, measured, table, scale, labels))

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from metaeval.audit.bars import Bars
+from metaeval.audit.alt_test import PanelReport
+from metaeval.audit.bars import AltSettings, Bars
 from metaeval.audit.collect import VerdictTable
 from metaeval.audit.judge_agreement import PointAgreement, computed, human_outcome, outcome
-from metaeval.audit.power import Side, Undecided, most, side, undecided
+from metaeval.audit.power import Side, Undecided, more_said, most, side, undecided
 from metaeval.judges.base import Scale
 from metaeval.loaders.judge_items import JudgeItems, Order, PairItem, PointItem, Slot, Variant
 
@@ -22,10 +23,34 @@ UNSCORED = "unscored"
 
 
 @dataclass(frozen=True, slots=True)
+class OpenTest:
+    """A required alternative annotator test that could not run for want of items or
+    annotators, and the further labelled items after which it would likely decide."""
+
+    kind: str
+    reason: str
+    more: int | None
+
+    def said(self) -> str:
+        return (f"alternative annotator test ({self.kind}) not run ({self.reason}); "
+                "tool.metaeval.judge_audit.require_alt_test is set: "
+                f"{more_said(self.more)} would likely decide it (simulated from the "
+                "observed duels)")
+
+
+def open_tests(reports: tuple[PanelReport, ...], settings: AltSettings
+               ) -> tuple[OpenTest, ...]:
+    """The required tests not run whose further items a simulation could count."""
+    return tuple(OpenTest(r.kind, r.alt.reason, r.alt.more) for r in reports
+                 if settings.required and not r.alt.ran and r.alt.more is not None)
+
+
+@dataclass(frozen=True, slots=True)
 class OpenDecision:
     """What an inconclusive audit still needs, and what could settle it."""
 
     measures: tuple[Undecided, ...]
+    tests: tuple[OpenTest, ...]
     labels: tuple[tuple[str, int], ...]
     """People's labels on the measured items so far: label, count (most first)."""
     unlabelled: tuple[tuple[str, tuple[str, ...]], ...]
@@ -34,8 +59,12 @@ class OpenDecision:
 
     @property
     def more(self) -> int | None:
-        """Further labelled items that would likely decide every open measure."""
-        return most(self.measures)
+        """Further labelled items that would likely decide every open measure and test."""
+        counts = [most(self.measures)] if self.measures else []
+        counts += [t.more for t in self.tests]
+        if not counts or any(c is None for c in counts):
+            return None
+        return max(c for c in counts if c is not None)
 
 
 def open_measures(point: PointAgreement | None, bars: Bars) -> tuple[Undecided, ...]:
@@ -55,10 +84,12 @@ def open_measures(point: PointAgreement | None, bars: Bars) -> tuple[Undecided, 
     return tuple(found)
 
 
-def open_decision(measures: tuple[Undecided, ...], items: JudgeItems, table: VerdictTable,
-                  scale: Scale, labels: Scale) -> OpenDecision | None:
-    """The open decision of ``measures`` over ``items``; None when nothing is open."""
-    if not measures:
+def open_decision(measures: tuple[Undecided, ...], tests: tuple[OpenTest, ...],
+                  items: JudgeItems, table: VerdictTable, scale: Scale, labels: Scale
+                  ) -> OpenDecision | None:
+    """The open decision of ``measures`` and ``tests`` over ``items``; None when nothing
+    is open."""
+    if not measures and not tests:
         return None
     said: Counter[str] = Counter()
     pending: list[tuple[str, tuple[str, ...]]] = []
@@ -72,7 +103,7 @@ def open_decision(measures: tuple[Undecided, ...], items: JudgeItems, table: Ver
             said[pair.label] += 1
         else:
             pending.append((pair.id, _verdicts(pair, table, scale)))
-    return OpenDecision(measures, tuple(said.most_common()), tuple(pending))
+    return OpenDecision(measures, tests, tuple(said.most_common()), tuple(pending))
 
 
 def _verdicts(item: PointItem | PairItem, table: VerdictTable, scale: Scale

@@ -22,6 +22,8 @@ def open_document(decision: OpenDecision | None) -> JsonValue:
                       "low": rounded(u.interval.low), "high": rounded(u.interval.high),
                       "level": u.interval.level, "bar": u.bar, "n": u.n,
                       "more_items": u.more} for u in decision.measures],
+        "tests": [{"test": f"alternative annotator test ({t.kind})", "reason": t.reason,
+                   "more_items": t.more} for t in decision.tests],
         "labels": {label: count for label, count in decision.labels},
         "unlabelled": {item: list(verdicts) for item, verdicts in decision.unlabelled},
     }

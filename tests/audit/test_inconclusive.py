@@ -220,3 +220,33 @@ def test_that_many_more_labels_from_the_same_source_settle_it_more_often_than_no
     # too. The nominal power is 0.8; the bar asked here, 0.6, leaves room for the noise
     # of another seed.
     assert settle_rate(accuracy, seed=7) >= at_least
+
+
+# --- the alternative annotator test, short of items -------------------------------------
+
+
+def test_an_alt_test_short_of_items_is_counted_by_simulation() -> None:
+    from metaeval.audit.alt_test import alt_test, more_for_alt
+    from metaeval.audit.annotators import Panel
+    from metaeval.audit.rater_agreement import Level
+    from metaeval.judges.base import Scale
+    from metaeval.loaders.judge_labels import Label
+
+    truth = [("a", "b")[i % 2] for i in range(10)]
+    flip = {"a": "b", "b": "a"}
+    humans: dict[str, dict[str, Label]] = {
+        name: {str(i): flip[t] if i % wrong == 0 else t for i, t in enumerate(truth)}
+        for name, wrong in (("x", 3), ("y", 4), ("z", 5))}
+    judge: dict[str, Label | None] = {str(i): t for i, t in enumerate(truth)}
+    short = alt_test(Panel("pairwise", Level.NOMINAL, humans, judge, Scale(1, 5, 4)),
+                     0.1, "test")
+    assert not short.ran and short.more is not None and short.more > 0
+    # nothing observed tells: no count
+    assert more_for_alt({"x": [], "y": []}, 0.1) is None
+    # The judge wins every duel (W_f 1, W_h 0): the test passes at any size, so it decides
+    # at the first, 30 items each, and the three annotators lack 20 each.
+    assert more_for_alt({n: [(1, 0)] * 10 for n in "xyz"}, 0.1) == 60
+    # it loses every one: it fails at any size, decided as soon
+    assert more_for_alt({n: [(0, 1)] * 10 for n in "xyz"}, 0.1) == 60
+    # two annotators only: the third is drawn from the duels seen, and lacks all 30
+    assert more_for_alt({n: [(1, 0)] * 10 for n in "xy"}, 0.1) == 70
