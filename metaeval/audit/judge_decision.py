@@ -410,7 +410,7 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
                 reasons.append(f"pairwise kappa ({order.order.value}) not computed "
                                f"({order.kappa.reason}): the bar {bars.kappa:g} cannot be "
                                "checked")
-            elif order.kappa.value < bars.kappa:
+            elif side(order.kappa.value, order.kappa_interval, bars.kappa) is Side.MISSED:
                 reasons.append(f"pairwise kappa ({order.order.value}) {fixed(order.kappa.value)} "
                                f"< {bars.kappa:g}")
     for name, result in probes.results.items():
@@ -531,7 +531,7 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                     + class_reasons(categorical, bars)
                     + alt_reasons(panels, alt))
     # An open measure is a reason too, but a void or a clear miss wins over it.
-    undecided, tests = open_measures(point, bars), open_tests(panels, alt)
+    undecided, tests = open_measures(point, bars, pair), open_tests(panels, alt)
     verdict = (AuditVerdict.VOID if not controls.ok or unreached else
                AuditVerdict.REPORT_ONLY if reasons else
                AuditVerdict.INCONCLUSIVE if undecided or tests else AuditVerdict.MAY_GATE)

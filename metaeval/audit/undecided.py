@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from metaeval.audit.alt_test import PanelReport
 from metaeval.audit.bars import AltSettings, Bars
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.judge_agreement import PointAgreement, computed, human_outcome, outcome
+from metaeval.audit.judge_agreement import (
+    PairAgreement,
+    PointAgreement,
+    computed,
+    human_outcome,
+    outcome,
+)
 from metaeval.audit.power import Side, Undecided, more_said, most, side, undecided
 from metaeval.judges.base import Scale
 from metaeval.loaders.judge_items import JudgeItems, Order, PairItem, PointItem, Slot, Variant
@@ -67,14 +73,20 @@ class OpenDecision:
         return max(c for c in counts if c is not None)
 
 
-def open_measures(point: PointAgreement | None, bars: Bars) -> tuple[Undecided, ...]:
-    """The pointwise gated measures whose interval contains the bar, each with the
-    further items it needs. The pairwise and categorical kappas have no interval yet:
-    their bars are read on the estimate, never open."""
-    if point is None:
-        return ()
-    n = point.confusion.n
+def open_measures(point: PointAgreement | None, bars: Bars,
+                  pair: PairAgreement | None = None) -> tuple[Undecided, ...]:
+    """The gated measures whose interval contains the bar, each with the further items
+    it needs: pointwise kappa, TPR and TNR, and the pairwise kappa of each order. The
+    categorical kappa has no interval yet: its bar is read on the estimate, never open."""
     found = []
+    for order in pair.orders if pair is not None else ():
+        if computed(order.kappa) and side(order.kappa.value, order.kappa_interval,
+                                          bars.kappa) is Side.OPEN:
+            found.append(undecided(f"pairwise kappa ({order.order.value})", order.kappa.value,
+                                   order.kappa_interval, bars.kappa, order.n))
+    if point is None:
+        return tuple(found)
+    n = point.confusion.n
     for name, value, interval, bar in (
             ("kappa", point.kappa, point.kappa_interval, bars.kappa),
             ("TPR", point.tpr, point.tpr_interval, bars.tpr),

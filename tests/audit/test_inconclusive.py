@@ -250,3 +250,19 @@ def test_an_alt_test_short_of_items_is_counted_by_simulation() -> None:
     assert more_for_alt({n: [(0, 1)] * 10 for n in "xyz"}, 0.1) == 60
     # two annotators only: the third is drawn from the duels seen, and lacks all 30
     assert more_for_alt({n: [(1, 0)] * 10 for n in "xy"}, 0.1) == 70
+
+
+def test_the_pairwise_kappa_interval_is_the_pass_fail_one_on_two_labels() -> None:
+    from metaeval.audit.metrics import nominal_kappa, nominal_kappa_interval
+
+    rng = np.random.default_rng(3)
+    human = ["a" if rng.random() < 0.6 else "b" for _ in range(25)]
+    judged = [h if rng.random() < 0.8 else ("b" if h == "a" else "a") for h in human]
+    as_outcome = {"a": Outcome.PASS, "b": Outcome.FAIL}
+    # the same seed draws the same resamples: two codes, one interval
+    nominal = nominal_kappa_interval(human, judged)
+    pass_fail = kappa_interval([as_outcome[h] for h in human], [as_outcome[j] for j in judged])
+    assert (nominal.low, nominal.high) == pytest.approx((pass_fail.low, pass_fail.high))
+    interval = nominal_kappa_interval(human, [*judged[:-1], None])
+    assert interval.low <= nominal_kappa(human, [*judged[:-1], None]).value <= interval.high
+    assert nominal_kappa_interval(["a", "b"] * 5, ["a", "b"] * 5) == Interval(1.0, 1.0)
