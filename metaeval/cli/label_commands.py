@@ -130,9 +130,13 @@ def _serve(paths: tuple[Path, ...], name: str, store: LabelStore, recorded: Path
     audit = read_open_audit(page.next_for) if page.next_for is not None else None
     entries = load_entries(paths, name, store, load_config(), recorded, audit)
     near = sum(1 for e in entries if e.near_miss)
-    first = (f"the {sum(e.id in audit.unlabelled for e in entries)} item(s) that would "
-             f"settle {page.next_for} first" if audit is not None else
-             f"{near} near misses first")
+    if audit is not None:
+        wavers, against, other = audit.groups(e.id for e in entries if e.kind != "run")
+        first = (f"the {wavers + against + other} unlabelled item(s) of {page.next_for} "
+                 f"first: {wavers} where the judge wavers, {against} against the majority "
+                 f"label, {other} other, interleaved")
+    else:
+        first = f"{near} near misses first"
     mode = ("adjudication: what the graders found is shown" if page.show_graders
             else "blind: no grader or judge verdict is shown")
 

@@ -23,8 +23,10 @@ order the file is in (a log grouped by the judge's verdict, by score, by categor
 Entries the audit does not name come after, in the page's usual order (``queue.ordered``);
 within a group the order is drawn per annotator, as the page's is.
 
-The file is data from another job: every field is checked, and a verdict other than
-inconclusive is refused (there is no open decision to settle).
+The file is data from another job: every field is checked, and an audit with no open
+measure is refused (there is no open decision to settle). A "report only" audit may
+have one beside reasons no label changes (a probe not run): its items are ordered
+for the open measure all the same.
 """
 
 from __future__ import annotations
@@ -55,6 +57,11 @@ class OpenAudit:
     unlabelled: Mapping[str, tuple[str, ...]]
     """Item id -> the judge's verdicts on it."""
 
+    def groups(self, items: Iterable[str]) -> tuple[int, int, int]:
+        """How many of ``items`` fall in each of the first three groups."""
+        found = [self.group(i) for i in items]
+        return found.count(WAVERS), found.count(AGAINST_MAJORITY), found.count(OTHER)
+
     def group(self, item: str) -> int:
         """Where ``item`` falls in the rule (``WAVERS`` first)."""
         if item not in self.unlabelled:
@@ -83,11 +90,12 @@ def read_open_audit(path: Path) -> OpenAudit:
     if not isinstance(document, dict) or "verdict" not in document:
         raise InputError(f"--next-for {path}: not a judge-audit result; expected the JSON of "
                          "metaeval judge-audit --format json")
-    verdict = document["verdict"]
-    if verdict != "inconclusive":
-        raise _field(path, "verdict", verdict, "'inconclusive': --next-for orders the items "
-                     "by an open decision, and this audit has none to settle")
     block = document.get("inconclusive")
+    if block is None:
+        # A decided audit, or one whose reasons no label can change: nothing to settle.
+        raise _field(path, "verdict", document["verdict"], "an audit with a measure its "
+                     "labels cannot decide yet ('inconclusive', or an open measure beside "
+                     "other reasons): --next-for orders the items by that open decision")
     if not isinstance(block, dict):
         raise _field(path, "inconclusive", block, "an object (the open decision)")
     more = block.get("more_items")

@@ -79,7 +79,8 @@ def _pair(p: PairAgreement | None) -> JsonValue:
     orders: JsonObject = {
         o.order.value: {"n": o.n, "correct": o.correct, "accuracy": rounded(o.accuracy),
                   "accuracy_interval": _interval(o.accuracy_interval),
-                  "kappa": _value(o.kappa), "ties": o.ties, "unscored": o.unscored}
+                  "kappa": _value(o.kappa), "kappa_interval": _interval(o.kappa_interval),
+                  "ties": o.ties, "unscored": o.unscored}
         for o in p.orders}
     return {"n": p.n, "human_ties": p.human_ties, "orders": orders,
             "not_recorded": [o for o in ("ab", "ba") if o not in orders],
@@ -293,7 +294,8 @@ def audit_text(a: JudgeAudit) -> str:
     if a.pairwise is not None:
         q = a.pairwise
         rows = [[o.order.value, o.n, o.correct, f"{fixed(o.accuracy)} {_i(o.accuracy_interval)}",
-                 _v(o.kappa), o.ties, o.unscored] for o in q.orders]
+                 f"{_v(o.kappa)} {_i(o.kappa_interval)}", o.ties, o.unscored]
+                for o in q.orders]
         out.append(tabulate(rows, headers=["pairwise order", "n", "correct", "accuracy",
                                            "kappa", "judge ties", "unscored"],
                             disable_numparse=True))

@@ -97,9 +97,10 @@ def test_entries_the_audit_does_not_name_come_after(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("document", "said"), [
-    ({"verdict": "may gate", "inconclusive": None}, "verdict: got 'may gate'; expected "
-                                                    "'inconclusive'"),
+    ({"verdict": "may gate", "inconclusive": None}, "verdict: got 'may gate'; expected an "
+                                                    "audit with a measure its labels cannot"),
     ([1, 2], "not a judge-audit result"),
+    ({"verdict": "inconclusive"}, "verdict: got 'inconclusive'; expected an audit"),
     ({"verdict": "inconclusive", "inconclusive": []}, "inconclusive: got []"),
     ({"verdict": "inconclusive", "inconclusive": {"labels": {"pass": -1}, "unlabelled": {}}},
      "inconclusive.labels.pass: got -1; expected a count"),
