@@ -266,3 +266,15 @@ def test_the_pairwise_kappa_interval_is_the_pass_fail_one_on_two_labels() -> Non
     interval = nominal_kappa_interval(human, [*judged[:-1], None])
     assert interval.low <= nominal_kappa(human, [*judged[:-1], None]).value <= interval.high
     assert nominal_kappa_interval(["a", "b"] * 5, ["a", "b"] * 5) == Interval(1.0, 1.0)
+
+
+def test_the_summary_and_the_page_say_it_too(project: Path) -> None:
+    items = items_file(project / "items.ndjson", wrong=(0, 10, 11))
+    page, summary = project / "audit.html", project / "summary.md"
+    done = audit("--items", str(items), *BARS, "--html", str(page), "--summary", str(summary))
+    assert done.exit_code == ExitCode.INCONCLUSIVE, done.output
+    said = done.output.split("verdict: ")[1].split("\n")[0]
+    assert said.startswith("inconclusive: about ")
+    assert said in page.read_text(encoding="utf-8")
+    assert summary.read_text(encoding="utf-8").startswith(
+        f"### ❔ metaeval judge-audit: `steady` {said}\n")
