@@ -432,9 +432,15 @@ def nominal_kappa_interval(human: Sequence[str], judged: Sequence[str | None], *
                                                                             strict=True)])
     rng = np.random.default_rng(seed)
     n = len(codes)
-    rows = rng.integers(0, n, size=(resamples, n))
-    flat = (codes[rows] + k * k * np.arange(resamples)[:, None]).ravel()
-    tables = np.bincount(flat, minlength=k * k * resamples).reshape(resamples, k, k)
+    if n * resamples <= _CHUNK_CELLS * 2:
+        rows = rng.integers(0, n, size=(resamples, n))
+        flat = (codes[rows] + k * k * np.arange(resamples)[:, None]).ravel()
+        tables = np.bincount(flat, minlength=k * k * resamples).reshape(resamples, k, k)
+    else:
+        # Resampling n cases is drawing the table's n cells from its observed shares: the
+        # same distribution, without GBs of indices at 100,000 pairs.
+        shares = np.bincount(codes, minlength=k * k) / n
+        tables = rng.multinomial(n, shares, size=resamples).reshape(resamples, k, k)
     agree = np.trace(tables, axis1=1, axis2=2) / n
     chance = np.einsum("ri,ri->r", tables.sum(axis=2), tables.sum(axis=1)) / (n * n)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -278,3 +278,15 @@ def test_the_summary_and_the_page_say_it_too(project: Path) -> None:
     assert said in page.read_text(encoding="utf-8")
     assert summary.read_text(encoding="utf-8").startswith(
         f"### ❔ metaeval judge-audit: `steady` {said}\n")
+
+
+def test_a_large_pairwise_interval_draws_tables_and_agrees_with_resampling_cases() -> None:
+    from metaeval.audit.metrics import nominal_kappa_interval
+
+    rng = np.random.default_rng(5)
+    human = ["a" if rng.random() < 0.5 else "b" for _ in range(5000)]
+    judged = [h if rng.random() < 0.85 else ("b" if h == "a" else "a") for h in human]
+    tables = nominal_kappa_interval(human, judged)  # 5000 x 1000 cells: drawn as tables
+    cases = nominal_kappa_interval(human, judged, resamples=500)  # 2.5M: cases resampled
+    assert tables != cases  # two ways of drawing...
+    assert (tables.low, tables.high) == pytest.approx((cases.low, cases.high), abs=0.01)
