@@ -349,7 +349,7 @@ def judge_audit(spec: str, items_paths: tuple[Path, ...], recorded: tuple[Path, 
     position, length and injection probes mirrored on planted controls.
 
     Exit 0 may gate; 1 report only; 2 bad input; 3 the audit is void (a control failed,
-    or most calls to the judge failed).
+    or most calls to the judge failed); 4 inconclusive (an interval holds its bar).
     """
     from datetime import UTC, datetime
 
