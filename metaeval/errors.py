@@ -23,6 +23,10 @@ class ExitCode(IntEnum):
     """Bad usage or input: a malformed file, an unknown grader, a bad flag."""
     VOID = 3
     """The run proves nothing: the suite fails unmutated, no mutant ran, or a control failed."""
+    INCONCLUSIVE = 4
+    """The labels cannot decide yet: the interval of a gated measure contains its bar
+    (a judge-audit says how many more labelled items would likely decide it). Not a
+    pass: ``metaeval gate`` fails such a result."""
     INTERRUPTED = 130
     """Ctrl-C (SIGINT), the shell's 128 + 2. SIGTERM and SIGHUP end a command with
     128 + their number too (143, 129), after the same clean-up."""

@@ -40,6 +40,7 @@ OPTIONS = ("allow_report_only",)
 """The keys of ``[tool.metaeval.gate]`` that are settings, not metric bars."""
 MAY_GATE = "may gate"
 REPORT_ONLY = "report only"
+INCONCLUSIVE = "inconclusive"
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,6 +375,12 @@ def judge_verdicts(results: Results, options: GateOptions = DEFAULT_OPTIONS
                                               if why else "")
         if verdict == MAY_GATE:
             decided.append(BarResult(bar, BarStatus.PASS, None, "verdict 'may gate'"))
+        elif verdict == INCONCLUSIVE:
+            # Not a pass, and not "report only" either: allow_report_only never lets it by.
+            decided.append(BarResult(bar, BarStatus.FAIL, None,
+                                     f"verdict 'inconclusive': {_more(document)} would "
+                                     "likely decide it; expected 'may gate' (label more "
+                                     "items and audit again)"))
         elif verdict == REPORT_ONLY and options.allow_report_only:
             decided.append(BarResult(bar, BarStatus.REPORTED, None,
                                      f"{said}; shown, not enforced (allow_report_only)"))
@@ -412,3 +419,13 @@ def held_out_reads(results: Results) -> list[BarResult]:
                 f"held-out set first (ledger {shown(ledger)}); its figures overstate it. "
                 "Draw a fresh held-out set (metaeval split --redraw) and audit once on it")))
     return decided
+
+
+def _more(document: Mapping[str, JsonValue]) -> str:
+    """``about N more labelled items`` from an inconclusive result's ``inconclusive``
+    block; a number that is not a count is not echoed as one."""
+    block = document.get("inconclusive")
+    more = block.get("more_items") if isinstance(block, dict) else None
+    if isinstance(more, int) and not isinstance(more, bool) and more >= 0:
+        return f"about {more} more labelled item{'' if more == 1 else 's'}"
+    return "more labelled items (how many not given)"

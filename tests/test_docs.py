@@ -152,7 +152,9 @@ def run_commands(lines: list[str], cwd: Path, pythonpath: Path | None = None) ->
             continue
         done = subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True,
                               text=True, timeout=900)
-        assert done.returncode in (0, 1), f"{line}: exit {done.returncode}\n{done.stderr[-2000:]}"
+        # 4: an inconclusive audit, measured like 1 (the steady judge on 30 items is one)
+        assert done.returncode in (0, 1, 4), \
+            f"{line}: exit {done.returncode}\n{done.stderr[-2000:]}"
 
 
 SHOP_PAGES = ("init.md", "findings.md")

@@ -26,9 +26,11 @@ mean(d) < epsilon and 1 otherwise (the limit of the test).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from scipy.stats import false_discovery_control, ttest_1samp
 
 from metaeval.audit.annotators import (
@@ -89,6 +91,10 @@ class AltTest:
     """Annotators with fewer than ``MIN_ITEMS`` items, and how many they had."""
     reason: str = ""
     q: float = Q
+    more: int | None = None
+    """Not run for want of items or annotators: further labelled items after which it
+    would likely run and decide (``more_for_alt``); None when nothing observed can
+    tell (no item two annotators labelled)."""
 
     @property
     def ran(self) -> bool:
@@ -130,11 +136,32 @@ def one_sided_p(d: Sequence[int], epsilon: float) -> tuple[float | None, float]:
     return float(result.statistic), float(result.pvalue)
 
 
+def duels(panel: Panel) -> dict[str, list[tuple[int, int]]]:
+    """Each annotator's (W_f, W_h) on every item it labelled that another annotator
+    labelled too, in the items' order: the judge and the annotator each scored against
+    the remaining annotators' labels."""
+    score = negative_rmse if panel.level is Level.ORDINAL else accuracy
+    multi = set(panel.multi())
+    by_item: dict[str, list[tuple[str, Label]]] = {}
+    for who, labels in panel.humans.items():
+        for item, label in labels.items():
+            by_item.setdefault(item, []).append((who, label))
+    found: dict[str, list[tuple[int, int]]] = {}
+    for name, labels in panel.humans.items():
+        pairs = found.setdefault(name, [])
+        for item in (i for i in labels if i in multi):
+            others = [label for other, label in by_item[item] if other != name]
+            human = score(labels[item], others)
+            judged = panel.judge[item]
+            llm = -math.inf if judged is None else score(judged, others)
+            pairs.append((int(llm >= human), int(human >= llm)))
+    return found
+
+
 def alt_test(panel: Panel, epsilon: float, epsilon_from: str, *,
              min_items: int = MIN_ITEMS, min_annotators: int = MIN_ANNOTATORS,
              q: float = Q) -> AltTest:
     """The test on ``panel`` at ``epsilon`` (``epsilon_from`` says where it was set)."""
-    score = negative_rmse if panel.level is Level.ORDINAL else accuracy
     scoring = "negative RMSE" if panel.level is Level.ORDINAL else "accuracy"
     multi = set(panel.multi())
     eligible = {name: [i for i in labels if i in multi] for name, labels in panel.humans.items()}
@@ -144,25 +171,13 @@ def alt_test(panel: Panel, epsilon: float, epsilon_from: str, *,
         return AltTest(epsilon, epsilon_from, scoring, left_out=left_out, reason=(
             f"{len(kept)} annotator(s) with >= {min_items} items that another annotator "
             f"labelled too; the test needs at least {min_annotators} (Calderon et al. 2025)"),
-            q=q)
+            q=q, more=more_for_alt(duels(panel), epsilon, q, min_items, min_annotators))
     rows = []
-    by_item: dict[str, list[tuple[str, Label]]] = {}
-    for who, labels in panel.humans.items():
-        for item, label in labels.items():
-            by_item.setdefault(item, []).append((who, label))
+    wins = duels(panel)
     for name, items in kept.items():
-        judge_wins = annotator_wins = 0
-        d = []
-        for item in items:
-            others = [label for other, label in by_item[item] if other != name]
-            human = score(panel.humans[name][item], others)
-            judged = panel.judge[item]
-            llm = -math.inf if judged is None else score(judged, others)
-            w_f, w_h = int(llm >= human), int(human >= llm)
-            judge_wins += w_f
-            annotator_wins += w_h
-            d.append(w_h - w_f)
-        statistic, p = one_sided_p(d, epsilon)
+        pairs = wins[name]
+        judge_wins, annotator_wins = sum(f for f, _ in pairs), sum(h for _, h in pairs)
+        statistic, p = one_sided_p([h - f for f, h in pairs], epsilon)
         rows.append((name, len(items), judge_wins, annotator_wins, statistic, p))
     adjusted = [float(a) for a in false_discovery_control([r[5] for r in rows], method="by")]
     tests = tuple(AnnotatorTest(n, k, fw, hw, t, p, a, a <= q)
@@ -204,3 +219,50 @@ def panel_reports(pointwise: Sequence[PointItem], pairwise: Sequence[PairItem],
 def _labelled(item: PointItem | PairItem) -> bool:
     """Whether the item has a single label (its own, or its annotators' consensus)."""
     return item.consensus or (isinstance(item, PointItem) and item.label_class is not None)
+
+
+SIMULATIONS = 200
+DECIDED = 0.8
+"""A simulated test decides at a size when at least this share of its runs agree."""
+MOST_ITEMS = 300
+"""The largest number of items per annotator the simulation tries."""
+
+
+def more_for_alt(wins: dict[str, list[tuple[int, int]]], epsilon: float, q: float = Q,
+                 min_items: int = MIN_ITEMS, min_annotators: int = MIN_ANNOTATORS,
+                 seed: int = 0) -> int | None:
+    """Further labelled items after which the test would likely run and decide, by
+    simulation from the observed duels (``duels``): each of the ``min_annotators``
+    annotators with most items (missing ones drawn from everyone's duels) gets m items
+    resampled from its own duels, m from ``min_items`` up in steps of 10; the test is run
+    ``SIMULATIONS`` times at each m, and the first m at which ``DECIDED`` of the runs
+    agree (pass or fail) gives the count: what those annotators lack of m. None when no
+    duel was observed, or none of the sizes up to ``MOST_ITEMS`` decides."""
+    everyone = [p for pairs in wins.values() for p in pairs]
+    if not everyone:
+        return None
+    names = sorted(wins, key=lambda n: -len(wins[n]))
+    chosen = names[:max(min_annotators, sum(len(wins[n]) >= min_items for n in names))]
+    pools = [np.array([h - f for f, h in (wins[n] or everyone)]) for n in chosen]
+    pools += [np.array([h - f for f, h in everyone])] * (min_annotators - len(chosen))
+    have = [len(wins[n]) for n in chosen] + [0] * (min_annotators - len(chosen))
+    rng = np.random.default_rng(seed)
+    for m in range(min_items, MOST_ITEMS + 1, 10):
+        p_values = np.stack([_p_values(pool[rng.integers(0, len(pool), (SIMULATIONS, m))],
+                                       epsilon) for pool in pools], axis=1)
+        adjusted = false_discovery_control(p_values, axis=1, method="by")
+        passed = np.mean((adjusted <= q).mean(axis=1) >= PASS_OMEGA)
+        if passed >= DECIDED or passed <= 1 - DECIDED:
+            return sum(max(0, m - n) for n in have)
+    return None
+
+
+def _p_values(d: np.ndarray, epsilon: float) -> np.ndarray:
+    """``one_sided_p`` on every row of ``d`` at once."""
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        # rows with (nearly) no variance: their p-value is replaced by the limit below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = ttest_1samp(d, epsilon, axis=1, alternative="less")
+    p = np.asarray(result.pvalue, dtype=float)
+    flat = np.all(d == d[:, :1], axis=1)  # no variance: the test's limit
+    return np.where(flat, np.where(d.mean(axis=1) < epsilon, 0.0, 1.0), p)

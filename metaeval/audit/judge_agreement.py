@@ -25,6 +25,7 @@ from metaeval.audit.metrics import (
     kappa,
     kappa_interval,
     nominal_kappa,
+    nominal_kappa_interval,
     scored_weighted_kappa,
     tnr,
     tpr,
@@ -72,6 +73,10 @@ class PointAgreement:
     decided, so not unscored, but with no number to set beside the integer label."""
 
 
+NOT_ESTIMATED = Interval(-1.0, 1.0, reason="not estimated")
+"""Kappa's whole range: an interval nobody estimated claims nothing."""
+
+
 @dataclass(frozen=True, slots=True)
 class OrderAgreement:
     """Pairwise agreement with the responses shown in ``order`` (``ab``: a first)."""
@@ -84,6 +89,8 @@ class OrderAgreement:
     ties: int
     """Items the judge called a tie (right when people did too)."""
     unscored: int
+    kappa_interval: Interval = NOT_ESTIMATED
+    """The bootstrap interval of ``kappa`` (``nominal_kappa_interval``)."""
 
     @property
     def accuracy(self) -> float:
@@ -228,7 +235,8 @@ def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgre
         orders.append(OrderAgreement(order, len(present), correct,
                                      wilson_interval(correct, len(present)),
                                      nominal_kappa(human, judged), judged.count("tie"),
-                                     judged.count(None)))
+                                     judged.count(None),
+                                     nominal_kappa_interval(human, judged)))
     ab, ba = verdicts.get(Order.AB, {}), verdicts.get(Order.BA, {})
     both = [i for i in ab if i in ba]
     consistent = sum(ab[i] is not None and ab[i] == ba[i] for i in both)

@@ -38,9 +38,11 @@ from metaeval.audit.judge_agreement import (
 )
 from metaeval.audit.measured_set import MeasuredSet
 from metaeval.audit.pair_probes import PairFlipResult
+from metaeval.audit.power import Side, more_said, side
 from metaeval.audit.probe_budget import ProbePlan
 from metaeval.audit.probes import PROBES, ProbeResult, ProbeRun, Required
 from metaeval.audit.strength import Strengths, strengths
+from metaeval.audit.undecided import OpenDecision, open_decision, open_measures, open_tests
 from metaeval.decimals import fixed
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
@@ -70,6 +72,10 @@ class AuditVerdict(Enum):
     VOID = "void"
     """A control misbehaved (the detector is broken), or most calls to the judge
     failed (its numbers are the failures'): the audit proves nothing."""
+    INCONCLUSIVE = "inconclusive"
+    """No bar clearly missed and no bias found, but the interval of a gated measure
+    contains its bar: these labels cannot decide; ``JudgeAudit.open`` says how many
+    more would likely decide it (``metaeval.audit.power``)."""
 
 
 FAILED_CALLS_VOID = 0.5
@@ -249,6 +255,16 @@ class JudgeAudit:
     measured: MeasuredSet | None = None
     """Which set was measured (golden, held-out, all) and the held-out read; None for
     an audit run without the command (a library caller's items, as given)."""
+    open: OpenDecision | None = None
+    """The gated measures these labels cannot decide yet, and what could settle them;
+    None when every interval lies on one side of its bar."""
+
+    def said(self) -> str:
+        """The verdict as the reports head it: ``inconclusive: about N more labelled
+        items`` for an inconclusive one."""
+        if self.verdict is AuditVerdict.INCONCLUSIVE and self.open is not None:
+            return f"{self.verdict.value}: {more_said(self.open.more)}"
+        return self.verdict.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,13 +397,15 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
     if point is None and pair is None and not other_agreement:
         reasons.append("no human-labelled items: agreement not measured")
     if point is not None:
-        for name, value, bar in (("kappa", point.kappa, bars.kappa),
-                                 ("TPR", point.tpr, bars.tpr), ("TNR", point.tnr, bars.tnr)):
+        for name, value, interval, bar in (
+                ("kappa", point.kappa, point.kappa_interval, bars.kappa),
+                ("TPR", point.tpr, point.tpr_interval, bars.tpr),
+                ("TNR", point.tnr, point.tnr_interval, bars.tnr)):
             if not computed(value):
                 # Never compared with the bar as if it were 0, never passed either.
                 reasons.append(f"{name} not computed ({value.reason}): the bar {bar:g} "
                                "cannot be checked")
-            elif value.value < bar:
+            elif side(value.value, interval, bar) is Side.MISSED:
                 reasons.append(f"{name} {fixed(value.value)} < {bar:g}"
                                + (f" ({value.reason})" if value.reason else ""))
     if pair is not None:
@@ -396,7 +414,7 @@ def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: P
                 reasons.append(f"pairwise kappa ({order.order.value}) not computed "
                                f"({order.kappa.reason}): the bar {bars.kappa:g} cannot be "
                                "checked")
-            elif order.kappa.value < bars.kappa:
+            elif side(order.kappa.value, order.kappa_interval, bars.kappa) is Side.MISSED:
                 reasons.append(f"pairwise kappa ({order.order.value}) {fixed(order.kappa.value)} "
                                f"< {bars.kappa:g}")
     for name, result in probes.results.items():
@@ -439,7 +457,7 @@ def alt_reasons(reports: tuple[PanelReport, ...], settings: AltSettings) -> list
         if alt.ran and not alt.passed:
             reasons.append(f"alternative annotator test failed ({r.kind}): winning rate "
                            f"{alt.omega:.2f} < 0.5 at epsilon {alt.epsilon:g}")
-        elif not alt.ran and settings.required:
+        elif not alt.ran and settings.required and alt.more is None:
             reasons.append(f"alternative annotator test ({r.kind}) not run ({alt.reason})"
                            "; tool.metaeval.judge_audit.require_alt_test is set")
     if settings.required and not reports:
@@ -516,8 +534,12 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                                settings.generated, categorical is not None or bool(panels))
                     + class_reasons(categorical, bars)
                     + alt_reasons(panels, alt))
+    # An open measure is a reason too, but a void or a clear miss wins over it.
+    undecided, tests = open_measures(point, bars, pair), open_tests(panels, alt)
     verdict = (AuditVerdict.VOID if not controls.ok or unreached else
-               AuditVerdict.REPORT_ONLY if reasons else AuditVerdict.MAY_GATE)
+               AuditVerdict.REPORT_ONLY if reasons else
+               AuditVerdict.INCONCLUSIVE if undecided or tests else AuditVerdict.MAY_GATE)
+    reasons += tuple(u.said() for u in undecided) + tuple(t.said() for t in tests)
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
                       unscored, verdicts, bars, modes, labels=labels,
@@ -529,4 +551,5 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                       categorical=categorical, scale=scale,
                       # Every loaded pair, judged or not: the bias is the annotator's.
                       annotator_position=item_positions(items.pairwise, alpha=bars.alpha),
-                      counts=item_counts(measured))
+                      counts=item_counts(measured),
+                      open=open_decision(undecided, tests, measured, table, scale, labels))

@@ -414,6 +414,41 @@ def nominal_kappa(human: Sequence[str], judged: Sequence[str | None]) -> Value:
     return Value(float(cohen_kappa_score(h, g, labels=labels)))
 
 
+def nominal_kappa_interval(human: Sequence[str], judged: Sequence[str | None], *,
+                           seed: int = SEED, resamples: int = RESAMPLES,
+                           level: float = CONFIDENCE) -> Interval:
+    """Percentile bootstrap interval for ``nominal_kappa``, seeded as ``kappa_interval``:
+    each resample counted into its table of (human, judged) labels and Cohen's kappa
+    computed from the table (the arithmetic of scikit-learn's, a test holds them equal);
+    a resample where kappa is undefined (one label on both sides) counts as its 0.0.
+    Within [-1, 1]. No cases: the whole range, reason "no cases"."""
+    _check_pair(human, judged)
+    if not human:
+        return Interval(-1.0, 1.0, level, NO_CASES)
+    g = [UNSCORED_LABEL if j is None else j for j in judged]
+    labels = sorted(set(human) | set(g))
+    k = len(labels)
+    codes = np.array([labels.index(h) * k + labels.index(j) for h, j in zip(human, g,
+                                                                            strict=True)])
+    rng = np.random.default_rng(seed)
+    n = len(codes)
+    if n * resamples <= _CHUNK_CELLS * 2:
+        rows = rng.integers(0, n, size=(resamples, n))
+        flat = (codes[rows] + k * k * np.arange(resamples)[:, None]).ravel()
+        tables = np.bincount(flat, minlength=k * k * resamples).reshape(resamples, k, k)
+    else:
+        # Resampling n cases is drawing the table's n cells from its observed shares: the
+        # same distribution, without GBs of indices at 100,000 pairs.
+        shares = np.bincount(codes, minlength=k * k) / n
+        tables = rng.multinomial(n, shares, size=resamples).reshape(resamples, k, k)
+    agree = np.trace(tables, axis1=1, axis2=2) / n
+    chance = np.einsum("ri,ri->r", tables.sum(axis=2), tables.sum(axis=1)) / (n * n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(chance < 1, (agree - chance) / (1 - chance), 0.0)
+    low, high = _percentiles(list(values), level)
+    return Interval(low, high, level)
+
+
 # --- cluster bootstrap ------------------------------------------------------------------
 
 MIN_CLUSTERS = 10

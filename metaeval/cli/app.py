@@ -367,7 +367,8 @@ def judge_audit(judges: tuple[str, ...], panels: tuple[str, ...], gate_name: str
     position, length and injection probes mirrored on planted controls.
 
     Exit 0 may gate; 1 report only (or tuned after a held-out read); 2 bad input; 3 the
-    audit is void (a control failed, or most calls to the judge failed).
+    audit is void (a control failed, or most calls to the judge failed); 4 inconclusive
+    (an interval holds its bar).
     """
     from datetime import UTC, datetime
 

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 @click.option("--recorded", type=click.Path(path_type=Path, dir_okay=False),
               help="A judge's recorded verdicts on the items: items where it disagrees with "
               "the labels, or with itself between orders, come first.")
+@click.option("--next-for", "next_for", type=click.Path(path_type=Path, dir_okay=False),
+              help="An inconclusive judge-audit's JSON: the unlabelled items that would "
+              "move its open decision come first (the judge wavers, then it goes against "
+              "the majority label).")
 @click.option("--show-graders", is_flag=True,
               help="Show what each grader (and a recorded judge) found, for adjudication. "
               "Without it the page is blind: annotators never see a verdict.")
@@ -49,8 +53,9 @@ if TYPE_CHECKING:
               help="With --merge: the merged labels file to write.")
 @user_errors
 def label(paths: tuple[Path, ...], labels_path: Path | None, annotator: str | None,
-          recorded: Path | None, show_graders: bool, compare_with: tuple[Path, ...],
-          port: int, no_browser: bool, merge: bool, output: Path | None) -> None:
+          recorded: Path | None, next_for: Path | None, show_graders: bool,
+          compare_with: tuple[Path, ...], port: int, no_browser: bool, merge: bool,
+          output: Path | None) -> None:
     """Label runs (meta-set .jsonl) and judge items (.ndjson) in a local web page.
 
     Serves on 127.0.0.1 with a per-session token in the printed URL; every label is
@@ -62,7 +67,8 @@ def label(paths: tuple[Path, ...], labels_path: Path | None, annotator: str | No
     if merge:
         unused = [flag for flag, given in (
             ("--labels", labels_path is not None), ("--annotator", annotator is not None),
-            ("--recorded", recorded is not None), ("--show-graders", show_graders),
+            ("--recorded", recorded is not None), ("--next-for", next_for is not None),
+            ("--show-graders", show_graders),
             ("--compare-with", bool(compare_with)), ("--port", port != 0),
             ("--no-browser", no_browser)) if given]
         if unused:
@@ -97,7 +103,8 @@ def label(paths: tuple[Path, ...], labels_path: Path | None, annotator: str | No
     with LabelStore(labels_path) as store:
         if store.torn is not None:
             echo(f"warning: {store.torn}", err=True)
-        _serve(paths, name, store, recorded, Page(show_graders, compare_with, port, no_browser))
+        _serve(paths, name, store, recorded,
+               Page(show_graders, compare_with, port, no_browser, next_for))
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +115,7 @@ class Page:
     compare_with: tuple[Path, ...]
     port: int
     no_browser: bool
+    next_for: Path | None = None
 
 
 def _serve(paths: tuple[Path, ...], name: str, store: LabelStore, recorded: Path | None,
@@ -117,13 +125,23 @@ def _serve(paths: tuple[Path, ...], name: str, store: LabelStore, recorded: Path
 
     labels_path = store.path
     others = other_labels(page.compare_with, labels_path)
-    entries = load_entries(paths, name, store, load_config(), recorded)
+    from metaeval.label.next_for import read_open_audit
+
+    audit = read_open_audit(page.next_for) if page.next_for is not None else None
+    entries = load_entries(paths, name, store, load_config(), recorded, audit)
     near = sum(1 for e in entries if e.near_miss)
+    if audit is not None:
+        wavers, against, other = audit.groups(e.id for e in entries if e.kind != "run")
+        first = (f"the {wavers + against + other} unlabelled item(s) of {page.next_for} "
+                 f"first: {wavers} where the judge wavers, {against} against the majority "
+                 f"label, {other} other, interleaved")
+    else:
+        first = f"{near} near misses first"
     mode = ("adjudication: what the graders found is shown" if page.show_graders
             else "blind: no grader or judge verdict is shown")
 
     def ready(url: str, launch: str) -> None:
-        echo(f"{len(entries)} to label ({near} near misses first) as {one_line(name)}; "
+        echo(f"{len(entries)} to label ({one_line(first)}) as {one_line(name)}; "
              f"labels -> {labels_path}; {mode}"
              + (f"; comparing with {len(others)} other labels file(s)" if others else ""))
         echo(f"open {url}  (Ctrl-C stops)")

@@ -71,9 +71,11 @@ class JudgeRow:
     """A panel's members; () for a judge."""
 
 
-SEVERITY = {AuditVerdict.MAY_GATE: 0, AuditVerdict.REPORT_ONLY: 1, AuditVerdict.VOID: 3}
-"""How bad a verdict is for the worst-of exit code; a verdict not named here (one
-added later) ranks between report only and void."""
+SEVERITY = {AuditVerdict.MAY_GATE: 0, AuditVerdict.INCONCLUSIVE: 1,
+            AuditVerdict.REPORT_ONLY: 2, AuditVerdict.VOID: 4}
+"""How bad a verdict is for the worst-of exit code: a judge that clearly misses a bar
+is worse than one its labels cannot decide yet; a verdict not named here (one added
+later) ranks between report only and void."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +93,7 @@ class JudgesResult:
         (the first of the worst)."""
         if self.gate is not None:
             return next(r for r in self.rows if r.name == self.gate)
-        return max(self.rows, key=lambda r: SEVERITY.get(r.audit.verdict, 2))
+        return max(self.rows, key=lambda r: SEVERITY.get(r.audit.verdict, 3))
 
     @property
     def code(self) -> ExitCode:

@@ -161,8 +161,10 @@ class JudgeAuditPlan:
 
 
 VERDICT_CODES = {AuditVerdict.MAY_GATE: ExitCode.OK, AuditVerdict.REPORT_ONLY: ExitCode.FINDINGS,
-                 AuditVerdict.VOID: ExitCode.VOID}
-"""May gate 0, report only 1, void (a control failed, or most calls to the judge) 3."""
+                 AuditVerdict.VOID: ExitCode.VOID,
+                 AuditVerdict.INCONCLUSIVE: ExitCode.INCONCLUSIVE}
+"""May gate 0, report only 1, void (a control failed, or most calls to the judge) 3,
+inconclusive (an interval holds its bar) 4."""
 
 
 @dataclass(frozen=True, slots=True)

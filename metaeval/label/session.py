@@ -17,6 +17,7 @@ from metaeval.config import Config
 from metaeval.contract import JsonValue
 from metaeval.errors import InputError
 from metaeval.judges.base import Mode
+from metaeval.label.next_for import OpenAudit, ordered_for
 from metaeval.label.queue import Entry, item_entry, ordered, run_entries
 from metaeval.label.store import ITEM, RUN, LabelStore, key_of, read_rows
 from metaeval.loaders.judge_items import (
@@ -113,8 +114,10 @@ def _judged(recorded: Path | None, kinds: Mapping[str, Mode]
 
 
 def load_entries(paths: Sequence[Path], annotator: str, store: LabelStore, config: Config,
-                 recorded: Path | None = None) -> tuple[Entry, ...]:
-    """The entries of a session, near misses first."""
+                 recorded: Path | None = None, next_for: OpenAudit | None = None
+                 ) -> tuple[Entry, ...]:
+    """The entries of a session, near misses first; with ``next_for`` (an inconclusive
+    audit), the items that would move its open decision first (``next_for``)."""
     run_files, item_files, errors = _split(paths)
     if errors:
         raise _fail(errors)
@@ -155,4 +158,6 @@ def load_entries(paths: Sequence[Path], annotator: str, store: LabelStore, confi
         for item in chosen:
             entries.append(item_entry(item, annotator, judged.get(item.id, {}),
                                       item_labels.get(item.id, set())))
+    if next_for is not None:
+        return tuple(ordered_for(entries, annotator, next_for))
     return tuple(ordered(entries, annotator))

@@ -340,7 +340,8 @@ def judge_audit_html(a: JudgeAudit) -> str:
         described = described.rsplit(" temperature=", 1)[0] + " temperature unknown"
     modes = ", ".join(sorted(m.value for m in a.modes)) or "nothing"
     verdict = {AuditVerdict.MAY_GATE: "may gate", AuditVerdict.REPORT_ONLY: "report only",
-               AuditVerdict.VOID: "void: the audit proves nothing (see why below)"}
+               AuditVerdict.VOID: "void: the audit proves nothing (see why below)",
+               AuditVerdict.INCONCLUSIVE: a.said()}
     body = [f"<h1>metaeval judge-audit: {escape(a.judge.name)}</h1>",
             f'<p class="meta">{escape(described)} (version {escape(a.judge.version)}; '
             f"{escape(a.source.value)}; audited for {escape(modes)}). {escape(items_said(a))}; "

@@ -92,8 +92,8 @@ def set_said(measured: MeasuredSet | None, what: str = "item") -> list[str]:
 def judge_audit_summary(a: JudgeAudit) -> str:
     """The verdict and why, the agreement with people, each probe's finding."""
     mark = {AuditVerdict.MAY_GATE: "✅", AuditVerdict.REPORT_ONLY: "❌",
-            AuditVerdict.VOID: "⛔"}[a.verdict]
-    out = [f"### {mark} metaeval judge-audit: {md_code(a.judge.name)} {a.verdict.value}", "",
+            AuditVerdict.VOID: "⛔", AuditVerdict.INCONCLUSIVE: "❔"}[a.verdict]
+    out = [f"### {mark} metaeval judge-audit: {md_code(a.judge.name)} {a.said()}", "",
            f"{items_said(a)}; {a.labelled_verdicts} verdicts {verdicts_on(a)}, "
            f"{a.unscored} unscored.", "", *set_said(a.measured)]
     rows = []

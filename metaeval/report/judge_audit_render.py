@@ -37,6 +37,7 @@ from metaeval.report.annotators_render import (
 )
 from metaeval.report.annotators_render import name as printable
 from metaeval.report.escape import one_line
+from metaeval.report.open_render import open_document
 
 
 def probe_view(a: JudgeAudit) -> ProbeView:
@@ -44,7 +45,7 @@ def probe_view(a: JudgeAudit) -> ProbeView:
     return ProbeView(a.strength, None if a.probe_plan is None else a.probe_plan.source.value,
                      a.pairwise is not None, a.source is AuditSource.LIVE)
 KEYS = ("judge", "agreement", "self_consistency", *(u.key for u in PROBES.values()), "probes",
-        "controls", "calls", "verdict", "reasons", "errors", "annotators",
+        "controls", "calls", "verdict", "reasons", "inconclusive", "errors", "annotators",
         "annotator_position", "by_category", "set")
 """The JSON document's top-level keys, in order: one per registered probe."""
 
@@ -79,7 +80,8 @@ def _pair(p: PairAgreement | None) -> JsonValue:
     orders: JsonObject = {
         o.order.value: {"n": o.n, "correct": o.correct, "accuracy": rounded(o.accuracy),
                   "accuracy_interval": _interval(o.accuracy_interval),
-                  "kappa": _value(o.kappa), "ties": o.ties, "unscored": o.unscored}
+                  "kappa": _value(o.kappa), "kappa_interval": _interval(o.kappa_interval),
+                  "ties": o.ties, "unscored": o.unscored}
         for o in p.orders}
     return {"n": p.n, "human_ties": p.human_ties, "orders": orders,
             "not_recorded": [o for o in ("ab", "ba") if o not in orders],
@@ -189,6 +191,7 @@ def audit_document(a: JudgeAudit) -> JsonObject:
         "calls": _calls(a.calls),
         "verdict": a.verdict.value,
         "reasons": list(a.reasons),
+        "inconclusive": open_document(a.open),
         "errors": [str(e) for e in a.errors],
         "annotators": annotators_document(a.annotators),
         "annotator_position": position_document(a.annotator_position),
@@ -294,7 +297,8 @@ def audit_text(a: JudgeAudit) -> str:
     if a.pairwise is not None:
         q = a.pairwise
         rows = [[o.order.value, o.n, o.correct, f"{fixed(o.accuracy)} {_i(o.accuracy_interval)}",
-                 _v(o.kappa), o.ties, o.unscored] for o in q.orders]
+                 f"{_v(o.kappa)} {_i(o.kappa_interval)}", o.ties, o.unscored]
+                for o in q.orders]
         out.append(tabulate(rows, headers=["pairwise order", "n", "correct", "accuracy",
                                            "kappa", "judge ties", "unscored"],
                             disable_numparse=True))
@@ -322,7 +326,7 @@ def audit_text(a: JudgeAudit) -> str:
                f"{a.calls.failed} failed" + (", because:" if a.calls.failures else ""))
     out.extend(failure_lines(a.calls))
     out.append("")
-    out.append(f"verdict: {a.verdict.value}")
+    out.append(f"verdict: {a.said()}")
     out.extend(f"  - {one_line(r)}" for r in a.reasons)
     if a.errors:
         out.append("")

@@ -76,7 +76,7 @@ def test_alt_epsilon_with_no_item_of_several_annotators_is_refused(tmp_path: Pat
     _write(items, rows)
     used = judge_audit("--judge", "log", "--items", str(items), "--recorded", str(log),
                        "--alt-epsilon", "0.2", "--format", "json")
-    assert used.exit_code in (0, 1), used.output
+    assert used.exit_code in (0, 1, 4), used.output  # measured (6 pairs may not decide)
     (panel,) = json.loads(used.stdout)["annotators"]
     assert panel["alt_test"]["epsilon"] == 0.2
 

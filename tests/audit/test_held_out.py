@@ -288,8 +288,9 @@ def test_several_judges_side_by_side_read_the_held_out_set_into_the_ledger(
     audit's would be: a rubric changed after the first read is flagged there too."""
     first = _run("judge-audit", "--judge", "rubric", "--judge", "steady", "--items",
                  "items.ndjson", "--no-cache", "--probes", "files", "--set", "held-out")
-    assert first.exit_code in (0, 1), first.output
-    assert [r["judge"]["name"] for r in _ledger(project)] == ["rubric", "steady"]
+    assert first.exit_code in (0, 1, 4), first.output
+    assert [json.loads(json.dumps(r["judge"]))["name"] for r in _ledger(project)] == [
+        "rubric", "steady"]
     (project / "rubric.txt").write_text(RUBRIC.replace("1 to 5", "1 to 5, strictly"))
     second = _run("judge-audit", "--judge", "rubric", "--judge", "steady", "--items",
                   "items.ndjson", "--no-cache", "--probes", "files", "--set", "held-out",

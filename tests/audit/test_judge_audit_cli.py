@@ -32,7 +32,9 @@ def calibration(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def steady(calibration: Path) -> Result:
     """One audit of the steady judge, shared: each audit bootstraps kappa."""
-    return _audit("--judge", "steady", "--write", "--calibration", str(calibration))
+    # 30 labelled items cannot show TPR or TNR >= 0.8 at 95% (inconclusive): bars they can.
+    return _audit("--judge", "steady", "--write", "--calibration", str(calibration),
+                  "--tpr-bar", "0.6", "--tnr-bar", "0.6")
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +83,8 @@ def test_json_has_the_stable_keys(steady_json: dict[str, Any]) -> None:
                           "pairwise_injection", "self_preference")
     assert tuple(document) == KEYS == (
         "judge", "agreement", "self_consistency", *probes, "probes", "controls",
-        "calls", "verdict", "reasons", "errors", "annotators", "annotator_position",
-        "by_category", "set")
+        "calls", "verdict", "reasons", "inconclusive", "errors", "annotators",
+        "annotator_position", "by_category", "set")
     assert document["position"]["status"] == "clean"
     assert document["calls"] == {"made": 104, "cached": 0, "failed": 0, "failures": []}
     assert document["agreement"]["pointwise"]["n"] == 30

@@ -127,7 +127,9 @@ def test_a_bad_price_table_is_refused_naming_the_key(
 def test_the_exit_code_is_the_worst_verdict_unless_gate_names_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = Path(__file__).resolve().parents[2]
-    both = ("--judge", "steady", "--judge", "biased", "--no-cache")
+    # 30 labelled items cannot show TPR or TNR >= 0.8 at 95% (inconclusive): bars they can.
+    both = ("--judge", "steady", "--judge", "biased", "--no-cache", "--tpr-bar", "0.6",
+            "--tnr-bar", "0.6")
     monkeypatch.chdir(repo)
     run = CliRunner().invoke
     worst = run(main, ["judge-audit", *both, "--format", "json"])
@@ -139,6 +141,13 @@ def test_the_exit_code_is_the_worst_verdict_unless_gate_names_one(
     assert run(main, ["judge-audit", *both, "--gate", "steady"]).exit_code == 0
     gated = run(main, ["judge-audit", *both, "--gate", "biased"])
     assert gated.exit_code == 1 and "exit 1: by --gate biased" in gated.output
+    # A clear miss is worse than labels that cannot decide: report only (1) wins over
+    # inconclusive (4) without --gate.
+    open_one = run(main, ["judge-audit", "--judge", "steady", "--judge", "biased",
+                          "--no-cache", "--format", "json"])
+    assert {r["judge"]: r["verdict"] for r in json.loads(open_one.stdout)["judges"]} == {
+        "steady": "inconclusive", "biased": "report only"}
+    assert open_one.exit_code == 1
     unknown = run(main, ["judge-audit", *both, "--gate", "nobody"])
     assert unknown.exit_code == 2
     assert "--gate: got 'nobody'; expected one of the judges audited: 'steady', 'biased'" in (

@@ -98,7 +98,8 @@ def test_judge_audit_shows_the_audit_before_an_unwritable_calibration_file(
         tmp_path: Path) -> None:
     calibration = blocked(tmp_path) / "calibration.json"
     result = invoke("judge-audit", "--items", str(ROOT / "meta_sets" / "judge"), "--no-cache",
-                    "--judge", "steady", "--write", "--calibration", str(calibration))
+                    "--judge", "steady", "--write", "--calibration", str(calibration),
+                    "--tpr-bar", "0.6", "--tnr-bar", "0.6")  # 30 items cannot decide 0.8
     assert "verdict: may gate" in result.stdout  # the finished audit is not lost
     assert_one_error(result, calibration,
                      f"{tmp_path / 'not-a-dir'} is not a directory (ENOTDIR)")
@@ -112,7 +113,8 @@ def test_judge_audit_never_writes_a_calibration_file_through_a_dangling_link(
     calibration.parent.mkdir()
     calibration.symlink_to(outside / "made-by-metaeval.json")
     result = invoke("judge-audit", "--items", str(ROOT / "meta_sets" / "judge"), "--no-cache",
-                    "--judge", "steady", "--write", "--calibration", str(calibration))
+                    "--judge", "steady", "--write", "--calibration", str(calibration),
+                    "--tpr-bar", "0.6", "--tnr-bar", "0.6")  # 30 items cannot decide 0.8
     assert "verdict: may gate" in result.stdout
     assert_one_error(result, calibration, f"{calibration} is a symbolic link; metaeval "
                      "writes no file of its own through one (ELOOP)")

@@ -142,8 +142,8 @@ def test_judge_audit_summary_shows_the_found_biases_and_a_steady_judge_clean(
     text = path.read_text(encoding="utf-8")
     assert "FOUND" not in text and "⚠️" not in text
     assert "- position: clean" in text
-    assert text.startswith(f"### {'✅' if steady.exit_code == 0 else '❌'} metaeval "
-                           "judge-audit: `steady`")
+    mark = {0: "✅", int(ExitCode.INCONCLUSIVE): "❔"}.get(steady.exit_code, "❌")
+    assert text.startswith(f"### {mark} metaeval judge-audit: `steady`")
 
 
 def test_a_summary_over_a_fifo_is_one_error_never_a_read_that_waits(tmp_path: Path) -> None:
