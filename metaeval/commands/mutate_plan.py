@@ -23,6 +23,9 @@ from metaeval.commands.mutate_values import Message, MutatePlan, MutateRequest
 from metaeval.config import Config, load_config
 from metaeval.errors import ExitCode, InputError
 from metaeval.mutation.apart import load_patch_mutants
+from metaeval.mutation.caches.coverage_cache import COVERAGE_FILE_NAME
+from metaeval.mutation.caches.coverage_file import CoverageFile, load_coverage_file
+from metaeval.mutation.caches.result_cache import CACHE_FILE, ResultCache
 from metaeval.mutation.find.operators import (
     configured_operators,
     operators_flag,
@@ -34,17 +37,14 @@ from metaeval.mutation.find.since import since
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.findings_file import fingerprints
 from metaeval.mutation.fork.parent import WarmStart, start_warm
-from metaeval.mutation.model import Mutant
-from metaeval.mutation.run.coverage_cache import COVERAGE_FILE_NAME
-from metaeval.mutation.run.coverage_file import CoverageFile, load_coverage_file
-from metaeval.mutation.run.options import (
+from metaeval.mutation.isolation.options import (
     DEFAULT_ISOLATION,
     Executor,
     Isolation,
     RunOptions,
     ScratchError,
 )
-from metaeval.mutation.run.result_cache import CACHE_FILE, ResultCache
+from metaeval.mutation.model import Mutant
 from metaeval.mutation.run.runner import Execute
 from metaeval.mutation.run.settings import MutateSettings, mutate_settings
 from metaeval.mutation.run.shard_manifest import ShardPlan, plan_hash, read_timings
