@@ -22,8 +22,8 @@ from metaeval.contract import (
 from metaeval.gate_bars import Results
 from metaeval.mutation.findings_file import Findings, Seen, save, survivors
 from metaeval.mutation.fork.parent import start_warm
+from metaeval.mutation.isolation.options import Isolation, RunOptions
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import MutationRun, Progress, run_mutants
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -287,6 +287,95 @@ def test_two_wings_that_import_each_other_without_a_module_cycle_are_caught(
     # One way round is no cycle.
     (package / "importers" / "common.py").write_text("import json\n", encoding="utf-8")
     assert cycles(wings(import_graph(package))) == []
+
+
+MUTATION_FLOORS: tuple[tuple[str, ...], ...] = (
+    ("model", "wire", "limits", "processes", "cache_files", "coverage"),
+    ("find", "patches", "apart", "findings_file", "score"),
+    ("caches",),
+    ("isolation",),
+    ("child",),
+    ("subprocess",),
+    ("fork",),
+    ("run", "plan", "plugin"),
+)
+"""mutation/'s rooms (its folders, and its own modules), lowest floor first, as
+ARCHITECTURE.md draws them: the values and files every folder uses; finding the
+mutants; the coverage map and the caches; what both isolations are given and give
+back (options, ``Ran``, a child's outcome and its status); the child side both
+isolations share; each isolation, subprocess below fork (a mutant the fork cannot
+place runs as subprocess isolation runs it); the run's order, the plan and the
+pytest plugin on top. A room imports its own floor or one below, never one above."""
+
+
+def rooms(graph: Mapping[str, Mapping[str, int]], package: str) -> dict[str, dict[str, int]]:
+    """``graph`` inside ``package`` folded one level down: each module as the folder (or
+    the module) right under ``package`` that holds it, named by its last part
+    (``pkg.mutation.fork.parent`` as ``fork``); imports from outside ``package`` and
+    ``package``'s own ``__init__`` are left out."""
+    def room(module: str) -> str | None:
+        if not module.startswith(package + "."):
+            return None
+        return module[len(package) + 1:].split(".")[0]
+
+    folded: dict[str, dict[str, int]] = {}
+    for module, edges in graph.items():
+        mine = room(module)
+        if mine is None:
+            continue
+        into = folded.setdefault(mine, {})
+        for target, line in edges.items():
+            theirs = room(target)
+            if theirs is not None and theirs != mine:
+                into[theirs] = min(line, into.get(theirs, line))
+    return folded
+
+
+def upward_rooms(folded: Mapping[str, Mapping[str, int]],
+                 floors: Sequence[Sequence[str]]) -> list[str]:
+    """Each import of ``folded`` from a room to one on a higher floor, and each room on
+    no floor."""
+    floor = {name: index for index, names in enumerate(floors) for name in names}
+    problems = [f"{name!r} is on no floor; add it to MUTATION_FLOORS and ARCHITECTURE.md"
+                for name in sorted(folded) if name not in floor]
+    problems += [f"{name}:{line} imports {target}, a floor above it"
+                 for name, edges in sorted(folded.items()) if name in floor
+                 for target, line in sorted(edges.items())
+                 if target in floor and floor[target] > floor[name]]
+    return problems
+
+
+def test_mutation_rooms_import_one_way() -> None:
+    folded = rooms(import_graph(PACKAGE, sources()), "metaeval.mutation")
+    assert cycles(folded) == []
+    assert upward_rooms(folded, MUTATION_FLOORS) == []
+
+
+def test_mutation_rooms_that_import_each_other_or_upward_are_caught(tmp_path: Path) -> None:
+    # As child and fork did: child.plugin started fork's warm session, and fork's
+    # modules put a mutant in place with child.apply.
+    package = _package(tmp_path, {"mutation/__init__.py": "",
+                                  "mutation/model.py": "",
+                                  "mutation/child/__init__.py": "",
+                                  "mutation/child/apply.py": "from pkg.mutation import model\n",
+                                  "mutation/child/plugin.py":
+                                      "def f():\n    from pkg.mutation.fork import warm\n",
+                                  "mutation/fork/__init__.py": "",
+                                  "mutation/fork/warm.py":
+                                      "from pkg.mutation.child import apply\n"})
+    graph = import_graph(package)
+    assert cycles(graph) == []
+    folded = rooms(graph, "pkg.mutation")
+    assert cycles(folded) == ["child:2 imports fork, fork:1 imports child"]
+    floors = (("model",), ("child",), ("fork",))
+    assert upward_rooms(folded, floors) == ["child:2 imports fork, a floor above it"]
+    # One way round, downward, is allowed; a room on no floor is named.
+    (package / "mutation" / "child" / "plugin.py").write_text("", encoding="utf-8")
+    folded = rooms(import_graph(package), "pkg.mutation")
+    assert cycles(folded) == []
+    assert upward_rooms(folded, floors) == []
+    assert upward_rooms(folded, (("model",), ("fork",))) == [
+        "'child' is on no floor; add it to MUTATION_FLOORS and ARCHITECTURE.md"]
 
 
 def _package(root: Path, files: dict[str, str]) -> Path:

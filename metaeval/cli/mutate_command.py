@@ -26,8 +26,8 @@ from metaeval.cli.options import (
     user_errors,
 )
 from metaeval.config import load_config
-from metaeval.mutation.run import limits
-from metaeval.mutation.run.options import Executor, Isolation
+from metaeval.mutation import limits
+from metaeval.mutation.isolation.options import Executor, Isolation
 
 
 @click.command()
@@ -98,7 +98,7 @@ def mutate(paths: tuple[str, ...], jobs: int | None, timeout_factor: float | Non
     coverage, or could not be applied), 2 on bad input, 3 when the suite fails
     without any mutant or no mutant ran.
     """
-    from metaeval.mutation.run.ran import Step
+    from metaeval.mutation.isolation.ran import Step
     from metaeval.report.progress import MutateProgress
 
     progress = MutateProgress(sys.stderr, terminal=sys.stderr.isatty())

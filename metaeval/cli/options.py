@@ -18,8 +18,8 @@ import click
 
 from metaeval.errors import ExitCode, InputError, OutputError
 from metaeval.files import check_output
-from metaeval.mutation.run.limits import Range
-from metaeval.mutation.run.options import Executor
+from metaeval.mutation.isolation.options import Executor
+from metaeval.mutation.limits import Range
 from metaeval.report.escape import defuse
 
 P = ParamSpec("P")

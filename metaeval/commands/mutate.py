@@ -3,8 +3,9 @@
 The command is three phases, each in a module of its own that takes the value
 the one before gives and returns the next, never calling back up here:
 
-1. ``mutate_plan.plan_mutate``: ``MutateRequest`` -> ``MutatePlan`` (config,
-   targets, patch mutants, ``--since``, the shard's share; nothing runs yet);
+1. ``mutate_plan.plan_mutate``: ``MutateRequest`` -> ``MutatePlan`` (the config
+   read, the flags handed to ``metaeval.mutation.plan``: targets, patch mutants,
+   ``--since``, the shard's share; nothing runs yet);
 2. ``mutate_run.run_planned``: ``MutatePlan`` -> ``Ran`` (the mutants run, the
    caches, shard manifest and timings written), or the ``MutateResult`` of a
    plan that stopped or a run that proved nothing;

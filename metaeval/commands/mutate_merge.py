@@ -20,8 +20,8 @@ from metaeval.commands.mutate_conclude import conclude
 from metaeval.commands.mutate_plan import plan_mutate
 from metaeval.commands.mutate_values import Message, MutateRequest, MutateResult, Ran
 from metaeval.errors import ExitCode, InputError, OutputError
+from metaeval.mutation.isolation.options import Isolation
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.run.options import Isolation
 from metaeval.mutation.run.runner import MutationRun
 from metaeval.mutation.run.shard_manifest import (
     Manifest,

@@ -1,55 +1,16 @@
 """The first phase of ``metaeval mutate``: a ``MutateRequest`` turned into a ``MutatePlan``.
 
-The config and settings read, the targets scanned (through the scan cache), the
-patch mutants loaded, ``--since`` applied, the shard's share taken, the
-``RunOptions`` built, the result cache read and, in fork isolation, the warm
-runner started: early, so that it collects and traces the baseline while libcst
-parses, or, when the scan cache already knew every target, once a mutant is
-found that the result cache does not answer (a rerun where nothing changed
-starts no process). The run phase only uses it. Nothing runs a mutant here, so a
-plan that finds nothing to mutate carries its exit code (``MutatePlan.stop``)
-and its notes for the next phase. This module never prints (but a cache's
-warning that it is read as empty), never runs a mutant and never writes a file.
+The configuration read once and the request's flags handed to the plan as plain
+settings (``metaeval.mutation.plan``: targets, patch mutants, ``--since``, the shard's
+share, run options, the result cache, the warm runner), and its plan kept beside
+the request. This module never prints, never runs a mutant and never writes a file.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import sys
-from collections.abc import Sequence
-from pathlib import Path
-
 from metaeval.commands.mutate_values import Message, MutatePlan, MutateRequest
-from metaeval.config import Config, load_config
-from metaeval.errors import ExitCode, InputError
-from metaeval.mutation.apart import load_patch_mutants
-from metaeval.mutation.find.operators import (
-    configured_operators,
-    operators_flag,
-    select_operators,
-)
-from metaeval.mutation.find.resolve import module_name, read_source, relative_path, resolve_targets
-from metaeval.mutation.find.scan_cache import SCAN_FILE_NAME, ScanCache
-from metaeval.mutation.find.since import since
-from metaeval.mutation.find.targets import find_mutants
-from metaeval.mutation.findings_file import fingerprints
-from metaeval.mutation.fork.parent import WarmStart, start_warm
-from metaeval.mutation.model import Mutant
-from metaeval.mutation.run.coverage_cache import COVERAGE_FILE_NAME
-from metaeval.mutation.run.coverage_file import CoverageFile, load_coverage_file
-from metaeval.mutation.run.options import (
-    DEFAULT_ISOLATION,
-    Executor,
-    Isolation,
-    RunOptions,
-    ScratchError,
-)
-from metaeval.mutation.run.result_cache import CACHE_FILE, ResultCache
-from metaeval.mutation.run.runner import Execute
-from metaeval.mutation.run.settings import MutateSettings, mutate_settings
-from metaeval.mutation.run.shard_manifest import ShardPlan, plan_hash, read_timings
-from metaeval.mutation.run.shards import fill_costs, share
-from metaeval.mutation.run.source_tree import snapshot
+from metaeval.config import load_config
+from metaeval.mutation.plan import PlanSettings, plan
 
 
 def plan_mutate(request: MutateRequest) -> MutatePlan:
@@ -58,233 +19,23 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
     Raises ``InputError`` for a bad config, target, patch-mutants file, git ref,
     timings or coverage file.
     """
-    _check_coverage_flags(request)
-    config = load_config()
-    operators = (configured_operators(config.mutate) if request.operators is None
-                 else operators_flag(request.operators))
-    settings = mutate_settings(config.mutate)
-    root = config.root
-    tree = snapshot(root)  # before the warm runner starts the suite below
-    targets = list(request.paths) or list(config.mutate_targets)
-    cache_file = (root / CACHE_FILE if request.cache_path is None
-                  else Path.cwd() / request.cache_path)
-    scan = None if request.no_cache else ScanCache(root, cache_file.with_name(SCAN_FILE_NAME))
-    patch_dir = root / (request.mutants_dir or Path(settings.mutants))
-    patches = load_patch_mutants(patch_dir, root)
-    options = _run_options(request, settings, root, patch_dir, cache_file)
-    messages = (settings.message_strings if request.message_strings is None
-                else request.message_strings)
-    execute = _executor(request, options)  # a missing Ray stops here, with nothing started
-    # Read before the warm runner starts: a bad timings file stops here, with nothing to stop.
-    timings = (None if request.timings_path is None
-               else read_timings(Path.cwd() / request.timings_path))
-    shared = (None if options.coverage_file is None
-              else load_coverage_file(options.coverage_file))
-    if shared is not None:  # read once: the warm runner records the packages it was traced for
-        options = dataclasses.replace(options, coverage_packages=shared.packages)
-    packages = (_warm_packages(targets, root, patches)
-                if options.isolation is Isolation.FORK else ())
-    warm = _start_early(targets, root, operators, scan, packages, options, messages,
-                        force=request.trace_only)
-    try:
-        mutants = (find_mutants(targets, root, operators, scan, messages)
-                   if targets else [])
-        mutants += patches
-        found = len(mutants)
-        # A fault's fingerprint counts the identical ones before it in its function:
-        # taken before the changed lines choose, so a pull request's run and the
-        # full run give a survivor the same one.
-        prints = None
-        if mutants and request.since_ref is not None:
-            prints = fingerprints(mutants)
-            mutants = since(mutants, root, request.since_ref)
-        digest = _plan_digest(request, config, mutants, operators, messages, shared)
-    except BaseException:  # a bad target or git ref: nothing will run
-        if warm is not None:
-            warm.stop()
-        raise
-    notes, stop = _notes(request, found, len(mutants), patch_dir)
-    report_file = root / (request.report_path or Path(settings.report))
-    shard = None
-    if request.shard is not None and found:
-        shard, mutants = _take_share(request, mutants, notes, digest, report_file.parent,
-                                     timings)
-        if not mutants and stop is None:
-            notes.append(Message(f"nothing to run: shard {shard.k}/{shard.n} has no mutant "
-                                 f"of the {shard.planned}"))
-            stop = ExitCode.OK
-    results = (None if request.no_cache or request.trace_only or stop is not None
-               else ResultCache(root, _cache_settings(options), cache_file))
-    void = ""
-    if warm is None and stop is None and packages and (
-            request.trace_only or _some_to_run(mutants, results)):
-        try:
-            warm = start_warm(options, packages)
-        except ScratchError as e:  # said by the run, as a void run
-            void = str(e)
-    return MutatePlan(request, root, tuple(mutants), options, tuple(notes), stop, cache_file,
-                      scan, report_file, request.baseline_path or config.root / config.findings,
-                      warm, shard, digest, packages, execute, tree, prints, results, void)
+    p = plan(plan_settings(request), load_config())
+    return MutatePlan(request, p.root, p.mutants, p.options,
+                      tuple(Message(n.text, n.stderr) for n in p.notes), p.stop, p.cache_file,
+                      p.scan, p.report_file, p.findings_file, p.warm, p.shard, p.plan_hash,
+                      p.packages, p.execute, p.tree, p.fingerprints, p.results, p.void)
 
 
-def _cache_settings(options: RunOptions) -> tuple[str, ...]:
-    """What a result cache entry was run with, besides the mutant and its files."""
-    return (*options.pytest_args, str(options.timeout_factor), str(options.timeout_constant))
-
-
-def _some_to_run(mutants: Sequence[Mutant], results: ResultCache | None) -> bool:
-    """Whether a mutant may need its tests run: one the result cache does not answer
-    (one settled without running, an ignored one or a compile error, still counts:
-    a warm runner started for nothing is stopped unused)."""
-    return results is None or any(not m.ignored_reason and results.lookup(m) is None
-                                  for m in mutants)
-
-
-def _run_options(request: MutateRequest, settings: MutateSettings, root: Path,
-                 patch_dir: Path, cache_file: Path) -> RunOptions:
-    """How the mutants are to run: the flags over the settings; ``InputError`` for
-    ``--trace-only`` or ``--coverage`` outside fork isolation."""
-    options = RunOptions(
-        root=root, mutants_dir=patch_dir,
-        jobs=settings.jobs if request.jobs is None else request.jobs,
-        timeout_factor=(settings.timeout_factor if request.timeout_factor is None
-                        else request.timeout_factor),
-        timeout_constant=(settings.timeout_constant if request.timeout_constant is None
-                          else request.timeout_constant),
-        pytest_args=settings.pytest_args,
-        isolation=DEFAULT_ISOLATION if request.isolation is None else request.isolation,
-        coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME),
-        coverage_file=(None if request.coverage_path is None
-                       else Path.cwd() / request.coverage_path))
-    if options.isolation is not Isolation.FORK and (request.trace_only
-                                                    or options.coverage_file is not None):
-        raise InputError("--trace-only and --coverage need fork isolation: the coverage "
-                         "map is the warm runner's")
-    return options
-
-
-def _plan_digest(request: MutateRequest, config: Config, mutants: Sequence[Mutant],
-                 operators: Sequence[str], messages: bool, shared: CoverageFile | None
-                 ) -> str:
-    """``plan_hash`` of the plan, when a shard, a trace or a coverage file needs it
-    (else ""); ``InputError`` for a coverage file of another plan, before anything runs."""
-    if request.shard is None and not request.trace_only and shared is None:
-        return ""
-    section = {"targets": list(config.mutate.targets), "operators": list(operators),
-               "runner": dict(config.mutate.runner), "message_strings": messages}
-    digest = plan_hash(mutants, section, operators, request.since_ref, config.root)
-    if shared is not None:
-        shared.check_plan(digest)
-    return digest
-
-
-def _notes(request: MutateRequest, found: int, kept: int, patch_dir: Path
-           ) -> tuple[list[Message], ExitCode | None]:
-    """What the plan says before the run (nothing found, the ``--since`` count) and
-    the exit code of a plan with nothing to run (None: it runs)."""
-    if not found:
-        return [Message(f"error: no mutant found: no targets given or configured, and no "
-                        f"patch mutants under {patch_dir}", stderr=True)], ExitCode.VOID
-    if request.since_ref is None:
-        return [], None
-    notes = [Message(f"--since {request.since_ref}: {kept} of {found} mutants "
-                     f"on changed lines", stderr=True)]
-    if kept:
-        return notes, None
-    notes.append(Message(f"nothing to mutate: no mutant on a line changed against "
-                         f"{request.since_ref}"))
-    return notes, ExitCode.OK
-
-
-def _executor(request: MutateRequest, options: RunOptions) -> Execute | None:
-    """The executor ``--executor`` names (None: this machine's runners); ``InputError``
-    for a combination that cannot run, or Ray not installed."""
-    if request.executor is not Executor.RAY:
-        if request.ray_address is not None:
-            raise InputError(f"--ray-address {request.ray_address!r}: expected it with "
-                             "--executor ray (the mutants run on this machine otherwise)")
-        return None
-    if options.isolation is not Isolation.FORK:
-        raise InputError(f"--executor ray: got --isolation {options.isolation.value!r}; "
-                         "expected fork (each Ray task runs the warm runner)")
-    try:
-        from metaeval.mutation.run.ray_executor import RayExecutor
-    except ImportError as e:
-        if (e.name or "").partition(".")[0] != "ray":
-            raise
-        raise InputError("--executor ray: Ray is not installed in this environment "
-                         f"({sys.executable}); install it with: pip install "
-                         "'metaeval[ray]'") from e
-    return RayExecutor(request.ray_address)
-
-
-def _check_coverage_flags(request: MutateRequest) -> None:
-    if request.trace_only and request.write_coverage is None:
-        raise InputError("--trace-only: give --write-coverage FILE, where the coverage "
-                         "map goes")
-    if request.write_coverage is not None and not request.trace_only:
-        raise InputError("--write-coverage FILE is written by --trace-only; a run that "
-                         "tests mutants reads one with --coverage FILE")
-    if request.trace_only and request.shard is not None:
-        raise InputError("--trace-only runs no mutant: it takes no --shard (the shards "
-                         "read its file with --coverage)")
-
-
-def _take_share(request: MutateRequest, mutants: list[Mutant], notes: list[Message],
-                digest: str, report_dir: Path, timings: dict[str, float] | None
-                ) -> tuple[ShardPlan, list[Mutant]]:
-    """This shard's place and share of ``mutants``, balanced by the cost of each: the
-    ``--timings`` file, else a stable hash of the ids (said in ``notes``). Never the
-    result cache: shards run one after another in one checkout would each find what
-    the one before wrote there, split differently, and the merge would refuse them;
-    every shard of a plan must see the same cost data."""
-    assert request.shard is not None
-    k, n = request.shard
-    known = {} if timings is None else {m.id: timings[m.id] for m in mutants if m.id in timings}
-    source = f"the timings in {request.timings_path}"
-    if not known:
-        source = ("a stable hash of each mutant id: no timings for these mutants (--timings "
-                  "FILE, written by --write-timings)")
-    costs = fill_costs([m.id for m in mutants], known)
-    for m in mutants:
-        if m.ignored_reason:  # settled without running
-            costs[m.id] = 0.0
-    mine = set(share(costs, k, n))
-    kept = [m for m in mutants if m.id in mine]
-    notes.append(Message(f"--shard {k}/{n}: {len(kept)} of {len(mutants)} mutants "
-                         f"(~{sum(costs[i] for i in mine):.1f} of "
-                         f"{sum(costs.values()):.1f} cost units), balanced by {source}",
-                         stderr=True))
-    out = Path.cwd() / request.shard_out if request.shard_out is not None else report_dir
-    return ShardPlan(k, n, digest, len(mutants), tuple(sorted(mine)), out), kept
-
-
-def _warm_packages(targets: Sequence[str], root: Path, patches: Sequence[Mutant]
-                   ) -> tuple[str, ...]:
-    """The packages of every target file and patch mutant: what the warm runner
-    records, the same for every shard of a plan (so a coverage file fits them all)."""
-    files = [module_name(t.path, root) for t in resolve_targets(targets, root)]
-    return tuple(sorted({m.partition(".")[0] for m in files}
-                        | {m.module.partition(".")[0] for m in patches}))
-
-
-def _start_early(targets: Sequence[str], root: Path, operators: Sequence[str],
-                 scan: ScanCache | None, packages: tuple[str, ...], options: RunOptions,
-                 message_strings: bool, *, force: bool = False) -> WarmStart | None:
-    """In fork isolation, the warm runner for ``packages`` started now, before libcst
-    parses the targets (a few tenths of a second on a small package); None when
-    the scan cache already holds every target (a rerun, where nothing may run at
-    all), unless ``force`` (a baseline is traced whatever the mutants)."""
-    if not packages:
-        return None
-    chosen = select_operators(operators)
-    if scan is not None and not force and all(
-            scan.knows(read_source(t.path), path=relative_path(t.path, root),
-                       module=module_name(t.path, root), operators=chosen,
-                       message_strings=message_strings)
-            for t in resolve_targets(targets, root)):
-        return None
-    try:
-        return start_warm(options, packages)
-    except ScratchError:  # an early start is only a head start: the run says why it cannot
-        return None
+def plan_settings(request: MutateRequest) -> PlanSettings:
+    """What of ``request`` the plan is made from: every flag but those only the run's
+    end reads (the findings file's update, SARIF, ``--write-timings``)."""
+    return PlanSettings(
+        paths=request.paths, jobs=request.jobs, timeout_factor=request.timeout_factor,
+        timeout_constant=request.timeout_constant, mutants_dir=request.mutants_dir,
+        report_path=request.report_path, isolation=request.isolation,
+        since_ref=request.since_ref, cache_path=request.cache_path, no_cache=request.no_cache,
+        baseline_path=request.baseline_path, message_strings=request.message_strings,
+        shard=request.shard, shard_out=request.shard_out, timings_path=request.timings_path,
+        trace_only=request.trace_only, write_coverage=request.write_coverage,
+        coverage_path=request.coverage_path, executor=request.executor,
+        ray_address=request.ray_address, operators=request.operators)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from metaeval.commands.mutate_run_files import leave, open_run_files
 from metaeval.commands.mutate_values import Message, MutatePlan, MutateResult, Ran
 from metaeval.errors import ExitCode
-from metaeval.mutation.run.options import VoidRun
+from metaeval.mutation.isolation.options import VoidRun
 from metaeval.mutation.run.runner import Progress, run_mutants
 from metaeval.mutation.run.source_tree import tree_written
 

@@ -2,7 +2,7 @@
 
 Plans as a run does (so the file carries the plan's hash), traces the baseline
 in the warm runner, runs no mutant, and writes the coverage file
-(``run.coverage_file``) that shards read with ``--coverage``. Never prints: the
+(``caches.coverage_file``) that shards read with ``--coverage``. Never prints: the
 line for the user is a ``Message`` of the result.
 """
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 from metaeval.commands.mutate_values import Message, MutatePlan, MutateResult
 from metaeval.errors import ExitCode, OutputError
-from metaeval.mutation.run.coverage_cache import CoverageMap
-from metaeval.mutation.run.coverage_file import write_coverage_file
-from metaeval.mutation.run.options import VoidRun
+from metaeval.mutation.caches.coverage_cache import CoverageMap
+from metaeval.mutation.caches.coverage_file import write_coverage_file
+from metaeval.mutation.isolation.options import VoidRun
 from metaeval.mutation.run.trace import trace_baseline
 
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.errors import ExitCode, InputError, OutputError
+from metaeval.mutation.caches.result_cache import ResultCache
 from metaeval.mutation.find.scan_cache import ScanCache
 from metaeval.mutation.findings_file import Comparison, Findings
 from metaeval.mutation.fork.parent import WarmStart
+from metaeval.mutation.isolation.options import Executor, Isolation, RunOptions
 from metaeval.mutation.model import Mutant
-from metaeval.mutation.run.options import Executor, Isolation, RunOptions
-from metaeval.mutation.run.result_cache import ResultCache
 from metaeval.mutation.run.runner import Execute, MutationRun
 from metaeval.mutation.run.shard_manifest import ShardPlan
 from metaeval.mutation.run.source_tree import TreeState
@@ -67,7 +67,7 @@ class MutateRequest:
     trace_only: bool = False
     """Trace the baseline, run no mutant, write ``write_coverage`` (``--trace-only``)."""
     write_coverage: Path | None = None
-    """Where ``--trace-only`` writes the coverage file (``run.coverage_file``)."""
+    """Where ``--trace-only`` writes the coverage file (``caches.coverage_file``)."""
     coverage_path: Path | None = None
     """A coverage file whose map the run reuses instead of tracing (``--coverage``)."""
     executor: Executor = Executor.LOCAL

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from metaeval.config import Config
 from metaeval.errors import InputError
 from metaeval.mutation.apart import load_patch_mutants
+from metaeval.mutation.caches.result_cache import CACHE_FILE
 from metaeval.mutation.find.operators import configured_operators
 from metaeval.mutation.find.resolve import relative_path, resolve_targets
 from metaeval.mutation.find.scan_cache import SCAN_FILE_NAME, ScanCache
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.findings_file import Findings, Stale, StaleWhy, fingerprints
-from metaeval.mutation.run.result_cache import CACHE_FILE
 from metaeval.mutation.run.settings import mutate_settings
 
 

@@ -15,8 +15,8 @@ from tabulate import tabulate
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.mutation.find.diffs import rewrite_diff
+from metaeval.mutation.isolation.ran import ForkStats
 from metaeval.mutation.model import MutantResult, Status
-from metaeval.mutation.run.ran import ForkStats
 from metaeval.mutation.run.runner import MutationRun
 from metaeval.mutation.score import (
     UNDETECTED,

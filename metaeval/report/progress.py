@@ -90,7 +90,7 @@ class MutateProgress:
         self.clock_thread: threading.Thread | None = None
 
     def phase(self, step: str, done: int = 0, total: int = 0) -> None:
-        """What the run does now (``run.ran.Step``), how far along: shown at once when
+        """What the run does now (``isolation.ran.Step``), how far along: shown at once when
         the step changes, and kept alive by a clock until the first result."""
         with self.lock:
             if self.done.is_set():

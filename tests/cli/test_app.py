@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from metaeval import __version__
 from metaeval.cli.app import main
 from metaeval.cli.mutate_command import mutate
-from metaeval.mutation.run.options import Executor, Isolation
+from metaeval.mutation.isolation.options import Executor, Isolation
 
 REPO = Path(__file__).resolve().parents[2]
 

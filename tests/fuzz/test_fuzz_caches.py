@@ -15,11 +15,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from metaeval import __version__
+from metaeval.mutation.caches.result_cache import CACHEABLE, ResultCache
+from metaeval.mutation.caches.result_cache import FORMAT as RESULT_FORMAT
 from metaeval.mutation.find.scan_cache import ScanCache
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.run.result_cache import CACHEABLE, ResultCache
-from metaeval.mutation.run.result_cache import FORMAT as RESULT_FORMAT
 from tests.fuzz.strategies import Break, Raw, apply, breaks, corrupted, dump, encode, texts
 
 seconds = st.floats(0, 86400) | st.integers(0, 86400)

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from metaeval import __version__
 from metaeval.contract import JsonValue
 from metaeval.errors import InputError
-from metaeval.mutation.run.coverage_cache import FORMAT, load_reuse
-from metaeval.mutation.run.coverage_data import map_fields
-from metaeval.mutation.run.coverage_file import load_coverage_file
-from metaeval.mutation.run.limits import LINE, SECONDS
+from metaeval.mutation.caches.coverage_cache import FORMAT, load_reuse
+from metaeval.mutation.caches.coverage_data import map_fields
+from metaeval.mutation.caches.coverage_file import load_coverage_file
+from metaeval.mutation.limits import LINE, SECONDS
 from metaeval.untrusted_json import JsonInputError, parse_json
 from tests.fuzz.strategies import Break, Raw, apply, breaks, corrupted, dump, encode, texts
 

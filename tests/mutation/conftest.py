@@ -21,8 +21,8 @@ import pytest
 from metaeval.commands.mutate import plan_and_run
 from metaeval.commands.mutate_values import MutateRequest
 from metaeval.mutation.fork.parent import WarmStart
+from metaeval.mutation.isolation.options import Isolation, RunOptions
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.runner import Cache, Execute, MutationRun, Progress
 from metaeval.report.mutate_outcome import MutateOutcome, finish
 from tests.builders import git as git

@@ -13,9 +13,9 @@ import pytest
 
 from metaeval.errors import ExitCode, InputError
 from metaeval.mutation.apart import load_patch_mutants
+from metaeval.mutation.isolation.options import Isolation, RunOptions
 from metaeval.mutation.model import Status
 from metaeval.mutation.patches import shown
-from metaeval.mutation.run.options import Isolation, RunOptions
 from tests.builders import run_here
 from tests.mutation.conftest import SUBPROCESS_SLOW, calc_project, without_steps, write
 

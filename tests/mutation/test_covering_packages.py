@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metaeval.mutation.run.coverage_file import covering_packages
+from metaeval.mutation.caches.coverage_file import covering_packages
 
 FILE = Path("cov.json")
 

@@ -13,7 +13,7 @@ from metaeval.commands.mutate import plan_and_run, run_plan
 from metaeval.commands.mutate_plan import plan_mutate
 from metaeval.commands.mutate_values import MutatePlan, MutateRequest, MutateResult
 from metaeval.errors import ExitCode
-from metaeval.mutation.run.options import Isolation
+from metaeval.mutation.isolation.options import Isolation
 from tests.mutation.conftest import never_run
 
 NO_RUN = MutateRequest(mutants_dir=Path("no_patches"), isolation=Isolation.SUBPROCESS,

@@ -24,7 +24,7 @@ from metaeval.cli import main
 from metaeval.commands import mutate_run as session
 from metaeval.commands.mutate_values import MutateRequest
 from metaeval.errors import ExitCode
-from metaeval.mutation.run.options import Isolation
+from metaeval.mutation.isolation.options import Isolation
 from metaeval.mutation.subprocess.protocol import ChildSpec
 from tests.mutation.conftest import (
     PRICING,

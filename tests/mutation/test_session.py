@@ -21,8 +21,8 @@ from metaeval.errors import ExitCode, InputError
 from metaeval.mutation.findings_file import accept
 from metaeval.mutation.findings_file import load as load_findings
 from metaeval.mutation.findings_file import save as save_findings
+from metaeval.mutation.isolation.options import Isolation
 from metaeval.mutation.model import MutantResult, Status
-from metaeval.mutation.run.options import Isolation
 from tests.mutation.conftest import (
     PRICING,
     SURVIVOR,

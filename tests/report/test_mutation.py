@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from metaeval.errors import InputError
+from metaeval.mutation.isolation.options import Isolation
+from metaeval.mutation.isolation.ran import ForkStats
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.run.options import Isolation
-from metaeval.mutation.run.ran import ForkStats
 from metaeval.mutation.run.runner import MutationRun
 from metaeval.mutation.run.settings import MutateSettings, load_mutate_settings
 from metaeval.mutation.score import mutation_score

@@ -47,7 +47,7 @@ from pathlib import Path
 
 from metaeval.mutation.child.apply import CallRecorder
 from metaeval.mutation.child.ctrace import file_modules, fill
-from metaeval.mutation.fork.swap import live_functions
+from metaeval.mutation.child.live import live_functions
 from metaeval.mutation.wire import CodeRun
 
 PROBE = "__metaeval_probe__"
@@ -386,7 +386,7 @@ def _compiled(real: str, filename: str) -> types.CodeType | None:
 
 def _swap(swaps: dict[str, dict[types.CodeType, types.CodeType]]) -> None:
     """Every live function running code of ``swaps``'s files given its probed code
-    (``swap.live_functions``: a registry or a decorator's wrapper may hold one no
+    (``live.live_functions``: a registry or a decorator's wrapper may hold one no
     module attribute reaches)."""
     for (file, code), functions in live_functions(swaps).items():
         probed = swaps[file].get(code)

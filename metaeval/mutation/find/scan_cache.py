@@ -19,8 +19,8 @@ from metaeval.files import write_atomic
 from metaeval.mutation.cache_files import cold, outdated, read_cache
 from metaeval.mutation.find.operators import Operator
 from metaeval.mutation.find.targets import scan_module as mutants_and_scopes
+from metaeval.mutation.limits import LINE
 from metaeval.mutation.model import Mutant, MutantKind, Span
-from metaeval.mutation.run.limits import LINE
 from metaeval.untrusted_json import JsonInputError, join_field
 
 FORMAT = 1

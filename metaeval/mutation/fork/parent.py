@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from metaeval.mutation.caches.coverage_cache import CoverageMap, load_reuse
+from metaeval.mutation.caches.coverage_file import covering_packages
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.fork.protocol import (
     WarmBaseline,
@@ -33,19 +35,17 @@ from metaeval.mutation.fork.protocol import (
     read_warm_line,
     write_warm_mutants,
 )
-from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.processes import Children, end_group, has_exited, wait_exited
-from metaeval.mutation.run.coverage_cache import CoverageMap, load_reuse
-from metaeval.mutation.run.coverage_file import covering_packages
-from metaeval.mutation.run.options import (
+from metaeval.mutation.isolation.options import (
     OUTPUT_TAIL,
     WARM_GRACE,
     RunOptions,
     VoidRun,
     scratch_writes,
 )
-from metaeval.mutation.run.outcome import ChildVerdict, classify, unreached
-from metaeval.mutation.run.ran import Expect, ForkStats, Phase, Ran, Record, Step
+from metaeval.mutation.isolation.outcome import ChildVerdict, NotRun, classify, unreached
+from metaeval.mutation.isolation.ran import Expect, ForkStats, Phase, Ran, Record, Step
+from metaeval.mutation.model import Mutant, MutantResult, Status
+from metaeval.mutation.processes import Children, end_group, has_exited, wait_exited
 from metaeval.mutation.subprocess.parent import Context, run_mutant
 
 SHOWN_FAILING = 5
@@ -286,7 +286,7 @@ class StreamReader:
         """A forked child's outcome: its status by the ladder both isolations share."""
         self.tally.forked(outcome)
         mutant = self.by_index[outcome.index]
-        verdict = ChildVerdict.of_fork(outcome, self.coverage.tests_for(mutant) or ())
+        verdict = of_fork(outcome, self.coverage.tests_for(mutant) or ())
         result = classify(mutant, verdict, outcome.times.limit or self.tally.timeout)
         if result.status is Status.SURVIVED:  # select only where it can matter
             result = unreached(result, self.coverage.select(mutant))
@@ -362,3 +362,18 @@ def _check_warm_baseline(baseline: WarmBaseline, options: RunOptions, out_path: 
                       f"\n{why_failing(baseline.failed, options)}\n{tail}")
     if baseline.wiring:
         raise VoidRun(f"the forced-fail check was not killed: {baseline.wiring}")
+
+
+def of_fork(outcome: WarmOutcome, covered_by: tuple[str, ...]) -> ChildVerdict:
+    """A forked child, as the warm runner reported it (never a deferred one:
+    that mutant runs again in a pytest child of its own)."""
+    if outcome.selected is None:
+        return ChildVerdict(not_run=NotRun.NO_TEST_REACHES)
+    if outcome.selected == ():
+        return ChildVerdict(not_run=NotRun.NO_TEST_RUNS_LINES)
+    error = outcome.error if outcome.reported else \
+        f"the child ended without a result (wait status {outcome.exit_status})"
+    return ChildVerdict(timed_out=outcome.timed_out, reported=outcome.reported,
+                        error_kind=outcome.error_kind, error=error, failed=outcome.failed,
+                        in_tests=outcome.times.in_tests, wall=outcome.times.wall,
+                        covered_by=covered_by)

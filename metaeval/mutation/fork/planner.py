@@ -20,19 +20,12 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from metaeval.mutation.child.live import LiveFunctions, live_functions
 from metaeval.mutation.fork.failing_import import executes_cleanly, first_test_importing
 from metaeval.mutation.fork.protocol import WarmMutant
 from metaeval.mutation.fork.registries import Registered
 from metaeval.mutation.fork.reload import ModuleGraph, ReloadPlan
-from metaeval.mutation.fork.swap import (
-    Change,
-    CodeKey,
-    LiveFunctions,
-    Swap,
-    live_functions,
-    original_code,
-    plan_swap,
-)
+from metaeval.mutation.fork.swap import Change, CodeKey, Swap, original_code, plan_swap
 
 How = Swap | ReloadPlan
 """How a forked child puts a rewrite mutant in place (a patch mutant needs no plan)."""

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import ast
 import bisect
-import gc
 import sys
 import types
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaeval.mutation.child.apply import CallRecorder
+from metaeval.mutation.child.live import LiveFunctions, live_functions
 
 CO_OPTIMIZED = 0x01
 """Set on functions, lambdas and comprehensions; never on module or class bodies."""
@@ -116,31 +116,6 @@ def changed_functions(original: types.CodeType, mutated: types.CodeType
     """``changed_code`` as (original, mutated) pairs of the functions whose code differs."""
     changes = changed_code(original, mutated)
     return None if changes is None else [(c.old, c.new) for c in changes.changed]
-
-
-LiveFunctions = dict[tuple[str, types.CodeType], list[types.FunctionType]]
-"""The function objects alive in a process, by (file, code object)."""
-
-
-def live_functions(files: Iterable[str]) -> LiveFunctions:
-    """Every function object in this process whose code comes from ``files``, found
-    once by walking the heap: a decorator's wrapper, a registry, a closure made at
-    import or a bound default may hold one that no module attribute reaches."""
-    wanted = frozenset(files)
-    # A frozen heap (see the warm runner) is invisible to get_objects.
-    frozen = gc.get_freeze_count() > 0
-    if frozen:
-        gc.unfreeze()
-    try:
-        objects = gc.get_objects()
-    finally:
-        if frozen:
-            gc.freeze()
-    found: LiveFunctions = {}
-    for obj in objects:
-        if type(obj) is types.FunctionType and obj.__code__.co_filename in wanted:
-            found.setdefault((obj.__code__.co_filename, obj.__code__), []).append(obj)
-    return found
 
 
 @dataclass(frozen=True, slots=True)

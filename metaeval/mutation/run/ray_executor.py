@@ -33,12 +33,12 @@ import ray
 import ray.exceptions
 
 from metaeval.errors import InputError
+from metaeval.mutation.caches.coverage_cache import CoverageMap
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.fork.parent import WarmStart, run_forked, start_warm
+from metaeval.mutation.isolation.options import Isolation, RunOptions, VoidRun, scratch_writes
+from metaeval.mutation.isolation.ran import ForkStats, Ran, Record
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.run.coverage_cache import CoverageMap
-from metaeval.mutation.run.options import Isolation, RunOptions, VoidRun, scratch_writes
-from metaeval.mutation.run.ran import ForkStats, Ran, Record
 
 EXCLUDES = [".git", ".metaeval", ".venv", "venv", ".tox", ".nox", "__pycache__",
             ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", "node_modules"]
@@ -121,7 +121,7 @@ class RayExecutor:
 
     def __call__(self, todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
                  packages: tuple[str, ...], record: Record, warm: WarmStart | None) -> Ran:
-        from metaeval.mutation.run.coverage_file import write_coverage_file
+        from metaeval.mutation.caches.coverage_file import write_coverage_file
         from metaeval.mutation.run.trace import trace_baseline
 
         mutants_dir = _shipped(options)

@@ -31,9 +31,9 @@ from typing import Protocol, runtime_checkable
 from metaeval.errors import ExitCode
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.fork.parent import WarmStart, run_forked
+from metaeval.mutation.isolation.options import Isolation, RunOptions, scratch_writes
+from metaeval.mutation.isolation.ran import Expect, ForkStats, Phase, Ran, Record, Step
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.run.options import Isolation, RunOptions, scratch_writes
-from metaeval.mutation.run.ran import Expect, ForkStats, Phase, Ran, Record, Step
 from metaeval.mutation.run.time_left import TimeLeft, expected_costs
 from metaeval.mutation.subprocess.parent import run_fresh, settle
 
@@ -108,7 +108,7 @@ record, the plan's warm runner, if any (its to use or stop)."""
 
 
 class Cache(Protocol):
-    """Where results of earlier runs are kept (``run.result_cache.ResultCache``)."""
+    """Where results of earlier runs are kept (``caches.result_cache.ResultCache``)."""
 
     def lookup(self, mutant: Mutant) -> MutantResult | None: ...
 

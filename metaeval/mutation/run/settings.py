@@ -16,8 +16,8 @@ from pathlib import Path
 
 from metaeval.config import MutateSection, load_config
 from metaeval.errors import InputError
-from metaeval.mutation.run.limits import JOBS, TIMEOUT_CONSTANT, TIMEOUT_FACTOR, Range
-from metaeval.mutation.run.options import DEFAULT_TIMEOUT_CONSTANT, DEFAULT_TIMEOUT_FACTOR
+from metaeval.mutation.isolation.options import DEFAULT_TIMEOUT_CONSTANT, DEFAULT_TIMEOUT_FACTOR
+from metaeval.mutation.limits import JOBS, TIMEOUT_CONSTANT, TIMEOUT_FACTOR, Range
 
 DEFAULT_MUTANTS_DIR = "mutants"
 DEFAULT_REPORT = ".metaeval/mutation-report.json"

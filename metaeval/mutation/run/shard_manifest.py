@@ -31,9 +31,9 @@ from pathlib import Path
 from metaeval.data_paths import file_digest
 from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
+from metaeval.mutation.caches.result_cache import project_test_files
+from metaeval.mutation.limits import COUNT, SECONDS, Range, clamp_seconds
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.run.limits import COUNT, SECONDS, Range, clamp_seconds
-from metaeval.mutation.run.result_cache import project_test_files
 from metaeval.mutation.run.shards import MAX_SHARDS
 from metaeval.untrusted_json import JsonInputError, join_field, read_json_file
 

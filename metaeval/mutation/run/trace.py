@@ -11,9 +11,9 @@ import tempfile
 from pathlib import Path
 
 from metaeval.mutation.fork.parent import WarmStart, run_forked
+from metaeval.mutation.isolation.options import RunOptions, scratch_writes
+from metaeval.mutation.isolation.ran import ForkStats
 from metaeval.mutation.model import MutantResult
-from metaeval.mutation.run.options import RunOptions, scratch_writes
-from metaeval.mutation.run.ran import ForkStats
 
 
 def _unused(index: int, result: MutantResult) -> None:

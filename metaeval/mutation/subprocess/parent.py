@@ -16,18 +16,50 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.isolation.options import OUTPUT_TAIL, RunOptions, VoidRun, scratch_writes
+from metaeval.mutation.isolation.outcome import ChildVerdict, classify, unreached
+from metaeval.mutation.isolation.ran import Ran, Record
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Status
 from metaeval.mutation.processes import Children, wait_exited
-from metaeval.mutation.run.options import OUTPUT_TAIL, RunOptions, VoidRun, scratch_writes
-from metaeval.mutation.run.outcome import (
-    PYTEST_FAILED,
-    ChildOutcome,
-    ChildVerdict,
-    classify,
-    unreached,
-)
-from metaeval.mutation.run.ran import Ran, Record
 from metaeval.mutation.subprocess.protocol import SPEC_ENV, ChildResult, ChildSpec, ChildTask
+from metaeval.mutation.wire import ErrorKind
+
+# pytest: 1 tests failed, 2 interrupted (a collection error under -x).
+PYTEST_FAILED = (1, 2)
+
+
+@dataclass(frozen=True, slots=True)
+class ChildOutcome:
+    """One pytest child, seen from outside."""
+
+    returncode: int | None
+    """None when the child was killed for running past its limit."""
+    duration: float
+    result: ChildResult | None
+    output: str
+
+
+def of_subprocess(outcome: ChildOutcome, covered_by: tuple[str, ...]) -> ChildVerdict:
+    """A pytest child: its return code and its result file must agree, or its
+    answer is not trusted (the detail then quotes the tail of its output)."""
+    code, result, took = outcome.returncode, outcome.result, outcome.duration
+    if code is None:
+        return ChildVerdict(timed_out=True, wall=took, covered_by=covered_by)
+    if result is None:
+        return ChildVerdict(reported=False, wall=took, covered_by=covered_by,
+                            error=f"pytest exited {code} without a result\n{outcome.output}")
+    if result.error_kind is not ErrorKind.NONE:
+        return ChildVerdict(error_kind=result.error_kind, error=result.error, wall=took,
+                            covered_by=covered_by)
+    if code == 0 and not result.failed:
+        return ChildVerdict(in_tests=result.in_tests, wall=took, covered_by=covered_by)
+    if code in PYTEST_FAILED and result.failed:
+        return ChildVerdict(failed=result.failed[0], in_tests=result.in_tests, wall=took,
+                            covered_by=covered_by)
+    # A pass with a failed test, a failure code with none, or pytest's own
+    # usage or internal error: neither a kill nor a survivor.
+    return ChildVerdict(reported=False, wall=took, covered_by=covered_by,
+                        error=f"pytest exited {code}\n{outcome.output}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +181,7 @@ def run_mutant(mutant: Mutant, context: Context, name: str = "mutant",
     outcome = _child(context.options, context.scratch, name, fields, task, mutant.id,
                      timeout=limit, stop_first=True, scope=ChildScope(tests=tests),
                      children=context.children)
-    result = classify(mutant, ChildVerdict.of_subprocess(outcome, covered_by), limit)
+    result = classify(mutant, of_subprocess(outcome, covered_by), limit)
     # Run even a mutant the baseline saw no test reach: its tracer can miss code
     # (a thread started before it, a test that installs its own trace function,
     # as coverage tools do), and a kill must never be reported as no coverage.

@@ -13,7 +13,7 @@ PARENT_SIDE = (
     "metaeval/mutation/fork/parent.py",
     "metaeval/mutation/subprocess/parent.py",
     "metaeval/mutation/run/runner.py",
-    "metaeval/mutation/run/outcome.py",
+    "metaeval/mutation/isolation/outcome.py",
 )
 """What runs in ``metaeval mutate`` to run the mutants: each isolation's parent, the
 run's order, the status ladder both isolations share."""

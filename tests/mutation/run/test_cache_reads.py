@@ -13,15 +13,15 @@ from textwrap import dedent
 
 import pytest
 
+from metaeval.mutation.caches.config_digest import RUN_CONFIG, config_digest
+from metaeval.mutation.caches.coverage_cache import CoverageMap, load_reuse
+from metaeval.mutation.caches.result_cache import ResultCache
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.isolation.options import Isolation
 from metaeval.mutation.model import MutantResult, Status
-from metaeval.mutation.run.config_digest import RUN_CONFIG, config_digest
-from metaeval.mutation.run.coverage_cache import CoverageMap, load_reuse
-from metaeval.mutation.run.options import Isolation
-from metaeval.mutation.run.result_cache import ResultCache
 from metaeval.mutation.wire import CodeRun, read_record
+from tests.mutation.caches.test_result_cache import mutant, project
 from tests.mutation.conftest import METAEVAL, SUBPROCESS_SLOW, mutate_json
-from tests.mutation.run.test_result_cache import mutant, project
 
 # --- which opens are recorded --------------------------------------------------------
 

@@ -23,8 +23,8 @@ import pytest
 
 from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.find.targets import find_mutants
+from metaeval.mutation.isolation.options import Isolation, RunOptions
 from metaeval.mutation.model import Status
-from metaeval.mutation.run.options import Isolation, RunOptions
 from tests.builders import run_here
 from tests.mutation.conftest import SUBPROCESS_SLOW, calc_project
 

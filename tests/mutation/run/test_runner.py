@@ -17,12 +17,13 @@ import pytest
 from metaeval.errors import ExitCode
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.fork.items import parts_of
+from metaeval.mutation.fork.parent import of_fork
 from metaeval.mutation.fork.protocol import ChildTimes, WarmOutcome, read_warm_line, warm_line
+from metaeval.mutation.isolation.options import Isolation, RunOptions
+from metaeval.mutation.isolation.outcome import classify
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.run.options import Isolation, RunOptions
-from metaeval.mutation.run.outcome import ChildOutcome, ChildVerdict, classify
 from metaeval.mutation.run.runner import MutationRun, exit_code, run_mutants
-from metaeval.mutation.subprocess.parent import Context, run_mutant
+from metaeval.mutation.subprocess.parent import ChildOutcome, Context, of_subprocess, run_mutant
 from metaeval.mutation.subprocess.protocol import ChildResult
 from metaeval.mutation.wire import CodeRun, ErrorKind
 from tests.mutation.conftest import calc_project, mutate_json, small_project
@@ -121,7 +122,7 @@ CASES = [
 
 @pytest.mark.parametrize(("outcome", "status", "killed_by"), CASES)
 def test_classify(outcome: ChildOutcome, status: Status, killed_by: tuple[str, ...]) -> None:
-    result = classify(rewrite(), ChildVerdict.of_subprocess(outcome, ()), 9.0)
+    result = classify(rewrite(), of_subprocess(outcome, ()), 9.0)
     assert (result.status, result.killed_by) == (status, killed_by)
 
 
@@ -247,7 +248,7 @@ def test_classify_warm(outcome: WarmOutcome, status: Status, killed_by: tuple[st
     assert read == outcome
     assert isinstance(read, WarmOutcome)
     covered_by = Coverage.from_runs(Path("."), ()).tests_for(rewrite()) or ()
-    result = classify(rewrite(), ChildVerdict.of_fork(read, covered_by), 9.0)
+    result = classify(rewrite(), of_fork(read, covered_by), 9.0)
     assert (result.status, result.killed_by) == (status, killed_by)
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.find.targets import find_mutants
+from metaeval.mutation.isolation.options import Isolation, RunOptions
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.run.options import Isolation, RunOptions
 from metaeval.mutation.run.time_left import Expected, TimeLeft, expected_costs
 from metaeval.mutation.wire import CodeRun
 from metaeval.report.progress import MutateProgress

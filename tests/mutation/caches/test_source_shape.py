@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textwrap import dedent
 
-from metaeval.mutation.run.source_shape import LineMap, Shape, shape_of
+from metaeval.mutation.caches.source_shape import LineMap, Shape, shape_of
 
 BEFORE = dedent("""\
     LIMIT = 3

@@ -83,7 +83,7 @@ class RunOptions:
     """Fork mode: where the baseline's coverage map is kept between runs, so a run
     traces only the tests whose files changed; None traces every test."""
     coverage_file: Path | None = None
-    """Fork mode: a coverage file (``run.coverage_file``, ``--coverage``) whose map the
+    """Fork mode: a coverage file (``caches.coverage_file``, ``--coverage``) whose map the
     warm runner reuses instead of ``coverage_cache``'s; checked against the plan
     before the run."""
     coverage_packages: tuple[str, ...] = ()

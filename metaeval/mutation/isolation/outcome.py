@@ -3,9 +3,10 @@
 A mutant's tests run in one of two ways (``runner.Isolation``), and each brings
 its answer back in its own wire format: a pytest child's return code and
 ``ChildResult`` file (subprocess), or one line of the warm runner's stream
-(fork). ``ChildVerdict.of_subprocess`` and ``ChildVerdict.of_fork`` turn each
-into one ``ChildVerdict``; ``classify`` turns that into a ``MutantResult``, so
-the same thing done in either isolation gets the same status.
+(fork). Each isolation's parent turns its own into one ``ChildVerdict``
+(``subprocess.parent.of_subprocess``, ``fork.parent.of_fork``); ``classify`` turns
+that into a ``MutantResult``, so the same thing done in either isolation gets the
+same status.
 
 This module only interprets: it never starts, waits for or kills a process,
 and never reads a file. ``unreached`` makes a survivor that no traced test
@@ -19,24 +20,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from metaeval.mutation.coverage import Selection
-from metaeval.mutation.fork.protocol import WarmOutcome
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.subprocess.protocol import ChildResult
 from metaeval.mutation.wire import ErrorKind
-
-# pytest: 1 tests failed, 2 interrupted (a collection error under -x).
-PYTEST_FAILED = (1, 2)
-
-
-@dataclass(frozen=True, slots=True)
-class ChildOutcome:
-    """One pytest child, seen from outside."""
-
-    returncode: int | None
-    """None when the child was killed for running past its limit."""
-    duration: float
-    result: ChildResult | None
-    output: str
 
 
 class NotRun(Enum):
@@ -81,45 +66,6 @@ class ChildVerdict:
     """Seconds the child took, start or fork to reaping."""
     covered_by: tuple[str, ...] = ()
     """The tests the baseline saw reach the mutant."""
-
-    @staticmethod
-    def of_subprocess(outcome: ChildOutcome, covered_by: tuple[str, ...]) -> ChildVerdict:
-        """A pytest child: its return code and its result file must agree, or its
-        answer is not trusted (the detail then quotes the tail of its output)."""
-        code, result, took = outcome.returncode, outcome.result, outcome.duration
-        if code is None:
-            return ChildVerdict(timed_out=True, wall=took, covered_by=covered_by)
-        if result is None:
-            return ChildVerdict(reported=False, wall=took, covered_by=covered_by,
-                                error=f"pytest exited {code} without a result\n{outcome.output}")
-        if result.error_kind is not ErrorKind.NONE:
-            return ChildVerdict(error_kind=result.error_kind, error=result.error, wall=took,
-                                covered_by=covered_by)
-        if code == 0 and not result.failed:
-            return ChildVerdict(in_tests=result.in_tests, wall=took, covered_by=covered_by)
-        if code in PYTEST_FAILED and result.failed:
-            return ChildVerdict(failed=result.failed[0], in_tests=result.in_tests, wall=took,
-                                covered_by=covered_by)
-        # A pass with a failed test, a failure code with none, or pytest's own
-        # usage or internal error: neither a kill nor a survivor.
-        return ChildVerdict(reported=False, wall=took, covered_by=covered_by,
-                            error=f"pytest exited {code}\n{outcome.output}")
-
-    @staticmethod
-    def of_fork(outcome: WarmOutcome, covered_by: tuple[str, ...]) -> ChildVerdict:
-        """A forked child, as the warm runner reported it (never a deferred one:
-        that mutant runs again in a pytest child of its own)."""
-        if outcome.selected is None:
-            return ChildVerdict(not_run=NotRun.NO_TEST_REACHES)
-        if outcome.selected == ():
-            return ChildVerdict(not_run=NotRun.NO_TEST_RUNS_LINES)
-        error = outcome.error if outcome.reported else \
-            f"the child ended without a result (wait status {outcome.exit_status})"
-        return ChildVerdict(timed_out=outcome.timed_out, reported=outcome.reported,
-                            error_kind=outcome.error_kind, error=error, failed=outcome.failed,
-                            in_tests=outcome.times.in_tests, wall=outcome.times.wall,
-                            covered_by=covered_by)
-
 
 def classify(mutant: Mutant, verdict: ChildVerdict, timeout: float) -> MutantResult:
     """The status of ``mutant`` from what its child did; ``timeout`` is the limit it had.

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from metaeval.errors import InputError
-from metaeval.mutation.run.coverage_cache import FORMAT, CoverageMap
-from metaeval.mutation.run.coverage_file import (
+from metaeval.mutation.caches.coverage_cache import FORMAT, CoverageMap
+from metaeval.mutation.caches.coverage_file import (
     load_coverage_file,
     read_coverage_file,
     write_coverage_file,

@@ -13,7 +13,7 @@ from textwrap import dedent
 
 import pytest
 
-from metaeval.mutation.run.coverage_cache import CoverageMap, load_reuse
+from metaeval.mutation.caches.coverage_cache import CoverageMap, load_reuse
 from metaeval.mutation.wire import CodeRun
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")

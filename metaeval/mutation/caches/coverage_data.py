@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from metaeval.contract import JsonValue
 from metaeval.errors import shown
-from metaeval.mutation.run.limits import LINE, SECONDS, Range
-from metaeval.mutation.run.source_shape import Function, Shape
+from metaeval.mutation.caches.source_shape import Function, Shape
+from metaeval.mutation.limits import LINE, SECONDS, Range
 from metaeval.mutation.wire import CodeRun
 from metaeval.untrusted_json import JsonInputError, join_field
 

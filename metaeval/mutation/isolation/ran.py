@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from metaeval.mutation.caches.coverage_cache import CoverageMap
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.model import MutantResult
-from metaeval.mutation.run.coverage_cache import CoverageMap
 
 Record = Callable[[int, MutantResult], None]
 """Where an isolation hands each result as it comes: the mutant's index, its result."""

@@ -33,10 +33,10 @@ from metaeval.contract import JsonValue
 from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
 from metaeval.mutation.cache_files import cold, outdated, read_cache
+from metaeval.mutation.caches.config_digest import config_digest, run_config
 from metaeval.mutation.coverage import Coverage
+from metaeval.mutation.limits import SECONDS, clamp_seconds
 from metaeval.mutation.model import Mutant, MutantResult, Status
-from metaeval.mutation.run.config_digest import config_digest, run_config
-from metaeval.mutation.run.limits import SECONDS, clamp_seconds
 from metaeval.untrusted_json import join_field
 
 CACHE_FILE = ".metaeval/mutate-cache.json"

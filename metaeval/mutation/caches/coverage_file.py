@@ -25,8 +25,8 @@ from typing import Any
 from metaeval import __version__
 from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
-from metaeval.mutation.run.coverage_cache import FORMAT, CoverageMap
-from metaeval.mutation.run.coverage_data import REQUIRED, map_fields
+from metaeval.mutation.caches.coverage_cache import FORMAT, CoverageMap
+from metaeval.mutation.caches.coverage_data import REQUIRED, map_fields
 from metaeval.untrusted_json import JsonInputError, parse_json, read_json_file
 
 PLAN_FIELD = "plan_hash"

@@ -32,10 +32,10 @@ from metaeval.data_paths import SOURCE_LIMIT, read_bounded
 from metaeval.errors import InputError
 from metaeval.files import write_atomic
 from metaeval.mutation.cache_files import TRACKED, outdated
-from metaeval.mutation.run.config_digest import config_digest, run_config
-from metaeval.mutation.run.coverage_data import known_shapes, map_fields
-from metaeval.mutation.run.result_cache import project_test_files
-from metaeval.mutation.run.source_shape import LineMap, Shape, shape_of
+from metaeval.mutation.caches.config_digest import config_digest, run_config
+from metaeval.mutation.caches.coverage_data import known_shapes, map_fields
+from metaeval.mutation.caches.result_cache import project_test_files
+from metaeval.mutation.caches.source_shape import LineMap, Shape, shape_of
 from metaeval.mutation.wire import CodeRun, Reuse, is_read
 from metaeval.untrusted_json import JsonInputError, read_json_file
 from metaeval.vcs import tracked
@@ -125,7 +125,7 @@ class CoverageMap:
 
     def document(self, root: Path, known: Mapping[str, tuple[str, Shape]] | None = None
                  ) -> dict[str, object]:
-        """The map as ``save`` writes it (``run.coverage_file`` adds the plan's hash);
+        """The map as ``save`` writes it (``caches.coverage_file`` adds the plan's hash);
         ``known``: shapes by file, each with the digest of the text it was taken from."""
         digest = _Digests(root.resolve(), known or {})
         passed = set(self.passed)

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from metaeval.mutation.fork.parent import of_fork
 from metaeval.mutation.fork.protocol import ChildTimes, WarmOutcome, read_warm_line, warm_line
+from metaeval.mutation.isolation.outcome import classify
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.run.outcome import ChildOutcome, ChildVerdict, classify
+from metaeval.mutation.subprocess.parent import ChildOutcome, of_subprocess
 from metaeval.mutation.subprocess.protocol import ChildResult
 from metaeval.mutation.wire import ErrorKind
 
@@ -28,14 +30,14 @@ def through_subprocess(tmp_path: Path, returncode: int | None, result: ChildResu
         result.write(tmp_path / "m.result.json")
         read = ChildResult.read(tmp_path / "m.result.json")
     outcome = ChildOutcome(returncode, 2.5, read, output)
-    return classify(MUTANT, ChildVerdict.of_subprocess(outcome, COVERED_BY), LIMIT)
+    return classify(MUTANT, of_subprocess(outcome, COVERED_BY), LIMIT)
 
 
 def through_fork(outcome: WarmOutcome) -> MutantResult:
     # Through the stream line, as the runner reads it from the warm process.
     read = read_warm_line(warm_line("mutant", outcome))
     assert isinstance(read, WarmOutcome)
-    return classify(MUTANT, ChildVerdict.of_fork(read, COVERED_BY), LIMIT)
+    return classify(MUTANT, of_fork(read, COVERED_BY), LIMIT)
 
 
 SELECTED = ("t.py::a", "t.py::b")

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from metaeval import __version__
+from metaeval.mutation.caches.result_cache import FORMAT as RESULT_FORMAT
+from metaeval.mutation.caches.result_cache import ResultCache, project_test_files
 from metaeval.mutation.find import targets
 from metaeval.mutation.find.operators import select_operators
 from metaeval.mutation.find.scan_cache import ScanCache
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.run.result_cache import FORMAT as RESULT_FORMAT
-from metaeval.mutation.run.result_cache import ResultCache, project_test_files
 from tests.mutation.conftest import copy_shop
 
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
