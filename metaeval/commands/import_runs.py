@@ -18,14 +18,17 @@ from pathlib import Path
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import JsonObject
 from metaeval.errors import ExitCode, InputError, shown
-from metaeval.importers.runs import FORMATS, reader
+from metaeval.importers.runs import FORMATS, reader, sniffed
 from metaeval.importers.runs.common import BadRecord, LabelRule, run_line
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.loaders.meta_set import MetaRun, parse_run, reuse_warnings
 from metaeval.untrusted_json import FirstUse, LoadError
 
-__all__ = ["ImportRequest", "ImportStream", "Imported", "import_code", "import_runs",
-           "imported_runs", "runs_spec"]
+__all__ = ["AUTO", "ImportRequest", "ImportStream", "Imported", "import_code", "import_runs",
+           "imported_runs", "picked_format", "runs_spec"]
+
+AUTO = "auto"
+"""The format name that asks for the format to be picked by sniffing the files."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,13 +148,46 @@ def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list
             yield written, run.source
 
 
+def picked_format(paths: Sequence[Path], where: str = "FORMAT") -> str:
+    """The one format that claims every file of ``paths`` (a directory: each of its
+    files of a registered suffix), by sniffing their first bytes; an ``InputError``
+    naming the file when none or several claim it, or two files differ."""
+    suffixes = {s for unit in FORMATS.values() for s in unit.suffixes}
+    picked: dict[str, Path] = {}
+    for path in paths:
+        files = (sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes)
+                 if path.is_dir() else [path])
+        for file in files:
+            if not file.is_file():
+                raise InputError(f"{file}: no such file")
+            claims = [unit.name for unit in sniffed(file)]
+            if len(claims) != 1:
+                found = (f"{' and '.join(claims)} both read it" if claims
+                         else "no format recognises its first bytes")
+                raise InputError(f"{where} auto: {file}: {found}; expected a file of one of "
+                                 f"{', '.join(sorted(FORMATS))} (name the format instead of "
+                                 "auto)")
+            picked.setdefault(claims[0], file)
+    if len(picked) > 1:
+        shown_files = "; ".join(f"{name}: {file}" for name, file in sorted(picked.items()))
+        raise InputError(f"{where} auto: the files are of several formats ({shown_files}); "
+                         "expected one format (import each on its own)")
+    if not picked:
+        raise InputError(f"{where} auto: no file of a known suffix in "
+                         f"{', '.join(map(str, paths))}")
+    return next(iter(picked))
+
+
 def runs_spec(text: str, where: str = "--runs") -> tuple[str, Path]:
-    """``FORMAT:PATH`` (``inspect:logs/``) to its format and path; an ``InputError``
-    naming ``where`` for an unknown format or no path."""
+    """``FORMAT:PATH`` (``inspect:logs/``) to its format and path; ``auto:PATH`` picks
+    the format by sniffing; an ``InputError`` naming ``where`` for an unknown format
+    or no path."""
     fmt, sep, path = text.partition(":")
-    if not sep or not path or fmt not in FORMATS:
+    if not sep or not path or (fmt not in FORMATS and fmt != AUTO):
         raise InputError(f"{where}: got {shown(text)}; expected FORMAT:PATH with FORMAT one "
-                         f"of {', '.join(sorted(FORMATS))} (inspect:logs/)")
+                         f"of {', '.join(sorted(FORMATS))} or {AUTO} (inspect:logs/)")
+    if fmt == AUTO:
+        fmt = picked_format([Path(path)], where)
     return fmt, Path(path)
 
 

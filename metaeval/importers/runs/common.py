@@ -12,8 +12,9 @@ lazily).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from metaeval.contract import (
     Error,
@@ -26,10 +27,11 @@ from metaeval.contract import (
     ToolResult,
 )
 from metaeval.errors import clipped
-from metaeval.untrusted_json import MAX_DEPTH, JsonInputError, parse_json
+from metaeval.untrusted_json import MAX_DEPTH, JsonInputError, LoadError, parse_json
 
-__all__ = ["FORMAT_VERSION", "INNER_DEPTH", "BadRecord", "ImportedRun", "LabelRule",
-           "decode_tool_content", "event_json", "got", "json_value", "run_line"]
+__all__ = ["FORMAT_VERSION", "INNER_DEPTH", "BadRecord", "ImportedRun", "LabelRule", "Reader",
+           "RunFormat", "decode_tool_content", "ended", "event_json", "got", "json_value",
+           "run_line"]
 
 FORMAT_VERSION = 1
 """The meta-set format version the lines are written in (``meta_set.FORMAT_VERSION``,
@@ -74,6 +76,27 @@ class ImportedRun:
     scores: Mapping[str, JsonValue] = field(default_factory=dict)
 
 
+Reader = Callable[[Iterable[Path], list[LoadError]], Iterator["ImportedRun"]]
+"""Reads every file given; each bad record one ``LoadError``, the good runs yielded."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunFormat:
+    """One run format, as the registry (``metaeval.importers.runs.FORMATS``) holds it:
+    its name on the command line, what it reads (one line, for the CLI's help and
+    the docs' index), the suffixes a directory given for it expands to, which files
+    it claims (``sniff``: the first bytes of a file, and its path), its mapping page
+    under docs/, the extra its library comes in (if any) and its reader."""
+
+    name: str
+    summary: str
+    suffixes: tuple[str, ...]
+    sniff: Callable[[bytes, Path], bool]
+    docs: str
+    read: Reader
+    extra: str = ""
+
+
 def event_json(event: Event) -> JsonObject:
     """One event as a native meta-set event object."""
     if isinstance(event, Message):
@@ -85,6 +108,21 @@ def event_json(event: Event) -> JsonObject:
     kind = "timeout" if isinstance(event, Timeout) else "error"
     assert isinstance(event, Timeout | Error)
     return {"type": kind, "detail": event.detail}
+
+
+def ended(events: list[Event], stop: Timeout | Error | None = None) -> list[Event]:
+    """``events`` with how the run ended: ``stop`` (a limit or an error the format
+    recorded) appended after them. A run whose last event is a tool call that no
+    result answers was stopped before its tool ran (a step limit, or a harness
+    that gave up): a ``Timeout`` naming the call, so that an earlier assistant
+    message is not read as the answer."""
+    if stop is not None:
+        return [*events, stop]
+    if events and isinstance(events[-1], ToolCall):
+        call = events[-1]
+        return [*events, Timeout(f"the run ended on tool call {call.id!r} ({call.tool}) "
+                                 "with no result: a step limit or a stopped harness")]
+    return events
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,12 +23,23 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metaeval.contract import Event, JsonObject, JsonValue, Message, ToolCall, ToolResult
+from metaeval.contract import (
+    Error,
+    Event,
+    JsonObject,
+    JsonValue,
+    Message,
+    Timeout,
+    ToolCall,
+    ToolResult,
+)
 from metaeval.importers.runs.common import (
     INNER_DEPTH,
     BadRecord,
     ImportedRun,
+    RunFormat,
     decode_tool_content,
+    ended,
     got,
 )
 from metaeval.untrusted_json import (
@@ -38,7 +49,7 @@ from metaeval.untrusted_json import (
     read_json_or_lines,
 )
 
-__all__ = ["read_otel"]
+__all__ = ["FORMAT", "read_otel"]
 
 INFERENCE = {"chat", "text_completion", "generate_content"}
 AGENT = {"invoke_agent", "create_agent"}
@@ -46,6 +57,10 @@ DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _ROLES = {"system", "user", "assistant", "tool"}
 _MARKERS = {"blob", "file", "uri"}
+# The last inference's finish reasons that say the model was cut off (a timeout
+# event) or stopped by a filter (an error event): the run has no answer.
+_CUT = {"length", "max_tokens", "max_output_tokens"}
+_FILTERED = {"content_filter", "safety", "refusal", "guardrail"}
 STATUS_ERROR = 2
 """``Status.code`` of a span that failed (OTLP's ``STATUS_CODE_ERROR``)."""
 # A status code as the JSON mapping writes it (a number) or as some exporters do
@@ -455,6 +470,9 @@ def _run(trace: str, spans: list[_Span], source: str) -> ImportedRun | None:
             skipped[op] = (count if isinstance(count, int) else 0) + 1
     if skipped:
         metadata["operations_not_read"] = skipped
+    stop = _stop(genai, readers)
+    if stop is not None:
+        metadata["ended"] = stop.detail
     if len(genai) < len(spans):
         metadata["other_spans"] = len(spans) - len(genai)
     if conversation.tool_errors:
@@ -462,8 +480,32 @@ def _run(trace: str, spans: list[_Span], source: str) -> ImportedRun | None:
     run_id = _conversation_id(genai) or trace
     instruction = next((e.content for e in conversation.events
                         if isinstance(e, Message) and e.role == "user"), "")
-    return ImportedRun(run_id, source, run_id, tuple(conversation.events), instruction,
-                       metadata=metadata)
+    return ImportedRun(run_id, source, run_id, tuple(ended(conversation.events, stop)),
+                       instruction, metadata=metadata)
+
+
+def _stop(genai: list[_Span], readers: set[str]) -> Timeout | Error | None:
+    """How the trace ended when it did not finish: an agent or inference span that
+    failed (its status an error), or a last inference cut off by a token limit or a
+    filter (``gen_ai.response.finish_reasons``)."""
+    for span in genai:
+        op = span.attributes["gen_ai.operation.name"]
+        if span.status_code == STATUS_ERROR and (op in AGENT or op in readers):
+            why = span.status_message or span.attributes.get("error.type") or "an error"
+            return Error(f"{span.where} failed: {why}")
+    last = next((s for s in reversed(genai)
+                 if s.attributes["gen_ai.operation.name"] in readers), None)
+    reasons = last.attributes.get("gen_ai.response.finish_reasons") if last else None
+    if isinstance(reasons, str):
+        reasons = [reasons]
+    if last is None or not isinstance(reasons, list):
+        return None
+    for reason in reasons:
+        if reason in _CUT:
+            return Timeout(f"{last.where}: finish reason {reason!r}: the model was cut off")
+        if reason in _FILTERED:
+            return Error(f"{last.where}: finish reason {reason!r}: the reply was filtered")
+    return None
 
 
 def _trace_ids(document: JsonValue) -> Iterator[str]:
@@ -529,3 +571,12 @@ def _ended(trace: str, spans: list[_Span], first: tuple[Path, int], errors: list
         return
     if run is not None:
         yield run
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """An OTLP JSON export: a document or a line that opens with ``resourceSpans``."""
+    return b'"resourceSpans"' in head[:4096]
+
+
+FORMAT = RunFormat("otel", "an OTLP JSON export of OpenTelemetry GenAI spans",
+                   (".jsonl", ".json"), sniff, "import/otel.md", read_otel)
