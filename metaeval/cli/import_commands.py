@@ -54,7 +54,12 @@ def import_runs_command(source_format: str, paths: tuple[Path, ...], output: Pat
     if source_format == AUTO:
         source_format = picked_format(paths)
         echo(f"format: {source_format} (picked by reading the files' first bytes)", err=True)
-    stream = ImportStream(ImportRequest(source_format, paths, label_from))
+    from metaeval.config import load_config
+
+    # The project's run map, as meta-eval --runs applies it: import then meta-eval
+    # reads each run as --runs does.
+    stream = ImportStream(ImportRequest(source_format, paths, label_from,
+                                        load_config().meta_eval.run_map))
     # Each line written as it is read, so memory holds one run, not the file; the
     # file is written (atomically) only once there is a first line.
     lines = (run_jsonl(line) for line in stream.lines())

@@ -18,10 +18,12 @@ from pathlib import Path
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import JsonObject
 from metaeval.errors import ExitCode, InputError, shown
-from metaeval.importers.runs import FORMATS, reader, sniffed
-from metaeval.importers.runs.common import BadRecord, LabelRule, run_line
+from metaeval.importers.runs import FORMATS, run_format, sniffed
+from metaeval.importers.runs.common import BadRecord, ImportedRun, LabelRule, run_line
+from metaeval.importers.runs.mapped import joined, map_line
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.loaders.meta_set import MetaRun, parse_run, reuse_warnings
+from metaeval.suite_config import NO_MAP, RunMap
 from metaeval.untrusted_json import FirstUse, LoadError
 
 __all__ = ["AUTO", "ImportRequest", "ImportStream", "Imported", "import_code", "import_runs",
@@ -36,6 +38,9 @@ class ImportRequest:
     fmt: str
     paths: tuple[Path, ...]
     label_from: str | None = None
+    run_map: RunMap = NO_MAP
+    """The suite's ``map``: where each run's category, task, criteria and states are
+    read from, and which field names a per-call record's conversation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +127,22 @@ def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list
     each line is read back as the meta-set reader reads it (``validate``), and one it
     refuses is an error, not a line written (a caller that reads it so itself passes
     False)."""
-    read, suffixes = reader(request.fmt)
-    files.extend(_files(request.paths, suffixes, errors))
+    unit = run_format(request.fmt)
+    files.extend(_files(request.paths, unit.suffixes, errors))
     rule = LabelRule(request.label_from) if request.label_from else None
     ids = FirstUse()
-    for run in read(files, errors):
+    refused: list[tuple[ImportedRun, BadRecord]] = []
+
+    def named() -> None:
+        for run, bad in refused:
+            path, line, record = where(run.source)
+            errors.append(LoadError(path, line, ".".join(p for p in (record, bad.field) if p),
+                                    bad.message))
+        refused.clear()
+
+    for run in joined(unit.read(files, errors), unit.per_call,
+                      request.run_map.get("conversation_from"), refused):
+        named()
         path, line, record = where(run.source)
         first = ids.earlier(run.id, run.source)
         if first is not None:
@@ -135,7 +151,7 @@ def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list
                                     f"(first at {first})"))
             continue
         try:
-            written = run_line(run, rule)
+            written = map_line(run_line(run, rule), request.run_map)
         except BadRecord as bad:
             errors.append(LoadError(path, line, ".".join(p for p in (record, bad.field) if p),
                                     bad.message))
@@ -146,6 +162,7 @@ def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list
                       for p in problems)
         if not problems:
             yield written, run.source
+    named()
 
 
 def picked_format(paths: Sequence[Path], where: str = "FORMAT") -> str:
@@ -193,15 +210,16 @@ def runs_spec(text: str, where: str = "--runs") -> tuple[str, Path]:
 
 def imported_runs(fmt: str, path: Path, errors: list[LoadError],
                   allowed: AllowedModules = BUILTINS_ONLY, judges: JudgesSection = NO_JUDGES,
-                  suite: Collection[str] = (), warnings: list[LoadError] | None = None
-                  ) -> Iterator[MetaRun]:
+                  suite: Collection[str] = (), warnings: list[LoadError] | None = None,
+                  run_map: RunMap = NO_MAP) -> Iterator[MetaRun]:
     """The runs of ``path`` in ``fmt`` as ``meta-eval --runs`` measures them: each
     imported line read as a meta-set line is (the same checks of code and judges), so
     ``--runs FORMAT:PATH`` and ``metaeval import`` then ``meta-eval`` agree, warnings
     included. Bad records and bad lines land in ``errors``, what loaded but deserves a
     look in ``warnings``; a repeated run id is refused. Streamed: a run is let go once
     the caller has graded it."""
-    for line, source in _imported_lines(ImportRequest(fmt, (path,)), errors, [], check=False):
+    for line, source in _imported_lines(ImportRequest(fmt, (path,), run_map=run_map), errors,
+                                        [], check=False):
         run, problems = parse_run(line, source, allowed, judges, suite)
         at, number, record = where(source)
         errors.extend(LoadError(at, number, ".".join(x for x in (record, p.field) if x),

@@ -300,4 +300,5 @@ def sniff(head: bytes, path: Path) -> bool:
 
 
 FORMAT = RunFormat("anthropic", "JSON Lines of logged Anthropic Messages API requests, each "
-                   "with its reply", (".jsonl",), sniff, "import/anthropic.md", read_anthropic)
+                   "with its reply", (".jsonl",), sniff, "import/anthropic.md", read_anthropic,
+                   per_call=True)

@@ -61,7 +61,9 @@ class ImportedRun:
     """One run read from a foreign format, ready to become a meta-set line.
 
     ``scores``: what the harness itself decided (inspect_ai's scorers), by scorer
-    name, kept so that a score can become a candidate label (``LabelRule``).
+    name, kept so that a score can become a candidate label (``LabelRule``). A state
+    left None is absent from the line (the format records none): a state check on
+    the run is then unscored, never passed on two empty states.
     """
 
     id: str
@@ -70,10 +72,13 @@ class ImportedRun:
     trajectory: tuple[Event, ...]
     instruction: str = ""
     criteria: JsonObject = field(default_factory=dict)
-    initial_state: JsonObject = field(default_factory=dict)
-    final_state: JsonObject = field(default_factory=dict)
+    initial_state: JsonObject | None = None
+    final_state: JsonObject | None = None
     metadata: JsonObject = field(default_factory=dict)
     scores: Mapping[str, JsonValue] = field(default_factory=dict)
+    conversation: str = ""
+    """The conversation the run belongs to, when the format names one: runs of one
+    conversation are joined into one (``metaeval.importers.runs.join``)."""
 
 
 Reader = Callable[[Iterable[Path], list[LoadError]], Iterator["ImportedRun"]]
@@ -95,6 +100,9 @@ class RunFormat:
     docs: str
     read: Reader
     extra: str = ""
+    per_call: bool = False
+    """One record a model call (each re-sending the history): records of one
+    conversation are joined into one run (``mapped.joined``)."""
 
 
 def event_json(event: Event) -> JsonObject:
@@ -110,15 +118,17 @@ def event_json(event: Event) -> JsonObject:
     return {"type": kind, "detail": event.detail}
 
 
-def ended(events: list[Event], stop: Timeout | Error | None = None) -> list[Event]:
+def ended(events: list[Event], stop: Timeout | Error | None = None,
+          step_limit: bool = False) -> list[Event]:
     """``events`` with how the run ended: ``stop`` (a limit or an error the format
-    recorded) appended after them. A run whose last event is a tool call that no
-    result answers was stopped before its tool ran (a step limit, or a harness
-    that gave up): a ``Timeout`` naming the call, so that an earlier assistant
-    message is not read as the answer."""
+    recorded) appended after them. With ``step_limit`` (the run is whole: its calls
+    joined), a run whose last event is a tool call that no result answers was
+    stopped before its tool ran (a step limit, or a harness that gave up): a
+    ``Timeout`` naming the call, so that an earlier assistant message is not read
+    as the answer."""
     if stop is not None:
         return [*events, stop]
-    if events and isinstance(events[-1], ToolCall):
+    if step_limit and events and isinstance(events[-1], ToolCall):
         call = events[-1]
         return [*events, Timeout(f"the run ended on tool call {call.id!r} ({call.tool}) "
                                  "with no result: a step limit or a stopped harness")]
@@ -196,10 +206,11 @@ def run_line(run: ImportedRun, label: LabelRule | None = None) -> JsonObject:
         "task": {"id": run.task_id, "instruction": run.instruction,
                  "criteria": run.criteria},
         "trajectory": [event_json(e) for e in run.trajectory],
-        "initial_state": run.initial_state,
-        "final_state": run.final_state,
-        "metadata": run.metadata,
     }
+    for key, state in (("initial_state", run.initial_state), ("final_state", run.final_state)):
+        if state is not None:
+            line[key] = state
+    line["metadata"] = run.metadata
     if label is not None:
         line["label"] = {"verdict": label.verdict(run), "labeller": f"score:{label.scorer}"}
     deep = _too_deep(line, MAX_DEPTH)
