@@ -26,7 +26,16 @@ import random
 from pathlib import Path
 
 from metaeval.contract import JsonObject, JsonValue
-from metaeval.importers.common import Bad, Converted, as_object, fail_on, got, json_array, text
+from metaeval.importers.common import (
+    Bad,
+    Converted,
+    JudgeLogFormat,
+    as_object,
+    fail_on,
+    got,
+    json_array,
+    text,
+)
 
 
 def shown_swapped(instruction: str, seed: int) -> bool:
@@ -77,3 +86,9 @@ def convert(path: Path, *, prefix: str = "alpaca-eval", seed: int = 0) -> Conver
                          else "ab", "verdict": verdict, "raw": _raw(obj.get("raw_completion"))})
     fail_on(errors, path)
     return Converted(tuple(items), tuple(recorded))
+
+
+FORMAT = JudgeLogFormat(
+    "alpaca-eval", "AlpacaEval results/<model>/<annotator>/annotations.json: one order per "
+    "item.", "alpaca-eval", lambda log, o: convert(log, prefix=o.prefix, seed=o.seed),
+    "one order per item: the position probe cannot run on this log", seeded=True)
