@@ -83,9 +83,10 @@ def _completion(n: int, tool: str | None, words: str) -> dict[str, Any]:
 
 def write_traces(path: Path, scenarios: Sequence[Scenario]) -> None:
     """The SDK's own run loop and tracing, with its exported items written a line each."""
+    from agents.tracing.processor_interface import TracingExporter
     from openai import AsyncOpenAI
 
-    class FileExporter(agents.tracing.processor_interface.TracingExporter):  # type: ignore[misc]
+    class FileExporter(TracingExporter):
         def export(self, items: list[Any]) -> None:
             with path.open("a") as f:
                 f.writelines(json.dumps(item.export()) + "\n" for item in items
@@ -101,7 +102,7 @@ def write_traces(path: Path, scenarios: Sequence[Scenario]) -> None:
             return json.dumps({"order_id": order_id, "status": "ok"})
         return agents.function_tool(run, name_override=name)
 
-    @agents.input_guardrail  # type: ignore[misc]
+    @agents.input_guardrail  # type: ignore[untyped-decorator]
     async def no_abuse(ctx: Any, agent: Any, text: Any) -> Any:
         return agents.GuardrailFunctionOutput(output_info={}, tripwire_triggered=(
             "idiot" in str(text)))

@@ -52,10 +52,11 @@ def result(call_id: str) -> JsonObject:
 def conversation() -> list[JsonObject]:
     """A wrapper's log of every call of one conversation: three calls, each re-sending
     the history so far."""
-    first = [user("Refund order A-1, please.")]
-    second = [*first, {"role": "assistant", "content": tool_use("t1", "Looking.")},
-              result("t1")]
-    third = [*second, {"role": "assistant", "content": tool_use("t2")}, result("t2")]
+    first: list[JsonValue] = [user("Refund order A-1, please.")]
+    second: list[JsonValue] = [
+        *first, {"role": "assistant", "content": tool_use("t1", "Looking.")}, result("t1")]
+    third: list[JsonValue] = [
+        *second, {"role": "assistant", "content": tool_use("t2")}, result("t2")]
     keys: JsonObject = {"category": "refund", "case": "refund-a1",
                         "criteria": {"amount": "30"}}
     return [call(first, tool_use("t1", "Looking."), "tool_use", id="conv-1", **keys),
