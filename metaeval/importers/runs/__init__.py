@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from metaeval.errors import InputError
-from metaeval.importers.runs import anthropic, inspect_log, openai_agents, otel
+from metaeval.importers.runs import anthropic, inspect_log, openai_agents, openinference, otel
 from metaeval.importers.runs.common import ImportedRun, Reader, RunFormat
 from metaeval.untrusted_json import JsonInputError, open_regular
 
@@ -25,6 +25,7 @@ FORMATS: dict[str, RunFormat] = {f.name: f for f in (
     anthropic.FORMAT,
     otel.FORMAT,
     openai_agents.FORMAT,
+    openinference.FORMAT,
 )}
 """Every run format, by its name on the command line."""
 

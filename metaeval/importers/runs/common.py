@@ -30,8 +30,8 @@ from metaeval.errors import clipped
 from metaeval.untrusted_json import MAX_DEPTH, JsonInputError, LoadError, parse_json
 
 __all__ = ["FORMAT_VERSION", "INNER_DEPTH", "BadRecord", "ImportedRun", "LabelRule", "Reader",
-           "RunFormat", "decode_tool_content", "ended", "event_json", "got", "json_value",
-           "run_line"]
+           "RunFormat", "chat_events", "decode_tool_content", "ended", "event_json", "got",
+           "json_value", "run_line"]
 
 FORMAT_VERSION = 1
 """The meta-set format version the lines are written in (``meta_set.FORMAT_VERSION``,
@@ -116,6 +116,70 @@ def event_json(event: Event) -> JsonObject:
     kind = "timeout" if isinstance(event, Timeout) else "error"
     assert isinstance(event, Timeout | Error)
     return {"type": kind, "detail": event.detail}
+
+
+_CHAT_ROLES = {"system", "developer", "user", "assistant", "tool"}
+
+
+def _text(content: JsonValue, where: str) -> str | None:
+    """A chat message's content: a string, or text parts joined (others as markers)."""
+    if content is None or isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise BadRecord(where, f"got {got(content)}; expected a string or a list of parts")
+    out: list[str] = []
+    for i, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if isinstance(part, dict) and kind in ("text", "input_text", "output_text"):
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise BadRecord(f"{where}[{i}].text", f"got {got(text)}; expected a string")
+            out.append(text)
+        elif isinstance(kind, str):
+            out.append(f"[{kind}]")
+        else:
+            raise BadRecord(f"{where}[{i}]", f"got {got(part)}; expected a content part")
+    return "".join(out)
+
+
+def chat_events(raw: JsonValue, where: str) -> list[Event]:
+    """One chat-completions message (``role``, ``content``, ``tool_calls``,
+    ``tool_call_id``) as events; ``developer`` is read as ``system``."""
+    if not isinstance(raw, dict):
+        raise BadRecord(where, f"got {got(raw)}; expected a message object")
+    role = raw.get("role")
+    if not isinstance(role, str) or role not in _CHAT_ROLES:
+        raise BadRecord(f"{where}.role", f"got {got(role)}; expected one of "
+                        f"{', '.join(sorted(_CHAT_ROLES))}")
+    if role == "tool":
+        call_id = raw.get("tool_call_id")
+        if not isinstance(call_id, str) or not call_id:
+            raise BadRecord(f"{where}.tool_call_id", f"got {got(call_id)}; expected the id")
+        content = _text(raw.get("content"), f"{where}.content") or ""
+        return [ToolResult(call_id, decode_tool_content(content))]
+    events: list[Event] = []
+    text = _text(raw.get("content"), f"{where}.content")
+    if text:
+        events.append(Message("system" if role == "developer" else role, text))
+    calls = raw.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise BadRecord(f"{where}.tool_calls", f"got {got(calls)}; expected a list")
+    for i, call in enumerate(calls):
+        at = f"{where}.tool_calls[{i}]"
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(call, dict) or not isinstance(function, dict):
+            raise BadRecord(at, f"got {got(call)}; expected {{id, function: {{name, "
+                            "arguments}}")
+        call_id, name = call.get("id"), function.get("name")
+        if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
+            raise BadRecord(at, f"got id {got(call_id)} and name {got(name)}; expected "
+                            "non-empty strings")
+        raw_args: JsonValue = function.get("arguments") or {}
+        args = decode_tool_content(raw_args) if isinstance(raw_args, str) else raw_args
+        if not isinstance(args, dict):
+            raise BadRecord(f"{at}.function.arguments", f"got {got(args)}; expected an object")
+        events.append(ToolCall(call_id, name, args))
+    return events
 
 
 def ended(events: list[Event], stop: Timeout | Error | None = None,

@@ -29,17 +29,17 @@ from metaeval.importers.runs.common import (
     BadRecord,
     ImportedRun,
     RunFormat,
+    chat_events,
     decode_tool_content,
     ended,
     got,
 )
 from metaeval.untrusted_json import LoadError, read_json_or_lines
 
-__all__ = ["FORMAT", "read_openai_agents"]
+__all__ = ["FORMAT", "ChatConversation", "read_openai_agents"]
 
 SPAN_TYPES = {"agent", "function", "generation", "response", "guardrail", "handoff", "custom",
               "mcp_tools", "speech", "transcription", "speech_group"}
-_ROLES = {"system", "developer", "user", "assistant", "tool"}
 
 
 @dataclass
@@ -57,66 +57,6 @@ def _items(value: JsonValue) -> list[JsonValue]:
     return value if isinstance(value, list) else [value]
 
 
-def _text(content: JsonValue, where: str) -> str | None:
-    """A chat message's content: a string, or text parts joined (others as markers)."""
-    if content is None or isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        raise BadRecord(where, f"got {got(content)}; expected a string or a list of parts")
-    out: list[str] = []
-    for i, part in enumerate(content):
-        kind = part.get("type") if isinstance(part, dict) else None
-        if isinstance(part, dict) and kind in ("text", "input_text", "output_text"):
-            text = part.get("text")
-            if not isinstance(text, str):
-                raise BadRecord(f"{where}[{i}].text", f"got {got(text)}; expected a string")
-            out.append(text)
-        elif isinstance(kind, str):
-            out.append(f"[{kind}]")
-        else:
-            raise BadRecord(f"{where}[{i}]", f"got {got(part)}; expected a content part")
-    return "".join(out)
-
-
-def _message(raw: JsonValue, where: str) -> list[Event]:
-    """One chat-completions message as events."""
-    if not isinstance(raw, dict):
-        raise BadRecord(where, f"got {got(raw)}; expected a message object")
-    role = raw.get("role")
-    if not isinstance(role, str) or role not in _ROLES:
-        raise BadRecord(f"{where}.role", f"got {got(role)}; expected one of "
-                        f"{', '.join(sorted(_ROLES))}")
-    if role == "tool":
-        call_id = raw.get("tool_call_id")
-        if not isinstance(call_id, str) or not call_id:
-            raise BadRecord(f"{where}.tool_call_id", f"got {got(call_id)}; expected the id")
-        content = _text(raw.get("content"), f"{where}.content") or ""
-        return [Result(call_id, decode_tool_content(content))]
-    events: list[Event] = []
-    text = _text(raw.get("content"), f"{where}.content")
-    if text:
-        events.append(Message("system" if role == "developer" else role, text))
-    calls = raw.get("tool_calls") or []
-    if not isinstance(calls, list):
-        raise BadRecord(f"{where}.tool_calls", f"got {got(calls)}; expected a list")
-    for i, call in enumerate(calls):
-        at = f"{where}.tool_calls[{i}]"
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(call, dict) or not isinstance(function, dict):
-            raise BadRecord(at, f"got {got(call)}; expected {{id, function: {{name, "
-                            "arguments}}")
-        call_id, name = call.get("id"), function.get("name")
-        if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
-            raise BadRecord(at, f"got id {got(call_id)} and name {got(name)}; expected "
-                            "non-empty strings")
-        raw_args: JsonValue = function.get("arguments") or {}
-        args = decode_tool_content(raw_args) if isinstance(raw_args, str) else raw_args
-        if not isinstance(args, dict):
-            raise BadRecord(f"{at}.function.arguments", f"got {got(args)}; expected an object")
-        events.append(ToolCall(call_id, name, args))
-    return events
-
-
 def _after_last_assistant(messages: list[JsonValue]) -> int:
     for k in range(len(messages) - 1, -1, -1):
         message = messages[k]
@@ -126,7 +66,10 @@ def _after_last_assistant(messages: list[JsonValue]) -> int:
 
 
 @dataclass
-class _Rebuilt:
+class ChatConversation:
+    """A conversation rebuilt from chat-completions calls, call by call (also the
+    OpenInference reader's): the history each call re-sent is read once."""
+
     events: list[Event] = field(default_factory=list)
     started: bool = False
     tool_errors: list[JsonValue] = field(default_factory=list)
@@ -141,9 +84,9 @@ class _Rebuilt:
                             "leaves them out when trace_include_sensitive_data is off)")
         new = _after_last_assistant(inputs) if self.started else 0
         for i, message in enumerate(inputs[new:], start=new):
-            self._add(_message(message, f"{where}.span_data.input[{i}]"))
+            self._add(chat_events(message, f"{where}.span_data.input[{i}]"))
         for i, message in enumerate(outputs):
-            self._add(_message(message, f"{where}.span_data.output[{i}]"))
+            self._add(chat_events(message, f"{where}.span_data.output[{i}]"))
         self.started = True
 
     def _add(self, events: list[Event]) -> None:
@@ -190,7 +133,7 @@ class _Rebuilt:
 
 
 def _run(trace: _Trace) -> ImportedRun:
-    rebuilt = _Rebuilt()
+    rebuilt = ChatConversation()
     agents: list[JsonValue] = []
     model: JsonValue = None
     spans = sorted(trace.spans, key=lambda s: str(s[1].get("started_at", "")))

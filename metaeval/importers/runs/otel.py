@@ -446,7 +446,8 @@ def _with_events(spans: list[_Span], logged: list[LogEvent]) -> None:
 def sniff(head: bytes, path: Path) -> bool:
     """An OTLP JSON export: a document or a line that opens with ``resourceSpans`` (or
     ``resourceLogs``: the GenAI events of the conventions before 1.37)."""
-    return b'"resourceSpans"' in head[:4096] or b'"resourceLogs"' in head[:4096]
+    exported = b'"resourceSpans"' in head[:4096] or b'"resourceLogs"' in head[:4096]
+    return exported and b'"openinference.span.kind"' not in head  # OpenInference's own
 
 
 FORMAT = RunFormat("otel", "an OTLP JSON export of OpenTelemetry GenAI spans",

@@ -36,8 +36,10 @@ def missing_from(unit: RunFormat) -> list[str]:
     if re.search(rf"\b{re.escape(unit.name)}\b", _help("import").split("Formats:")[-1]) is None:
         where.append("import")
     for command in ("meta-eval", "validate"):
-        if re.search(rf"--runs FORMAT:PATH[^-]*\b{re.escape(unit.name)}\b",
-                     " ".join(_help(command).split())) is None:
+        # The --runs option's help, up to the next option.
+        text = " ".join(_help(command).split()).partition("--runs FORMAT:PATH")[2]
+        helped = re.split(r" --[a-z]", text)[0]
+        if re.search(rf"(?<![\w-]){re.escape(unit.name)}(?![\w-])", helped) is None:
             where.append(command)
     try:
         runs_spec(f"{unit.name}:x")
