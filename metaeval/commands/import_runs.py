@@ -87,6 +87,14 @@ def where(source: str) -> tuple[str, int, str]:
     return path, 0, record
 
 
+def _in_file_order(errors: list[LoadError], files: list[Path]) -> tuple[LoadError, ...]:
+    """The errors by file (as given) and line: the joining of per-call records reads
+    one record ahead, so a reader's error can be met before the one of the line
+    above it."""
+    rank = {str(f): k for k, f in enumerate(files)}
+    return tuple(sorted(errors, key=lambda e: (rank.get(e.path, -1), e.line)))
+
+
 def import_runs(request: ImportRequest) -> Imported:
     errors: list[LoadError] = []
     files: list[Path] = []
@@ -95,7 +103,8 @@ def import_runs(request: ImportRequest) -> Imported:
     for line, source in _imported_lines(request, errors, files):
         lines.append(line)
         sources.append(source)
-    return Imported(tuple(lines), tuple(errors), tuple(str(f) for f in files), tuple(sources))
+    return Imported(tuple(lines), _in_file_order(errors, files), tuple(str(f) for f in files),
+                    tuple(sources))
 
 
 class ImportStream:
@@ -115,8 +124,8 @@ class ImportStream:
             yield line
 
     def result(self) -> Imported:
-        return Imported((), tuple(self._errors), tuple(str(f) for f in self._files),
-                        count=self._count)
+        return Imported((), _in_file_order(self._errors, self._files),
+                        tuple(str(f) for f in self._files), count=self._count)
 
 
 def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list[Path],
