@@ -4,13 +4,15 @@ conversation, how the run ended, and the suite's ``map`` applied to the line.
 **Joining.** A per-call log (``RunFormat.per_call``: one record a model call)
 holds a conversation as several records, each re-sending the history. Two rules
 join them, and the joined run's metadata says which did (``joined``): records
-that name one conversation (``map.conversation_from``, a path in the run as
-``params_from`` reads it) are one run, whatever lies between them; a record
-with no conversation named whose trajectory strictly extends the previous
-record's (it begins with every event of it, and has more) continues it. The
-joined run keeps the first record's id and source and the last record's
-metadata. Records of a named conversation are held until the input ends; the
-extension rule holds one record at a time.
+that name one conversation through the suite (``map.conversation_from``, a path
+in the run as ``params_from`` reads it) are one run, whatever lies between them
+(held until the input ends); records that follow one another with the same
+conversation id of the format's own (``ImportedRun.conversation``: OTel's
+``gen_ai.conversation.id``, the Agents SDK's ``group_id``, OpenInference's
+``session.id``) are one run; and a record whose trajectory strictly extends the
+previous record's (it begins with every event of it, and has more) continues
+it. The joined run keeps the first record's id and source and the last record's
+metadata. Without the suite's key, one record is held at a time.
 
 **The line.** ``map_line`` fills the run's category, task id, instruction,
 criteria and states from the paths the map names; a path the run lacks, or a
@@ -44,9 +46,7 @@ def read_path(line: JsonObject, path: str) -> tuple[bool, JsonValue]:
     return lookup(node, rest)
 
 
-def _key(run: ImportedRun, path: str | None) -> str:
-    if path is None:
-        return run.conversation
+def _key(run: ImportedRun, path: str) -> str:
     line: JsonObject = {"task": {"id": run.task_id, "instruction": run.instruction,
                                  "criteria": run.criteria}, "metadata": run.metadata}
     found, value = read_path(line, path)
@@ -93,7 +93,7 @@ def joined(runs: Iterable[ImportedRun], per_call: bool, conversation_from: str |
     named: dict[str, tuple[ImportedRun, int]] = {}
     for run in runs:
         try:
-            key = _key(run, conversation_from)
+            key = _key(run, conversation_from) if conversation_from else ""
         except BadRecord as bad:
             errors.append((run, bad))
             continue
@@ -101,6 +101,12 @@ def joined(runs: Iterable[ImportedRun], per_call: bool, conversation_from: str |
             first, calls = named.get(key, (None, 0))
             named[key] = ((run if first is None
                            else _merged(first, run, SAME_CONVERSATION, calls + 1)), calls + 1)
+            continue
+        # The format's own conversation id joins the records that follow one another
+        # (a stream holds one run); the suite's, above, joins them wherever they stand.
+        if held is not None and run.conversation and run.conversation == held.conversation:
+            held_calls += 1
+            held = _merged(held, run, SAME_CONVERSATION, held_calls)
             continue
         if held is not None and len(run.trajectory) > len(held.trajectory) \
                 and run.trajectory[:len(held.trajectory)] == held.trajectory:

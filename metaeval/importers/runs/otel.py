@@ -331,11 +331,14 @@ def _run(trace: str, spans: list[_Span], source: str) -> ImportedRun | None:
         metadata["other_spans"] = len(spans) - len(genai)
     if conversation.tool_errors:
         metadata["tool_errors"] = conversation.tool_errors
-    run_id = _conversation_id(genai) or trace
+    named = _conversation_id(genai)
     instruction = next((e.content for e in conversation.events
                         if isinstance(e, Message) and e.role == "user"), "")
-    return ImportedRun(run_id, source, run_id, tuple(ended(conversation.events, stop)),
-                       instruction, metadata=metadata)
+    # Traces of one gen_ai.conversation.id are joined into one run (mapped.joined),
+    # which keeps the first trace's id: the conversation's.
+    return ImportedRun(named or trace, source, named or trace,
+                       tuple(ended(conversation.events, stop)), instruction,
+                       metadata=metadata, conversation=named or "")
 
 
 def _stop(genai: list[_Span], readers: set[str]) -> Timeout | Error | None:
@@ -451,4 +454,4 @@ def sniff(head: bytes, path: Path) -> bool:
 
 
 FORMAT = RunFormat("otel", "an OTLP JSON export of OpenTelemetry GenAI spans",
-                   (".jsonl", ".json"), sniff, "import/otel.md", read_otel)
+                   (".jsonl", ".json"), sniff, "import/otel.md", read_otel, per_call=True)

@@ -15,6 +15,8 @@ writes is committed:
         opentelemetry-exporter-otlp-json-file httpx
     PYTHONPATH=. python -m tests.importers.runs.otel_events_writer \\
         tests/importers/runs/data/otel_openai_v2.jsonl
+    PYTHONPATH=. python -m tests.importers.runs.otel_events_writer \\
+        tests/importers/runs/data/otel_openai_v2_per_call.jsonl --per-call
 
 ``SCENARIOS`` is also what the test reads: the tool calls each conversation made
 and how its last reply ended. Importing this module imports no OpenTelemetry.
@@ -25,6 +27,7 @@ and how its last reply ended. Importing this module imports no OpenTelemetry.
 # mypy: disable-error-code="no-untyped-call,arg-type"
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -66,7 +69,9 @@ def _completion(n: int, tool: str | None, words: str, finish: str) -> dict[str, 
                          "finish_reason": "tool_calls" if tool else finish}]}
 
 
-def main(out: str) -> None:
+def main(out: str, per_call: bool = False) -> None:
+    """The log of every scenario; ``per_call``: with no harness span around a
+    conversation, so that each model call is a trace of its own (a per-call log)."""
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     import httpx
     import openai
@@ -95,8 +100,10 @@ def main(out: str) -> None:
         "type": "object", "properties": {"order_id": {"type": "string"}}}}}
         for name in ("get_order", "refund", "escalate")]
     for s in SCENARIOS:
-        # One agent run, one trace: the harness's span is the parent of every call.
-        with tracer.start_as_current_span(f"support-run {s.id}"):
+        # One agent run, one trace: the harness's span is the parent of every call
+        # (unless per_call: then each call is a trace of its own).
+        with (contextlib.nullcontext() if per_call
+              else tracer.start_as_current_span(f"support-run {s.id}")):
             messages: list[dict[str, object]] = [
                 {"role": "system", "content": "You are a support agent."},
                 {"role": "user", "content": f"Help with {s.id}, please."}]
@@ -114,4 +121,4 @@ def main(out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], per_call="--per-call" in sys.argv[2:])

@@ -11,8 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
+from metaeval.cli import main
 from metaeval.contract import Timeout
 from metaeval.importers.runs.otel import read_otel
 from metaeval.untrusted_json import LoadError
@@ -135,3 +137,28 @@ def test_each_trace_is_one_conversation_with_its_provider_and_how_it_ended() -> 
         assert run.metadata["provider"] == "openai"  # gen_ai.system, before its rename
         cut = isinstance(run.trajectory[-1], Timeout)
         assert cut is (s.finish == "length"), s.id
+
+
+PER_CALL = Path(__file__).parent / "data" / "otel_openai_v2_per_call.jsonl"
+
+
+def test_a_per_call_log_of_one_trace_a_call_is_one_run_a_conversation(
+        tmp_path: Path) -> None:
+    # The same conversations with no harness span around them: every model call is a
+    # trace of its own, and each call re-sends the conversation so far.
+    traces = {json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+              for line in PER_CALL.read_text().splitlines() if "resourceSpans" in line}
+    assert len(traces) == sum(len(s.tools) + 1 for s in SCENARIOS)  # one a call
+    out = tmp_path / "runs.jsonl"
+    done = CliRunner().invoke(main, ["import", "otel", str(PER_CALL), "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    runs = {r["task"]["instruction"].split()[2].rstrip(","): r
+            for r in map(json.loads, out.read_text().splitlines())}
+    assert sorted(runs) == [s.id for s in SCENARIOS]
+    for s in SCENARIOS:
+        run = runs[s.id]
+        calls = [e["tool"] for e in run["trajectory"] if e["type"] == "tool_call"]
+        assert calls == list(s.tools), s.id
+        assert run["metadata"]["joined"] == {"calls": len(s.tools) + 1,
+                                             "rule": "extends the previous call's messages"}
+        assert (run["trajectory"][-1]["type"] == "timeout") is (s.finish == "length")
