@@ -23,7 +23,7 @@ from metaeval.errors import InputError
 from metaeval.gate_bars import DEFAULT_OPTIONS, Bar, GateOptions, parse_bars, parse_options
 from metaeval.importing import BUILTINS_ONLY, AllowedModules, is_module_name
 from metaeval.keys import cut, did_you_mean, reject_unknown
-from metaeval.suite_config import SuiteCheck, read_suite
+from metaeval.suite_config import NO_MAP, RunMap, SuiteCheck, read_map, read_suite
 
 DEFAULT_META_SETS = ("meta_sets",)
 DEFAULT_FINDINGS = "mutants/findings.json"
@@ -86,6 +86,9 @@ class MetaEvalConfig:
     """Labels files (CSV or JSONL), relative to the project, joined with the runs by id."""
     cluster: str = "auto"
     """What the bootstrap resamples: ``auto``, ``task`` or ``run``."""
+    run_map: RunMap = NO_MAP
+    """Where an imported run's category, task, criteria and states are read from
+    (``map``, and each suite file's ``map``)."""
 
     def with_flags(self, flags: Bars) -> tuple[Bars, dict[str, Bars]]:
         """The bars for every check and per check with ``flags`` over them (``--min-tpr``
@@ -331,7 +334,7 @@ def _meta_eval(section: object, where: str, root: Path) -> MetaEvalConfig:
     if not isinstance(section, dict):
         raise InputError(f"{where}: got {section!r}; expected a table")
     bars = _bars(section, where, ("checks", "seed", "resamples", "untested", "suite",
-                                  "suite_files", "labels", "cluster"))
+                                  "suite_files", "labels", "cluster", "map"))
     checks = section.get("checks", {})
     if not isinstance(checks, dict):
         raise InputError(f"{where}.checks: got {checks!r}; expected a table of check names")
@@ -359,7 +362,8 @@ def _meta_eval(section: object, where: str, root: Path) -> MetaEvalConfig:
         raise InputError(f"{where}.cluster: got {_short(cluster)}; expected one of "
                          f"{', '.join(map(repr, CLUSTERS))}")
     return MetaEvalConfig(bars, check_bars, ints["seed"], ints["resamples"], str(untested),
-                          read_suite(root, section, where), tuple(labels), str(cluster))
+                          read_suite(root, section, where), tuple(labels), str(cluster),
+                          read_map(root, section, where))
 
 
 def _mutate_section(pyproject: Path, section: object) -> MutateSection:

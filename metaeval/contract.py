@@ -226,6 +226,10 @@ class EvalInput:
     trajectory: Trajectory
     initial_state: JsonObject = field(default_factory=dict)
     final_state: JsonObject = field(default_factory=dict)
+    state_recorded: bool = True
+    """False when the run carries no state at all (an imported run whose format has
+    none, and no field named for it): a state check is then unscored, not passed
+    on two empty states."""
 
     @property
     def task_id(self) -> str:

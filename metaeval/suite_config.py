@@ -25,13 +25,35 @@ from metaeval.keys import cut, reject_unknown
 
 SUITE_KEYS = ("grader", "metadata", "name", "params", "params_from", "tasks")
 """The keys of one suite check."""
-SUITE_FILE_KEYS = ("format_version", "suite")
+SUITE_FILE_KEYS = ("format_version", "map", "suite")
 """The top-level keys of a suite file."""
 SUITE_FILE_VERSION = 1
 PARAM_ROOTS = ("task.", "metadata.")
 """Where a parameter may be read from in a run: its task (``task.id``,
 ``task.instruction``, ``task.criteria.KEY``) or its free metadata."""
 TASK_FIELDS = ("task.id", "task.instruction")
+MAP_KEYS = ("category_from", "conversation_from", "criteria_from", "final_state_from",
+            "initial_state_from", "instruction_from", "task_from")
+"""The keys of a suite's ``map``: which field of an imported record fills which part
+of the run (its category, task id and instruction, criteria, states), and which
+names the conversation a per-call record belongs to."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunMap:
+    """Where an imported run's parts are read from: each a dotted path in the run as
+    its importer wrote it (the same paths as ``params_from``: ``metadata.KEY`` for
+    what the format carries beyond the run). Empty: the importer's own reading.
+    ``where`` names each key's declaration in messages."""
+
+    paths: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    where: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def get(self, key: str) -> str | None:
+        return self.paths.get(key)
+
+
+NO_MAP = RunMap()
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +97,35 @@ def _json(value: object, where: str) -> JsonValue:
                      "(a string, number, boolean, array or table; no date, time, inf or nan)")
 
 
+OPERATORS = ("exists", "in", "not")
+"""A selector value that is a table of one of these keys tests, not equals:
+``{ in = [...] }`` one of the values, ``{ exists = true }`` the key is there (or,
+false, is not), ``{ not = X }`` X (a value or another test) does not hold."""
+
+
+def operator(wanted: JsonValue) -> str | None:
+    """The test a selector value asks for, or None for plain equality."""
+    if isinstance(wanted, dict) and len(wanted) == 1:
+        (key,) = wanted
+        if key in OPERATORS:
+            return key
+    return None
+
+
+def _selector(wanted: JsonValue, where: str) -> None:
+    test = operator(wanted)
+    if test is None:
+        return
+    assert isinstance(wanted, dict)
+    value = wanted[test]
+    if test == "in" and not isinstance(value, list):
+        raise InputError(f"{where}.in: got {cut(repr(value), 80)}; expected a list of values")
+    if test == "exists" and not isinstance(value, bool):
+        raise InputError(f"{where}.exists: got {cut(repr(value), 80)}; expected true or false")
+    if test == "not":
+        _selector(value, f"{where}.not")
+
+
 def _string(table: Mapping[str, object], key: str, where: str, default: str | None) -> str:
     value = table.get(key, default)
     if not isinstance(value, str) or not value:
@@ -99,6 +150,31 @@ def _path(value: object, where: str) -> str:
     return value
 
 
+def _map(raw: object, where: str) -> dict[str, tuple[str, str]]:
+    """A ``map`` table: each key to its path and where it was declared."""
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: got {cut(repr(raw), 80)}; expected a table of "
+                         f"{', '.join(MAP_KEYS)}")
+    reject_unknown(raw, MAP_KEYS, where)
+    return {str(k): (_path(v, f"{where}.{k}"), f"{where}.{k}") for k, v in raw.items()}
+
+
+def read_map(root: Path, section: Mapping[str, object], where: str) -> RunMap:
+    """The run map of ``[tool.metaeval.meta_eval.map]`` and of each suite file's
+    ``map``; one key declared twice is an error naming both places."""
+    found = _map(section.get("map", {}), f"{where}.map")
+    files = section.get("suite_files", [])
+    for i, name in enumerate(files if isinstance(files, list) else []):
+        data = _suite_data(root, name, f"{where}.suite_files[{i}]")[0]
+        for key, (path, at) in _map(data.get("map", {}), f"{name}: map").items():
+            if key in found:
+                raise InputError(f"{at}: also declared at {found[key][1]}; expected one "
+                                 "declaration a key")
+            found[key] = (path, at)
+    return RunMap(MappingProxyType({k: p for k, (p, _) in found.items()}),
+                  MappingProxyType({k: w for k, (_, w) in found.items()}))
+
+
 def suite_check(raw: object, where: str) -> SuiteCheck:
     """One declaration, checked; every error names ``where`` and the key."""
     if not isinstance(raw, dict):
@@ -109,6 +185,8 @@ def suite_check(raw: object, where: str) -> SuiteCheck:
     params = _json(_table(raw, "params", where), f"{where}.params")
     selector = _json(_table(raw, "metadata", where), f"{where}.metadata")
     assert isinstance(params, dict) and isinstance(selector, dict)
+    for key, wanted in selector.items():
+        _selector(wanted, f"{where}.metadata.{key}")
     if "grader" in params or "name" in params:
         raise InputError(f"{where}.params: got a key 'grader' or 'name'; expected the "
                          "grader's parameters only (grader and name are keys of the check)")
@@ -131,6 +209,11 @@ def _entries(raw: object, where: str) -> list[SuiteCheck]:
 
 
 def _suite_file(root: Path, name: object, where: str) -> list[SuiteCheck]:
+    data, path = _suite_data(root, name, where)
+    return _entries(data.get("suite", []), f"{path}: suite")
+
+
+def _suite_data(root: Path, name: object, where: str) -> tuple[dict[str, object], Path]:
     if not isinstance(name, str) or not name:
         raise InputError(f"{where}: got {cut(repr(name), 80)}; expected a path")
     path = (root / name).resolve()
@@ -149,7 +232,7 @@ def _suite_file(root: Path, name: object, where: str) -> list[SuiteCheck]:
     if data.get("format_version", SUITE_FILE_VERSION) != SUITE_FILE_VERSION:
         raise InputError(f"{path}: format_version: got {data['format_version']!r}; "
                          f"expected {SUITE_FILE_VERSION}")
-    return _entries(data.get("suite", []), f"{path}: suite")
+    return data, path
 
 
 def read_suite(root: Path, section: Mapping[str, object], where: str) -> tuple[SuiteCheck, ...]:

@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
      "'timeout_factor' or 'timeout_constant'?"),
     ('[tool.metaeval.meta_eval]\nresample = 10\n',
      "tool.metaeval.meta_eval.resample: unknown key; expected one of checks, cluster, "
-     "labels, min_kappa, min_tnr, min_tpr, resamples, seed, suite, suite_files, untested; "
+     "labels, map, min_kappa, min_tnr, min_tpr, resamples, seed, suite, suite_files, untested; "
      "did you mean 'resamples'?"),
     ('[tool.metaeval.meta_eval.checks.refund_issued]\nmin_tnp = 0.9\n',
      "tool.metaeval.meta_eval.checks.refund_issued.min_tnp: unknown key; expected one of "

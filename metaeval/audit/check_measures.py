@@ -332,7 +332,12 @@ def _signal_flags(cases: Sequence[Case], m: Measured) -> tuple[list[Flag], list[
     verdicts = {c.graded for c in cases}
     if len(cases) > 1 and len(verdicts) == 1:
         flags.append(Flag.CONSTANT)
-        notes.append(f"{next(iter(verdicts)).value} on every one of {len(cases)} runs")
+        reasons = {c.reason for c in cases if c.reason}
+        # Unscored everywhere for one reason (no state recorded, no criterion): that
+        # reason, not only the count, is what a reader must fix.
+        why = (f": {next(iter(reasons))}" if len(reasons) == 1
+               and Outcome.UNSCORED in verdicts else "")
+        notes.append(f"{next(iter(verdicts)).value} on every one of {len(cases)} runs{why}")
     if m.youden_ci.contains(0.0):
         flags.append(Flag.NO_SIGNAL)
         why = f" ({m.youden_ci.reason})" if m.youden_ci.reason else ""

@@ -44,6 +44,7 @@ from metaeval.commands.validate import validate as run_validate
 from metaeval.config import load_config
 from metaeval.errors import ExitCode
 from metaeval.files import write_atomic
+from metaeval.importers.runs import FORMATS as RUN_FORMATS
 from metaeval.judges.scales import ProbeSource
 from metaeval.report.escape import one_line
 from metaeval.report.validation import validation_json, validation_text
@@ -132,8 +133,9 @@ main.add_command(split_command)
                    "items given beside it; a .csv, or a .jsonl whose first row is a label, is "
                    "recognised without it. Repeatable.")
 @click.option("--runs", "runs", multiple=True, metavar="FORMAT:PATH",
-              help="A harness's runs read as `metaeval import FORMAT` reads them, checked "
-                   "and joined with the labels; repeatable.")
+              help="A harness's runs read as `metaeval import FORMAT` reads them ("
+                   f"{', '.join(RUN_FORMATS)}, or auto), checked and joined with the labels; "
+                   "repeatable.")
 @FORMAT
 @user_errors
 def validate(paths: tuple[Path, ...], recorded: tuple[Path, ...], scale_text: str | None,
@@ -193,9 +195,9 @@ SET_OPTION = click.option(
                    "rationale]), joined with the runs by id; repeat for more (default: "
                    "[tool.metaeval.meta_eval] labels).")
 @click.option("--runs", "runs", multiple=True, metavar="FORMAT:PATH",
-              help="A harness's runs read as `metaeval import FORMAT` reads them (inspect, "
-                   "anthropic, otel), measured beside META_SET...: no converted file; repeat "
-                   "for more.")
+              help="A harness's runs read as `metaeval import FORMAT` reads them ("
+                   f"{', '.join(RUN_FORMATS)}, or auto), measured beside META_SET...: no "
+                   "converted file; repeat for more.")
 @click.option("--cluster", type=click.Choice(["auto", "task", "run"]), default=None,
               help="What the intervals resample: task (a cluster bootstrap: trials of one "
                    "task together), run, or auto (tasks when runs share one and there are "

@@ -14,6 +14,7 @@ import click
 from metaeval.cli.options import echo, refuse_inputs_as_outputs, user_errors
 from metaeval.errors import InputError
 from metaeval.files import write_atomic, write_ndjson
+from metaeval.importers import JUDGE_FORMATS, JudgeLogFormat, LogOptions
 from metaeval.importers.common import Converted
 
 LOG = click.argument("log", type=click.Path(path_type=Path, exists=True, dir_okay=False))
@@ -75,63 +76,29 @@ def judge_import() -> None:
     """Convert a published judge log for judge-audit --recorded (no hand mapping)."""
 
 
-@judge_import.command("mt-bench-pair")
-@LOG
-@ITEMS
-@RECORDED
-@_prefix("mt-bench")
-@user_errors
-def mt_bench_pair(log: Path, items_out: Path, recorded_out: Path, prefix: str) -> None:
-    """FastChat llm_judge gpt-4_pair.jsonl: both games of each pair."""
-    from metaeval.importers.mt_bench import convert
-
-    _write(log, convert(log, single=False, prefix=prefix), items_out, recorded_out,
-           "the positions are mapped; re-read the replies with --reply mt-bench if you wish")
+SEED = click.option("--seed", type=int, default=0, show_default=True,
+                    help="The annotator's seed, which with each instruction decided the order "
+                         "shown.")
 
 
-@judge_import.command("mt-bench-single")
-@LOG
-@ITEMS
-@RECORDED
-@_prefix("mt-bench")
-@user_errors
-def mt_bench_single(log: Path, items_out: Path, recorded_out: Path, prefix: str) -> None:
-    """FastChat llm_judge gpt-4_single.jsonl: one 1-10 rating per answer."""
-    from metaeval.importers.mt_bench import convert
+def _log_command(unit: JudgeLogFormat) -> click.Command:
+    """``judge-import NAME LOG --items --recorded --prefix [--seed]`` for one registered
+    format: the option stack is written once, here, for every format."""
 
-    _write(log, convert(log, single=True, prefix=prefix), items_out, recorded_out,
-           "ratings are 1-10: audit with --scale 1-10 (and --pass-at N)")
+    def command(log: Path, items_out: Path, recorded_out: Path, prefix: str,
+                seed: int = 0) -> None:
+        _write(log, unit.convert(log, LogOptions(prefix, seed)), items_out, recorded_out,
+               unit.hint)
 
-
-@judge_import.command("arena-hard")
-@LOG
-@ITEMS
-@RECORDED
-@_prefix("arena-hard")
-@user_errors
-def arena_hard(log: Path, items_out: Path, recorded_out: Path, prefix: str) -> None:
-    """Arena-Hard-Auto model_judgment/<judge>/<model>.jsonl: both games, A>>B scores."""
-    from metaeval.importers.arena_hard import convert
-
-    _write(log, convert(log, prefix=prefix), items_out, recorded_out,
-           "response_a is the baseline (A in game 1); re-read with --reply arena if you wish")
+    decorated: Callable[..., None] = user_errors(command)
+    for option in reversed((LOG, ITEMS, RECORDED, _prefix(unit.prefix),
+                            *((SEED,) if unit.seeded else ()))):
+        decorated = option(decorated)
+    return click.command(unit.name, help=unit.summary)(decorated)
 
 
-@judge_import.command("alpaca-eval")
-@LOG
-@ITEMS
-@RECORDED
-@_prefix("alpaca-eval")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="The annotator's seed, which with each instruction decided the order shown.")
-@user_errors
-def alpaca_eval(log: Path, items_out: Path, recorded_out: Path, prefix: str,
-                seed: int) -> None:
-    """AlpacaEval results/<model>/<annotator>/annotations.json: one order per item."""
-    from metaeval.importers.alpaca_eval import convert
-
-    _write(log, convert(log, prefix=prefix, seed=seed), items_out, recorded_out,
-           "one order per item: the position probe cannot run on this log")
+for _unit in JUDGE_FORMATS.values():
+    judge_import.add_command(_log_command(_unit))
 
 
 @judge_import.command("codes")

@@ -18,14 +18,19 @@ from pathlib import Path
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.contract import JsonObject
 from metaeval.errors import ExitCode, InputError, shown
-from metaeval.importers.runs import FORMATS, reader
-from metaeval.importers.runs.common import BadRecord, LabelRule, run_line
+from metaeval.importers.runs import FORMATS, run_format, sniffed
+from metaeval.importers.runs.common import BadRecord, ImportedRun, LabelRule, run_line
+from metaeval.importers.runs.mapped import joined, map_line
 from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.loaders.meta_set import MetaRun, parse_run, reuse_warnings
+from metaeval.suite_config import NO_MAP, RunMap
 from metaeval.untrusted_json import FirstUse, LoadError
 
-__all__ = ["ImportRequest", "ImportStream", "Imported", "import_code", "import_runs",
-           "imported_runs", "runs_spec"]
+__all__ = ["AUTO", "ImportRequest", "ImportStream", "Imported", "import_code", "import_runs",
+           "imported_runs", "picked_format", "runs_spec"]
+
+AUTO = "auto"
+"""The format name that asks for the format to be picked by sniffing the files."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +38,9 @@ class ImportRequest:
     fmt: str
     paths: tuple[Path, ...]
     label_from: str | None = None
+    run_map: RunMap = NO_MAP
+    """The suite's ``map``: where each run's category, task, criteria and states are
+    read from, and which field names a per-call record's conversation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +87,14 @@ def where(source: str) -> tuple[str, int, str]:
     return path, 0, record
 
 
+def _in_file_order(errors: list[LoadError], files: list[Path]) -> tuple[LoadError, ...]:
+    """The errors by file (as given) and line: the joining of per-call records reads
+    one record ahead, so a reader's error can be met before the one of the line
+    above it."""
+    rank = {str(f): k for k, f in enumerate(files)}
+    return tuple(sorted(errors, key=lambda e: (rank.get(e.path, -1), e.line)))
+
+
 def import_runs(request: ImportRequest) -> Imported:
     errors: list[LoadError] = []
     files: list[Path] = []
@@ -87,7 +103,8 @@ def import_runs(request: ImportRequest) -> Imported:
     for line, source in _imported_lines(request, errors, files):
         lines.append(line)
         sources.append(source)
-    return Imported(tuple(lines), tuple(errors), tuple(str(f) for f in files), tuple(sources))
+    return Imported(tuple(lines), _in_file_order(errors, files), tuple(str(f) for f in files),
+                    tuple(sources))
 
 
 class ImportStream:
@@ -107,8 +124,8 @@ class ImportStream:
             yield line
 
     def result(self) -> Imported:
-        return Imported((), tuple(self._errors), tuple(str(f) for f in self._files),
-                        count=self._count)
+        return Imported((), _in_file_order(self._errors, self._files),
+                        tuple(str(f) for f in self._files), count=self._count)
 
 
 def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list[Path],
@@ -119,11 +136,22 @@ def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list
     each line is read back as the meta-set reader reads it (``validate``), and one it
     refuses is an error, not a line written (a caller that reads it so itself passes
     False)."""
-    read, suffixes = reader(request.fmt)
-    files.extend(_files(request.paths, suffixes, errors))
+    unit = run_format(request.fmt)
+    files.extend(_files(request.paths, unit.suffixes, errors))
     rule = LabelRule(request.label_from) if request.label_from else None
     ids = FirstUse()
-    for run in read(files, errors):
+    refused: list[tuple[ImportedRun, BadRecord]] = []
+
+    def named() -> None:
+        for run, bad in refused:
+            path, line, record = where(run.source)
+            errors.append(LoadError(path, line, ".".join(p for p in (record, bad.field) if p),
+                                    bad.message))
+        refused.clear()
+
+    for run in joined(unit.read(files, errors), unit.per_call,
+                      request.run_map.get("conversation_from"), refused):
+        named()
         path, line, record = where(run.source)
         first = ids.earlier(run.id, run.source)
         if first is not None:
@@ -132,7 +160,7 @@ def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list
                                     f"(first at {first})"))
             continue
         try:
-            written = run_line(run, rule)
+            written = map_line(run_line(run, rule), request.run_map)
         except BadRecord as bad:
             errors.append(LoadError(path, line, ".".join(p for p in (record, bad.field) if p),
                                     bad.message))
@@ -143,29 +171,64 @@ def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list
                       for p in problems)
         if not problems:
             yield written, run.source
+    named()
+
+
+def picked_format(paths: Sequence[Path], where: str = "FORMAT") -> str:
+    """The one format that claims every file of ``paths`` (a directory: each of its
+    files of a registered suffix), by sniffing their first bytes; an ``InputError``
+    naming the file when none or several claim it, or two files differ."""
+    suffixes = {s for unit in FORMATS.values() for s in unit.suffixes}
+    picked: dict[str, Path] = {}
+    for path in paths:
+        files = (sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes)
+                 if path.is_dir() else [path])
+        for file in files:
+            if not file.is_file():
+                raise InputError(f"{file}: no such file")
+            claims = [unit.name for unit in sniffed(file)]
+            if len(claims) != 1:
+                found = (f"{' and '.join(claims)} both read it" if claims
+                         else "no format recognises its first bytes")
+                raise InputError(f"{where} auto: {file}: {found}; expected a file of one of "
+                                 f"{', '.join(sorted(FORMATS))} (name the format instead of "
+                                 "auto)")
+            picked.setdefault(claims[0], file)
+    if len(picked) > 1:
+        shown_files = "; ".join(f"{name}: {file}" for name, file in sorted(picked.items()))
+        raise InputError(f"{where} auto: the files are of several formats ({shown_files}); "
+                         "expected one format (import each on its own)")
+    if not picked:
+        raise InputError(f"{where} auto: no file of a known suffix in "
+                         f"{', '.join(map(str, paths))}")
+    return next(iter(picked))
 
 
 def runs_spec(text: str, where: str = "--runs") -> tuple[str, Path]:
-    """``FORMAT:PATH`` (``inspect:logs/``) to its format and path; an ``InputError``
-    naming ``where`` for an unknown format or no path."""
+    """``FORMAT:PATH`` (``inspect:logs/``) to its format and path; ``auto:PATH`` picks
+    the format by sniffing; an ``InputError`` naming ``where`` for an unknown format
+    or no path."""
     fmt, sep, path = text.partition(":")
-    if not sep or not path or fmt not in FORMATS:
+    if not sep or not path or (fmt not in FORMATS and fmt != AUTO):
         raise InputError(f"{where}: got {shown(text)}; expected FORMAT:PATH with FORMAT one "
-                         f"of {', '.join(sorted(FORMATS))} (inspect:logs/)")
+                         f"of {', '.join(sorted(FORMATS))} or {AUTO} (inspect:logs/)")
+    if fmt == AUTO:
+        fmt = picked_format([Path(path)], where)
     return fmt, Path(path)
 
 
 def imported_runs(fmt: str, path: Path, errors: list[LoadError],
                   allowed: AllowedModules = BUILTINS_ONLY, judges: JudgesSection = NO_JUDGES,
-                  suite: Collection[str] = (), warnings: list[LoadError] | None = None
-                  ) -> Iterator[MetaRun]:
+                  suite: Collection[str] = (), warnings: list[LoadError] | None = None,
+                  run_map: RunMap = NO_MAP) -> Iterator[MetaRun]:
     """The runs of ``path`` in ``fmt`` as ``meta-eval --runs`` measures them: each
     imported line read as a meta-set line is (the same checks of code and judges), so
     ``--runs FORMAT:PATH`` and ``metaeval import`` then ``meta-eval`` agree, warnings
     included. Bad records and bad lines land in ``errors``, what loaded but deserves a
     look in ``warnings``; a repeated run id is refused. Streamed: a run is let go once
     the caller has graded it."""
-    for line, source in _imported_lines(ImportRequest(fmt, (path,)), errors, [], check=False):
+    for line, source in _imported_lines(ImportRequest(fmt, (path,), run_map=run_map), errors,
+                                        [], check=False):
         run, problems = parse_run(line, source, allowed, judges, suite)
         at, number, record = where(source)
         errors.extend(LoadError(at, number, ".".join(x for x in (record, p.field) if x),

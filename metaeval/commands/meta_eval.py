@@ -114,7 +114,8 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
         iter_meta_runs(files, errors, config.allowed_modules, config.judges,
                        suite_names(suite), warnings),
         *(imported_runs(fmt, path, errors, config.allowed_modules, config.judges,
-                        suite_names(suite), warnings) for fmt, path in request.runs))
+                        suite_names(suite), warnings, config.meta_eval.run_map)
+          for fmt, path in request.runs))
     first_at: dict[str, str] = {}
     refused = Refused()
     opened = open_set(request.set_choice, targets)

@@ -194,7 +194,7 @@ def validate(paths: tuple[Path, ...], config: Config,
         imported_errors: list[LoadError] = []
         imported = [run for fmt, path in request.runs for run in imported_runs(
             fmt, path, imported_errors, config.allowed_modules, config.judges,
-            suite_names(suite))]
+            suite_names(suite), run_map=config.meta_eval.run_map)]
         meta = MetaSet((*meta.runs, *imported), (*meta.errors, *imported_errors),
                        (*meta.files, *(str(p) for _, p in request.runs)), meta.warnings)
     if suite:

@@ -13,12 +13,16 @@ from metaeval.graders.base import (
     passed,
     rule,
     short,
+    unscored,
     want_int,
     want_object,
     want_str,
     want_str_list,
 )
 from metaeval.state import lookup, state_diff, within
+
+NO_STATE = ("the run records no state (no initial_state or final_state; an imported "
+            "run's state comes from the field the suite names: final_state_from)")
 
 
 def state_includes(path: object, match: object, count: object = 1, *,
@@ -30,6 +34,8 @@ def state_includes(path: object, match: object, count: object = 1, *,
     wanted = want_int(count, "count")
 
     def check(x: EvalInput) -> Judgement:
+        if not x.state_recorded:
+            return unscored(NO_STATE, Evidence("final_state", "absent"))
         found, rows = lookup(x.final_state, where)
         at = f"final_state.{where}"
         if not found:
@@ -55,6 +61,8 @@ def state_unchanged(except_: object = None, *, name: str = "") -> RuleGrader:
     allowed = want_str_list(except_, "except") if except_ is not None else ()
 
     def check(x: EvalInput) -> Judgement:
+        if not x.state_recorded:
+            return unscored(NO_STATE, Evidence("final_state", "absent"))
         changes = [c for c in state_diff(x.initial_state, x.final_state)
                    if not within(c.path, allowed)]
         if changes:

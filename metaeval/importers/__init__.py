@@ -9,3 +9,20 @@ logs, span exports) into meta-set lines (docs/import/). A record that cannot be
 mapped is an error naming it; an importer never guesses, and never calls or
 imports code named in the data it reads.
 """
+
+from __future__ import annotations
+
+from metaeval.importers import alpaca_eval, arena_hard, mt_bench
+from metaeval.importers.common import JudgeLogFormat, LogOptions
+
+__all__ = ["JUDGE_FORMATS", "JudgeLogFormat", "LogOptions"]
+
+JUDGE_FORMATS: dict[str, JudgeLogFormat] = {f.name: f for f in (
+    mt_bench.PAIR,
+    mt_bench.SINGLE,
+    arena_hard.FORMAT,
+    alpaca_eval.FORMAT,
+)}
+"""Every published judge-log format, by its ``judge-import`` name: the command line
+builds one command a format from it (``codes`` and ``annotations`` take options of
+their own, and stay written out)."""

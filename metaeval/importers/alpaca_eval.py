@@ -31,6 +31,7 @@ from metaeval.contract import JsonObject, JsonValue
 from metaeval.importers.common import (
     Bad,
     Converted,
+    JudgeLogFormat,
     as_object,
     fail_on,
     got,
@@ -99,3 +100,9 @@ def convert(path: Path, *, prefix: str = "alpaca-eval", seed: int = 0) -> Conver
                          **judge_named(obj.get("annotator")), **_price(obj)})
     fail_on(errors, path)
     return Converted(tuple(items), tuple(recorded))
+
+
+FORMAT = JudgeLogFormat(
+    "alpaca-eval", "AlpacaEval results/<model>/<annotator>/annotations.json: one order per "
+    "item.", "alpaca-eval", lambda log, o: convert(log, prefix=o.prefix, seed=o.seed),
+    "one order per item: the position probe cannot run on this log", seeded=True)

@@ -29,6 +29,7 @@ from metaeval.contract import JsonObject
 from metaeval.importers.common import (
     Bad,
     Converted,
+    JudgeLogFormat,
     as_object,
     fail_on,
     got,
@@ -107,3 +108,9 @@ def convert(path: Path, *, prefix: str = "arena-hard") -> Converted:
     errors += unique([str(i["id"]) for i in items], where)
     fail_on(errors, path)
     return Converted(tuple(items), tuple(recorded))
+
+
+FORMAT = JudgeLogFormat(
+    "arena-hard", "Arena-Hard-Auto model_judgment/<judge>/<model>.jsonl: both games, A>>B "
+    "scores.", "arena-hard", lambda log, o: convert(log, prefix=o.prefix),
+    "response_a is the baseline (A in game 1); re-read with --reply arena if you wish")

@@ -3,7 +3,7 @@ lines, the file:line errors, and checked fields. Never writes a file."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +24,31 @@ class Converted:
 
     items: tuple[JsonObject, ...]
     recorded: tuple[JsonObject, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LogOptions:
+    """What ``judge-import FORMAT`` passes every log importer: the items' id prefix,
+    and the annotator's seed where the format's order shown depends on one."""
+
+    prefix: str
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeLogFormat:
+    """One published judge-log format, as the registry
+    (``metaeval.importers.JUDGE_FORMATS``) holds it: its ``judge-import`` name, what
+    it reads (the command's help), the default id prefix, whether it takes
+    ``--seed``, the note printed after a conversion, and its converter. The CLI
+    builds one command a format from this, with one option stack."""
+
+    name: str
+    summary: str
+    prefix: str
+    convert: Callable[[Path, LogOptions], Converted]
+    hint: str
+    seeded: bool = False
 
 
 def jsonl_records(path: Path) -> Iterator[Record]:

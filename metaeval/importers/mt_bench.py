@@ -42,6 +42,7 @@ from metaeval.contract import JsonObject
 from metaeval.importers.common import (
     Bad,
     Converted,
+    JudgeLogFormat,
     as_object,
     fail_on,
     got,
@@ -196,3 +197,13 @@ def convert(path: Path, *, single: bool, prefix: str = "mt-bench") -> Converted:
         recorded.extend(verdicts)
     fail_on(errors, path)
     return Converted(tuple(items), tuple(recorded))
+
+
+PAIR = JudgeLogFormat(
+    "mt-bench-pair", "FastChat llm_judge gpt-4_pair.jsonl: both games of each pair.",
+    "mt-bench", lambda log, o: convert(log, single=False, prefix=o.prefix),
+    "the positions are mapped; re-read the replies with --reply mt-bench if you wish")
+SINGLE = JudgeLogFormat(
+    "mt-bench-single", "FastChat llm_judge gpt-4_single.jsonl: one 1-10 rating per answer.",
+    "mt-bench", lambda log, o: convert(log, single=True, prefix=o.prefix),
+    "ratings are 1-10: audit with --scale 1-10 (and --pass-at N)")

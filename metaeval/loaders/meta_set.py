@@ -445,7 +445,9 @@ def parse_run(raw: JsonValue, source: str, allowed: AllowedModules = BUILTINS_ON
     if problems or task is None or label is None:
         return None, problems
     return MetaRun(run_id, category, source,
-                   EvalInput(task, trajectory, initial, final), label, metadata), []
+                   EvalInput(task, trajectory, initial, final,
+                             "initial_state" in raw or "final_state" in raw),
+                   label, metadata), []
 
 
 def data_files(paths: Iterable[Path], suffix: str = ".jsonl"

@@ -27,7 +27,7 @@ from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.keys import did_you_mean
 from metaeval.loaders.meta_set import MetaRun
 from metaeval.state import dotted_keys, lookup
-from metaeval.suite_config import SuiteCheck
+from metaeval.suite_config import SuiteCheck, operator
 from metaeval.untrusted_json import LoadError
 
 
@@ -38,9 +38,24 @@ def selects(check: SuiteCheck, run: MetaRun) -> bool:
         return False
     for key, wanted in check.metadata.items():
         found, value = lookup(run.metadata, key)
-        if not found or not _same(value, wanted):
+        if not matches(found, value, wanted):
             return False
     return True
+
+
+def matches(found: bool, value: JsonValue, wanted: JsonValue) -> bool:
+    """Whether a run's value (``found``: whether the key is there at all) meets a
+    selector's ``wanted``: equal, or the test it names (``in``, ``exists``, ``not``)."""
+    test = operator(wanted)
+    if test is None:
+        return found and _same(value, wanted)
+    assert isinstance(wanted, dict)
+    if test == "exists":
+        return found is wanted["exists"]
+    if test == "in":
+        options = wanted["in"]
+        return found and isinstance(options, list) and any(_same(value, w) for w in options)
+    return not matches(found, value, wanted["not"])
 
 
 def _same(a: JsonValue, b: JsonValue) -> bool:
@@ -214,6 +229,8 @@ class Seen:
 
     def _why_key(self, key: str, wanted: JsonValue) -> str:
         value = json.dumps(wanted, sort_keys=True)
+        if operator(wanted) is not None:
+            return f"metadata {key!r}: no run's value meets {value}"
         if isinstance(wanted, dict):
             # TOML nests an unquoted dotted key: { a.b = 1 } is {"a": {"b": 1}}.
             inner = next(dotted_keys(wanted, f"{key}."), key)

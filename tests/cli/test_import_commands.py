@@ -61,4 +61,5 @@ def test_a_label_from_a_score_the_runs_lack_is_an_error_per_run(tmp_path: Path) 
 def test_an_unknown_format_is_refused_by_name(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["import", "langfuse", str(tmp_path), "-o", "x.jsonl"])
     assert out.exit_code == 2
-    assert "'langfuse' is not one of 'anthropic', 'inspect', 'otel'" in out.output
+    assert ("'langfuse' is not one of 'anthropic', 'inspect', 'openai-agents', "
+            "'openinference', 'otel', 'auto'") in out.output

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from metaeval.contract import JsonValue
 from metaeval.importers.runs.anthropic import message_events
 from metaeval.importers.runs.common import BadRecord, ImportedRun, LabelRule, run_line
-from metaeval.importers.runs.otel import _run, _spans
+from metaeval.importers.runs.otel import _run
+from metaeval.importers.runs.otlp_json import spans as _spans
 from tests.fuzz.strategies import json_values, texts
 
 BLOCK_TYPES = st.sampled_from(["text", "tool_use", "tool_result", "thinking", "image",

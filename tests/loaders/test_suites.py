@@ -184,3 +184,46 @@ def test_validate_applies_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert result.exit_code == 2
     bad = [x for x in result.output.splitlines() if "airline.jsonl:" in x]
     assert len(bad) == 1 and "airline.jsonl:2: task.criteria.expected_flight: missing" in bad[0]
+
+
+@pytest.mark.parametrize(("selector", "n"), [
+    ('{ model = { in = ["m-large", "m-none"] } }', 20),
+    ('{ model = { not = "m-large" } }', 20),
+    ('{ model = { not = { in = ["m-large"] } } }', 20),
+    ('{ model = { exists = true } }', 40),
+    ('{ nothing = { exists = false } }', 40),
+    ('{ model = { in = [] } }', 0),
+])
+def test_selectors_test_membership_presence_and_negation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, selector: str, n: int) -> None:
+    suite = f"""
+[[tool.metaeval.meta_eval.suite]]
+grader = "no_tool_called"
+params = {{ tool = "update_reservation_passengers" }}
+tasks = "airline-1*"
+metadata = {selector}
+"""
+    result = meta_eval(project(tmp_path, suite, checks=("no_tool_called",)), monkeypatch,
+                       "--format", "json")
+    document = json.loads(result.output)
+    if n == 0:  # selects nothing: named, never a quiet pass
+        assert result.exit_code == 2
+        assert any("no run's value meets {\"in\": []}" in e
+                   for e in document["errors"])
+        return
+    (row,) = document["checks"]
+    assert (row["name"], row["n"]) == ("no_tool_called", n)
+
+
+def test_a_selector_test_of_the_wrong_shape_is_named(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    suite = """
+[[tool.metaeval.meta_eval.suite]]
+grader = "no_tool_called"
+params = { tool = "x" }
+metadata = { model = { in = "m-large" } }
+"""
+    result = meta_eval(project(tmp_path, suite, checks=("no_tool_called",)), monkeypatch)
+    assert result.exit_code == 2
+    assert ("tool.metaeval.meta_eval.suite[0].metadata.model.in: got 'm-large'; expected a "
+            "list of values") in result.output

@@ -1,57 +1,60 @@
-"""Agent runs in the formats harnesses write, read into meta-set lines.
+"""Agent runs in the formats harnesses write, read into meta-set lines: the registry.
 
-One module per format, each with a mapping page under docs/: ``inspect``
-(inspect_ai eval logs, through inspect_ai's own reader, the ``metaeval[inspect]``
-extra), ``anthropic`` (logged Anthropic Messages requests), ``otel``
-(OpenTelemetry GenAI spans, an OTLP JSON export). ``reader`` names the function
-that reads a format; this package never imports a format's library until a
-file of that format is read.
+One module per format, each holding one ``RunFormat`` (``FORMAT``): its name, what
+it reads, which files it claims (``sniff``), its mapping page under docs/ and its
+reader. ``FORMATS`` lists them; the command line (``import``, ``import auto``,
+``--runs FORMAT:PATH``), ``validate`` and the docs' index are read from it, so
+adding a format is its module, its docs page and its tests, and one line here.
+No module here imports a format's library until a file of that format is read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from metaeval.errors import InputError
-from metaeval.importers.runs.common import ImportedRun
-from metaeval.untrusted_json import LoadError
+from metaeval.importers.runs import anthropic, inspect_log, openai_agents, openinference, otel
+from metaeval.importers.runs.common import ImportedRun, Reader, RunFormat
+from metaeval.untrusted_json import JsonInputError, open_regular
 
-__all__ = ["FORMATS", "Reader", "reader"]
+__all__ = ["FORMATS", "HEAD", "ImportedRun", "Reader", "RunFormat", "reader", "run_format",
+           "sniffed"]
 
-Reader = Callable[[Iterable[Path], list[LoadError]], Iterator[ImportedRun]]
-"""Reads every file given; each bad record one ``LoadError``, the good runs yielded."""
+FORMATS: dict[str, RunFormat] = {f.name: f for f in (
+    inspect_log.FORMAT,
+    anthropic.FORMAT,
+    otel.FORMAT,
+    openai_agents.FORMAT,
+    openinference.FORMAT,
+)}
+"""Every run format, by its name on the command line."""
 
-
-def _inspect(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[ImportedRun]:
-    from metaeval.importers.runs.inspect_log import read_inspect
-
-    return read_inspect(paths, errors)
-
-
-def _anthropic(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[ImportedRun]:
-    from metaeval.importers.runs.anthropic import read_anthropic
-
-    return read_anthropic(paths, errors)
-
-
-def _otel(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[ImportedRun]:
-    from metaeval.importers.runs.otel import read_otel
-
-    return read_otel(paths, errors)
+HEAD = 65536
+"""How many bytes of a file ``sniffed`` reads to tell its format."""
 
 
-FORMATS: dict[str, tuple[Reader, tuple[str, ...]]] = {
-    "inspect": (_inspect, (".eval", ".json")),
-    "anthropic": (_anthropic, (".jsonl",)),
-    "otel": (_otel, (".jsonl", ".json")),
-}
-"""Each format's reader and the file suffixes a directory given for it expands to."""
-
-
-def reader(name: str) -> tuple[Reader, tuple[str, ...]]:
+def run_format(name: str) -> RunFormat:
     try:
         return FORMATS[name]
     except KeyError:
         raise InputError(f"format: got {name!r}; expected one of "
                          f"{', '.join(sorted(FORMATS))}") from None
+
+
+def reader(name: str) -> tuple[Reader, tuple[str, ...]]:
+    """The reader of the format ``name`` and the suffixes a directory expands to."""
+    unit = run_format(name)
+    return unit.read, unit.suffixes
+
+
+def sniffed(path: Path) -> list[RunFormat]:
+    """The formats that claim ``path`` by its first bytes (none, one, or, for a file
+    two formats could read, several: the caller names them and asks for one)."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(HEAD)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from e
+    except JsonInputError as e:
+        raise InputError(f"{path}: {e}") from e
+    return [unit for unit in FORMATS.values() if unit.sniff(head, path)]

@@ -10,15 +10,33 @@ of a type this module does not know is an error naming it, never skipped.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from metaeval.contract import Event, JsonObject, JsonValue, Message, ToolCall, ToolResult
-from metaeval.importers.runs.common import BadRecord, ImportedRun, decode_tool_content, got
+from metaeval.contract import (
+    Error,
+    Event,
+    JsonObject,
+    JsonValue,
+    Message,
+    Timeout,
+    ToolCall,
+    ToolResult,
+)
+from metaeval.importers.runs.common import (
+    BadRecord,
+    ImportedRun,
+    RunFormat,
+    decode_tool_content,
+    ended,
+    got,
+)
 from metaeval.keys import did_you_mean
 from metaeval.untrusted_json import LoadError, read_jsonl
 
-__all__ = ["BLOCK_TYPES", "is_anthropic_message", "message_events", "read_anthropic"]
+__all__ = ["BLOCK_TYPES", "FORMAT", "STOPPED", "is_anthropic_message", "message_events",
+           "read_anthropic"]
 
 BLOCK_TYPES = ("text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image",
                "document", "server_tool_use", "web_search_tool_result")
@@ -39,6 +57,13 @@ _REQUEST_FIELDS = {"model", "max_tokens", "temperature", "top_p", "top_k", "stop
 _LINE_FIELDS = _REQUEST_FIELDS | {"id", "task_id", "response"}
 _RESPONSE_FIELDS = {"id", "type", "role", "model", "content", "stop_reason", "stop_sequence",
                     "usage", "container"}
+STOPPED: dict[str, type[Timeout] | type[Error]] = {
+    "max_tokens": Timeout, "model_context_window_exceeded": Timeout, "pause_turn": Timeout,
+    "refusal": Error}
+"""The reply's ``stop_reason`` values that say the model did not finish its turn: a
+limit cut it (a ``timeout`` event), or it refused (an ``error`` event); either way
+the run has no answer. ``end_turn``, ``stop_sequence`` and ``tool_use`` finished it
+(a run that ends on a ``tool_use`` nobody answered ends in a step limit)."""
 
 
 def is_anthropic_message(raw: JsonObject) -> bool:
@@ -168,11 +193,17 @@ def _system(value: JsonValue, where: str) -> str:
 def _run(raw: JsonValue, path: Path, line: int, name: str) -> ImportedRun:
     if not isinstance(raw, dict):
         raise BadRecord("", f"got {got(raw)}; expected a Messages API request object")
-    unknown = sorted(set(raw) - _LINE_FIELDS)
-    if unknown:
-        raise BadRecord(unknown[0], "unknown field; expected a Messages API request (system, "
-                        "messages, model, ...) with optional id, task_id and response"
-                        f"{did_you_mean(unknown[0], _LINE_FIELDS)}")
+    extra = sorted(set(raw) - _LINE_FIELDS)
+    for key in extra:
+        # A key of the wrapper's own (a category, a conversation id) is kept in the
+        # metadata, where a suite can read it; one a letter off a request field is
+        # a misspelling that would silently drop that field, so it is refused.
+        close = difflib.get_close_matches(key[:200], sorted(_LINE_FIELDS), n=1, cutoff=0.85)
+        if close:
+            raise BadRecord(key, "unknown field; expected a Messages API request (system, "
+                            "messages, model, ...) with optional id, task_id and response; "
+                            f"did you mean {close[0]!r}? (a key of your own is kept in the "
+                            "run's metadata when it is no near miss of one of these)")
     run_id = raw.get("id", f"{name}-{line}")
     task_id = raw.get("task_id", run_id)
     if not isinstance(run_id, str) or not run_id:
@@ -196,9 +227,16 @@ def _run(raw: JsonValue, path: Path, line: int, name: str) -> ImportedRun:
         metadata["model"] = raw["model"]
     if "metadata" in raw:
         metadata["request_metadata"] = raw["metadata"]
+    for key in extra:
+        metadata.setdefault(key, raw[key])
     response = raw.get("response")
+    stop: Timeout | Error | None = None
     if response is not None:
         events.extend(_response(response, metadata, tool_errors))
+        reason = metadata.get("stop_reason")
+        if isinstance(reason, str) and reason in STOPPED:
+            stop = STOPPED[reason](f"stop_reason {reason!r}: the model did not finish its turn")
+    events = ended(events, stop)
     if tool_errors:
         metadata["tool_errors"] = list[JsonValue](tool_errors)
     instruction = next((e.content for e in events if isinstance(e, Message)
@@ -218,6 +256,9 @@ def _response(raw: JsonValue, metadata: JsonObject, tool_errors: list[str]) -> l
     for key in ("stop_reason", "usage"):
         if key in raw:
             metadata[key] = raw[key]
+    reason = raw.get("stop_reason")
+    if reason is not None and not isinstance(reason, str):
+        raise BadRecord("response.stop_reason", f"got {got(reason)}; expected a string")
     if "model" in raw and "model" not in metadata:
         metadata["model"] = raw["model"]
     return message_events({"role": raw.get("role", "assistant"), "content": raw.get("content")},
@@ -250,3 +291,14 @@ def read_anthropic(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[I
                 yield _run(record.value, path, record.line, names[path])
             except BadRecord as bad:
                 errors.append(record.error(bad.field, bad.message))
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """A JSON Lines file whose first record is a Messages request (it has ``messages``)."""
+    first = head.lstrip().split(b"\n", 1)[0]
+    return first.startswith(b"{") and b'"messages"' in first and b'"resourceSpans"' not in first
+
+
+FORMAT = RunFormat("anthropic", "JSON Lines of logged Anthropic Messages API requests, each "
+                   "with its reply", (".jsonl",), sniff, "import/anthropic.md", read_anthropic,
+                   per_call=True)

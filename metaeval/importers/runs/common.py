@@ -12,8 +12,9 @@ lazily).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from metaeval.contract import (
     Error,
@@ -26,10 +27,11 @@ from metaeval.contract import (
     ToolResult,
 )
 from metaeval.errors import clipped
-from metaeval.untrusted_json import MAX_DEPTH, JsonInputError, parse_json
+from metaeval.untrusted_json import MAX_DEPTH, JsonInputError, LoadError, parse_json
 
-__all__ = ["FORMAT_VERSION", "INNER_DEPTH", "BadRecord", "ImportedRun", "LabelRule",
-           "decode_tool_content", "event_json", "got", "json_value", "run_line"]
+__all__ = ["FORMAT_VERSION", "INNER_DEPTH", "BadRecord", "ImportedRun", "LabelRule", "Reader",
+           "RunFormat", "chat_events", "decode_tool_content", "ended", "event_json", "got",
+           "json_value", "run_line"]
 
 FORMAT_VERSION = 1
 """The meta-set format version the lines are written in (``meta_set.FORMAT_VERSION``,
@@ -59,7 +61,9 @@ class ImportedRun:
     """One run read from a foreign format, ready to become a meta-set line.
 
     ``scores``: what the harness itself decided (inspect_ai's scorers), by scorer
-    name, kept so that a score can become a candidate label (``LabelRule``).
+    name, kept so that a score can become a candidate label (``LabelRule``). A state
+    left None is absent from the line (the format records none): a state check on
+    the run is then unscored, never passed on two empty states.
     """
 
     id: str
@@ -68,10 +72,37 @@ class ImportedRun:
     trajectory: tuple[Event, ...]
     instruction: str = ""
     criteria: JsonObject = field(default_factory=dict)
-    initial_state: JsonObject = field(default_factory=dict)
-    final_state: JsonObject = field(default_factory=dict)
+    initial_state: JsonObject | None = None
+    final_state: JsonObject | None = None
     metadata: JsonObject = field(default_factory=dict)
     scores: Mapping[str, JsonValue] = field(default_factory=dict)
+    conversation: str = ""
+    """The conversation the run belongs to, when the format names one: runs of one
+    conversation are joined into one (``metaeval.importers.runs.join``)."""
+
+
+Reader = Callable[[Iterable[Path], list[LoadError]], Iterator["ImportedRun"]]
+"""Reads every file given; each bad record one ``LoadError``, the good runs yielded."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunFormat:
+    """One run format, as the registry (``metaeval.importers.runs.FORMATS``) holds it:
+    its name on the command line, what it reads (one line, for the CLI's help and
+    the docs' index), the suffixes a directory given for it expands to, which files
+    it claims (``sniff``: the first bytes of a file, and its path), its mapping page
+    under docs/, the extra its library comes in (if any) and its reader."""
+
+    name: str
+    summary: str
+    suffixes: tuple[str, ...]
+    sniff: Callable[[bytes, Path], bool]
+    docs: str
+    read: Reader
+    extra: str = ""
+    per_call: bool = False
+    """One record a model call (each re-sending the history): records of one
+    conversation are joined into one run (``mapped.joined``)."""
 
 
 def event_json(event: Event) -> JsonObject:
@@ -85,6 +116,87 @@ def event_json(event: Event) -> JsonObject:
     kind = "timeout" if isinstance(event, Timeout) else "error"
     assert isinstance(event, Timeout | Error)
     return {"type": kind, "detail": event.detail}
+
+
+_CHAT_ROLES = {"system", "developer", "user", "assistant", "tool"}
+
+
+def _text(content: JsonValue, where: str) -> str | None:
+    """A chat message's content: a string, or text parts joined (others as markers)."""
+    if content is None or isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise BadRecord(where, f"got {got(content)}; expected a string or a list of parts")
+    out: list[str] = []
+    for i, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if isinstance(part, dict) and kind in ("text", "input_text", "output_text"):
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise BadRecord(f"{where}[{i}].text", f"got {got(text)}; expected a string")
+            out.append(text)
+        elif isinstance(kind, str):
+            out.append(f"[{kind}]")
+        else:
+            raise BadRecord(f"{where}[{i}]", f"got {got(part)}; expected a content part")
+    return "".join(out)
+
+
+def chat_events(raw: JsonValue, where: str) -> list[Event]:
+    """One chat-completions message (``role``, ``content``, ``tool_calls``,
+    ``tool_call_id``) as events; ``developer`` is read as ``system``."""
+    if not isinstance(raw, dict):
+        raise BadRecord(where, f"got {got(raw)}; expected a message object")
+    role = raw.get("role")
+    if not isinstance(role, str) or role not in _CHAT_ROLES:
+        raise BadRecord(f"{where}.role", f"got {got(role)}; expected one of "
+                        f"{', '.join(sorted(_CHAT_ROLES))}")
+    if role == "tool":
+        call_id = raw.get("tool_call_id")
+        if not isinstance(call_id, str) or not call_id:
+            raise BadRecord(f"{where}.tool_call_id", f"got {got(call_id)}; expected the id")
+        content = _text(raw.get("content"), f"{where}.content") or ""
+        return [ToolResult(call_id, decode_tool_content(content))]
+    events: list[Event] = []
+    text = _text(raw.get("content"), f"{where}.content")
+    if text:
+        events.append(Message("system" if role == "developer" else role, text))
+    calls = raw.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise BadRecord(f"{where}.tool_calls", f"got {got(calls)}; expected a list")
+    for i, call in enumerate(calls):
+        at = f"{where}.tool_calls[{i}]"
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(call, dict) or not isinstance(function, dict):
+            raise BadRecord(at, f"got {got(call)}; expected {{id, function: {{name, "
+                            "arguments}}")
+        call_id, name = call.get("id"), function.get("name")
+        if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
+            raise BadRecord(at, f"got id {got(call_id)} and name {got(name)}; expected "
+                            "non-empty strings")
+        raw_args: JsonValue = function.get("arguments") or {}
+        args = decode_tool_content(raw_args) if isinstance(raw_args, str) else raw_args
+        if not isinstance(args, dict):
+            raise BadRecord(f"{at}.function.arguments", f"got {got(args)}; expected an object")
+        events.append(ToolCall(call_id, name, args))
+    return events
+
+
+def ended(events: list[Event], stop: Timeout | Error | None = None,
+          step_limit: bool = False) -> list[Event]:
+    """``events`` with how the run ended: ``stop`` (a limit or an error the format
+    recorded) appended after them. With ``step_limit`` (the run is whole: its calls
+    joined), a run whose last event is a tool call that no result answers was
+    stopped before its tool ran (a step limit, or a harness that gave up): a
+    ``Timeout`` naming the call, so that an earlier assistant message is not read
+    as the answer."""
+    if stop is not None:
+        return [*events, stop]
+    if step_limit and events and isinstance(events[-1], ToolCall):
+        call = events[-1]
+        return [*events, Timeout(f"the run ended on tool call {call.id!r} ({call.tool}) "
+                                 "with no result: a step limit or a stopped harness")]
+    return events
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +270,11 @@ def run_line(run: ImportedRun, label: LabelRule | None = None) -> JsonObject:
         "task": {"id": run.task_id, "instruction": run.instruction,
                  "criteria": run.criteria},
         "trajectory": [event_json(e) for e in run.trajectory],
-        "initial_state": run.initial_state,
-        "final_state": run.final_state,
-        "metadata": run.metadata,
     }
+    for key, state in (("initial_state", run.initial_state), ("final_state", run.final_state)):
+        if state is not None:
+            line[key] = state
+    line["metadata"] = run.metadata
     if label is not None:
         line["label"] = {"verdict": label.verdict(run), "labeller": f"score:{label.scorer}"}
     deep = _too_deep(line, MAX_DEPTH)

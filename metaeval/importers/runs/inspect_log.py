@@ -29,14 +29,16 @@ from metaeval.errors import InputError, clipped
 from metaeval.importers.runs.common import (
     BadRecord,
     ImportedRun,
+    RunFormat,
     decode_tool_content,
+    ended,
     got,
     json_value,
 )
 from metaeval.importers.runs.inspect_files import LogFileError, RawSample, log_samples
 from metaeval.untrusted_json import LoadError
 
-__all__ = ["read_inspect"]
+__all__ = ["FORMAT", "read_inspect"]
 
 INSTALL = "pip install 'metaeval[inspect]'"
 # Content that is not text: kept as a marker where it stood, so a grader sees that
@@ -125,16 +127,16 @@ def _message(raw: JsonValue, where: str, tool_errors: list[JsonValue]) -> list[E
     return events
 
 
-def _ending(sample: JsonObject) -> list[Event]:
+def _ending(sample: JsonObject) -> Timeout | Error | None:
     """Why a sample stopped before it finished: its error, or a limit it hit."""
     error, limit = sample.get("error"), sample.get("limit")
     if isinstance(error, dict):
-        return [Error(clipped(str(error.get("message", "")), 500))]
+        return Error(clipped(str(error.get("message", "")), 500))
     if isinstance(limit, dict):
         kind = str(limit.get("type", ""))
         detail = f"{kind} limit {limit.get('limit')}"
-        return [Timeout(detail) if kind in _TIME_LIMITS else Error(detail)]
-    return []
+        return Timeout(detail) if kind in _TIME_LIMITS else Error(detail)
+    return None
 
 
 def _instruction(value: JsonValue, where: str) -> str:
@@ -160,7 +162,7 @@ def _run(sample: JsonObject, task: str, model: str, path: Path, index: int) -> I
     events: list[Event] = []
     for i, message in enumerate(messages):
         events.extend(_message(message, f"messages[{i}]", tool_errors))
-    events.extend(_ending(sample))
+    events = ended(events, _ending(sample))
     scores_raw = sample.get("scores") or {}
     if not isinstance(scores_raw, dict):
         raise BadRecord("scores", f"got {got(scores_raw)}; expected an object")
@@ -239,3 +241,14 @@ def read_inspect(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[Imp
             except BadRecord as bad:
                 field = where + (f".{bad.field.lstrip('.')}" if bad.field else "")
                 errors.append(LoadError(str(path), 0, field, bad.message))
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """An ``.eval`` log (a zip file), or a ``.json`` log (its header names the eval)."""
+    if path.suffix == ".eval":
+        return head.startswith(b"PK")
+    return head.lstrip().startswith(b"{") and b'"eval"' in head and b'"status"' in head
+
+
+FORMAT = RunFormat("inspect", "inspect_ai eval logs, .eval or .json", (".eval", ".json"),
+                   sniff, "import/inspect.md", read_inspect, extra="inspect")

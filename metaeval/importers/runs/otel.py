@@ -1,7 +1,10 @@
 """OpenTelemetry GenAI spans (an OTLP JSON export) to runs: one trace, one run.
 
 Reads the OTLP JSON an SDK's file exporter or a collector writes (JSON Lines of
-``{"resourceSpans": [...]}``, or one such document), groups spans by trace, and
+``{"resourceSpans": [...]}`` and ``{"resourceLogs": [...]}``, or one such
+document; ``otlp_json`` parses them), groups spans and GenAI log events by
+trace, reads the per-message events of the conventions before 1.37 as the 1.37
+messages (``otel_events``), and
 rebuilds each trace's conversation from the semantic conventions' ``gen_ai.*``
 attributes: inference spans (``chat``, ``text_completion``, ``generate_content``)
 give the messages (``gen_ai.input.messages``, ``gen_ai.output.messages``,
@@ -15,186 +18,52 @@ run's metadata.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import itertools
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metaeval.contract import Event, JsonObject, JsonValue, Message, ToolCall, ToolResult
+from metaeval.contract import (
+    Error,
+    Event,
+    JsonObject,
+    JsonValue,
+    Message,
+    Timeout,
+    ToolCall,
+    ToolResult,
+)
 from metaeval.importers.runs.common import (
     INNER_DEPTH,
     BadRecord,
     ImportedRun,
+    RunFormat,
     decode_tool_content,
+    ended,
     got,
 )
-from metaeval.untrusted_json import (
-    JsonInputError,
-    LoadError,
-    parse_json,
-    read_json_or_lines,
+from metaeval.importers.runs.otel_events import as_messages
+from metaeval.importers.runs.otlp_json import (
+    CONTENT_KEYS,
+    STATUS_ERROR,
+    LogEvent,
+    documents,
+    records,
+    trace_ids,
 )
+from metaeval.importers.runs.otlp_json import Span as _Span
+from metaeval.untrusted_json import JsonInputError, LoadError, parse_json
 
-__all__ = ["read_otel"]
+__all__ = ["FORMAT", "read_otel"]
 
 INFERENCE = {"chat", "text_completion", "generate_content"}
 AGENT = {"invoke_agent", "create_agent"}
-DETAILS_EVENT = "gen_ai.client.inference.operation.details"
-CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _ROLES = {"system", "user", "assistant", "tool"}
 _MARKERS = {"blob", "file", "uri"}
-STATUS_ERROR = 2
-"""``Status.code`` of a span that failed (OTLP's ``STATUS_CODE_ERROR``)."""
-# A status code as the JSON mapping writes it (a number) or as some exporters do
-# (the enum's name): anything else is an error, never read as OK.
-_STATUS_CODES: dict[JsonValue, int] = {0: 0, 1: 1, 2: 2, "STATUS_CODE_UNSET": 0,
-                                       "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
-
-
-@dataclass(frozen=True, slots=True)
-class _Span:
-    trace: str
-    id: str
-    name: str
-    start: int
-    end: int
-    attributes: JsonObject
-    status_code: int
-    status_message: str
-
-    @property
-    def where(self) -> str:
-        return f"span {self.id} ({self.name!r})"
-
-
-# --- OTLP JSON -------------------------------------------------------------------------
-
-
-_INT64 = re.compile(r"-?[0-9]{1,19}")
-_INT64_RANGE = range(-(1 << 63), 1 << 63)
-_UINT64 = re.compile(r"[0-9]{1,20}")
-# Each AnyValue kind and the JSON types its value may have.
-_SCALARS: dict[str, tuple[type, ...]] = {"stringValue": (str,), "boolValue": (bool,),
-                                         "doubleValue": (int, float)}
-
-
-def _int64(value: JsonValue, where: str) -> int:
-    """An ``intValue``: an int64, written as a string of ASCII digits (or a number)."""
-    if isinstance(value, str) and _INT64.fullmatch(value):
-        number: JsonValue = int(value)  # at most 19 digits: never past int()'s limit
-    else:
-        number = value
-    if isinstance(number, int) and not isinstance(number, bool) and number in _INT64_RANGE:
-        return number
-    raise BadRecord(where, f"got {got(value)}; expected an integer (a string of digits, "
-                    "within int64)")
-
-
-def _any_value(raw: JsonValue, where: str) -> JsonValue:
-    """An OTLP ``AnyValue`` (``{"stringValue": ...}``, ``arrayValue``, ...) as JSON."""
-    if not isinstance(raw, dict) or len(raw) > 1:
-        raise BadRecord(where, f"got {got(raw)}; expected an OTLP AnyValue with one key")
-    if not raw:
-        return None
-    ((kind, value),) = raw.items()
-    if kind in _SCALARS:
-        if isinstance(value, _SCALARS[kind]) and (kind == "boolValue"
-                                                  or not isinstance(value, bool)):
-            return value
-        raise BadRecord(where, f"got {got(raw)}; expected a {kind.removesuffix('Value')}")
-    if kind == "intValue":  # int64 is a string in the JSON mapping
-        return _int64(value, where)
-    if kind == "bytesValue" and isinstance(value, str):
-        try:
-            return base64.b64decode(value, validate=True).hex()
-        except (binascii.Error, ValueError):
-            raise BadRecord(where, f"got {got(value)}; expected base64") from None
-    if kind == "arrayValue" and isinstance(value, dict):
-        items = value.get("values", [])
-        if isinstance(items, list):
-            return [_any_value(v, f"{where}[{i}]") for i, v in enumerate(items)]
-    if kind == "kvlistValue" and isinstance(value, dict):
-        return _key_values(value.get("values", []), where)
-    raise BadRecord(where, f"got {got(raw)}; expected stringValue, boolValue, intValue, "
-                    "doubleValue, bytesValue, arrayValue or kvlistValue")
-
-
-def _key_values(raw: JsonValue, where: str) -> JsonObject:
-    if not isinstance(raw, list):
-        raise BadRecord(where, f"got {got(raw)}; expected a list of key-value pairs")
-    out: JsonObject = {}
-    for i, kv in enumerate(raw):
-        if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
-            raise BadRecord(f"{where}[{i}]", f"got {got(kv)}; expected {{key, value}}")
-        out[str(kv["key"])] = _any_value(kv.get("value", {}), f"{where}.{kv['key']}")
-    return out
-
-
-def _nanos(raw: JsonValue, where: str) -> int:
-    """A fixed64 time: a string of ASCII digits (or a number) below 2**64."""
-    if isinstance(raw, str) and _UINT64.fullmatch(raw):
-        raw = int(raw)
-    if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw < 1 << 64:
-        return raw
-    raise BadRecord(where, f"got {got(raw)}; expected nanoseconds since the epoch")
-
-
-def _list(obj: JsonObject, key: str, where: str) -> list[JsonValue]:
-    value = obj.get(key, [])
-    if not isinstance(value, list):
-        raise BadRecord(f"{where}.{key}" if where else key, f"got {got(value)}; expected a list")
-    return value
-
-
-def _spans(document: JsonValue) -> Iterator[_Span]:
-    """Every span of one ExportTraceServiceRequest, with GenAI event content merged
-    into its attributes."""
-    if not isinstance(document, dict) or "resourceSpans" not in document:
-        raise BadRecord("", f"got {got(document)}; expected an OTLP JSON export "
-                        "({\"resourceSpans\": [...]})")
-    for r, resource in enumerate(_list(document, "resourceSpans", "")):
-        at = f"resourceSpans[{r}]"
-        if not isinstance(resource, dict):
-            raise BadRecord(at, f"got {got(resource)}; expected an object")
-        for s, scope in enumerate(_list(resource, "scopeSpans", at)):
-            sat = f"{at}.scopeSpans[{s}]"
-            if not isinstance(scope, dict):
-                raise BadRecord(sat, f"got {got(scope)}; expected an object")
-            for k, span in enumerate(_list(scope, "spans", sat)):
-                yield _span(span, f"{sat}.spans[{k}]")
-
-
-def _span(raw: JsonValue, where: str) -> _Span:
-    if not isinstance(raw, dict):
-        raise BadRecord(where, f"got {got(raw)}; expected a span object")
-    trace, span_id = raw.get("traceId"), raw.get("spanId")
-    if not isinstance(trace, str) or not trace or not isinstance(span_id, str) or not span_id:
-        raise BadRecord(where, "expected traceId and spanId (hex strings); got "
-                        f"{got(trace)} and {got(span_id)}")
-    attributes = _key_values(raw.get("attributes", []), f"{where}.attributes")
-    for e, event in enumerate(_list(raw, "events", where)):
-        if isinstance(event, dict) and event.get("name") == DETAILS_EVENT:
-            details = _key_values(event.get("attributes", []), f"{where}.events[{e}].attributes")
-            attributes.update({k: v for k, v in details.items() if k in CONTENT_KEYS})
-    status = raw.get("status") or {}
-    code = status.get("code", 0) if isinstance(status, dict) else 0
-    message = status.get("message", "") if isinstance(status, dict) else ""
-    if isinstance(code, bool) or not isinstance(code, int | str) or code not in _STATUS_CODES:
-        raise BadRecord(f"{where}.status.code", f"got {got(code)}; expected 0, 1, 2, "
-                        "STATUS_CODE_UNSET, STATUS_CODE_OK or STATUS_CODE_ERROR")
-    return _Span(trace, span_id, str(raw.get("name", "")),
-                 _nanos(raw.get("startTimeUnixNano", 0), f"{where}.startTimeUnixNano"),
-                 _nanos(raw.get("endTimeUnixNano", 0), f"{where}.endTimeUnixNano"),
-                 attributes, _STATUS_CODES[code], message if isinstance(message, str) else "")
-
-
-def _documents(path: Path, errors: list[LoadError]) -> Iterator[tuple[int, JsonValue]]:
-    """One export document (line 0), or one a line of JSON Lines, streamed."""
-    for record in read_json_or_lines(path, errors):
-        yield record.line, record.value
+# The last inference's finish reasons that say the model was cut off (a timeout
+# event) or stopped by a filter (an error event): the run has no answer.
+_CUT = {"length", "max_tokens", "max_output_tokens"}
+_FILTERED = {"content_filter", "safety", "refusal", "guardrail"}
 
 
 # --- a trace to a run --------------------------------------------------------------------
@@ -443,7 +312,7 @@ def _run(trace: str, spans: list[_Span], source: str) -> ImportedRun | None:
     for span in genai:
         op = str(span.attributes["gen_ai.operation.name"])
         for key, name in (("gen_ai.request.model", "model"), ("gen_ai.agent.name", "agent"),
-                          ("gen_ai.provider.name", "provider")):
+                          ("gen_ai.provider.name", "provider"), ("gen_ai.system", "provider")):
             if isinstance(span.attributes.get(key), str):
                 metadata.setdefault(name, span.attributes[key])
         if op in readers:
@@ -455,28 +324,45 @@ def _run(trace: str, spans: list[_Span], source: str) -> ImportedRun | None:
             skipped[op] = (count if isinstance(count, int) else 0) + 1
     if skipped:
         metadata["operations_not_read"] = skipped
+    stop = _stop(genai, readers)
+    if stop is not None:
+        metadata["ended"] = stop.detail
     if len(genai) < len(spans):
         metadata["other_spans"] = len(spans) - len(genai)
     if conversation.tool_errors:
         metadata["tool_errors"] = conversation.tool_errors
-    run_id = _conversation_id(genai) or trace
+    named = _conversation_id(genai)
     instruction = next((e.content for e in conversation.events
                         if isinstance(e, Message) and e.role == "user"), "")
-    return ImportedRun(run_id, source, run_id, tuple(conversation.events), instruction,
-                       metadata=metadata)
+    # Traces of one gen_ai.conversation.id are joined into one run (mapped.joined),
+    # which keeps the first trace's id: the conversation's.
+    return ImportedRun(named or trace, source, named or trace,
+                       tuple(ended(conversation.events, stop)), instruction,
+                       metadata=metadata, conversation=named or "")
 
 
-def _trace_ids(document: JsonValue) -> Iterator[str]:
-    """The trace ids of a document's spans, unchecked (``_spans`` checks them)."""
-    resources = document.get("resourceSpans") if isinstance(document, dict) else None
-    for resource in resources if isinstance(resources, list) else []:
-        scopes = resource.get("scopeSpans") if isinstance(resource, dict) else None
-        for scope in scopes if isinstance(scopes, list) else []:
-            spans = scope.get("spans") if isinstance(scope, dict) else None
-            for span in spans if isinstance(spans, list) else []:
-                trace = span.get("traceId") if isinstance(span, dict) else None
-                if isinstance(trace, str):
-                    yield trace
+def _stop(genai: list[_Span], readers: set[str]) -> Timeout | Error | None:
+    """How the trace ended when it did not finish: an agent or inference span that
+    failed (its status an error), or a last inference cut off by a token limit or a
+    filter (``gen_ai.response.finish_reasons``)."""
+    for span in genai:
+        op = span.attributes["gen_ai.operation.name"]
+        if span.status_code == STATUS_ERROR and (op in AGENT or op in readers):
+            why = span.status_message or span.attributes.get("error.type") or "an error"
+            return Error(f"{span.where} failed: {why}")
+    last = next((s for s in reversed(genai)
+                 if s.attributes["gen_ai.operation.name"] in readers), None)
+    reasons = last.attributes.get("gen_ai.response.finish_reasons") if last else None
+    if isinstance(reasons, str):
+        reasons = [reasons]
+    if last is None or not isinstance(reasons, list):
+        return None
+    for reason in reasons:
+        if reason in _CUT:
+            return Timeout(f"{last.where}: finish reason {reason!r}: the model was cut off")
+        if reason in _FILTERED:
+            return Error(f"{last.where}: finish reason {reason!r}: the reply was filtered")
+    return None
 
 
 def _last_places(paths: list[Path]) -> dict[str, tuple[int, int]]:
@@ -484,8 +370,8 @@ def _last_places(paths: list[Path]) -> dict[str, tuple[int, int]]:
     which keeps only the trace ids, never the spans."""
     last: dict[str, tuple[int, int]] = {}
     for k, path in enumerate(paths):
-        for line, document in _documents(path, []):  # the second pass names the errors
-            for trace in _trace_ids(document):
+        for line, document in documents(path, []):  # the second pass names the errors
+            for trace in trace_ids(document):
                 last[trace] = (k, line)
     return last
 
@@ -501,31 +387,71 @@ def read_otel(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[Import
     paths = list(paths)
     last = _last_places(paths)
     traces: dict[str, list[_Span]] = {}
+    logged: dict[str, list[LogEvent]] = {}
     first: dict[str, tuple[Path, int]] = {}
     for k, path in enumerate(paths):
-        for line, document in _documents(path, errors):
+        for line, document in documents(path, errors):
             try:
-                found = list(_spans(document))
+                found, events = records(document)
             except BadRecord as bad:
                 errors.append(LoadError(str(path), line, bad.field, bad.message))
                 continue
             for span in found:
                 traces.setdefault(span.trace, []).append(span)
                 first.setdefault(span.trace, (path, line))
-            ended = [t for t in dict.fromkeys(s.trace for s in found) if last.get(t) == (k, line)]
-            for trace in ended:
-                yield from _ended(trace, traces.pop(trace), first.pop(trace), errors)
-    for trace, spans in traces.items():  # a file that changed between the two passes
-        yield from _ended(trace, spans, first[trace], errors)
+            for event in events:
+                logged.setdefault(event.trace, []).append(event)
+                first.setdefault(event.trace, (path, line))
+            seen = dict.fromkeys([*(s.trace for s in found), *(e.trace for e in events)])
+            for trace in [t for t in seen if last.get(t) == (k, line)]:
+                yield from _ended(trace, traces.pop(trace, []), logged.pop(trace, []),
+                                  first.pop(trace), errors)
+    for trace in list(first):  # a file that changed between the two passes
+        yield from _ended(trace, traces.pop(trace, []), logged.pop(trace, []), first[trace],
+                          errors)
 
 
-def _ended(trace: str, spans: list[_Span], first: tuple[Path, int], errors: list[LoadError]
-           ) -> Iterator[ImportedRun]:
+def _ended(trace: str, spans: list[_Span], events: list[LogEvent], first: tuple[Path, int],
+           errors: list[LoadError]) -> Iterator[ImportedRun]:
     path, line = first
     try:
+        _with_events(spans, events)
         run = _run(trace, spans, f"{path}:{line}" if line else f"{path}#trace {trace}")
     except BadRecord as bad:
         errors.append(LoadError(str(path), line, f"trace {trace}: {bad.field}", bad.message))
         return
     if run is not None:
         yield run
+
+
+def _with_events(spans: list[_Span], logged: list[LogEvent]) -> None:
+    """The per-message events of the conventions before 1.37 (log records, span
+    events) written onto their inference spans as the 1.37 attributes; a span that
+    has those attributes already keeps them. An event whose span is not in the
+    trace is an error: its messages would belong to no call."""
+    by_span: dict[str, list[LogEvent]] = {}
+    for event in logged:
+        by_span.setdefault(event.span, []).append(event)
+    ids = {span.id for span in spans}
+    stray = next((e for e in logged if e.span not in ids), None)
+    if stray is not None:
+        raise BadRecord(stray.where, f"the span it belongs to ({stray.span}) is not in the "
+                        "export; expected the spans beside their events")
+    for span in spans:
+        events = [*span.events, *by_span.get(span.id, [])]
+        if not events or any(key in span.attributes for key in CONTENT_KEYS[:2]):
+            continue
+        inputs, outputs = as_messages(events)
+        span.attributes["gen_ai.input.messages"] = list(inputs)
+        span.attributes["gen_ai.output.messages"] = list(outputs)
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """An OTLP JSON export: a document or a line that opens with ``resourceSpans`` (or
+    ``resourceLogs``: the GenAI events of the conventions before 1.37)."""
+    exported = b'"resourceSpans"' in head[:4096] or b'"resourceLogs"' in head[:4096]
+    return exported and b'"openinference.span.kind"' not in head  # OpenInference's own
+
+
+FORMAT = RunFormat("otel", "an OTLP JSON export of OpenTelemetry GenAI spans",
+                   (".jsonl", ".json"), sniff, "import/otel.md", read_otel, per_call=True)
