@@ -16,13 +16,24 @@ test may reach and which run the suite until a test fails, and mutants with a
 selection. Live: on inspect_ai's scorers (offline) 1m26s with 98 s left, then
 within about 2x; on metaeval itself, where the module bodies run first, 1m05s
 with 43 s left, then within 1.5x.
+
+Work is in a child's seconds; how many children run at once is measured, not
+taken from ``--jobs`` (``workers``): the child seconds of the mutants that
+finished since the first one did, over the wall seconds since then (Little's
+law: counted from a finish, the children still running do not bias it). Between
+two children the parent classifies, records and forks, which a machine shared
+with other work stretches; a mutant deferred to a pytest process of its own runs
+beside the pool.
+The estimate is shown once it is grounded (``seconds``): ``AFTER`` mutants ran to
+an answer and more children finished than there are workers.
 """
 
 from __future__ import annotations
 
 import statistics
+import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from metaeval.mutation.coverage import Coverage
@@ -30,6 +41,8 @@ from metaeval.mutation.model import Mutant, MutantResult, Status
 
 AFTER = 3
 """Mutants that ran before the time left is estimated."""
+MIN_WORKERS = 0.25
+"""The fewest children at work at once the estimate assumes (a stalled start is no pace)."""
 RECENT = 25
 """How many of the last mutants to finish tell what a child costs beyond its tests."""
 
@@ -98,8 +111,10 @@ class _Kind:
 class TimeLeft:
     """The estimate, updated as each result comes (``finished``)."""
 
-    def __init__(self, expected: Mapping[str, Expected], jobs: int) -> None:
+    def __init__(self, expected: Mapping[str, Expected], jobs: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.expected = dict(expected)
+        self.clock = clock
         self.jobs = max(1, jobs)
         self.left = set(self.expected)
         self.kinds = {False: _Kind(), True: _Kind()}
@@ -112,6 +127,12 @@ class TimeLeft:
         self.survived = 0
         self.outside: deque[float] = deque(maxlen=RECENT)
         """The last finished mutants' seconds outside their tests."""
+        self.finishes = 0
+        """Mutants that ran (any status) since the estimate began."""
+        self.busy = 0.0
+        """The child seconds of those that finished after the first."""
+        self.first_finish: float | None = None
+        """When the first of them finished, by ``clock``."""
 
     def finished(self, result: MutantResult) -> None:
         expected = self.expected.get(result.mutant.id)
@@ -121,6 +142,12 @@ class TimeLeft:
         kind = self.kinds[expected.every]
         if expected.first or expected.rest:
             kind.add(expected, -1)
+        if not result.cached and result.duration > 0:
+            if self.first_finish is None:
+                self.first_finish = self.clock()
+            else:
+                self.busy += result.duration
+            self.finishes += 1
         if result.cached or result.status not in (Status.KILLED, Status.SURVIVED):
             return  # a time limit or an error says nothing of what its tests cost
         self.ran += 1
@@ -131,10 +158,25 @@ class TimeLeft:
         kind.beyond.append(max(0.0, beyond) / tests if tests > 0 else 0.0)
         self.outside.append(max(0.0, result.duration - result.in_tests))
 
+    def workers(self) -> float:
+        """Children at work at once, on average since the first finished: the seconds of
+        those that finished since, over the wall's; at most the pool's jobs and the
+        thread that runs deferred mutants in processes of their own."""
+        wall = self.clock() - self.first_finish if self.first_finish is not None else 0.0
+        if wall <= 0 or self.busy <= 0:
+            return float(self.jobs)
+        return min(max(self.busy / wall, MIN_WORKERS), self.jobs + 1.0)
+
+    def grounded(self) -> bool:
+        """Whether enough ran to say: ``AFTER`` answers, and more children finished than
+        there are workers (so the pace counted from the first finish saw each at work)."""
+        return self.ran >= AFTER and self.finishes > self.jobs
+
     def seconds(self) -> float | None:
-        """The wall seconds left; None until ``AFTER`` mutants ran to an answer."""
-        if self.ran < AFTER:
+        """The wall seconds left; None until the estimate is ``grounded``."""
+        if not self.grounded():
             return None
         share = self.survived / self.ran
         outside = statistics.fmean(self.outside)
-        return sum(kind.work(outside, share) for kind in self.kinds.values()) / self.jobs
+        work = sum(kind.work(outside, share) for kind in self.kinds.values())
+        return work / self.workers()
