@@ -18,12 +18,14 @@ within about 2x; on metaeval itself, where the module bodies run first, 1m05s
 with 43 s left, then within 1.5x.
 
 Work is in a child's seconds; how many children run at once is measured, not
-taken from ``--jobs`` (``workers``): the child seconds of the mutants that
-finished since the first one did, over the wall seconds since then (Little's
-law: counted from a finish, the children still running do not bias it). Between
-two children the parent classifies, records and forks, which a machine shared
-with other work stretches; a mutant deferred to a pytest process of its own runs
-beside the pool.
+taken from ``--jobs`` (``workers``): the child seconds of the last ``RECENT``
+mutants to finish, the oldest of them left out, over the wall seconds since the
+oldest finished (Little's law: counted from a finish, the children still running
+do not bias it). Between two children the parent classifies, records and forks,
+which no child's seconds hold: beside quick children it is a large share (on
+inspect_ai's scorers the long children at the start ran two at once, the quick
+ones at the end about one), and a machine shared with other work stretches it.
+A mutant deferred to a pytest process of its own runs beside the pool.
 The estimate is shown once it is grounded (``seconds``): ``AFTER`` mutants ran to
 an answer and more children finished than there are workers.
 """
@@ -129,10 +131,8 @@ class TimeLeft:
         """The last finished mutants' seconds outside their tests."""
         self.finishes = 0
         """Mutants that ran (any status) since the estimate began."""
-        self.busy = 0.0
-        """The child seconds of those that finished after the first."""
-        self.first_finish: float | None = None
-        """When the first of them finished, by ``clock``."""
+        self.recent: deque[tuple[float, float]] = deque(maxlen=RECENT)
+        """The last of them to finish: when (by ``clock``) and their child seconds."""
 
     def finished(self, result: MutantResult) -> None:
         expected = self.expected.get(result.mutant.id)
@@ -143,10 +143,7 @@ class TimeLeft:
         if expected.first or expected.rest:
             kind.add(expected, -1)
         if not result.cached and result.duration > 0:
-            if self.first_finish is None:
-                self.first_finish = self.clock()
-            else:
-                self.busy += result.duration
+            self.recent.append((self.clock(), result.duration))
             self.finishes += 1
         if result.cached or result.status not in (Status.KILLED, Status.SURVIVED):
             return  # a time limit or an error says nothing of what its tests cost
@@ -159,17 +156,20 @@ class TimeLeft:
         self.outside.append(max(0.0, result.duration - result.in_tests))
 
     def workers(self) -> float:
-        """Children at work at once, on average since the first finished: the seconds of
-        those that finished since, over the wall's; at most the pool's jobs and the
-        thread that runs deferred mutants in processes of their own."""
-        wall = self.clock() - self.first_finish if self.first_finish is not None else 0.0
-        if wall <= 0 or self.busy <= 0:
+        """Children at work at once, lately: the seconds of the last to finish but the
+        oldest of them, over the wall's since it finished; at most the pool's jobs and
+        the thread that runs deferred mutants in processes of their own."""
+        if len(self.recent) < 2:
             return float(self.jobs)
-        return min(max(self.busy / wall, MIN_WORKERS), self.jobs + 1.0)
+        wall = self.clock() - self.recent[0][0]
+        busy = sum(seconds for _, seconds in list(self.recent)[1:])
+        if wall <= 0:
+            return float(self.jobs)
+        return min(max(busy / wall, MIN_WORKERS), self.jobs + 1.0)
 
     def grounded(self) -> bool:
         """Whether enough ran to say: ``AFTER`` answers, and more children finished than
-        there are workers (so the pace counted from the first finish saw each at work)."""
+        there are workers (so the pace counted from a finish saw each at work)."""
         return self.ran >= AFTER and self.finishes > self.jobs
 
     def seconds(self) -> float | None:
