@@ -55,6 +55,8 @@ class Shown:
     done: int
     total: int
     left: float | None
+    settled: int = 0
+    """Of ``done``, the ignored ones: settled before the baseline, at the start."""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -86,12 +88,15 @@ def parse_line(text: str, at: float) -> Shown | None:
     left = None
     if "left" in text:
         left = float(int(hours or 0) * 3600 + int(minutes or 0) * 60 + int(seconds or 0))
-    return Shown(at, int(done), int(total), left)
+    ignored = re.search(r"ignored (\d+)", text)
+    return Shown(at, int(done), int(total), left, int(ignored.group(1)) if ignored else 0)
 
 
-def watch(cmd: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[list[Shown], str, int]:
-    """Run cmd with its stderr on a pseudo-terminal: every progress redraw, stamped;
-    its stdout; its exit code."""
+def watch(cmd: Sequence[str], cwd: Path, env: dict[str, str]
+          ) -> tuple[list[Shown], str, int, float]:
+    """Run cmd with its stderr on a pseudo-terminal: every progress redraw, stamped
+    from its start; its stdout; its exit code; its wall seconds."""
+    began = time.monotonic()
     main, side = pty.openpty()
     proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE,
                             stderr=side, stdin=subprocess.DEVNULL)
@@ -109,7 +114,7 @@ def watch(cmd: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[list[Show
             break
         if not chunk:
             break
-        now = time.monotonic()
+        now = time.monotonic() - began
         pending += chunk
         *pieces, pending = re.split(rb"[\r\n]", pending)
         for piece in pieces:
@@ -119,7 +124,7 @@ def watch(cmd: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[list[Show
     os.close(main)
     code = proc.wait()
     reader.join()
-    return shown, b"".join(out).decode("utf-8", "replace"), code
+    return shown, b"".join(out).decode("utf-8", "replace"), code, time.monotonic() - began
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +144,10 @@ class Errors:
 
 def errors(shown: Sequence[Shown], floor: float) -> Errors:
     """Each estimate shown from the halfway point of the mutants' time, against the time left."""
-    lines = [s for s in shown if s.total]
+    # From the first mutant that ran: ignored ones are counted before the baseline.
+    lines = [s for s in shown if s.done > s.settled]
     if not lines:
-        raise bt.BenchError("no progress line was shown")
+        raise bt.BenchError("no progress line counted a mutant that ran")
     start, end = lines[0].at, lines[-1].at
     half = start + (end - start) / 2
     estimates = [s for s in lines if s.left is not None]
@@ -176,13 +182,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         env = bt.tool_env(venv, copy, target)
         env["COLUMNS"] = "400"  # one line, never wrapped
         load = os.getloadavg()[0]
-        shown, out, code = watch(bt.metaeval_cmd(venv, target, args.jobs), copy, env)
+        shown, out, code, wall = watch(bt.metaeval_cmd(venv, target, args.jobs), copy, env)
         if code not in (0, 1):
             raise bt.BenchError(f"metaeval mutate exited {code}\n{out[-2000:]}")
         report = json.loads(out)
         e = errors(shown, args.floor)
         first = "never" if e.first_shown is None else f"{e.first_shown:.1f} s in"
-        say(f"run {run}: {shown[-1].total} mutants, {e.mutants_seconds:.1f} s of mutants "
+        say(f"run {run}: {shown[-1].total} mutants; the command {wall:.1f} s, its first "
+            f"result at {next(s.at for s in shown if s.done > s.settled):.1f} s, then "
+            f"{e.mutants_seconds:.1f} s of mutants "
             f"(load {load:.1f} before, {os.getloadavg()[0]:.1f} after); "
             f"time left first shown {first}")
         if e.errors:
@@ -192,11 +200,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"90th percentile {ordered[int(0.9 * (len(ordered) - 1))]:.0%}, "
                 f"max {ordered[-1]:.0%}; within {BOUND:.0%}: {e.within():.0%}; "
                 f"signed: min {min(e.errors):+.0%}, max {max(e.errors):+.0%}")
-        found.append({"run": run, "load_before": load, "mutants_seconds": e.mutants_seconds,
+        found.append({"run": run, "load_before": load, "wall": wall,
+                      "mutants_seconds": e.mutants_seconds,
                       "first_shown": e.first_shown, "errors": e.errors,
                       "under_floor": e.under_floor,
                       "statuses": report.get("summary", {}),
-                      "shown": [(s.at - shown[0].at, s.done, s.total, s.left) for s in shown]})
+                      "shown": [(s.at, s.done, s.total, s.left) for s in shown],
+                      "timing": report.get("timing", {})})
     (args.work / f"time-left-{target.name}.json").write_text(json.dumps(found, indent=1))
     say(f"written: {args.work / f'time-left-{target.name}.json'}")
     return 0 if all(r["errors"] and all(abs(x) <= BOUND for x in r["errors"])

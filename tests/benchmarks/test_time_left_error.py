@@ -23,6 +23,17 @@ def test_a_redraw_gives_its_counts_and_the_time_left_shown(text: str, left: floa
     assert shown.total == 633
 
 
+def test_the_ignored_ones_counted_before_the_baseline_are_not_the_mutants_start() -> None:
+    shown = [tl.parse_line("mutants 15/540 (ignored 15)", 0.5),
+             tl.parse_line("mutants 16/540 (killed 1, ignored 15)", 150.0),
+             tl.parse_line("mutants 300/540 (killed 285, ignored 15) ~1m00s left", 200.0),
+             tl.parse_line("mutants 540/540 (killed 525, ignored 15)", 250.0)]
+    assert all(s is not None for s in shown) and shown[0] is not None
+    assert shown[0].settled == 15
+    found = tl.errors([s for s in shown if s is not None], floor=10.0)
+    assert found.mutants_seconds == 100.0 and found.errors == pytest.approx((0.2,))
+
+
 def test_a_step_line_is_no_redraw() -> None:
     assert tl.parse_line("metaeval mutate: tracing the baseline: 12/300 tests (41s)", 1.0) is None
 
