@@ -5,10 +5,13 @@ longest, so the first ones set a pace the rest never keep (on inspect_ai's
 scorers and on metaeval itself, 12x to 37x over). Each mutant left is weighed
 instead by its selected tests' baseline seconds: a mutant that is killed stops at
 its first (fastest) test, one that survives runs them all, so it is expected to
-cost its fastest test plus the run's survivor share of the others. What a child
-costs beyond that (a test that is not the fastest kills it, a cold first test,
-fixtures the baseline shared between tests) comes from the last mutants of its
-kind to finish, as a share of their tests' baseline seconds (the median); its
+cost its fastest test plus the run's survivor share of the others. How far a
+child's tests stray from that (a test that is not the fastest kills it, a cold
+first test, fixtures the baseline shared between tests, a machine busier than
+in the baseline) comes from the last mutants of its kind to finish: the seconds
+their tests took over the seconds so expected of them, a ratio of sums, as the
+time left is a sum (the median of each one's share, as before, left the costly
+ones out: on inspect_ai's scorers the estimate was 30% short from halfway); its
 time outside tests from the last mutants to finish (the mean). The last ones,
 not all: the run goes longest first, so those are the nearest in kind to the
 ones left. Two kinds, as they cost apart: module and class bodies, which every
@@ -46,7 +49,8 @@ AFTER = 3
 MIN_WORKERS = 0.25
 """The fewest children at work at once the estimate assumes (a stalled start is no pace)."""
 RECENT = 25
-"""How many of the last mutants to finish tell what a child costs beyond its tests."""
+"""How many of the last mutants to finish tell what a child's tests take against their
+baseline seconds, and how many children are at work at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +93,14 @@ def expected_costs(mutants: Iterable[Mutant], coverage: Coverage,
 @dataclass(slots=True)
 class _Kind:
     """The mutants left of one kind (every test, or a selection), and what the last
-    of that kind to finish cost beyond their expected tests."""
+    of that kind to finish took in their tests against what was expected of them."""
 
     count: int = 0
     first: float = 0.0
     rest: float = 0.0
-    beyond: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT))
-    """As a share of all their tests' baseline seconds."""
+    took: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=RECENT))
+    """Seconds in their tests, and the baseline seconds expected of them (their
+    first test; all of them for a survivor)."""
 
     def add(self, expected: Expected, sign: int) -> None:
         self.count += sign
@@ -103,11 +108,13 @@ class _Kind:
         self.rest += sign * expected.rest
 
     def work(self, outside: float, share: float) -> float:
-        """Seconds of work this kind has left, on one core. Nothing beyond its tests
-        until one of its own has finished."""
-        beyond = statistics.median(self.beyond) if self.beyond else 0.0
+        """Seconds of work this kind has left, on one core: its tests as expected
+        until one of its own has finished, then as the last of them strayed."""
+        took = sum(seconds for seconds, _ in self.took)
+        expected = sum(seconds for _, seconds in self.took)
+        ratio = took / expected if expected > 0 else 1.0
         first, rest = max(0.0, self.first), max(0.0, self.rest)
-        return self.count * outside + beyond * (first + rest) + first + share * rest
+        return self.count * outside + ratio * (first + share * rest)
 
 
 class TimeLeft:
@@ -150,9 +157,8 @@ class TimeLeft:
         self.ran += 1
         survived = result.status is Status.SURVIVED
         self.survived += survived
-        tests = expected.first + expected.rest
-        beyond = result.in_tests - expected.first - (expected.rest if survived else 0.0)
-        kind.beyond.append(max(0.0, beyond) / tests if tests > 0 else 0.0)
+        kind.took.append((result.in_tests,
+                          expected.first + (expected.rest if survived else 0.0)))
         self.outside.append(max(0.0, result.duration - result.in_tests))
 
     def workers(self) -> float:

@@ -107,12 +107,13 @@ def test_survivors_run_every_test_and_the_cost_beyond_comes_from_the_finished() 
     run.finish(left, result("a", Status.KILLED, 2.0, outside=0.5))
     run.finish(left, result("b", Status.SURVIVED, 10.0, outside=0.5))
     run.finish(left, result("c", Status.KILLED, 2.0, outside=0.5))
-    # Beyond the expected tests, as a share of all five baseline seconds: the
-    # killed 1 s of 5 (0.2), the survivor 5 s of 5 (1.0); the median is 0.2. One
-    # survivor in three. Two left: 2 x 0.5 outside + 0.2 x 10 + 2 x 1 + 8 / 3.
-    assert left.seconds() == pytest.approx(1.0 + 2.0 + 2.0 + 8 / 3)
+    # Their tests took 14 s where 7 were expected (the killed ones their first
+    # test's 1 s, the survivor all 5): twice. One survivor in three. Two left:
+    # 2 x 0.5 outside + 2 x (2 x 1 s first + 8 s others / 3). (The median of each
+    # one's share beyond all five seconds, 0.2, said 7.67 s.)
+    assert left.seconds() == pytest.approx(1.0 + 2 * (2.0 + 8 / 3))
     run.finish(left, result("d", Status.TIMEOUT, 30.0))  # says nothing of its tests' cost
-    assert left.seconds() == pytest.approx(0.5 + 1.0 + 1.0 + 4 / 3)
+    assert left.seconds() == pytest.approx(0.5 + 2 * (1.0 + 4 / 3))
 
 
 def test_the_cost_beyond_the_tests_comes_from_the_last_mutants_to_finish() -> None:
@@ -190,6 +191,24 @@ def test_the_pace_of_the_quick_children_at_the_end_is_their_own() -> None:
     end = run.now
     errors = [(seconds - (end - at)) / (end - at) for at, seconds in shown]
     assert len(errors) == 965 and max(map(abs, errors)) <= 0.25
+
+
+def test_a_few_costly_kills_count_at_their_cost_not_at_the_median() -> None:
+    # One mutant in three is killed by its last test (1.1 s), the others by their
+    # first (0.1 s). The median of each one's share beyond its expected tests is
+    # 0: the estimate said 0.11 s a mutant where 0.44 s was the mean, 75% short.
+    expected = {f"m{i}": Expected(0.1, 1.0) for i in range(300)}
+    run = Planted(1)
+    left = TimeLeft(expected, jobs=1, clock=run.clock)
+    shown: list[tuple[float, float]] = []
+    for i in range(300):
+        run.finish(left, result(f"m{i}", Status.KILLED, 1.1 if i % 3 == 2 else 0.1,
+                                outside=0.01))
+        if 150 <= i < 290 and (seconds := left.seconds()) is not None:
+            shown.append((run.now, seconds))
+    end = run.now
+    errors = [(seconds - (end - at)) / (end - at) for at, seconds in shown]
+    assert len(errors) == 140 and max(map(abs, errors)) <= 0.25
 
 
 def test_children_finishing_one_at_a_time_are_no_pace_until_each_worker_had_one() -> None:
