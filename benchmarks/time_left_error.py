@@ -204,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       "mutants_seconds": e.mutants_seconds,
                       "first_shown": e.first_shown, "errors": e.errors,
                       "under_floor": e.under_floor,
-                      "statuses": report.get("summary", {}),
+                      "statuses": report.get("counts", {}),
                       "shown": [(s.at, s.done, s.total, s.left) for s in shown],
                       "timing": report.get("timing", {})})
     (args.work / f"time-left-{target.name}.json").write_text(json.dumps(found, indent=1))
