@@ -18,7 +18,9 @@ with that mutant written into a copy of the file:
     python3 benchmarks/warm_children.py --venv benchmarks/.work/venv
 
 Printed: each tool's statuses, the mutmut survivors a fresh `pytest` kills,
-and whether metaeval's fork and subprocess statuses agree. Exit 0 when
+what issue 51's check for a sound warm start (each test run again after the
+suite warmed the process, outcomes compared with the first run) sees here, and
+whether metaeval's fork and subprocess statuses agree. Exit 0 when
 metaeval's two isolations agree and report no survivor a fresh run kills.
 """
 
@@ -169,6 +171,24 @@ def metaeval_mutants(venv: Path, work: Path, isolation: str) -> dict[str, tuple[
     return found
 
 
+def rerun_after_warming(venv: Path, work: Path) -> str:
+    """Each test run twice in one process, the second time after the whole suite warmed
+    it: whether any outcome differs from the first. A memo of verdicts changes none, so
+    this check would clear a warm start that hides the survivors above."""
+    copy = project(work / "rerun")
+    out = run([str(venv / "bin" / "python"), "-m", "pytest", "-v", "-p", "no:cacheprovider",
+               "--keep-duplicates", "tests/test_grade.py", "tests/test_grade.py"], copy,
+              ok=(0, 1))
+    outcomes = [line.split(" ", 1)[1].split()[0] for line in out.splitlines()
+                if line.startswith("tests/test_grade.py::")]
+    half = len(outcomes) // 2
+    if half == 0:
+        raise SystemExit(f"no test outcome in the rerun's output:\n{out[-2000:]}")
+    same = sum(a == b for a, b in zip(outcomes[:half], outcomes[half:], strict=True))
+    return (f"{same} of {half} outcomes as in the first run "
+            f"({'it sees nothing' if same == half else 'it sees a difference'})")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     work = args.work.resolve() / "warm-children"
@@ -182,6 +202,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{dict(Counter(s for _, s, _, _ in mutants))}")
     for name, added in hidden:
         print(f"  survived, but a fresh pytest fails on it: {name}: {added.strip()}")
+
+    again = rerun_after_warming(venv, work)
+    print(f"the rerun check (each test run again in the process the suite warmed, as issue 51 "
+          f"proposes to find tests whose outcome depends on what ran before): {again}")
 
     fork = metaeval_mutants(venv, work, "fork")
     sub = metaeval_mutants(venv, work, "subprocess")
