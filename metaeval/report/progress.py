@@ -145,15 +145,21 @@ class MutateProgress:
         self.estimate = left
 
     def __call__(self, done: int, total: int, result: MutantResult) -> None:
-        if not self.done.is_set():
+        ran = not result.cached and result.status not in SETTLED
+        finished = done == total
+        # Ignored and cached mutants are settled before the baseline is traced: the
+        # step lines go on until a mutant has run, or the silence comes back.
+        stepping = self.step is not None and not self.done.is_set()
+        if not stepping or ran or finished:
             self.stop()
         now = self.clock()
         self.counts[dict(LABELS)[result.status]] += 1
-        if not result.cached and result.status not in SETTLED:
+        if ran:
             self.ran += 1
             if self.first_run is None:
                 self.first_run = now
-        finished = done == total
+        if stepping and not (ran or finished):
+            return  # still before the first mutant that ran: the step line speaks
         if self.terminal:
             if finished or self.last_draw is None or now - self.last_draw >= REDRAW:
                 self.last_draw = now

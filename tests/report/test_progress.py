@@ -114,6 +114,26 @@ def test_a_log_gets_a_line_per_step_and_none_after_the_first_result(
     assert "preparing" not in out.getvalue()
 
 
+def test_mutants_settled_before_the_baseline_do_not_end_the_step_lines(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ignored and cached mutants come before the baseline is traced (this
+    repository's 15 ignored ones did, and the log then fell silent for minutes)."""
+    monkeypatch.setattr(progress, "TICK", 3600.0)  # no clock thread line in this test
+    clock, out = Clock(), io.StringIO()
+    shown = MutateProgress(out, terminal=False, clock=clock)
+    shown.phase("tracing the baseline", 0, 9)
+    shown(1, 5, result(Status.IGNORED))
+    shown(2, 5, result(Status.KILLED, cached=True))
+    clock.now += 9
+    shown.phase("preparing the mutants")
+    assert out.getvalue().splitlines() == [
+        "metaeval mutate: tracing the baseline: 0/9 tests (0s)",
+        "metaeval mutate: preparing the mutants (9s)"]
+    shown(3, 5, result())  # a mutant that ran: the count takes over
+    shown.phase("tracing the baseline", 9, 9)
+    assert "9/9" not in out.getvalue()
+
+
 def test_a_terminal_redraws_the_step_in_place_and_clears_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(progress, "TICK", 3600.0)
