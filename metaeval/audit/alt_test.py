@@ -40,7 +40,7 @@ from metaeval.audit.annotators import (
     point_panel,
 )
 from metaeval.audit.bars import AltSettings
-from metaeval.audit.collect import VerdictTable
+from metaeval.audit.decided import Decided
 from metaeval.audit.rater_agreement import Level
 from metaeval.judges.base import Scale
 from metaeval.loaders.judge_items import PairItem, PointItem
@@ -183,15 +183,15 @@ class PanelReport:
 
 
 def panel_reports(pointwise: Sequence[PointItem], pairwise: Sequence[PairItem],
-                  table: VerdictTable, scale: Scale, labels: Scale,
+                  decided: Decided, scale: Scale, labels: Scale,
                   settings: AltSettings, classes: tuple[str, ...] = ()
                   ) -> tuple[PanelReport, ...]:
     """A report for each kind of item that carries several annotators' labels."""
     reports = []
     panels: list[tuple[Panel | None, Sequence[PointItem] | Sequence[PairItem]]] = [
-        (point_panel(pointwise, table, scale, labels), pointwise),
-        (class_panel(pointwise, table, classes), pointwise), (pair_panel(pairwise, table),
-                                                                pairwise)]
+        (point_panel(pointwise, decided, scale, labels), pointwise),
+        (class_panel(pointwise, decided, classes), pointwise), (pair_panel(pairwise, decided),
+                                                                  pairwise)]
     for panel, items in panels:
         if panel is None:
             continue

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from metaeval.audit.bars import ALPHA, CHANCE_FLIP
 from metaeval.audit.collect import Decision, VerdictTable
-from metaeval.audit.judge_agreement import outcome
+from metaeval.audit.decided import outcome
 from metaeval.audit.stats import binom_upper_tail, mcnemar_exact, sign_test
 from metaeval.contract import Outcome
 from metaeval.judges.base import Scale

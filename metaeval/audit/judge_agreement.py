@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from metaeval.audit.collect import Decision, VerdictTable
+from metaeval.audit.collect import VerdictTable
+from metaeval.audit.decided import Decided, number, ordinal, outcome, pair_label
 from metaeval.audit.metrics import (
     NO_CASES,
     NO_HUMAN_FAIL,
@@ -32,7 +33,7 @@ from metaeval.audit.metrics import (
 )
 from metaeval.contract import Outcome
 from metaeval.judges.base import DEFAULT_SCALE, Scale
-from metaeval.loaders.judge_items import Order, PairItem, PointItem, Variant
+from metaeval.loaders.judge_items import Order, PairItem, PointItem, Slot, Variant
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,21 +127,6 @@ class SelfConsistency:
 AGGREGATE = "median of scores; majority of pass/fail and pair labels"
 
 
-def outcome(decision: Decision, scale: Scale) -> Outcome:
-    """A pointwise decision as pass, fail or unscored."""
-    if decision is None or isinstance(decision, str):
-        return Outcome.UNSCORED
-    return Outcome.PASS if scale.passes(decision) else Outcome.FAIL
-
-
-def ordinal(decision: Decision, scale: Scale, labels: Scale = DEFAULT_SCALE) -> int | None:
-    """A pointwise score on the human label scale (rescaled when the judge's differs)."""
-    if decision is None or isinstance(decision, bool | str):
-        return None
-    share = (decision - scale.low) / (scale.high - scale.low)
-    return labels.low + round(share * (labels.high - labels.low))
-
-
 def human_outcome(item: PointItem, labels: Scale) -> Outcome:
     """People's pass/fail: the ``label`` when given, else the integer score at or
     above the label scale's pass mark."""
@@ -159,7 +145,7 @@ def computed(v: Value) -> bool:
     return not v.reason.startswith(NOT_COMPUTED)
 
 
-def point_agreement(items: tuple[PointItem, ...], table: VerdictTable,
+def point_agreement(items: tuple[PointItem, ...], decided: Decided,
                     scale: Scale, labels: Scale = DEFAULT_SCALE) -> PointAgreement | None:
     """``labels``: the scale of people's integer labels and its pass mark. Items whose
     annotators have no consensus label are left out (see ``metaeval.loaders.judge_labels``)."""
@@ -167,16 +153,18 @@ def point_agreement(items: tuple[PointItem, ...], table: VerdictTable,
     if not items:
         return None
     human = [human_outcome(i, labels) for i in items]
-    judged = [outcome(table.decided(i.id), scale) for i in items]
+    decisions = [decided[Slot(i.id)] for i in items]
+    judged = [outcome(d, scale) for d in decisions]
     c = confusion(human, judged)
-    scored = [(i.score, ordinal(table.decided(i.id), scale, labels)) for i in items
-              if i.score is not None]
-    pass_fail = sum(isinstance(table.decided(i.id), bool) for i in items if i.score is not None)
+    scored = [(i.score, ordinal(d, scale, labels))
+              for i, d in zip(items, decisions, strict=True) if i.score is not None]
+    pass_fail = sum(isinstance(d, bool)
+                    for i, d in zip(items, decisions, strict=True) if i.score is not None)
     hs = [h for h, _ in scored if h is not None]
     gs = [g for _, g in scored]
     points = list(range(labels.low, labels.high + 1))
-    each = tuple(ScoredItem(i.id, h, i.score, g, _number(table.decided(i.id)))
-                 for i, h, g in zip(items, human, judged, strict=True))
+    each = tuple(ScoredItem(i.id, h, i.score, g, number(d))
+                 for i, h, g, d in zip(items, human, judged, decisions, strict=True))
     return PointAgreement(
         c, tpr(c), wilson_interval(c.tp, c.positives), tnr(c), wilson_interval(c.tn, c.negatives),
         kappa(human, judged), kappa_interval(human, judged),
@@ -199,17 +187,7 @@ def _weighted(human: list[int], judged: list[int | None], weights: Weights,
     return scored_weighted_kappa(human, judged, weights, points)
 
 
-def _number(decision: Decision) -> float | None:
-    if decision is None or isinstance(decision, bool | str):
-        return None
-    return float(decision)
-
-
-def _pair_label(decision: Decision) -> str | None:
-    return decision if isinstance(decision, str) else None
-
-
-def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgreement | None:
+def pair_agreement(items: tuple[PairItem, ...], decided: Decided) -> PairAgreement | None:
     """Items that people did not label (``"label": null``) or whose annotators have no
     consensus label are left out."""
     items = tuple(i for i in items if i.consensus)
@@ -218,11 +196,11 @@ def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgre
     orders: list[OrderAgreement] = []
     verdicts: dict[Order, dict[str, str | None]] = {}
     for order in Order:
-        present = [i for i in items if table.recorded(i.id, order)]
+        present = [i for i in items if Slot(i.id, Variant.ORIGINAL, order) in decided]
         if not present:
             continue  # an order never recorded has no row
         human = [i.label or "" for i in present]  # only labelled items are given
-        judged = [_pair_label(table.decided(i.id, order=order)) for i in present]
+        judged = [pair_label(decided[Slot(i.id, Variant.ORIGINAL, order)]) for i in present]
         verdicts[order] = {i.id: j for i, j in zip(present, judged, strict=True)}
         correct = sum(h == j for h, j in zip(human, judged, strict=True))
         orders.append(OrderAgreement(order, len(present), correct,

@@ -27,6 +27,7 @@ from metaeval.audit.bias_probes import (
 from metaeval.audit.breakdown import CategoryFigures, by_category
 from metaeval.audit.class_agreement import ClassAgreement, class_agreement
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge
+from metaeval.audit.decided import Decided, decide
 from metaeval.audit.judge_agreement import (
     PairAgreement,
     PointAgreement,
@@ -358,12 +359,12 @@ def run_controls(items: JudgeItems, bars: Bars, judge: JudgeIdentity | None = No
     return Controls(tuple(checks))
 
 
-def _unscored(table: VerdictTable, items: JudgeItems) -> tuple[int, int]:
+def _unscored(decided: Decided, items: JudgeItems) -> tuple[int, int]:
     """Unscored verdicts and all verdicts on labelled items (pairs count per order)."""
-    decisions = [table.decided(i.id) for i in items.pointwise]
+    decisions = [decided[Slot(i.id)] for i in items.pointwise]
     # Only the orders that exist: an order never recorded is not an unscored verdict.
-    decisions += [table.decided(p.id, order=o) for p in items.pairwise for o in Order
-                  if Slot(p.id, Variant.ORIGINAL, o) in table.decisions]
+    decisions += [decided[Slot(p.id, Variant.ORIGINAL, o)] for p in items.pairwise for o in Order
+                  if Slot(p.id, Variant.ORIGINAL, o) in decided]
     return sum(d is None for d in decisions), len(decisions)
 
 
@@ -496,16 +497,18 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
         modes = frozenset(({Mode.POINTWISE} if pointwise else set())
                           | ({Mode.PAIRWISE} if pairwise else set()))
     labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
-    unscored, verdicts = _unscored(table, measured)
+    # Every measure below reads the decisions made once here, not the table slot by slot.
+    decided = decide(table.decisions)
+    unscored, verdicts = _unscored(decided, measured)
     # Agreement is with people: an unlabelled item ("label": null, a log as published)
     # still has its verdicts read by the probes, never compared with a label it lacks.
-    point = point_agreement(tuple(i for i in measured.pointwise if i.labelled), table, scale,
+    point = point_agreement(tuple(i for i in measured.pointwise if i.labelled), decided, scale,
                             labels)
-    pair = pair_agreement(tuple(p for p in measured.pairwise if p.label is not None), table)
+    pair = pair_agreement(tuple(p for p in measured.pairwise if p.label is not None), decided)
     probes = run_probes(measured, table, scale, bars, identity)
-    panels = panel_reports(measured.pointwise, measured.pairwise, table, scale, labels, alt,
+    panels = panel_reports(measured.pointwise, measured.pairwise, decided, scale, labels, alt,
                            classes)
-    categorical = class_agreement(measured.pointwise, table, classes)
+    categorical = class_agreement(measured.pointwise, decided, classes)
     unreached = failed_calls(table.calls) if source is AuditSource.LIVE else None
     reasons = tuple(([unreached] if unreached else [])
                     + _reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
@@ -521,7 +524,7 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                       strength=strengths(measured.pairwise, table),
                       annotators=panels, alt=alt,
                       by_category=None if by is None else by_category(
-                          measured, table, scale, labels, bars, alt, classes),
+                          measured, table, decided, scale, labels, bars, alt, classes),
                       categorical=categorical, scale=scale,
                       # Every loaded pair, judged or not: the bias is the annotator's.
                       annotator_position=item_positions(items.pairwise, alpha=bars.alpha),
