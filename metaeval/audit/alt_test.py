@@ -188,10 +188,10 @@ def panel_reports(pointwise: Sequence[PointItem], pairwise: Sequence[PairItem],
                   ) -> tuple[PanelReport, ...]:
     """A report for each kind of item that carries several annotators' labels."""
     reports = []
+    categorical, pairs = class_panel(pointwise, decided, classes), pair_panel(pairwise, decided)
+    points = point_panel(pointwise, decided, scale, labels)
     panels: list[tuple[Panel | None, Sequence[PointItem] | Sequence[PairItem]]] = [
-        (point_panel(pointwise, decided, scale, labels), pointwise),
-        (class_panel(pointwise, decided, classes), pointwise), (pair_panel(pairwise, decided),
-                                                                  pairwise)]
+        (points, pointwise), (categorical, pointwise), (pairs, pairwise)]
     for panel, items in panels:
         if panel is None:
             continue

@@ -21,14 +21,13 @@ from metaeval.audit.metrics import (
     Confusion,
     Interval,
     Value,
-    Weights,
     confusion,
     kappa,
     kappa_interval,
     nominal_kappa,
-    scored_weighted_kappa,
     tnr,
     tpr,
+    weighted_kappa_or_pass_fail,
     wilson_interval,
 )
 from metaeval.contract import Outcome
@@ -153,38 +152,26 @@ def point_agreement(items: tuple[PointItem, ...], decided: Decided,
     if not items:
         return None
     human = [human_outcome(i, labels) for i in items]
+    # The judge's side read off its decisions first, then every figure from metrics.
     decisions = [decided[Slot(i.id)] for i in items]
-    judged = [outcome(d, scale) for d in decisions]
-    c = confusion(human, judged)
     scored = [(i.score, ordinal(d, scale, labels))
               for i, d in zip(items, decisions, strict=True) if i.score is not None]
+    numbers = [number(d) for d in decisions]
+    judged = [outcome(d, scale) for d in decisions]
     pass_fail = sum(isinstance(d, bool)
                     for i, d in zip(items, decisions, strict=True) if i.score is not None)
     hs = [h for h, _ in scored if h is not None]
     gs = [g for _, g in scored]
     points = list(range(labels.low, labels.high + 1))
-    each = tuple(ScoredItem(i.id, h, i.score, g, number(d))
-                 for i, h, g, d in zip(items, human, judged, decisions, strict=True))
+    each = tuple(ScoredItem(i.id, h, i.score, g, n)
+                 for i, h, g, n in zip(items, human, judged, numbers, strict=True))
+    c = confusion(human, judged)
     return PointAgreement(
         c, tpr(c), wilson_interval(c.tp, c.positives), tnr(c), wilson_interval(c.tn, c.negatives),
         kappa(human, judged), kappa_interval(human, judged),
         len(scored), sum(g is None for g in gs) - pass_fail,
-        _weighted(hs, gs, "linear", points, pass_fail),
-        _weighted(hs, gs, "quadratic", points, pass_fail), scale, each, pass_fail)
-
-
-PASS_FAIL_ONLY = (f"{NO_CASES}: the judge answered pass/fail, with no score to weigh against "
-                  "the integer labels")
-
-
-def _weighted(human: list[int], judged: list[int | None], weights: Weights,
-              points: list[int], pass_fail: int) -> Value:
-    """Weighted kappa over the scored items; when the judge gave no score at all
-    because it answered pass/fail, it is not computed for that reason, never
-    "nothing scored" beside a count of 0 unscored."""
-    if pass_fail and all(g is None for g in judged):
-        return Value(0.0, PASS_FAIL_ONLY)
-    return scored_weighted_kappa(human, judged, weights, points)
+        weighted_kappa_or_pass_fail(hs, gs, "linear", points, pass_fail),
+        weighted_kappa_or_pass_fail(hs, gs, "quadratic", points, pass_fail), scale, each, pass_fail)
 
 
 def pair_agreement(items: tuple[PairItem, ...], decided: Decided) -> PairAgreement | None:

@@ -521,7 +521,7 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                       self_consistency(table, labelled), probes, controls, table.calls,
                       unscored, verdicts, bars, modes, labels=labels,
                       samples=_samples(table, labelled),
-                      strength=strengths(measured.pairwise, table),
+                      strength=strengths(measured.pairwise, table, decided),
                       annotators=panels, alt=alt,
                       by_category=None if by is None else by_category(
                           measured, table, decided, scale, labels, bars, alt, classes),
