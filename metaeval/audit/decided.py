@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 
 from metaeval.contract import Outcome
 from metaeval.judges.base import DEFAULT_SCALE, Scale
-from metaeval.loaders.judge_items import Slot
+from metaeval.loaders.judge_items import JudgeItems, Order, Slot, Variant
 
 __all__ = ["Decided", "Decision", "aggregate", "decide", "number", "ordinal", "outcome",
-           "pair_label"]
+           "pair_label", "unscored_verdicts"]
 
 Decision = float | bool | str | None
 """A pointwise score or pass/fail, a pair label ``a``/``b``/``tie``, or None: unscored."""
@@ -81,3 +81,12 @@ def number(decision: Decision) -> float | None:
 def pair_label(decision: Decision) -> str | None:
     """A pairwise decision's label; None when unscored."""
     return decision if isinstance(decision, str) else None
+
+
+def unscored_verdicts(decided: Decided, items: JudgeItems) -> tuple[int, int]:
+    """Unscored verdicts and all verdicts on labelled items (pairs count per order)."""
+    decisions = [decided[Slot(i.id)] for i in items.pointwise]
+    # Only the orders that exist: an order never recorded is not an unscored verdict.
+    decisions += [decided[Slot(p.id, Variant.ORIGINAL, o)] for p in items.pairwise for o in Order
+                  if Slot(p.id, Variant.ORIGINAL, o) in decided]
+    return sum(d is None for d in decisions), len(decisions)

@@ -212,3 +212,21 @@ def self_consistency(table: VerdictTable, ids: set[str]) -> SelfConsistency:
                                "judge for K >= 2 with --samples, or record K >= 2 samples")
     agree = sum(len(set(s)) == 1 and s[0] is not None and len(s) == k for _, s in slots)
     return SelfConsistency(k, len(slots), agree)
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """Every sample on labelled items (each order recorded): how many, how many
+    unscored, and how many verdict slots have no scored sample at all."""
+
+    total: int
+    unscored: int
+    none_scored: int
+
+
+def samples_of(table: VerdictTable, labelled: set[str]) -> Samples:
+    """The samples on the original variant of the ``labelled`` items, every order."""
+    slots = [s for slot, s in table.decisions.items()
+             if slot.item in labelled and slot.variant is Variant.ORIGINAL]
+    return Samples(sum(len(s) for s in slots), sum(v is None for s in slots for v in s),
+                   sum(all(v is None for v in s) for s in slots))
