@@ -40,7 +40,7 @@ from metaeval.audit.annotators import (
     point_panel,
 )
 from metaeval.audit.bars import AltSettings
-from metaeval.audit.decided import Decided
+from metaeval.audit.decided import Decided, Readings
 from metaeval.audit.rater_agreement import Level
 from metaeval.judges.base import Scale
 from metaeval.loaders.judge_items import PairItem, PointItem
@@ -183,13 +183,13 @@ class PanelReport:
 
 
 def panel_reports(pointwise: Sequence[PointItem], pairwise: Sequence[PairItem],
-                  decided: Decided, scale: Scale, labels: Scale,
+                  decided: Decided, readings: Readings, labels: Scale,
                   settings: AltSettings, classes: tuple[str, ...] = ()
                   ) -> tuple[PanelReport, ...]:
     """A report for each kind of item that carries several annotators' labels."""
     reports = []
     categorical, pairs = class_panel(pointwise, decided, classes), pair_panel(pairwise, decided)
-    points = point_panel(pointwise, decided, scale, labels)
+    points = point_panel(pointwise, decided, readings, labels)
     panels: list[tuple[Panel | None, Sequence[PointItem] | Sequence[PairItem]]] = [
         (points, pointwise), (categorical, pointwise), (pairs, pairwise)]
     for panel, items in panels:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from metaeval.audit.decided import Decided, ordinal, outcome
+from metaeval.audit.decided import Decided, Readings
 from metaeval.audit.metrics import Value, nominal_kappa, scored_weighted_kappa
 from metaeval.audit.rater_agreement import Level, mean_kappa, measured, rater_alpha
 from metaeval.contract import Outcome
@@ -80,7 +80,7 @@ def pair_panel(items: Sequence[PairItem], decided: Decided) -> Panel | None:
     return Panel(Mode.PAIRWISE.value, Level.NOMINAL, humans, judge) if judge else None
 
 
-def point_panel(items: Sequence[PointItem], decided: Decided, scale: Scale,
+def point_panel(items: Sequence[PointItem], decided: Decided, readings: Readings,
                 labels: Scale) -> Panel | None:
     """The pointwise items with annotators. Ordinal when every label is an integer
     (the judge's score rescaled to the label scale), else pass/fail (integers at
@@ -95,11 +95,11 @@ def point_panel(items: Sequence[PointItem], decided: Decided, scale: Scale,
     humans: dict[str, dict[str, Label]] = {}
     judge: dict[str, Label | None] = {}
     for item in annotated:
-        decision = decided[Slot(item.id)]
+        read = readings[item.id]
         if ordinal_level:
-            judge[item.id] = ordinal(decision, scale, labels)
+            judge[item.id] = read.ordinal
         else:
-            got = outcome(decision, scale)
+            got = read.outcome
             judge[item.id] = None if got is Outcome.UNSCORED else got.value
         for a in item.annotations:
             label: Label = a.label

@@ -13,13 +13,14 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from metaeval.contract import Outcome
 from metaeval.judges.base import DEFAULT_SCALE, Scale
 from metaeval.loaders.judge_items import JudgeItems, Order, Slot, Variant
 
-__all__ = ["Decided", "Decision", "aggregate", "decide", "number", "ordinal", "outcome",
-           "pair_label", "unscored_verdicts"]
+__all__ = ["Decided", "Decision", "Reading", "Readings", "aggregate", "decide", "number",
+           "ordinal", "outcome", "pair_label", "read_points", "unscored_verdicts"]
 
 Decision = float | bool | str | None
 """A pointwise score or pass/fail, a pair label ``a``/``b``/``tie``, or None: unscored."""
@@ -90,3 +91,37 @@ def unscored_verdicts(decided: Decided, items: JudgeItems) -> tuple[int, int]:
     decisions += [decided[Slot(p.id, Variant.ORIGINAL, o)] for p in items.pairwise for o in Order
                   if Slot(p.id, Variant.ORIGINAL, o) in decided]
     return sum(d is None for d in decisions), len(decisions)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One pointwise item's decision as the measures read it: pass, fail or unscored
+    on the judge's scale, the score on the people's label scale and as a number
+    (None when there is none), and whether the judge answered pass/fail."""
+
+    outcome: Outcome
+    ordinal: int | None
+    number: float | None
+    pass_fail: bool
+
+
+UNREAD = Reading(Outcome.UNSCORED, None, None, False)
+"""The reading of an item with no decision: unscored."""
+
+
+class Readings(dict[str, Reading]):
+    """Each pointwise item's ``Reading``, by item id; an item the table holds no
+    verdict for reads as ``UNREAD`` (unscored)."""
+
+    def __missing__(self, item: str) -> Reading:
+        return UNREAD
+
+
+def read_points(decided: Decided, scale: Scale, labels: Scale = DEFAULT_SCALE) -> Readings:
+    """Every pointwise decision (the original text, shown once) read once, on the
+    judge's ``scale`` and the people's ``labels``, for every measure that needs it."""
+    return Readings({slot.item: Reading(outcome(d, scale), ordinal(d, scale, labels),
+                                        number(d), isinstance(d, bool))
+                     for slot, d in decided.items()
+                     if slot.variant is Variant.ORIGINAL and slot.order is Order.AB
+                     and not isinstance(d, str)})

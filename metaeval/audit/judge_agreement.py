@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.decided import Decided, number, ordinal, outcome, pair_label
+from metaeval.audit.decided import Decided, Readings, pair_label
 from metaeval.audit.metrics import (
     NO_CASES,
     NO_HUMAN_FAIL,
@@ -144,27 +144,25 @@ def computed(v: Value) -> bool:
     return not v.reason.startswith(NOT_COMPUTED)
 
 
-def point_agreement(items: tuple[PointItem, ...], decided: Decided,
+def point_agreement(items: tuple[PointItem, ...], readings: Readings,
                     scale: Scale, labels: Scale = DEFAULT_SCALE) -> PointAgreement | None:
-    """``labels``: the scale of people's integer labels and its pass mark. Items whose
-    annotators have no consensus label are left out (see ``metaeval.loaders.judge_labels``)."""
+    """``readings``: the judge's decisions read on ``scale`` and on ``labels``, the scale
+    of people's integer labels and its pass mark. Items whose annotators have no
+    consensus label are left out (see ``metaeval.loaders.judge_labels``)."""
     items = tuple(i for i in items if i.consensus)
     if not items:
         return None
     human = [human_outcome(i, labels) for i in items]
-    # The judge's side read off its decisions first, then every figure from metrics.
-    decisions = [decided[Slot(i.id)] for i in items]
-    scored = [(i.score, ordinal(d, scale, labels))
-              for i, d in zip(items, decisions, strict=True) if i.score is not None]
-    numbers = [number(d) for d in decisions]
-    judged = [outcome(d, scale) for d in decisions]
-    pass_fail = sum(isinstance(d, bool)
-                    for i, d in zip(items, decisions, strict=True) if i.score is not None)
+    read = [readings[i.id] for i in items]
+    scored = [(i.score, r.ordinal) for i, r in zip(items, read, strict=True)
+              if i.score is not None]
+    judged = [r.outcome for r in read]
+    pass_fail = sum(r.pass_fail for i, r in zip(items, read, strict=True) if i.score is not None)
     hs = [h for h, _ in scored if h is not None]
     gs = [g for _, g in scored]
     points = list(range(labels.low, labels.high + 1))
-    each = tuple(ScoredItem(i.id, h, i.score, g, n)
-                 for i, h, g, n in zip(items, human, judged, numbers, strict=True))
+    each = tuple(ScoredItem(i.id, h, i.score, g, r.number)
+                 for i, h, g, r in zip(items, human, judged, read, strict=True))
     c = confusion(human, judged)
     return PointAgreement(
         c, tpr(c), wilson_interval(c.tp, c.positives), tnr(c), wilson_interval(c.tn, c.negatives),

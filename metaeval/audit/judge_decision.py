@@ -27,7 +27,7 @@ from metaeval.audit.bias_probes import (
 from metaeval.audit.breakdown import CategoryFigures, by_category
 from metaeval.audit.class_agreement import ClassAgreement, class_agreement
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge
-from metaeval.audit.decided import decide, unscored_verdicts
+from metaeval.audit.decided import decide, read_points, unscored_verdicts
 from metaeval.audit.judge_agreement import (
     PairAgreement,
     PointAgreement,
@@ -475,15 +475,16 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
     # Every measure below reads the decisions made once here, not the table slot by slot.
     decided = decide(table.decisions)
+    readings = read_points(decided, scale, labels)
     unscored, verdicts = unscored_verdicts(decided, measured)
     # Agreement is with people: an unlabelled item ("label": null, a log as published)
     # still has its verdicts read by the probes, never compared with a label it lacks.
-    point = point_agreement(tuple(i for i in measured.pointwise if i.labelled), decided, scale,
+    point = point_agreement(tuple(i for i in measured.pointwise if i.labelled), readings, scale,
                             labels)
     pair = pair_agreement(tuple(p for p in measured.pairwise if p.label is not None), decided)
     probes = run_probes(measured, table, scale, bars, identity)
-    panels = panel_reports(measured.pointwise, measured.pairwise, decided, scale, labels, alt,
-                           classes)
+    panels = panel_reports(measured.pointwise, measured.pairwise, decided, readings, labels,
+                           alt, classes)
     categorical = class_agreement(measured.pointwise, decided, classes)
     unreached = failed_calls(table.calls) if source is AuditSource.LIVE else None
     reasons = tuple(([unreached] if unreached else [])
@@ -500,7 +501,8 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
                       strength=strengths(measured.pairwise, table, decided),
                       annotators=panels, alt=alt,
                       by_category=None if by is None else by_category(
-                          measured, table, decided, scale, labels, bars, alt, classes),
+                          measured, table, decided, readings, scale, labels, bars, alt,
+                          classes),
                       categorical=categorical, scale=scale,
                       # Every loaded pair, judged or not: the bias is the annotator's.
                       annotator_position=item_positions(items.pairwise, alpha=bars.alpha),

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from metaeval.audit.decided import decide, number, ordinal, outcome, pair_label
+from metaeval.audit.decided import (
+    Reading,
+    decide,
+    number,
+    ordinal,
+    outcome,
+    pair_label,
+    read_points,
+)
 from metaeval.contract import Outcome
 from metaeval.judges.base import Scale
 from metaeval.loaders.judge_items import Order, Slot, Variant
@@ -34,3 +42,15 @@ def test_a_decision_read_as_a_measure_reads_it() -> None:
         5, 1, None, None]
     assert [number(d) for d in (3.0, True, "tie", None)] == [3.0, None, None, None]
     assert [pair_label(d) for d in ("tie", "b", 2.0, None)] == ["tie", "b", None, None]
+
+
+def test_each_pointwise_decision_is_read_once_and_a_missing_one_is_unscored() -> None:
+    decided = decide({Slot("s"): (10.0,), Slot("p"): (True,), Slot("c"): ("harm",),
+                      Slot("s", Variant.PADDED): (1.0,), Slot("q", order=Order.BA): ("a",)})
+    readings = read_points(decided, Scale(1, 10, 7), Scale(1, 5, 4))
+    assert readings["s"] == Reading(Outcome.PASS, 5, 10.0, False)  # not the padded 1.0
+    assert readings["p"] == Reading(Outcome.PASS, None, None, True)
+    # A class label, a pair shown b-first and an item never asked: nothing to read.
+    for item in ("c", "q", "never"):
+        assert readings[item] == Reading(Outcome.UNSCORED, None, None, False)
+    assert sorted(readings) == ["p", "s"]
