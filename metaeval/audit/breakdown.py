@@ -59,6 +59,6 @@ def by_category(items: JudgeItems, table: VerdictTable, decided: Decided, readin
         out.append(CategoryFigures(
             name, len(point) + len(pair), point_agreement(point, readings, scale, labels),
             pair_agreement(pair, decided),
-            position_probe(pair, table, alpha=bars.alpha, chance=bars.chance_flip),
+            position_probe(pair, decided, alpha=bars.alpha, chance=bars.chance_flip),
             panel_reports(point, pair, decided, readings, labels, alt, classes)))
     return tuple(out)
