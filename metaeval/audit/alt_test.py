@@ -42,7 +42,7 @@ from metaeval.audit.annotators import (
     point_panel,
 )
 from metaeval.audit.bars import AltSettings
-from metaeval.audit.collect import VerdictTable
+from metaeval.audit.decided import Decided, Readings
 from metaeval.audit.rater_agreement import Level
 from metaeval.judges.base import Scale
 from metaeval.loaders.judge_items import PairItem, PointItem
@@ -198,15 +198,15 @@ class PanelReport:
 
 
 def panel_reports(pointwise: Sequence[PointItem], pairwise: Sequence[PairItem],
-                  table: VerdictTable, scale: Scale, labels: Scale,
+                  decided: Decided, readings: Readings, labels: Scale,
                   settings: AltSettings, classes: tuple[str, ...] = ()
                   ) -> tuple[PanelReport, ...]:
     """A report for each kind of item that carries several annotators' labels."""
     reports = []
+    categorical, pairs = class_panel(pointwise, decided, classes), pair_panel(pairwise, decided)
+    points = point_panel(pointwise, decided, readings, labels)
     panels: list[tuple[Panel | None, Sequence[PointItem] | Sequence[PairItem]]] = [
-        (point_panel(pointwise, table, scale, labels), pointwise),
-        (class_panel(pointwise, table, classes), pointwise), (pair_panel(pairwise, table),
-                                                                pairwise)]
+        (points, pointwise), (categorical, pointwise), (pairs, pairwise)]
     for panel, items in panels:
         if panel is None:
             continue

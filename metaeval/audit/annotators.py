@@ -19,13 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from metaeval.audit.collect import VerdictTable
-from metaeval.audit.judge_agreement import ordinal, outcome
+from metaeval.audit.decided import Decided, Readings
 from metaeval.audit.metrics import Value, nominal_kappa, scored_weighted_kappa
 from metaeval.audit.rater_agreement import Level, mean_kappa, measured, rater_alpha
 from metaeval.contract import Outcome
 from metaeval.judges.base import DEFAULT_SCALE, Mode, Scale
-from metaeval.loaders.judge_items import Order, PairItem, PointItem
+from metaeval.loaders.judge_items import Order, PairItem, PointItem, Slot
 from metaeval.loaders.judge_labels import Label
 
 JUDGE = "judge"
@@ -56,22 +55,23 @@ class Panel:
                 if sum(i in labels for labels in self.humans.values()) >= 2]
 
 
-def _judge_pair(item: PairItem, table: VerdictTable) -> tuple[bool, Label | None]:
+def _judge_pair(item: PairItem, decided: Decided) -> tuple[bool, Label | None]:
     """Whether the judge has a verdict on the pair, and which: the order ``ab`` (the
     item's own) when recorded, else ``ba``."""
     for order in (Order.AB, Order.BA):
-        if table.recorded(item.id, order):
-            decided = table.decided(item.id, order=order)
-            return True, decided if isinstance(decided, str) else None
+        slot = Slot(item.id, order=order)
+        if slot in decided:
+            decision = decided[slot]
+            return True, decision if isinstance(decision, str) else None
     return False, None
 
 
-def pair_panel(items: Sequence[PairItem], table: VerdictTable) -> Panel | None:
+def pair_panel(items: Sequence[PairItem], decided: Decided) -> Panel | None:
     """The pairwise items with annotators; None when there are none."""
     humans: dict[str, dict[str, Label]] = {}
     judge: dict[str, Label | None] = {}
     for item in items:
-        present, label = _judge_pair(item, table)
+        present, label = _judge_pair(item, decided)
         if not item.annotations or not present:
             continue
         judge[item.id] = label
@@ -80,7 +80,7 @@ def pair_panel(items: Sequence[PairItem], table: VerdictTable) -> Panel | None:
     return Panel(Mode.PAIRWISE.value, Level.NOMINAL, humans, judge) if judge else None
 
 
-def point_panel(items: Sequence[PointItem], table: VerdictTable, scale: Scale,
+def point_panel(items: Sequence[PointItem], decided: Decided, readings: Readings,
                 labels: Scale) -> Panel | None:
     """The pointwise items with annotators. Ordinal when every label is an integer
     (the judge's score rescaled to the label scale), else pass/fail (integers at
@@ -88,18 +88,18 @@ def point_panel(items: Sequence[PointItem], table: VerdictTable, scale: Scale,
     annotated = [i for i in items if i.annotations and i.label_class is None
                  and not any(isinstance(a.label, str) and a.label not in ("pass", "fail")
                              for a in i.annotations)
-                 and table.recorded(i.id, Order.AB)]
+                 and Slot(i.id) in decided]
     if not annotated:
         return None
     ordinal_level = all(isinstance(a.label, int) for i in annotated for a in i.annotations)
     humans: dict[str, dict[str, Label]] = {}
     judge: dict[str, Label | None] = {}
     for item in annotated:
-        decided = table.decided(item.id)
+        read = readings[item.id]
         if ordinal_level:
-            judge[item.id] = ordinal(decided, scale, labels)
+            judge[item.id] = read.ordinal
         else:
-            got = outcome(decided, scale)
+            got = read.outcome
             judge[item.id] = None if got is Outcome.UNSCORED else got.value
         for a in item.annotations:
             label: Label = a.label
@@ -197,18 +197,18 @@ def agreement(panel: Panel, no_consensus: int = 0) -> Agreement:
         sum(judge_shares) / len(judge_shares) if judge_shares else None, no_consensus)
 
 
-def class_panel(items: Sequence[PointItem], table: VerdictTable,
+def class_panel(items: Sequence[PointItem], decided: Decided,
                 classes: tuple[str, ...]) -> Panel | None:
     """The categorical items with annotators: each label one of ``classes``; the
     judge's label its recorded class (anything else is unscored)."""
     humans: dict[str, dict[str, Label]] = {}
     judge: dict[str, Label | None] = {}
     for item in items:
-        if not item.annotations or not table.recorded(item.id, Order.AB) or not all(
+        if not item.annotations or Slot(item.id) not in decided or not all(
                 a.label in classes for a in item.annotations):
             continue
-        decided = table.decided(item.id)
-        judge[item.id] = decided if isinstance(decided, str) and decided in classes else None
+        decision = decided[Slot(item.id)]
+        judge[item.id] = decision if isinstance(decision, str) and decision in classes else None
         for a in item.annotations:
             humans.setdefault(a.annotator, {})[item.id] = a.label
     return Panel("categorical", Level.NOMINAL, humans, judge) if judge else None

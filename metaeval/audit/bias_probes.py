@@ -15,8 +15,8 @@ from enum import Enum
 from typing import TypeVar
 
 from metaeval.audit.bars import ALPHA, CHANCE_FLIP
-from metaeval.audit.collect import Decision, VerdictTable
-from metaeval.audit.judge_agreement import outcome
+from metaeval.audit.collect import VerdictTable
+from metaeval.audit.decided import Decided, Decision, outcome
 from metaeval.audit.stats import binom_upper_tail, mcnemar_exact, sign_test
 from metaeval.contract import Outcome
 from metaeval.judges.base import Scale
@@ -87,14 +87,16 @@ def _lean(decision: Decision, order: Order) -> int:
     return 1 if decision == order.first else -1
 
 
-def position_probe(pairs: tuple[PairItem, ...], table: VerdictTable, *, alpha: float = ALPHA,
+def position_probe(pairs: tuple[PairItem, ...], decided: Decided, *, alpha: float = ALPHA,
                    chance: float = CHANCE_FLIP) -> PositionResult:
-    both = [p for p in pairs if all(Slot(p.id, Variant.ORIGINAL, o) in table.decisions
+    """``decided``: the verdict table's decisions (``metaeval.audit.decided.decide``)."""
+    both = [p for p in pairs if all(Slot(p.id, Variant.ORIGINAL, o) in decided
                                     for o in Order)]
     one_order = len(pairs) - len(both)
     consistent = first = second = unscored = 0
     for pair in both:
-        ab, ba = table.decided(pair.id, order=Order.AB), table.decided(pair.id, order=Order.BA)
+        ab = decided[Slot(pair.id, Variant.ORIGINAL, Order.AB)]
+        ba = decided[Slot(pair.id, Variant.ORIGINAL, Order.BA)]
         if not isinstance(ab, str) or not isinstance(ba, str):
             unscored += 1
         elif ab == ba:
@@ -108,7 +110,7 @@ def position_probe(pairs: tuple[PairItem, ...], table: VerdictTable, *, alpha: f
     reason = ""
     if pairs and not both:
         ids = {q.id for q in pairs}
-        shown = sorted({slot.order.value for slot in table.decisions
+        shown = sorted({slot.order.value for slot in decided
                         if slot.variant is Variant.ORIGINAL and slot.item in ids})
         reason = (f"one order recorded ({', '.join(shown) or 'none'}): the probe compares "
                   "each pair's verdicts in both orders")

@@ -16,6 +16,7 @@ from metaeval.audit.alt_test import PanelReport, panel_reports
 from metaeval.audit.bars import AltSettings, Bars
 from metaeval.audit.bias_probes import PositionResult, position_probe
 from metaeval.audit.collect import VerdictTable
+from metaeval.audit.decided import Decided, Readings
 from metaeval.audit.judge_agreement import (
     PairAgreement,
     PointAgreement,
@@ -42,10 +43,13 @@ class CategoryFigures:
     annotators: tuple[PanelReport, ...]
 
 
-def by_category(items: JudgeItems, table: VerdictTable, scale: Scale, labels: Scale,
-                bars: Bars, alt: AltSettings, classes: tuple[str, ...] = ()
+def by_category(items: JudgeItems, table: VerdictTable, decided: Decided, readings: Readings,
+                scale: Scale, labels: Scale, bars: Bars, alt: AltSettings,
+                classes: tuple[str, ...] = ()
                 ) -> tuple[CategoryFigures, ...]:
-    """Each category of the labelled items, in name order, the uncategorised last."""
+    """Each category of the labelled items, in name order, the uncategorised last
+    (``decided`` and ``readings``: the table's decisions, for agreement; the probe reads
+    ``table``)."""
     names = {i.category for i in items.pointwise} | {i.category for i in items.pairwise}
     ordered = [*sorted(n for n in names if n is not None), *([None] if None in names else [])]
     out = []
@@ -53,8 +57,8 @@ def by_category(items: JudgeItems, table: VerdictTable, scale: Scale, labels: Sc
         point = tuple(i for i in items.pointwise if i.category == name)
         pair = tuple(i for i in items.pairwise if i.category == name)
         out.append(CategoryFigures(
-            name, len(point) + len(pair), point_agreement(point, table, scale, labels),
-            pair_agreement(pair, table),
-            position_probe(pair, table, alpha=bars.alpha, chance=bars.chance_flip),
-            panel_reports(point, pair, table, scale, labels, alt, classes)))
+            name, len(point) + len(pair), point_agreement(point, readings, scale, labels),
+            pair_agreement(pair, decided),
+            position_probe(pair, decided, alpha=bars.alpha, chance=bars.chance_flip),
+            panel_reports(point, pair, decided, readings, labels, alt, classes)))
     return tuple(out)

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from metaeval.audit.collect import VerdictTable
+from metaeval.audit.decided import Decided
 from metaeval.audit.metrics import Interval, Value, nominal_kappa, wilson_interval
-from metaeval.loaders.judge_items import Order, PointItem
+from metaeval.loaders.judge_items import PointItem, Slot
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,18 +36,18 @@ class ClassAgreement:
         return self.correct / self.n if self.n else 0.0
 
 
-def class_agreement(items: Sequence[PointItem], table: VerdictTable,
+def class_agreement(items: Sequence[PointItem], decided: Decided,
                     classes: tuple[str, ...]) -> ClassAgreement | None:
     """Over the categorical items with a verdict; None when there are none."""
     present = [i for i in items if i.label_class is not None
-               and table.recorded(i.id, Order.AB)]
+               and Slot(i.id) in decided]
     if not present:
         return None
     human = [i.label_class or "" for i in present]
     judged: list[str | None] = []
     for i in present:
-        decided = table.decided(i.id)
-        judged.append(decided if isinstance(decided, str) and decided in classes else None)
+        decision = decided[Slot(i.id)]
+        judged.append(decision if isinstance(decision, str) and decision in classes else None)
     correct = sum(h == j for h, j in zip(human, judged, strict=True))
     column = {c: n for n, c in enumerate(classes)}
     counts = [[0] * (len(classes) + 1) for _ in classes]

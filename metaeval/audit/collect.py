@@ -9,7 +9,6 @@ module must never drop an unscored reply: it is a ``None`` in the table.
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +16,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 
+# Re-exported: the table was their home before the measures read ``Decided``.
+from metaeval.audit.decided import Decision as Decision
+from metaeval.audit.decided import aggregate as aggregate
 from metaeval.judges.base import CallInfo, Choice, Judge, JudgeReply, Mode, Scale, unscored_reply
 from metaeval.judges.cache import CachedJudge
 from metaeval.judges.reply import ReplyRule
@@ -35,9 +37,6 @@ from metaeval.loaders.judge_items import (
     Variant,
 )
 from metaeval.loaders.recorded_forms import Usage
-
-Decision = float | bool | str | None
-"""A pointwise score or pass/fail, a pair label ``a``/``b``/``tie``, or None: unscored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,23 +98,6 @@ class VerdictTable:
         judge is asked in both orders; a log may hold one, and the other is *not
         recorded*, never unscored."""
         return Slot(item, Variant.ORIGINAL, order) in self.decisions
-
-
-def aggregate(samples: Sequence[Decision]) -> Decision:
-    """One decision from K samples: unscored when half or more are unscored or there
-    are none; else the median of scores, or the majority of pass/fail or labels
-    (an even split is unscored: the judge did not decide)."""
-    if len(samples) == 1:  # the common case, and a median or majority of one is itself
-        return samples[0]
-    scored = [s for s in samples if s is not None]
-    if not scored or (len(samples) - len(scored)) * 2 >= len(samples):
-        return None
-    if all(isinstance(s, float) for s in scored):
-        return float(statistics.median(s for s in scored if isinstance(s, float)))
-    counts = Counter(scored).most_common()
-    if len(counts) > 1 and counts[0][1] == counts[1][1]:
-        return None
-    return counts[0][0]
 
 
 def _pointwise(reply: JudgeReply) -> Decision:

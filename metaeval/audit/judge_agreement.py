@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from metaeval.audit.collect import Decision, VerdictTable
+from metaeval.audit.collect import VerdictTable
+from metaeval.audit.decided import Decided, Readings, pair_label
 from metaeval.audit.metrics import (
     NO_CASES,
     NO_HUMAN_FAIL,
@@ -20,20 +21,19 @@ from metaeval.audit.metrics import (
     Confusion,
     Interval,
     Value,
-    Weights,
     confusion,
     kappa,
     kappa_interval,
     nominal_kappa,
     nominal_kappa_interval,
-    scored_weighted_kappa,
     tnr,
     tpr,
+    weighted_kappa_or_pass_fail,
     wilson_interval,
 )
 from metaeval.contract import Outcome
 from metaeval.judges.base import DEFAULT_SCALE, Scale
-from metaeval.loaders.judge_items import Order, PairItem, PointItem, Variant
+from metaeval.loaders.judge_items import Order, PairItem, PointItem, Slot, Variant
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,21 +133,6 @@ class SelfConsistency:
 AGGREGATE = "median of scores; majority of pass/fail and pair labels"
 
 
-def outcome(decision: Decision, scale: Scale) -> Outcome:
-    """A pointwise decision as pass, fail or unscored."""
-    if decision is None or isinstance(decision, str):
-        return Outcome.UNSCORED
-    return Outcome.PASS if scale.passes(decision) else Outcome.FAIL
-
-
-def ordinal(decision: Decision, scale: Scale, labels: Scale = DEFAULT_SCALE) -> int | None:
-    """A pointwise score on the human label scale (rescaled when the judge's differs)."""
-    if decision is None or isinstance(decision, bool | str):
-        return None
-    share = (decision - scale.low) / (scale.high - scale.low)
-    return labels.low + round(share * (labels.high - labels.low))
-
-
 def human_outcome(item: PointItem, labels: Scale) -> Outcome:
     """People's pass/fail: the ``label`` when given, else the integer score at or
     above the label scale's pass mark."""
@@ -166,57 +151,35 @@ def computed(v: Value) -> bool:
     return not v.reason.startswith(NOT_COMPUTED)
 
 
-def point_agreement(items: tuple[PointItem, ...], table: VerdictTable,
+def point_agreement(items: tuple[PointItem, ...], readings: Readings,
                     scale: Scale, labels: Scale = DEFAULT_SCALE) -> PointAgreement | None:
-    """``labels``: the scale of people's integer labels and its pass mark. Items whose
-    annotators have no consensus label are left out (see ``metaeval.loaders.judge_labels``)."""
+    """``readings``: the judge's decisions read on ``scale`` and on ``labels``, the scale
+    of people's integer labels and its pass mark. Items whose annotators have no
+    consensus label are left out (see ``metaeval.loaders.judge_labels``)."""
     items = tuple(i for i in items if i.consensus)
     if not items:
         return None
     human = [human_outcome(i, labels) for i in items]
-    judged = [outcome(table.decided(i.id), scale) for i in items]
-    c = confusion(human, judged)
-    scored = [(i.score, ordinal(table.decided(i.id), scale, labels)) for i in items
+    read = [readings[i.id] for i in items]
+    scored = [(i.score, r.ordinal) for i, r in zip(items, read, strict=True)
               if i.score is not None]
-    pass_fail = sum(isinstance(table.decided(i.id), bool) for i in items if i.score is not None)
+    judged = [r.outcome for r in read]
+    pass_fail = sum(r.pass_fail for i, r in zip(items, read, strict=True) if i.score is not None)
     hs = [h for h, _ in scored if h is not None]
     gs = [g for _, g in scored]
     points = list(range(labels.low, labels.high + 1))
-    each = tuple(ScoredItem(i.id, h, i.score, g, _number(table.decided(i.id)))
-                 for i, h, g in zip(items, human, judged, strict=True))
+    each = tuple(ScoredItem(i.id, h, i.score, g, r.number)
+                 for i, h, g, r in zip(items, human, judged, read, strict=True))
+    c = confusion(human, judged)
     return PointAgreement(
         c, tpr(c), wilson_interval(c.tp, c.positives), tnr(c), wilson_interval(c.tn, c.negatives),
         kappa(human, judged), kappa_interval(human, judged),
         len(scored), sum(g is None for g in gs) - pass_fail,
-        _weighted(hs, gs, "linear", points, pass_fail),
-        _weighted(hs, gs, "quadratic", points, pass_fail), scale, each, pass_fail)
+        weighted_kappa_or_pass_fail(hs, gs, "linear", points, pass_fail),
+        weighted_kappa_or_pass_fail(hs, gs, "quadratic", points, pass_fail), scale, each, pass_fail)
 
 
-PASS_FAIL_ONLY = (f"{NO_CASES}: the judge answered pass/fail, with no score to weigh against "
-                  "the integer labels")
-
-
-def _weighted(human: list[int], judged: list[int | None], weights: Weights,
-              points: list[int], pass_fail: int) -> Value:
-    """Weighted kappa over the scored items; when the judge gave no score at all
-    because it answered pass/fail, it is not computed for that reason, never
-    "nothing scored" beside a count of 0 unscored."""
-    if pass_fail and all(g is None for g in judged):
-        return Value(0.0, PASS_FAIL_ONLY)
-    return scored_weighted_kappa(human, judged, weights, points)
-
-
-def _number(decision: Decision) -> float | None:
-    if decision is None or isinstance(decision, bool | str):
-        return None
-    return float(decision)
-
-
-def _pair_label(decision: Decision) -> str | None:
-    return decision if isinstance(decision, str) else None
-
-
-def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgreement | None:
+def pair_agreement(items: tuple[PairItem, ...], decided: Decided) -> PairAgreement | None:
     """Items that people did not label (``"label": null``) or whose annotators have no
     consensus label are left out."""
     items = tuple(i for i in items if i.consensus)
@@ -225,11 +188,11 @@ def pair_agreement(items: tuple[PairItem, ...], table: VerdictTable) -> PairAgre
     orders: list[OrderAgreement] = []
     verdicts: dict[Order, dict[str, str | None]] = {}
     for order in Order:
-        present = [i for i in items if table.recorded(i.id, order)]
+        present = [i for i in items if Slot(i.id, Variant.ORIGINAL, order) in decided]
         if not present:
             continue  # an order never recorded has no row
         human = [i.label or "" for i in present]  # only labelled items are given
-        judged = [_pair_label(table.decided(i.id, order=order)) for i in present]
+        judged = [pair_label(decided[Slot(i.id, Variant.ORIGINAL, order)]) for i in present]
         verdicts[order] = {i.id: j for i, j in zip(present, judged, strict=True)}
         correct = sum(h == j for h, j in zip(human, judged, strict=True))
         orders.append(OrderAgreement(order, len(present), correct,
@@ -255,3 +218,21 @@ def self_consistency(table: VerdictTable, ids: set[str]) -> SelfConsistency:
                                "judge for K >= 2 with --samples, or record K >= 2 samples")
     agree = sum(len(set(s)) == 1 and s[0] is not None and len(s) == k for _, s in slots)
     return SelfConsistency(k, len(slots), agree)
+
+
+@dataclass(frozen=True, slots=True)
+class Samples:
+    """Every sample on labelled items (each order recorded): how many, how many
+    unscored, and how many verdict slots have no scored sample at all."""
+
+    total: int
+    unscored: int
+    none_scored: int
+
+
+def samples_of(table: VerdictTable, labelled: set[str]) -> Samples:
+    """The samples on the original variant of the ``labelled`` items, every order."""
+    slots = [s for slot, s in table.decisions.items()
+             if slot.item in labelled and slot.variant is Variant.ORIGINAL]
+    return Samples(sum(len(s) for s in slots), sum(v is None for s in slots for v in s),
+                   sum(all(v is None for v in s) for s in slots))

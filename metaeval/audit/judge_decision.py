@@ -27,13 +27,16 @@ from metaeval.audit.bias_probes import (
 from metaeval.audit.breakdown import CategoryFigures, by_category
 from metaeval.audit.class_agreement import ClassAgreement, class_agreement
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge
+from metaeval.audit.decided import decide, read_points, unscored_verdicts
 from metaeval.audit.judge_agreement import (
     PairAgreement,
     PointAgreement,
+    Samples,
     SelfConsistency,
     computed,
     pair_agreement,
     point_agreement,
+    samples_of,
     self_consistency,
 )
 from metaeval.audit.measured_set import MeasuredSet
@@ -47,7 +50,7 @@ from metaeval.decimals import fixed
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode, Scale
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge
 from metaeval.judges.scales import default_pass_at
-from metaeval.loaders.judge_items import FILES, JudgeItems, Order, Slot, Variant
+from metaeval.loaders.judge_items import FILES, JudgeItems
 from metaeval.untrusted_json import LoadError
 
 R = TypeVar("R")
@@ -267,23 +270,6 @@ class JudgeAudit:
         return self.verdict.value
 
 
-@dataclass(frozen=True, slots=True)
-class Samples:
-    """Every sample on labelled items (each order recorded): how many, how many
-    unscored, and how many verdict slots have no scored sample at all."""
-
-    total: int
-    unscored: int
-    none_scored: int
-
-
-def _samples(table: VerdictTable, labelled: set[str]) -> Samples:
-    slots = [s for slot, s in table.decisions.items()
-             if slot.item in labelled and slot.variant is Variant.ORIGINAL]
-    return Samples(sum(len(s) for s in slots), sum(v is None for s in slots for v in s),
-                   sum(all(v is None for v in s) for s in slots))
-
-
 def label_scale(judge: Scale, labels: tuple[int, int] | None = None,
                 pass_at: int | None = None) -> Scale:
     """People's label scale: ``labels`` (LOW, HIGH; 1-5 unless declared) with its pass
@@ -376,15 +362,6 @@ def run_controls(items: JudgeItems, bars: Bars, judge: JudgeIdentity | None = No
             checks.append(ControlCheck(control_name, name, expected, result.status,
                                        result.headline()))
     return Controls(tuple(checks))
-
-
-def _unscored(table: VerdictTable, items: JudgeItems) -> tuple[int, int]:
-    """Unscored verdicts and all verdicts on labelled items (pairs count per order)."""
-    decisions = [table.decided(i.id) for i in items.pointwise]
-    # Only the orders that exist: an order never recorded is not an unscored verdict.
-    decisions += [table.decided(p.id, order=o) for p in items.pairwise for o in Order
-                  if Slot(p.id, Variant.ORIGINAL, o) in table.decisions]
-    return sum(d is None for d in decisions), len(decisions)
 
 
 def _reasons(point: PointAgreement | None, pair: PairAgreement | None, probes: Probes,
@@ -518,16 +495,19 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
         modes = frozenset(({Mode.POINTWISE} if pointwise else set())
                           | ({Mode.PAIRWISE} if pairwise else set()))
     labelled = {i.id for i in measured.pointwise} | {p.id for p in measured.pairwise}
-    unscored, verdicts = _unscored(table, measured)
+    # Every measure below reads the decisions made once here, not the table slot by slot.
+    decided = decide(table.decisions)
+    readings = read_points(decided, scale, labels)
+    unscored, verdicts = unscored_verdicts(decided, measured)
     # Agreement is with people: an unlabelled item ("label": null, a log as published)
     # still has its verdicts read by the probes, never compared with a label it lacks.
-    point = point_agreement(tuple(i for i in measured.pointwise if i.labelled), table, scale,
+    point = point_agreement(tuple(i for i in measured.pointwise if i.labelled), readings, scale,
                             labels)
-    pair = pair_agreement(tuple(p for p in measured.pairwise if p.label is not None), table)
+    pair = pair_agreement(tuple(p for p in measured.pairwise if p.label is not None), decided)
     probes = run_probes(measured, table, scale, bars, identity)
-    panels = panel_reports(measured.pointwise, measured.pairwise, table, scale, labels, alt,
-                           classes)
-    categorical = class_agreement(measured.pointwise, table, classes)
+    panels = panel_reports(measured.pointwise, measured.pairwise, decided, readings, labels,
+                           alt, classes)
+    categorical = class_agreement(measured.pointwise, decided, classes)
     unreached = failed_calls(table.calls) if source is AuditSource.LIVE else None
     reasons = tuple(([unreached] if unreached else [])
                     + _reasons(point, pair, probes, controls, modes, unscored, verdicts, bars,
@@ -543,11 +523,12 @@ def audit_judge(identity: JudgeIdentity, scale: Scale, items: JudgeItems,
     return JudgeAudit(verdict, reasons, identity, source, measured.count, missing, point, pair,
                       self_consistency(table, labelled), probes, controls, table.calls,
                       unscored, verdicts, bars, modes, labels=labels,
-                      samples=_samples(table, labelled),
-                      strength=strengths(measured.pairwise, table),
+                      samples=samples_of(table, labelled),
+                      strength=strengths(measured.pairwise, table, decided),
                       annotators=panels, alt=alt,
                       by_category=None if by is None else by_category(
-                          measured, table, scale, labels, bars, alt, classes),
+                          measured, table, decided, readings, scale, labels, bars, alt,
+                          classes),
                       categorical=categorical, scale=scale,
                       # Every loaded pair, judged or not: the bias is the annotator's.
                       annotator_position=item_positions(items.pairwise, alpha=bars.alpha),

@@ -305,6 +305,21 @@ def scored_weighted_kappa(human: Sequence[int], graded: Sequence[int | None],
 # --- bootstrap intervals --------------------------------------------------------------
 
 
+PASS_FAIL_ONLY = (f"{NO_CASES}: the judge answered pass/fail, with no score to weigh against "
+                  "the integer labels")
+
+
+def weighted_kappa_or_pass_fail(human: list[int], judged: list[int | None],
+                                weights: Weights, points: list[int], pass_fail: int) -> Value:
+    """A judge's weighted kappa on integer labels (``scored_weighted_kappa``) over the
+    scored items, ``pass_fail`` of which it answered pass/fail; when it gave no score at all
+    because it answered pass/fail, it is not computed for that reason, never
+    "nothing scored" beside a count of 0 unscored."""
+    if pass_fail and all(g is None for g in judged):
+        return Value(0.0, PASS_FAIL_ONLY)
+    return scored_weighted_kappa(human, judged, weights, points)
+
+
 def _percentiles(samples: Sequence[float], level: float) -> tuple[float, float]:
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(np.asarray(samples, dtype=float), [tail, 100 - tail])

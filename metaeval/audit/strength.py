@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from metaeval.audit.collect import VerdictTable
+from metaeval.audit.decided import Decided, decide
 from metaeval.loaders.judge_items import Order, PairItem, Slot, Variant
 
 
@@ -34,31 +35,34 @@ class Strengths:
     unstated_flips: int
 
 
-def _strength(table: VerdictTable, slot: Slot) -> str | None:
+def _strength(table: VerdictTable, decided: Decided, slot: Slot) -> str | None:
     """The strength of the decided verdict: the most stated among the samples that
     gave it (a tie between strong and slight is strong: the judge said it once)."""
-    decided = table.decided(slot.item, slot.variant, slot.order)
-    said = [s for d, s in zip(table.samples(slot.item, slot.variant, slot.order),
+    decision = decided[slot]
+    said = [s for d, s in zip(table.decisions.get(slot, ()),
                               table.strength.get(slot, ()), strict=False)
-            if d == decided and s is not None]
+            if d == decision and s is not None]
     if not said:
         return None
     return "strong" if said.count("strong") >= said.count("slight") else "slight"
 
 
-def strengths(pairs: tuple[PairItem, ...], table: VerdictTable) -> Strengths | None:
-    """None when no verdict on ``pairs`` states a strength (most judges do not)."""
+def strengths(pairs: tuple[PairItem, ...], table: VerdictTable,
+              decided: Decided | None = None) -> Strengths | None:
+    """None when no verdict on ``pairs`` states a strength (most judges do not).
+    ``decided``: the table's decisions, when the audit made them already."""
     slots = {(p.id, o): Slot(p.id, Variant.ORIGINAL, o) for p in pairs for o in Order}
     if not any(any(s is not None for s in table.strength.get(slot, ()))
                for slot in slots.values()):
         return None
+    decided = decide(table.decisions) if decided is None else decided
     orders = []
     for order in Order:
         shown = [slots[p.id, order] for p in pairs if slots[p.id, order] in table.decisions]
         if not shown:
             continue
-        preferred = [s for s in shown if table.decided(s.item, order=order) in ("a", "b")]
-        stated = [_strength(table, s) for s in preferred]
+        preferred = [s for s in shown if decided[s] in ("a", "b")]
+        stated = [_strength(table, decided, s) for s in preferred]
         orders.append(OrderStrength(order, stated.count("strong"), stated.count("slight"),
                                     stated.count(None)))
     flips = {"strong": 0, "slight": 0, None: 0}
@@ -66,9 +70,9 @@ def strengths(pairs: tuple[PairItem, ...], table: VerdictTable) -> Strengths | N
         ab, ba = slots[p.id, Order.AB], slots[p.id, Order.BA]
         if ab not in table.decisions or ba not in table.decisions:
             continue
-        one, two = table.decided(p.id, order=Order.AB), table.decided(p.id, order=Order.BA)
+        one, two = decided[ab], decided[ba]
         if not isinstance(one, str) or not isinstance(two, str) or one == two:
             continue
-        said = {_strength(table, ab), _strength(table, ba)}
+        said = {_strength(table, decided, ab), _strength(table, decided, ba)}
         flips["strong" if "strong" in said else "slight" if "slight" in said else None] += 1
     return Strengths(tuple(orders), flips["strong"], flips["slight"], flips[None])

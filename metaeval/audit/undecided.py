@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from metaeval.audit.alt_test import PanelReport
 from metaeval.audit.bars import AltSettings, Bars
 from metaeval.audit.collect import VerdictTable
+from metaeval.audit.decided import outcome
 from metaeval.audit.judge_agreement import (
     PairAgreement,
     PointAgreement,
     computed,
     human_outcome,
-    outcome,
 )
 from metaeval.audit.power import Side, Undecided, more_said, most, side, undecided
 from metaeval.judges.base import Scale

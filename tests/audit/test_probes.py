@@ -10,6 +10,7 @@ from metaeval.audit.bias_probes import (
     title,
 )
 from metaeval.audit.collect import Decision, VerdictTable, aggregate
+from metaeval.audit.decided import decide
 from metaeval.judges.base import Scale
 from metaeval.loaders.judge_items import InjectionCase, LengthProbe, Order, PairItem, Slot, Variant
 
@@ -27,7 +28,7 @@ def test_position_first_preferring_judge_is_found() -> None:
     pairs = _pairs(3)
     table = _table({**{(p.id, "original", "ab"): "a" for p in pairs},
                     **{(p.id, "original", "ba"): "b" for p in pairs}})
-    result = position_probe(pairs, table)
+    result = position_probe(pairs, decide(table.decisions))
     assert result.status is ProbeStatus.FOUND
     assert result.headline() == "FOUND — 3 of 3"
     assert (result.first_preferred, result.second_preferred, result.consistent) == (3, 0, 0)
@@ -37,7 +38,7 @@ def test_position_first_preferring_judge_is_found() -> None:
 def test_position_consistent_judge_is_clean() -> None:
     pairs = _pairs(3)
     table = _table({**{(p.id, "original", o): "a" for p in pairs for o in ("ab", "ba")}})
-    result = position_probe(pairs, table)
+    result = position_probe(pairs, decide(table.decisions))
     assert result.status is ProbeStatus.CLEAN and result.headline() == "clean — 0 of 3"
 
 
@@ -47,7 +48,7 @@ def test_position_flips_within_chance_are_clean_and_second_preference_counts() -
     for i, p in enumerate(pairs):
         entries[(p.id, "original", "ab")] = "b" if i == 0 else "a"
         entries[(p.id, "original", "ba")] = "a"
-    result = position_probe(pairs, _table(entries))
+    result = position_probe(pairs, decide(_table(entries).decisions))
     assert result.second_preferred == 1 and result.consistent == 11
     assert result.status is ProbeStatus.CLEAN  # P(X >= 1 | 12, 0.1) = 0.72
 
@@ -56,9 +57,9 @@ def test_position_unscored_pairs_are_counted_not_tested() -> None:
     pairs = _pairs(2)
     table = _table({("p0", "original", "ab"): None, ("p0", "original", "ba"): "a",
                     ("p1", "original", "ab"): None, ("p1", "original", "ba"): None})
-    result = position_probe(pairs, table)
+    result = position_probe(pairs, decide(table.decisions))
     assert result.unscored == 2 and result.status is ProbeStatus.NOT_RUN
-    assert position_probe((), VerdictTable()).status is ProbeStatus.NOT_RUN
+    assert position_probe((), decide({})).status is ProbeStatus.NOT_RUN
 
 
 def _lengths(n: int) -> tuple[LengthProbe, ...]:

@@ -5,6 +5,7 @@ by the exact binomial test (``bias_probes.position_probe``)."""
 from __future__ import annotations
 
 from metaeval.audit.bias_probes import PositionResult, ProbeStatus, position_probe
+from metaeval.audit.decided import decide
 from metaeval.audit.probes.unit import NOT_RUN, ProbeResult, ProbeRun, ProbeUnit, ProbeView
 from metaeval.audit.strength import Strengths
 from metaeval.contract import JsonObject, JsonValue
@@ -19,7 +20,7 @@ def _result(result: ProbeResult) -> PositionResult:
 
 
 def _run(on: ProbeRun) -> ProbeResult:
-    return position_probe(on.items.pairwise, on.table, alpha=on.bars.alpha,
+    return position_probe(on.items.pairwise, decide(on.table.decisions), alpha=on.bars.alpha,
                           chance=on.bars.chance_flip)
 
 
