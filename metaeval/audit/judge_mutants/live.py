@@ -121,6 +121,7 @@ class PromptCache:
     """Dry: each distinct prompt's digest and its length in characters."""
     _memory: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _pending: dict[str, threading.Lock] = field(default_factory=dict)
 
     def key(self, prompt: str, sample: int) -> str:
         text = json.dumps(["prompt-digest", self.judge, prompt, sample])
@@ -134,6 +135,14 @@ class PromptCache:
 
     def __call__(self, prompt: str, sample: int) -> Completion:
         key = self.key(prompt, sample)
+        with self._lock:
+            # One lock per prompt: two questions that render the same text at once
+            # (two items alike, two mutants alike) make one call, as the estimate counts.
+            own = self._pending.setdefault(key, threading.Lock())
+        with own:
+            return self._answer(key, prompt, sample)
+
+    def _answer(self, key: str, prompt: str, sample: int) -> Completion:
         with self._lock:
             held = self.held(key)
             if held is not None:
