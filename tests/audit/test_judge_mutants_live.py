@@ -89,10 +89,11 @@ def judge() -> Iterator[Judge]:
 FILLER = "We looked into your order carefully. " * 8  # over 200 characters
 
 
-def _items(labelled_polite: bool, label_polite: bool = True) -> list[dict[str, Any]]:
+def _items(labelled_polite: bool, label_polite: bool = True) -> list[dict[str, object]]:
     """Passing replies (long: "please" comes after 200 characters), replies that forget
     "please" (labelled or not) and replies with the wrong order id."""
-    items = [{"id": f"pass-{n}", "prompt": "Refund order A-1", "reference": "A-1",
+    items: list[dict[str, object]] = [
+        {"id": f"pass-{n}", "prompt": "Refund order A-1", "reference": "A-1",
               "response": f"Your refund for A-1 is done. {FILLER} Tell us, please, if not.",
               "label": "pass"} for n in range(5)]
     items += [{"id": f"rude-{n}", "prompt": "Refund order A-1", "reference": "A-1",
@@ -106,7 +107,7 @@ def _items(labelled_polite: bool, label_polite: bool = True) -> list[dict[str, A
     return items
 
 
-def _project(tmp_path: Path, url: str, items: list[dict[str, Any]]) -> None:
+def _project(tmp_path: Path, url: str, items: list[dict[str, object]]) -> None:
     (tmp_path / "judge.txt").write_text(TEMPLATE)
     (tmp_path / "pyproject.toml").write_text(
         "[tool.metaeval.judges.house]\n"
@@ -134,8 +135,8 @@ def test_each_template_fault_is_killed_on_labels_that_cover_it(
     _project(tmp_path, judge.url, _items(labelled_polite=True))
     assert grade(TEMPLATE.format(prompt="p", reference="A-1", response="refund A-1 please")
                  ) == "Rating: [[5]]"
-    document = _run(code=0, *("--operators", "drop_criterion,drop_level,drop_placeholder,"
-                              "truncate_response,weaken_must,drop_explanation"))
+    document = _run("--operators", "drop_criterion,drop_level,drop_placeholder,"
+                    "truncate_response,weaken_must,drop_explanation", code=0)
     status = _status(document)
     for killed in ("drop_criterion.pointwise.2",  # "please" no longer asked: rude-* pass
                    "weaken_must.pointwise.2",  # "please" only suggested: the same

@@ -137,3 +137,18 @@ def test_decision_mutants_on_single_grades_move_verdicts_no_label_can_weigh(
     assert mutants["lower_pass_mark"]["status"] == "Survived"
     # Every reply has its [[N]]: reading an unreadable one as a pass changes nothing.
     assert mutants["pass_unparsable"]["status"] == "Equivalent"
+
+
+def test_gate_holds_the_survivors_to_a_bar(tmp_path: Path) -> None:
+    log = MT / "lm-sys-FastChat-skycamp" / "model_judgment" / "gpt-4_pair.jsonl"
+    killed = _mutate(tmp_path, *_import(tmp_path, "mt-bench-pair", log), code=0)
+    single = MT / "stefanstud-FastChat" / "model_judgment" / "gpt-4_single.jsonl"
+    survived = _mutate(tmp_path, *_import(tmp_path, "mt-bench-single", single),
+                       "--scale", "1-10", code=1)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.metaeval.gate]\n"judge-mutants:counts.Survived" = {max = 0}\n')
+    for document, code in ((killed, 0), (survived, 1)):
+        (tmp_path / "result.json").write_text(json.dumps(document))
+        gated = CliRunner().invoke(main, ["gate", "result.json"])
+        assert gated.exit_code == code, gated.output
+        assert "judge-mutants:counts.Survived" in gated.output
