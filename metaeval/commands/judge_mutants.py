@@ -177,17 +177,28 @@ def _recorded(plan: JudgeAuditPlan, chosen: frozenset[str]) -> JudgeMutantsResul
     if rule is not None:
         records = reread_rule(records, rule, scale, kinds)
     table = recorded_table(records)
-    return _measure(plan, identity, scale, table, records, rule, chosen,
-                    AuditSource.RECORDED, notes, [], errors=tuple(errors))
+    return _measure(plan, Judged(identity, scale, table, records, rule, AuditSource.RECORDED),
+                    chosen, notes, [], errors=tuple(errors))
 
 
-def _measure(plan: JudgeAuditPlan, identity: JudgeIdentity, scale: Scale, table: VerdictTable,
-             records: tuple[Recorded, ...], rule: ReplyRule | None, chosen: frozenset[str],
-             source: AuditSource, notes: list[str],
-             live: list[Asked],
-             errors: tuple[LoadError, ...] = ()) -> JudgeMutantsResult:
-    """The judge audited on ``table``; then the live mutants' tables given and the
-    offline mutants made from ``records``, each audited and decided."""
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """The judge's verdicts, however they came: who it is, its scale, its verdict
+    table, the records its replies are re-read from, the rule they are read by."""
+
+    identity: JudgeIdentity
+    scale: Scale
+    table: VerdictTable
+    records: tuple[Recorded, ...]
+    rule: ReplyRule | None
+    source: AuditSource
+
+
+def _measure(plan: JudgeAuditPlan, judged: Judged, chosen: frozenset[str], notes: list[str],
+             live: list[Asked], errors: tuple[LoadError, ...] = ()) -> JudgeMutantsResult:
+    """The judge audited on its table; then the live mutants' tables given and the
+    offline mutants made from its records, each audited and decided."""
+    identity, scale, table, source = judged.identity, judged.scale, judged.table, judged.source
     items: JudgeItems = plan.items
     people = label_scale(scale, plan.labels, plan.label_pass_at)
     settings = _settings(plan, people)
@@ -199,7 +210,8 @@ def _measure(plan: JudgeAuditPlan, identity: JudgeIdentity, scale: Scale, table:
         return JudgeMutantsResult(original, (), RunState.VOID, tuple(notes), table.calls)
     subject = Subject(identity, scale, items, settings, source, controls, original.modes)
     made = [(m.mutant, m.table, m.scale, Calls())
-            for m in offline_mutants(table, records, rule, scale, item_kinds(items), chosen)]
+            for m in offline_mutants(table, judged.records, judged.rule, scale, item_kinds(items),
+                                     chosen)]
     outcomes = _outcomes(subject, original, table, [*live, *made])
     state = RunState.MEASURED if outcomes else RunState.NO_MUTANT
     return JudgeMutantsResult(original, tuple(outcomes), state, tuple(notes), table.calls)
@@ -243,8 +255,8 @@ def _live(plan: JudgeAuditPlan, chosen: frozenset[str], max_calls: int,
             store.close()
     notes = [] if mutants else ["template mutants not made: the judge has no prompt_template "
                                 "of its own, or no chosen operator applies to it"]
-    result = _measure(plan, judge.identity, judge.scale, table, records_of(table),
-                      judge.reply, chosen, AuditSource.LIVE, notes, live)
+    result = _measure(plan, Judged(judge.identity, judge.scale, table, records_of(table),
+                                   judge.reply, AuditSource.LIVE), chosen, notes, live)
     total = Calls(sum(c.made for *_, c in live) + table.calls.made,
                   sum(c.cached for *_, c in live) + table.calls.cached,
                   sum(c.failed for *_, c in live) + table.calls.failed)
