@@ -4,12 +4,19 @@ Apart from ``app.py`` so that it stays small."""
 
 from __future__ import annotations
 
-import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
-from metaeval.cli.options import FORMAT, echo, user_errors
+from metaeval.cli.options import (
+    FORMAT,
+    SUMMARY,
+    echo,
+    outputs_then_exit,
+    refuse_inputs_as_outputs,
+    user_errors,
+)
 from metaeval.config import load_config
 
 
@@ -46,6 +53,16 @@ from metaeval.config import load_config
 @click.option("--cache", "cache_path", type=click.Path(path_type=Path),
               help="Reply cache (sqlite); default .metaeval/judge-cache.sqlite.")
 @click.option("--no-cache", is_flag=True, help="Keep replies in memory only.")
+@click.option("--findings", "findings_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Compare the survivors with this findings file: only a new survivor (or "
+              "an expired acceptance) fails the run; accept with 'metaeval findings accept "
+              "--file'.")
+@click.option("--update-baseline", is_flag=True,
+              help="Write the survivors into the --findings file (new ones open; killed "
+              "ones dropped; decisions kept).")
+@click.option("--sarif", "sarif_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the open survivors as SARIF 2.1.0.")
+@SUMMARY
 @FORMAT
 @user_errors
 def judge_mutants_command(spec: str, items_paths: tuple[Path, ...], recorded: tuple[Path, ...],
@@ -53,7 +70,9 @@ def judge_mutants_command(spec: str, items_paths: tuple[Path, ...], recorded: tu
                           samples: int | None, label_files: tuple[Path, ...],
                           label_scale_text: str | None, label_pass_at: int | None,
                           operators: str, max_calls: int | None, cache_path: Path | None,
-                          no_cache: bool, fmt: str) -> None:
+                          no_cache: bool, findings_path: Path | None, update_baseline: bool,
+                          sarif_path: Path | None, summary_path: Path | None,
+                          fmt: str) -> None:
     """Can your labels catch a broken judge? Make mutants of a judge (a rubric line
     dropped, a reply rule loosened, a pass mark moved), audit each against the same
     labels, and report each killed, survived or equivalent on these items.
@@ -67,16 +86,33 @@ def judge_mutants_command(spec: str, items_paths: tuple[Path, ...], recorded: tu
         JudgeMutantsRequest,
         judge_mutants,
     )
-    from metaeval.report.judge_mutants_render import mutants_json, mutants_text
+    from metaeval.files import write_atomic
+    from metaeval.report.judge_mutants_render import (
+        mutants_json,
+        mutants_summary,
+        mutants_text,
+    )
+    from metaeval.report.sarif import sarif
+    from metaeval.report.summary import append_summary
 
     names = tuple(n.strip() for n in operators.split(",") if n.strip())
     audit = JudgeAuditRequest(spec, items_paths, recorded, samples, scale_text, pass_at,
                               cache_path, no_cache, {}, label_scale_text, label_pass_at,
                               reply=reply, label_files=label_files)
     request = JudgeMutantsRequest(audit, names,
-                                  DEFAULT_MAX_CALLS if max_calls is None else max_calls)
+                                  DEFAULT_MAX_CALLS if max_calls is None else max_calls,
+                                  findings_path, update_baseline)
+    refuse_inputs_as_outputs(
+        [("--sarif", sarif_path), ("--summary", summary_path)],
+        [*(("--items", p, "*.ndjson") for p in items_paths),
+         *(("--recorded", p, "*") for p in recorded),
+         *(("--labels", p, "*") for p in label_files)])
     result = judge_mutants(request, load_config(), lambda note: echo(note, err=True))
     echo(mutants_json(result) if fmt == "json" else mutants_text(result))
     for error in result.judge.errors:
         echo(f"error: {error}", err=True)
-    sys.exit(result.code)
+    today = datetime.now(UTC).date()
+    outputs_then_exit(result.code, [
+        (sarif_path, lambda p: write_atomic(p, sarif(result.tracked, today),
+                                            follow_links=True)),
+        (summary_path, lambda p: append_summary(p, mutants_summary(result)))])

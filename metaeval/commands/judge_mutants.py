@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from pathlib import Path
 
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge, recorded_table
 from metaeval.audit.collect import reread as reread_rule
@@ -48,6 +49,7 @@ from metaeval.audit.judge_mutants.outcome import (
 )
 from metaeval.commands.judge_audit_plan import plan_judge_audit
 from metaeval.commands.judge_audit_values import JudgeAuditPlan, JudgeAuditRequest
+from metaeval.commands.judge_mutant_findings import track
 from metaeval.config import Config
 from metaeval.errors import ExitCode, InputError
 from metaeval.judges.adapters import PromptedJudge
@@ -56,6 +58,7 @@ from metaeval.judges.cache import ReplyCache
 from metaeval.judges.reply import NO_TEMPLATES, ReplyRule, custom_hash
 from metaeval.judges.spec import build_judge
 from metaeval.loaders.judge_items import JudgeItems, Recorded, item_kinds, load_recorded
+from metaeval.mutation.findings_file import Comparison, Findings
 from metaeval.untrusted_json import LoadError
 
 __all__ = ["DEFAULT_MAX_CALLS", "JudgeMutantsRequest", "JudgeMutantsResult", "RunState",
@@ -73,6 +76,11 @@ class JudgeMutantsRequest:
     audit: JudgeAuditRequest
     operators: tuple[str, ...] = ()
     max_calls: int = DEFAULT_MAX_CALLS
+    findings: Path | None = None
+    """``--findings``: compare the survivors with this findings file; None: not compared
+    (every survivor fails the run)."""
+    update_baseline: bool = False
+    """``--update-baseline``: write the findings file after the run."""
 
 
 class RunState(Enum):
@@ -98,6 +106,10 @@ class JudgeMutantsResult:
     """Calls the whole run made (the judge's and every template mutant's)."""
     estimate: int = 0
     """Calls the run was estimated to make before it made any."""
+    comparison: Comparison | None = None
+    """The survivors against the findings file, when one was named."""
+    tracked: Findings = field(default_factory=Findings)
+    """The open findings after this run (the file's, or this run's survivors)."""
 
     def count(self, status: MutantStatus) -> int:
         return sum(o.status is status for o in self.outcomes)
@@ -110,6 +122,8 @@ class JudgeMutantsResult:
             return ExitCode.VOID
         if self.judge.errors:
             return ExitCode.BAD_INPUT
+        if self.comparison is not None:  # a known or accepted survivor does not fail
+            return ExitCode.FINDINGS if self.comparison.failing else ExitCode.OK
         return ExitCode.FINDINGS if self.count(MutantStatus.SURVIVED) else ExitCode.OK
 
 
@@ -121,10 +135,16 @@ def judge_mutants(request: JudgeMutantsRequest, config: Config,
     if request.max_calls < 0:
         raise InputError(f"--max-calls: got {request.max_calls!r}; expected an integer >= 0, "
                          "the most calls the judge may be asked")
+    if request.update_baseline and request.findings is None:
+        raise InputError("--update-baseline: names no findings file; give --findings FILE")
     plan = plan_judge_audit(request.audit, config)
-    if plan.recorded:
-        return _recorded(plan, chosen)
-    return _live(plan, chosen, request.max_calls, notify or (lambda _: None))
+    result = (_recorded(plan, chosen) if plan.recorded else
+              _live(plan, chosen, request.max_calls, notify or (lambda _: None)))
+    if result.state is not RunState.MEASURED:
+        return result
+    comparison, tracked = track(result.judge.judge.name, result.outcomes, request.findings,
+                                request.update_baseline, config.root)
+    return replace(result, comparison=comparison, tracked=tracked)
 
 
 def _settings(plan: JudgeAuditPlan, people: Scale) -> AuditSettings:

@@ -7,15 +7,16 @@ data (templates, replies, item ids) is cut to one line where a line is shown.
 
 from __future__ import annotations
 
-import difflib
 import json
 
 from tabulate import tabulate
 
 from metaeval.audit.judge_mutants import OPERATORS
-from metaeval.audit.judge_mutants.outcome import MutantOutcome, MutantStatus
+from metaeval.audit.judge_mutants.outcome import MutantOutcome, MutantStatus, unified_diff
+from metaeval.commands.judge_mutant_findings import judge_fingerprint
 from metaeval.commands.judge_mutants import JudgeMutantsResult
-from metaeval.report.escape import one_line
+from metaeval.report.escape import md_code, md_plain, one_line
+from metaeval.report.summary import listed, table
 
 SHOWN_ITEMS = 10
 """At most this many item ids are listed per survivor in the table (the JSON has all)."""
@@ -25,15 +26,6 @@ def score(result: JudgeMutantsResult) -> float | None:
     """Killed of killed and survived, 0..1 (equivalent ones left out); None: neither."""
     killed, survived = (result.count(MutantStatus.KILLED), result.count(MutantStatus.SURVIVED))
     return killed / (killed + survived) if killed + survived else None
-
-
-def diff_text(outcome: MutantOutcome) -> str:
-    """The mutant's change as a unified diff of its part (template, rule, decision)."""
-    diff = outcome.mutant.diff
-    lines = difflib.unified_diff(diff.before.splitlines(), diff.after.splitlines(),
-                                 f"{diff.part} (judge)", f"{diff.part} ({outcome.mutant.id})",
-                                 lineterm="", n=1)
-    return "\n".join(lines)
 
 
 def _items(ids: tuple[str, ...]) -> str:
@@ -66,7 +58,7 @@ def mutants_text(result: JudgeMutantsResult) -> str:
         if outcome.status is MutantStatus.SURVIVED:
             unlabelled = len(outcome.unlabelled)
             out += ["", f"survived: {outcome.mutant.id} ({one_line(outcome.mutant.detail)})",
-                    *("  " + one_line(line) for line in diff_text(outcome).splitlines()),
+                    *("  " + one_line(line) for line in unified_diff(outcome.mutant).splitlines()),
                     f"  disagrees with the judge on {len(outcome.disagree)} item(s), "
                     f"{unlabelled} unlabelled; label these next: "
                     f"{_items(outcome.unlabelled or outcome.disagree)}",
@@ -85,6 +77,7 @@ def mutants_text(result: JudgeMutantsResult) -> str:
                 + (f" (estimated {result.estimate} before any call)" if result.estimate
                    else ""),
             *(f"note: {one_line(n)}" for n in result.notes),
+            *_against(result),
             "", "judge-mutants: " + (
                 "no mutant applied to this judge: nothing measured" if not result.outcomes
                 else f"{result.count(MutantStatus.SURVIVED)} survived, "
@@ -94,9 +87,18 @@ def mutants_text(result: JudgeMutantsResult) -> str:
     return "\n".join(out)
 
 
-def _outcome_json(o: MutantOutcome) -> dict[str, object]:
+def _against(result: JudgeMutantsResult) -> list[str]:
+    c = result.comparison
+    if c is None:
+        return []
+    return [f"findings file: {len(c.new)} new, {len(c.expired)} expired, {len(c.known)} known "
+            f"open, {len(c.accepted)} accepted, {len(c.fixed)} fixed"]
+
+
+def _outcome_json(o: MutantOutcome, judge: str) -> dict[str, object]:
     diff = o.mutant.diff
-    return {"id": o.mutant.id, "operator": o.mutant.operator, "family": o.mutant.family.value,
+    return {"fingerprint": judge_fingerprint(judge, o),
+            "id": o.mutant.id, "operator": o.mutant.operator, "family": o.mutant.family.value,
             "detail": o.mutant.detail, "status": o.status.value, "killed_by": list(o.killed_by),
             "mcnemar": {"worse": o.test.worse, "better": o.test.better,
                         "p_value": o.test.p_value, "alpha": o.test.alpha},
@@ -117,9 +119,45 @@ def mutants_json(result: JudgeMutantsResult) -> str:
         "state": result.state.value,
         "counts": {s.value: result.count(s) for s in MutantStatus},
         "score": score(result),
-        "mutants": [_outcome_json(o) for o in result.outcomes],
+        "mutants": [_outcome_json(o, audit.judge.name) for o in result.outcomes],
         "calls": {"made": result.calls.made, "cached": result.calls.cached,
                   "failed": result.calls.failed, "estimated": result.estimate},
         "notes": list(result.notes),
+        "findings": None if result.comparison is None else {
+            key: [e.fingerprint for e in getattr(result.comparison, key)]
+            for key in ("new", "expired", "known", "accepted", "fixed")},
         "errors": [str(e) for e in audit.errors]}
     return json.dumps(document, indent=2, sort_keys=True)
+
+
+def mutants_summary(result: JudgeMutantsResult) -> str:
+    """``--summary``: short Markdown for a pull request's checks page: the counts, then
+    the survivors a reviewer must act on (the new ones when a findings file was
+    compared), each with its change and the items to label next."""
+    mark = "✅" if result.code == 0 else "❌"
+    name = md_code(result.judge.judge.name)
+    if result.state.value != "measured":
+        return f"### {mark} metaeval judge-mutants: nothing measured ({name})\n"
+    c = result.comparison
+    survivors = [o for o in result.outcomes if o.status is MutantStatus.SURVIVED]
+    if c is not None:
+        fresh = {e.mutant_id for e in (*c.new, *c.expired)}
+        survivors = [o for o in survivors if o.mutant.id in fresh]
+        head = ("no new survivor" if not c.failing else
+                f"{len(c.new)} new survivor(s)" + (f", {len(c.expired)} expired acceptance(s)"
+                                                   if c.expired else ""))
+    else:
+        head = f"{len(survivors)} survivor(s)" if survivors else "no survivor"
+    out = [f"### {mark} metaeval judge-mutants {name}: {head}", "",
+           *table([s.value for s in MutantStatus],
+                  [[str(result.count(s)) for s in MutantStatus]]), ""]
+    if c is not None:
+        out.append(f"Against the findings file: {len(c.new)} new, {len(c.expired)} expired, "
+                   f"{len(c.known)} known open, {len(c.accepted)} accepted, "
+                   f"{len(c.fixed)} fixed.")
+    if survivors:
+        out += ["", "**Survivors** (label the items named, or accept with a reason):",
+                *listed([f"- {md_code(o.mutant.id)}: {md_plain(o.mutant.detail)}; label next: "
+                         + ", ".join(md_code(i) for i in (o.unlabelled or o.disagree)[:5])
+                         for o in survivors], "survivors")]
+    return "\n".join(out).rstrip() + "\n"

@@ -152,3 +152,35 @@ def test_gate_holds_the_survivors_to_a_bar(tmp_path: Path) -> None:
         gated = CliRunner().invoke(main, ["gate", "result.json"])
         assert gated.exit_code == code, gated.output
         assert "judge-mutants:counts.Survived" in gated.output
+
+
+def test_a_survivor_is_a_finding_tracked_accepted_with_expiry_and_exported_as_sarif(
+        tmp_path: Path) -> None:
+    single = MT / "stefanstud-FastChat" / "model_judgment" / "gpt-4_single.jsonl"
+    items, recorded = _import(tmp_path, "mt-bench-single", single)
+    flags = ("--scale", "1-10", "--operators", "read_first_number", "--findings",
+             "judge-findings.json")
+    first = _mutate(tmp_path, items, recorded, *flags, "--update-baseline", code=1)
+    fingerprint = _by_id(first)["read_first_number"]["fingerprint"]
+    assert first["findings"]["new"] == [fingerprint]
+    # Tracked and open: known, no longer new, but not fine either.
+    again = _mutate(tmp_path, items, recorded, *flags, code=0)
+    assert again["findings"]["known"] == [fingerprint] and again["findings"]["new"] == []
+
+    accepted = CliRunner().invoke(main, ["findings", "accept", fingerprint[:8], "--reason",
+                                         "no reply of ours has a stray digit", "--until",
+                                         "2000-01-01", "--by", "tester", "--file",
+                                         "judge-findings.json"])
+    assert accepted.exit_code == 0, accepted.output
+    expired = _mutate(tmp_path, items, recorded, *flags, code=1)  # accepted until 2000
+    assert expired["findings"]["expired"] == [fingerprint]
+
+    sarif = tmp_path / "judge.sarif"
+    done = CliRunner().invoke(main, ["judge-mutants", "--judge", "gpt-4", "--items", str(items),
+                                     "--recorded", str(recorded), "--reply", "mt-bench",
+                                     *flags, "--sarif", str(sarif)])
+    log = json.loads(sarif.read_text())
+    results = log["runs"][0]["results"]
+    assert done.exit_code == 1
+    assert [r["partialFingerprints"]["metaevalFingerprint/v1"] for r in results] == [fingerprint]
+    assert results[0]["ruleId"] == "read_first_number"

@@ -14,6 +14,7 @@ label next. This module measures; it asks no judge and reads no file.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -175,3 +176,12 @@ def decide(mutant: JudgeMutant, compared: Compared, calls: Calls | None = None
               MutantStatus.KILLED if killed_by else MutantStatus.SURVIVED)
     return MutantOutcome(mutant, status, killed_by if differ else (), test, items, unlabelled,
                          calls or Calls())
+
+
+def unified_diff(mutant: JudgeMutant) -> str:
+    """The mutant's change as a unified diff of its part (template, rule, decision)."""
+    diff = mutant.diff
+    lines = difflib.unified_diff(diff.before.splitlines(), diff.after.splitlines(),
+                                 f"{diff.part} (judge)", f"{diff.part} ({mutant.id})",
+                                 lineterm="", n=1)
+    return "\n".join(lines)
