@@ -241,9 +241,11 @@ def _live(plan: JudgeAuditPlan, chosen: frozenset[str], max_calls: int,
           notify: Callable[[str], None]) -> JudgeMutantsResult:
     judge = build_judge(plan.spec, allowed=plan.allowed, judges=plan.judges)
     if not isinstance(judge, PromptedJudge):
-        raise InputError(f"--judge: {plan.spec!r} is not a judge metaeval prompts (a configured "
-                         "http, command or python-function judge); its replies cannot be "
-                         "read again, nor its prompt mutated")
+        bad = [str(e) for e in plan.items.errors]  # the input named first, then the judge
+        why = (f"--judge: {plan.spec!r} is not a judge metaeval prompts (a configured http, "
+               "command or python-function judge); its replies cannot be read again, nor "
+               "its prompt mutated")
+        raise InputError("\n".join([*bad, why]))
     samples, items = plan.samples or 1, plan.items
     store = ReplyCache(plan.cache) if plan.cache is not None else None
     try:
