@@ -172,11 +172,13 @@ def _recorded(plan: JudgeAuditPlan, chosen: frozenset[str]) -> JudgeMutantsResul
                              custom_hash(NO_TEMPLATES, rule, "recorded"),
                              scale="" if scale == DEFAULT_SCALE
                              else f"{scale.low}-{scale.high} pass>={scale.pass_at}")
+    built_one = False
     try:  # a judge metaeval builds reads its log by its own rule and scale
         built = build_judge(plan.spec, allowed=plan.allowed, judges=plan.judges)
     except InputError:
         pass
     else:
+        built_one = True
         identity, scale = built.identity, built.scale
         if isinstance(built, PromptedJudge):
             rule = rule or built.reply
@@ -197,8 +199,8 @@ def _recorded(plan: JudgeAuditPlan, chosen: frozenset[str]) -> JudgeMutantsResul
     if rule is not None:
         records = reread_rule(records, rule, scale, kinds)
     table = recorded_table(records)
-    return _measure(plan, Judged(identity, scale, table, records, rule, AuditSource.RECORDED),
-                    chosen, notes, [], errors=tuple(errors))
+    judged = Judged(identity, scale, table, records, rule, AuditSource.RECORDED, built_one)
+    return _measure(plan, judged, chosen, notes, [], errors=tuple(errors))
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +214,8 @@ class Judged:
     records: tuple[Recorded, ...]
     rule: ReplyRule | None
     source: AuditSource
+    temperature_known: bool = True
+    """False for a log's judge metaeval cannot build: the log does not say."""
 
 
 def _measure(plan: JudgeAuditPlan, judged: Judged, chosen: frozenset[str], notes: list[str],
@@ -225,7 +229,8 @@ def _measure(plan: JudgeAuditPlan, judged: Judged, chosen: frozenset[str], notes
     controls = run_controls(items, plan.bars, identity)
     original = audit_judge(identity, scale, items, table, source=source, controls=controls,
                            settings=settings)
-    original = replace(original, errors=plan.items.errors + errors)
+    original = replace(original, errors=plan.items.errors + errors,
+                       temperature_known=judged.temperature_known)
     if original.verdict is AuditVerdict.VOID:
         return JudgeMutantsResult(original, (), RunState.VOID, tuple(notes), table.calls)
     subject = Subject(identity, scale, items, settings, source, controls, original.modes)

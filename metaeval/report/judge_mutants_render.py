@@ -35,7 +35,10 @@ def _items(ids: tuple[str, ...]) -> str:
 
 def mutants_text(result: JudgeMutantsResult) -> str:
     audit = result.judge
-    out = [f"judge: {one_line(audit.judge.describe())} (version {audit.judge.version}; "
+    said = audit.judge.describe()
+    if not audit.temperature_known:  # a log's judge: the log does not say
+        said = said.rsplit(" temperature=", 1)[0] + " temperature unknown"
+    out = [f"judge: {one_line(said)} (version {audit.judge.version}; "
            f"{audit.source.value}; audit verdict {audit.verdict.value})"]
     if audit.verdict.value == "void":
         out += ["judge-mutants: nothing measured: the judge's own audit is void", *(
