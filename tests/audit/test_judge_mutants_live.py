@@ -152,24 +152,52 @@ def test_each_template_fault_is_killed_on_labels_that_cover_it(
     assert document["calls"]["made"] == len(judge.prompts) <= document["calls"]["estimated"]
 
 
+FLIPS = {
+    "drop_criterion.pointwise.2": ("rude",),  # "please" no longer asked
+    "weaken_must.pointwise.2": ("rude",),  # "please" only suggested
+    "drop_explanation.pointwise.1": ("rude", "wrong"),  # "refund" alone decides
+    "drop_placeholder.pointwise.2": ("wrong",),  # the order id no longer shown
+    "truncate_response.pointwise.1": ("pass",),  # "please" cut off
+    "drop_level.pointwise.1": ("pass",),  # no level 5 to give
+    "drop_level.pointwise.2": ("rude", "wrong"),  # no level 1 to give
+}
+"""Each template mutant and the replies whose verdict it moves."""
+
+
+def _labelled(unlabelled: tuple[str, ...]) -> list[dict[str, object]]:
+    """Every reply kind, those named left unlabelled ("label": null)."""
+    return [{**item, "label": None} if str(item["id"]).split("-")[0] in unlabelled else item
+            for item in _items(labelled_polite=True)]
+
+
+@pytest.mark.parametrize("mutant", sorted(FLIPS))
 def test_a_fault_the_labels_miss_survives_names_the_items_and_dies_once_they_are_labelled(
-        tmp_path: Path, judge: Judge, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, judge: Judge, monkeypatch: pytest.MonkeyPatch, mutant: str) -> None:
     monkeypatch.chdir(tmp_path)
-    _project(tmp_path, judge.url, _items(labelled_polite=True, label_polite=False))
-    ops = ("--operators", "drop_criterion")
-    first = _run(*ops, code=1)
-    dropped = {m["id"]: m for m in first["mutants"]}["drop_criterion.pointwise.2"]
-    assert dropped["status"] == "Survived" and dropped["killed_by"] == []
-    assert dropped["unlabelled"] == [f"rude-{n}" for n in range(5)]
-    assert "please" in dropped["diff"]["before"] and "please" not in dropped["diff"]["after"]
+    flipped = FLIPS[mutant]
+    _project(tmp_path, judge.url, _labelled(flipped))
+    ops = ("--operators", mutant.split(".")[0])
+    first = {m["id"]: m for m in _run(*ops, code=1)["mutants"]}[mutant]
+    assert first["status"] == "Survived" and first["killed_by"] == []
+    named = sorted(f"{kind}-{n}" for kind in flipped for n in range(5))
+    assert first["unlabelled"] == first["disagree"] == named
     asked = len(judge.prompts)
 
-    # Label the suggested items as a person would (the replies forget "please"): killed.
-    _project(tmp_path, judge.url, _items(labelled_polite=True, label_polite=True))
+    # Label the items it names as a person would: killed, and no call is made again.
+    _project(tmp_path, judge.url, _labelled(()))
     second = _run(*ops, code=0)
-    assert _status(second)["drop_criterion.pointwise.2"] == "Killed"
-    assert len(judge.prompts) == asked  # the same prompts: all from the cache
-    assert second["calls"]["made"] == 0 and second["calls"]["cached"] > 0
+    assert _status(second)[mutant] == "Killed"
+    assert len(judge.prompts) == asked and second["calls"]["made"] == 0
+
+
+def test_a_survivors_diff_shows_the_line_dropped(
+        tmp_path: Path, judge: Judge, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path, judge.url, _labelled(("rude",)))
+    dropped = {m["id"]: m for m in _run("--operators", "drop_criterion", code=1)["mutants"]
+               }["drop_criterion.pointwise.2"]
+    assert dropped["diff"]["line"] == 3
+    assert "please" in dropped["diff"]["before"] and "please" not in dropped["diff"]["after"]
 
 
 def test_the_cost_is_said_first_and_a_run_over_max_calls_is_refused_before_any_call(
