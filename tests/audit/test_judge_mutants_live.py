@@ -32,8 +32,28 @@ Reply with Rating: [[N]].
 """
 
 
+PAIR_TEMPLATE = """Which support reply is better?
+- refund: the response must say "refund"
+- polite: the response must say "please"
+Explain your reasoning before you choose.
+Task: {prompt}
+<a>{response_a}</a>
+<b>{response_b}</b>
+Reply [[A]], [[B]] or [[C]] for a tie.
+"""
+
+
+def _met(words: list[str], text: str) -> int:
+    return sum(w in text for w in words)
+
+
 def grade(prompt: str) -> str:
     """The loopback judge: deterministic, and only as good as the prompt it is sent."""
+    pair = re.search(r"<a>(.*?)</a>\s*<b>(.*?)</b>", prompt, re.DOTALL)
+    if pair:  # the reply that meets more listed criteria; a tie when equal
+        listed = re.findall(r'^- \w+: the response must say "(\w+)"', prompt, re.MULTILINE)
+        a, b = _met(listed, pair.group(1)), _met(listed, pair.group(2))
+        return "[[A]]" if a > b else "[[B]]" if b > a else "[[C]]"
     words = re.findall(r'^- \w+: the response must say "(\w+)"', prompt, re.MULTILINE)
     if "Explain" not in prompt:
         words = words[:1]  # told to score at once, it checks the first criterion only
@@ -230,3 +250,34 @@ def test_an_unreachable_judge_is_exit_3_with_the_cause(
     assert result.exit_code == 3, result.output
     assert "could not be reached" in result.output and "refused" in result.output.lower()
     assert "nothing measured" in result.output
+
+
+def test_a_pair_shown_in_one_fixed_order_is_killed_by_the_position_probe_without_labels(
+        tmp_path: Path, judge: Judge, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pair.txt").write_text(PAIR_TEMPLATE)
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.metaeval.judges.pairs]\n"
+        f'type = "http"\nbase_url = "{judge.url}"\nmodel = "grader"\nretries = 0\n'
+        'prompt_template = "pair.txt"\nreply = "mt-bench"\nmodes = ["pairwise"]\n')
+    # Polite and rude replies, the polite one sometimes a, sometimes b; nobody labelled them.
+    polite, rude = "Your refund is done, please check.", "Your refund is done."
+    pairs = [{"id": f"p{n}", "prompt": "Refund", "response_a": f"{polite} ({n})" if n % 2
+              else f"{rude} ({n})", "response_b": f"{rude} ({n})" if n % 2
+              else f"{polite} ({n})", "label": None} for n in range(8)]
+    (tmp_path / "items.ndjson").write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    result = CliRunner().invoke(main, ["judge-mutants", "--judge", "pairs", "--items",
+                                       "items.ndjson", "--operators",
+                                       "fix_pair_order,drop_criterion", "--format", "json"])
+    document = json.loads(result.stdout)
+    assert result.exit_code == 1, result.output
+    status = {m["id"]: m for m in document["mutants"]}
+    fixed = status["fix_pair_order.pairwise.1"]
+    # Asked both ways, it sees one order twice: the better reply "wins" once as a and
+    # once as b, every pair flips with its order, and the position probe finds it.
+    assert fixed["status"] == "Killed" and fixed["killed_by"] == ["position bias FOUND"]
+    # Dropping "please" makes every pair a tie in both orders: consistent, so nothing
+    # unlabelled can tell; the pairs it names are the ones to label.
+    dropped = status["drop_criterion.pairwise.2"]
+    assert dropped["status"] == "Survived"
+    assert dropped["unlabelled"] == [f"p{n}" for n in range(8)]
