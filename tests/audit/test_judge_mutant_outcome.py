@@ -3,10 +3,26 @@ scipy's binomial test, and a test that must say no."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from scipy.stats import binomtest
 
-from metaeval.audit.judge_mutants.outcome import mcnemar_worse
+from metaeval.audit.bars import DEFAULT_BARS
+from metaeval.audit.collect import VerdictTable
+from metaeval.audit.judge_decision import AuditSource, JudgeAudit, audit_judge, run_controls
+from metaeval.audit.judge_mutants import Family, MutantDiff
+from metaeval.audit.judge_mutants.outcome import (
+    Compared,
+    JudgeMutant,
+    MutantOutcome,
+    MutantStatus,
+    decide,
+    mcnemar_worse,
+    new_failures,
+)
+from metaeval.judges.base import JudgeIdentity, Scale
+from metaeval.loaders.judge_items import JudgeItems, Order, PairItem, PointItem, Slot, Variant
 
 
 @pytest.mark.parametrize(("worse", "better"), [(5, 0), (6, 1), (10, 10), (3, 9), (40, 22),
@@ -22,3 +38,77 @@ def test_five_discordant_items_all_one_way_are_significant_and_four_are_not() ->
     assert not mcnemar_worse(4, 0, 0.05).significant  # 1/16 > 0.05: must say no
     assert not mcnemar_worse(0, 9, 0.05).significant  # better, never worse
     assert mcnemar_worse(0, 0, 0.05).p_value == 1.0  # nothing discordant: no evidence
+
+
+# --- the decision, on hand-made verdict tables ----------------------------------------
+
+SCALE = Scale(1, 5, 4)
+MUTANT = JudgeMutant("m", "m", Family.DECISION, "a change", MutantDiff("decision", "a", "b"))
+
+
+def _point(n: int, label: str | None) -> PointItem:
+    return PointItem(f"i{n}", "p", "r", None, label, None, "test")
+
+
+def _decide(items: JudgeItems, judge: dict[Slot, float | str | None],
+            mutant: dict[Slot, float | str | None], mutant_scale: Scale = SCALE) -> MutantOutcome:
+    controls = run_controls(items, DEFAULT_BARS)
+    tables = [VerdictTable({s: (v,) for s, v in t.items()}) for t in (judge, mutant)]
+    audits = [audit_judge(JudgeIdentity(name), scale, items, table,
+                          source=AuditSource.RECORDED, controls=controls)
+              for name, scale, table in (("j", SCALE, tables[0]), ("m", mutant_scale,
+                                                                   tables[1]))]
+    return decide(MUTANT, Compared(items, audits[0], tables[0], SCALE, audits[1], tables[1],
+                                   mutant_scale))
+
+
+def test_identical_verdicts_are_equivalent_and_one_moved_verdict_is_not() -> None:
+    items = JudgeItems(tuple(_point(n, "pass" if n < 6 else "fail") for n in range(12)))
+    verdicts: dict[Slot, float | str | None] = {
+        Slot(f"i{n}"): 5.0 if n < 6 else 1.0 for n in range(12)}
+    same = _decide(items, verdicts, dict(verdicts))
+    assert same.status is MutantStatus.EQUIVALENT and same.disagree == ()
+    moved = _decide(items, verdicts, {**verdicts, Slot("i7"): 5.0})
+    assert moved.status is MutantStatus.SURVIVED
+    assert moved.disagree == ("i7",) and moved.unlabelled == ()
+    assert (moved.test.worse, moved.test.better) == (1, 0)
+
+
+def test_the_same_score_read_against_another_pass_mark_is_not_equivalent() -> None:
+    items = JudgeItems(tuple(_point(n, "fail") for n in range(6)))
+    verdicts: dict[Slot, float | str | None] = {Slot(f"i{n}"): 3.0 for n in range(6)}
+    lowered = _decide(items, verdicts, dict(verdicts), Scale(1, 5, 3))
+    # Every 3 now passes against six fail labels: six worse, p = 1/64: killed.
+    assert lowered.status is MutantStatus.KILLED
+    assert lowered.test.worse == 6 and lowered.test.significant
+
+
+def test_an_unscored_verdict_is_wrong_against_the_label() -> None:
+    items = JudgeItems(tuple(_point(n, "pass") for n in range(5)))
+    verdicts: dict[Slot, float | str | None] = {Slot(f"i{n}"): 5.0 for n in range(5)}
+    unread = _decide(items, verdicts, {s: None for s in verdicts})
+    assert unread.test.worse == 5 and unread.status is MutantStatus.KILLED
+
+
+def test_pairs_are_right_per_order_and_an_unlabelled_pair_is_named_to_label() -> None:
+    pairs = tuple(PairItem(f"p{n}", "p", "x", "y", None, "a" if n else None, "t")
+                  for n in range(6))
+    items = JudgeItems(pairwise=pairs)
+    judge: dict[Slot, float | str | None] = {
+        Slot(p.id, Variant.ORIGINAL, o): "a" for p in pairs for o in Order}
+    flipped = {**judge, Slot("p0", Variant.ORIGINAL, Order.BA): "b"}
+    outcome = _decide(items, judge, flipped)
+    assert outcome.disagree == ("p0",) and outcome.unlabelled == ("p0",)
+    assert outcome.test.worse == 0  # p0 has no label: not weighed
+
+
+def test_a_failure_the_judge_already_has_is_not_a_new_one() -> None:
+    items = JudgeItems(tuple(_point(n, "pass") for n in range(2)))
+    audit = audit_judge(JudgeIdentity("j"), SCALE, items,
+                        VerdictTable({Slot("i0"): (5.0,), Slot("i1"): (5.0,)}),
+                        source=AuditSource.RECORDED, controls=run_controls(items, DEFAULT_BARS))
+    judge: JudgeAudit = replace(audit, reasons=("kappa 0.41 < 0.6", "position bias FOUND"))
+    mutant = replace(audit, reasons=("kappa 0.12 < 0.6", "position bias FOUND",
+                                     "TNR 0.50 < 0.8"))
+    assert new_failures(judge, mutant) == ("TNR 0.50 < 0.8",)
+    assert new_failures(mutant, judge) == ()
