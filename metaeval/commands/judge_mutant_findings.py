@@ -12,13 +12,16 @@ Killed and equivalent mutants are detected: a tracked entry of one is dropped.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import re
 from dataclasses import replace
 from pathlib import Path
 
 from metaeval import vcs
-from metaeval.audit.judge_mutants.outcome import MutantOutcome, MutantStatus, unified_diff
+from metaeval.audit.judge_mutants.outcome import (
+    MutantOutcome,
+    MutantStatus,
+    judge_fingerprint,
+    unified_diff,
+)
 from metaeval.mutation.findings_file import (
     Comparison,
     FindingEntry,
@@ -29,21 +32,9 @@ from metaeval.mutation.findings_file import (
     save,
 )
 
-__all__ = ["judge_comparison", "judge_findings", "judge_fingerprint", "judge_updated", "track"]
+__all__ = ["judge_comparison", "judge_findings", "judge_updated", "track"]
 
 CONFIG_PATH = "pyproject.toml"
-
-
-def _fold(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def judge_fingerprint(judge: str, outcome: MutantOutcome) -> str:
-    """16 hex digits of the judge, the operator and the change it makes."""
-    diff = outcome.mutant.diff
-    key = "\x1f".join(["judge", judge, outcome.mutant.operator, diff.part, _fold(diff.before),
-                       _fold(diff.after), outcome.mutant.detail])
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def judge_findings(judge: str, outcomes: tuple[MutantOutcome, ...], seen: Seen

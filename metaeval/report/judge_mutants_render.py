@@ -12,8 +12,12 @@ import json
 from tabulate import tabulate
 
 from metaeval.audit.judge_mutants import OPERATORS
-from metaeval.audit.judge_mutants.outcome import MutantOutcome, MutantStatus, unified_diff
-from metaeval.commands.judge_mutant_findings import judge_fingerprint
+from metaeval.audit.judge_mutants.outcome import (
+    MutantOutcome,
+    MutantStatus,
+    judge_fingerprint,
+    unified_diff,
+)
 from metaeval.commands.judge_mutants import JudgeMutantsResult
 from metaeval.report.escape import md_code, md_plain, one_line
 from metaeval.report.summary import listed, table

@@ -15,6 +15,7 @@ label next. This module measures; it asks no judge and reads no file.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -185,3 +186,16 @@ def unified_diff(mutant: JudgeMutant) -> str:
                                  f"{diff.part} (judge)", f"{diff.part} ({mutant.id})",
                                  lineterm="", n=1)
     return "\n".join(lines)
+
+
+def _fold(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def judge_fingerprint(judge: str, outcome: MutantOutcome) -> str:
+    """16 hex digits of the judge, the operator and the change it makes (whitespace
+    folded): a finding's stable id across runs and item sets."""
+    diff = outcome.mutant.diff
+    key = "\x1f".join(["judge", judge, outcome.mutant.operator, diff.part, _fold(diff.before),
+                       _fold(diff.after), outcome.mutant.detail])
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
