@@ -27,7 +27,7 @@ from metaeval.audit.judge_mutants.unit import Family, MutantDiff
 from metaeval.judges.base import Choice, JudgeIdentity, Mode, Scale
 from metaeval.judges.reply import ReplyRule
 from metaeval.judges.scales import describe
-from metaeval.loaders.judge_items import JudgeItems, Order, Recorded, Slot
+from metaeval.loaders.judge_items import JudgeItems, Order, Recorded
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +133,3 @@ def offline_mutants(table: VerdictTable, records: Sequence[Recorded], rule: Repl
                                  d.detail, MutantDiff("decision", before, f"{before}; {d.detail}"))
             made.append(Made(mutant, d.table(table), d.scale))
     return made
-
-
-def slots_of(table: VerdictTable) -> list[Slot]:
-    return sorted(table.decisions, key=lambda s: (s.item, s.variant.value, s.order.value))
