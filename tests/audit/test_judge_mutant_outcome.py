@@ -112,3 +112,90 @@ def test_a_failure_the_judge_already_has_is_not_a_new_one() -> None:
                                      "TNR 0.50 < 0.8"))
     assert new_failures(judge, mutant) == ("TNR 0.50 < 0.8",)
     assert new_failures(mutant, judge) == ()
+
+
+# --- what metaeval mutate found surviving in outcome.py, each pinned ------------------
+
+
+def test_a_p_value_equal_to_alpha_is_not_significant() -> None:
+    assert not mcnemar_worse(5, 0, 1 / 32).significant  # p = 1/32 exactly: not below
+    assert mcnemar_worse(5, 0, 1 / 32 + 1e-9).significant
+
+
+def test_a_figure_is_a_placeholder_not_nothing() -> None:
+    items = JudgeItems(tuple(_point(n, "pass") for n in range(2)))
+    audit = audit_judge(JudgeIdentity("j"), SCALE, items,
+                        VerdictTable({Slot("i0"): (5.0,), Slot("i1"): (5.0,)}),
+                        source=AuditSource.RECORDED, controls=run_controls(items, DEFAULT_BARS))
+    # "kappa 0.41 < 0.6" and "kappa  < " are different checks: figures become "#".
+    judge = replace(audit, reasons=("kappa 0.41 < 0.6",))
+    assert new_failures(judge, replace(audit, reasons=("kappa  < ",))) == ("kappa  < ",)
+
+
+def _scored(n: int, score: int) -> PointItem:
+    return PointItem(f"s{n}", "p", "r", None, None, score, "test")
+
+
+def test_integer_labels_pass_at_the_people_pass_mark_itself() -> None:
+    # Labels 4 (at the pass mark: a pass) and 2 (a fail); the judge right on all.
+    items = JudgeItems((*(_scored(n, 4) for n in range(3)), *(_scored(n + 3, 2)
+                                                             for n in range(3))))
+    judge: dict[Slot, float | str | None] = {
+        Slot(f"s{n}"): 5.0 if n < 3 else 1.0 for n in range(6)}
+    wrong = _decide(items, judge, {**judge, Slot("s3"): 5.0, Slot("s0"): 1.0})
+    assert (wrong.test.worse, wrong.test.better) == (2, 0)
+
+
+def test_a_labelled_pair_judged_wrong_in_one_order_counts_worse_and_no_consensus_is_skipped(
+        ) -> None:
+    pairs = (PairItem("p0", "p", "x", "y", None, "a", "t"),
+             PairItem("p1", "p", "x", "y", None, "", "t"))  # "": annotators tied
+    items = JudgeItems(pairwise=pairs)
+    judge: dict[Slot, float | str | None] = {
+        Slot(p.id, Variant.ORIGINAL, o): "a" for p in pairs for o in Order}
+    outcome = _decide(items, judge, {**judge, Slot("p0", Variant.ORIGINAL, Order.BA): "b",
+                                     Slot("p1", Variant.ORIGINAL, Order.AB): "b"})
+    assert (outcome.test.worse, outcome.test.better) == (1, 0)
+    assert outcome.unlabelled == ("p1",)
+
+
+def test_an_outcome_keeps_what_asking_the_mutant_cost() -> None:
+    from metaeval.audit.collect import Calls
+
+    items = JudgeItems(tuple(_point(n, "pass") for n in range(2)))
+    verdicts: dict[Slot, float | str | None] = {Slot("i0"): 5.0, Slot("i1"): 5.0}
+    tables = VerdictTable({s: (v,) for s, v in verdicts.items()})
+    audit = audit_judge(JudgeIdentity("j"), SCALE, items, tables, source=AuditSource.RECORDED,
+                        controls=run_controls(items, DEFAULT_BARS))
+    compared = Compared(items, audit, tables, SCALE, audit, tables, SCALE)
+    assert decide(MUTANT, compared, Calls(3, 1, 0)).calls == Calls(3, 1, 0)
+    assert decide(MUTANT, compared).calls == Calls()
+
+
+def test_the_diff_is_unified_with_one_line_of_context() -> None:
+    from metaeval.audit.judge_mutants.outcome import unified_diff
+
+    mutant = replace(MUTANT, diff=MutantDiff("decision", "a\nb\nc\nd\ne", "a\nb\nX\nd\ne"))
+    assert unified_diff(mutant) == ("--- decision (judge)\n+++ decision (m)\n@@ -2,3 +2,3 @@\n"
+                                    " b\n-c\n+X\n d")
+
+
+def test_a_fingerprint_folds_whitespace_and_keeps_its_documented_form() -> None:
+    import hashlib
+
+    from metaeval.audit.judge_mutants.outcome import judge_fingerprint
+
+    def outcome(before: str, after: str, operator: str = "m") -> MutantOutcome:
+        mutant = replace(MUTANT, operator=operator, diff=MutantDiff("decision", before, after))
+        return MutantOutcome(mutant, MutantStatus.SURVIVED, (), mcnemar_worse(0, 0, 0.05), (),
+                             ())
+
+    assert judge_fingerprint("j", outcome("a  b\n", "c")) == judge_fingerprint(
+        "j", outcome("a b", "c"))
+    assert judge_fingerprint("j", outcome("a b", "c")) != judge_fingerprint("j", outcome("ab", "c"))
+    # Fields are kept apart: judge "jm" of operator "x" is not judge "j" of "mx".
+    assert judge_fingerprint("jm", outcome("a", "b", "x")) != judge_fingerprint(
+        "j", outcome("a", "b", "mx"))
+    key = "\x1f".join(["judge", "j", "m", "decision", "a b", "c", "a change"])
+    assert judge_fingerprint("j", outcome("a b", "c")) == hashlib.sha256(
+        key.encode()).hexdigest()[:16]
