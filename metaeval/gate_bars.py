@@ -7,7 +7,8 @@ Results are the JSON documents of ``meta-eval``, ``judge-audit`` and ``mutate``
   ``meta-eval:evaluator.kappa``),
 - ``judge-audit:<judge name>.<dotted path>`` into that judge's audit
   (``judge-audit:steady.agreement.pointwise.kappa``),
-- ``mutate:<dotted path>`` (``mutate:score``, ``mutate:counts.Survived``).
+- ``mutate:<dotted path>`` (``mutate:score``, ``mutate:counts.Survived``),
+- ``judge-mutants:<dotted path>`` (``judge-mutants:counts.Survived``).
 
 A meta-eval result is also held to the bars of ``[tool.metaeval.meta_eval]`` (the
 bars ``meta-eval`` and ``assert_graders`` read), which ``metaeval.commands.gate``
@@ -35,7 +36,7 @@ from metaeval.errors import InputError, shown
 from metaeval.keys import cut, did_you_mean
 from metaeval.untrusted_json import JsonInputError, read_json_file
 
-SOURCES = ("meta-eval", "judge-audit", "mutate")
+SOURCES = ("meta-eval", "judge-audit", "mutate", "judge-mutants")
 OPTIONS = ("allow_report_only",)
 """The keys of ``[tool.metaeval.gate]`` that are settings, not metric bars."""
 MAY_GATE = "may gate"
@@ -107,6 +108,7 @@ class Results:
     meta_eval: Mapping[str, JsonValue] | None
     judge_audits: Mapping[str, Mapping[str, JsonValue]]
     mutate: Mapping[str, JsonValue] | None
+    judge_mutants: Mapping[str, JsonValue] | None = None
 
 
 # --- reading --------------------------------------------------------------------------
@@ -170,6 +172,8 @@ def _float(value: object) -> float | None:
 
 
 def _kind(document: Mapping[str, JsonValue]) -> str:
+    if document.get("kind") == "judge-mutants":
+        return "judge-mutants"
     if "checks" in document and "evaluator" in document:
         return "meta-eval"
     if "judge" in document and "agreement" in document:
@@ -192,6 +196,7 @@ def _unmeasured(document: Mapping[str, JsonValue]) -> str:
 def load_results(paths: Sequence[Path]) -> Results:
     meta_eval: Mapping[str, JsonValue] | None = None
     mutate: Mapping[str, JsonValue] | None = None
+    judge_mutants: Mapping[str, JsonValue] | None = None
     audits: dict[str, Mapping[str, JsonValue]] = {}
     seen: dict[str, Path] = {}
     for path in paths:
@@ -202,6 +207,7 @@ def load_results(paths: Sequence[Path]) -> Results:
         kind = _kind(document) if isinstance(document, dict) else ""
         if not isinstance(document, dict) or not kind:
             raise InputError(f"{path}: not a result of meta-eval, judge-audit or mutate "
+                             "(or judge-mutants) "
                              "(--format json); expected its JSON document")
         if kind in seen:  # the second would silently replace the first
             raise InputError(f"{path}: a second {kind} result (the first: {seen[kind]}); "
@@ -220,6 +226,11 @@ def load_results(paths: Sequence[Path]) -> Results:
             if not isinstance(name, str):
                 raise InputError(f"{path}: judge.name: got {shown(name)}; expected a string")
             audits[name] = document
+        elif kind == "judge-mutants":
+            if document.get("state") != "measured":  # void, or no mutant made
+                raise InputError(f"{path}: measured nothing ({shown(document.get('state'))}); "
+                                 "a gate cannot pass on it")
+            judge_mutants = document
         else:
             counts = document.get("counts")
             # Every status with a count of 0 (as mutate writes them): no mutant ran.
@@ -227,7 +238,7 @@ def load_results(paths: Sequence[Path]) -> Results:
                 raise InputError(f"{path}: measured nothing (no mutant ran); a gate cannot "
                                  "pass on it")
             mutate = document
-    return Results(meta_eval, audits, mutate)
+    return Results(meta_eval, audits, mutate, judge_mutants)
 
 
 # --- deciding -------------------------------------------------------------------------
@@ -263,6 +274,8 @@ def _lookup(bar: Bar, results: Results) -> tuple[JsonValue, str | None]:
         return _dig(dict(document), parts[1:]), str(version)
     if source == "mutate" and results.mutate is not None:
         return _dig(dict(results.mutate), parts), None
+    if source == "judge-mutants" and results.judge_mutants is not None:
+        return _dig(dict(results.judge_mutants), parts), None
     return None, None
 
 

@@ -159,10 +159,11 @@ def run_commands(lines: list[str], cwd: Path, pythonpath: Path | None = None) ->
 
 SHOP_PAGES = ("init.md", "findings.md")
 """Pages whose example is a user's small project, not this repository."""
-SHARED_DATA_PAGES = ("judge-own.md",)
+SHARED_DATA_PAGES = ("judge-own.md", "judge-mutants.md")
 """Pages whose examples read published logs kept in ``../shared/data`` (never copied
-into the repository): tests/importers/test_judge_logs_real.py runs those commands on
-the same files, skipping without them."""
+into the repository): tests/importers/test_judge_logs_real.py and
+tests/audit/test_judge_mutants_real_data.py run those commands on the same files,
+skipping without them."""
 SERVER_PAGES = ("label.md",)
 """Pages whose example starts a server that runs until stopped: the browser tests
 (tests/label/test_label_browser.py) start it, label through it and stop it."""

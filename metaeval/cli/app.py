@@ -24,6 +24,7 @@ from metaeval.audit.measured_set import SetChoice
 from metaeval.cli.findings_commands import findings
 from metaeval.cli.import_commands import import_runs_command
 from metaeval.cli.judge_import_commands import judge_import, judge_import_llmbar
+from metaeval.cli.judge_mutants_command import judge_mutants_command
 from metaeval.cli.label_commands import label
 from metaeval.cli.mutate_command import mutate
 from metaeval.cli.options import (
@@ -112,6 +113,7 @@ def main() -> None:
 main.add_command(findings)
 main.add_command(judge_import)
 main.add_command(judge_import_llmbar)
+main.add_command(judge_mutants_command)
 main.add_command(import_runs_command)
 main.add_command(label)
 main.add_command(mutate)

@@ -65,6 +65,10 @@ OUTPUT = {
       for name in ("items_out", "recorded_out") if (kind, name) != ("codes", "items_out")),
     ("judge-import-llmbar", "items_out"), ("judge-import-llmbar", "recorded_out"),
     ("split", "output"),
+    ("judge-mutants", "cache_path"), ("judge-mutants", "sarif_path"),
+    ("judge-mutants", "summary_path"),
+    # A findings baseline, as mutate's: missing, every survivor is new (exit 1).
+    ("judge-mutants", "findings_path"),
 }
 """Written, not matched: a path given is where the output goes."""
 
@@ -106,6 +110,13 @@ VOUCHED = {
     ("judge-audit", "label_classes"): "declared classes: a label outside them is refused on "
                                       "reading (tests/audit/test_categorical.py)",
     ("validate", "scale_text"): "LOW-HIGH, parsed and refused when bad",
+    ("judge-mutants", "spec"): "an unknown judge is refused, as judge-audit's",
+    ("judge-mutants", "reply"): "a reply rule is parsed and refused when bad",
+    ("judge-mutants", "scale_text"): "LOW-HIGH, parsed and refused when bad",
+    ("judge-mutants", "label_scale_text"): "LOW-HIGH, parsed and refused when bad",
+    ("judge-mutants", "operators"): "tests/audit/test_judge_mutant_operators.py::"
+                                    "test_an_unknown_operator_name_is_refused_with_the_names_"
+                                    "there_are",
     ("judge-import annotations", "text_fields"):
         "tests/loaders/test_annotation_texts.py::"
         "test_a_missing_text_names_the_item_and_field_and_fields_can_be_renamed",
@@ -177,6 +188,14 @@ SCENARIOS: dict[tuple[str, str], tuple[list[str], str]] = {
     ("judge-audit", "label_files"): scenario(["judge-audit", "--judge", "steady", "--items",
                                               "items.ndjson", "--labels", "nope.jsonl"],
                                              "nope.jsonl"),
+    ("judge-mutants", "items_paths"): scenario(["judge-mutants", "--judge", "steady",
+                                                "--items", "nope.ndjson"], "nope.ndjson"),
+    ("judge-mutants", "recorded"): scenario(["judge-mutants", "--judge", "steady", "--items",
+                                             "items.ndjson", "--recorded", "nope.jsonl"],
+                                            "nope.jsonl"),
+    ("judge-mutants", "label_files"): scenario(["judge-mutants", "--judge", "steady",
+                                                "--items", "items.ndjson", "--labels",
+                                                "nope.jsonl"], "nope.jsonl"),
 }
 """Inputs given something that matches nothing: refused, naming it."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import cast
 
 import pytest
@@ -133,6 +134,19 @@ def test_state_unchanged_outside_the_allowed_paths() -> None:
     strict = grade({"grader": "state_unchanged"}, run(initial=initial, final=refunded))
     assert strict.outcome is Outcome.FAIL
     assert strict.evidence[0].at == "final_state.refunds.0"
+
+
+@pytest.mark.parametrize("spec", [{"grader": "state_unchanged"}, REFUND_ROW])
+def test_state_checks_on_a_run_that_records_no_state_are_unscored(
+        spec: Mapping[str, object]) -> None:
+    # An imported run with no state: empty states would pass state_unchanged and fail
+    # state_includes ("0 of 0 rows"), each claiming what nobody recorded.
+    finding = grade(spec, replace(run(), state_recorded=False))
+    assert finding.outcome is Outcome.UNSCORED
+    assert finding.reason.startswith("the run records no state")
+    assert [(e.at, e.detail) for e in finding.evidence] == [("final_state", "absent")]
+    # The same empty states, recorded as empty, are graded.
+    assert grade(spec, run()).outcome is not Outcome.UNSCORED
 
 
 def test_state_unchanged_excepts_a_path_not_its_namesakes() -> None:
