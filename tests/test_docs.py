@@ -152,7 +152,7 @@ def run_commands(lines: list[str], cwd: Path, pythonpath: Path | None = None) ->
             continue
         done = subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True,
                               text=True, timeout=900)
-        # 4: an inconclusive audit, measured like 1 (the steady judge on 30 items is one)
+        # 4: an inconclusive audit, measured like 1 (a judge on too few labels)
         assert done.returncode in (0, 1, 4), \
             f"{line}: exit {done.returncode}\n{done.stderr[-2000:]}"
 

@@ -25,8 +25,7 @@ from tests.audit.conftest import judge_audit
 ROOT = Path(__file__).resolve().parents[2]
 SETS = ROOT / "meta_sets" / "judge"
 LABELLED = ["--items", str(SETS / "pointwise.ndjson"), "--items", str(SETS / "position.ndjson")]
-# 30 labelled items cannot show TPR or TNR >= 0.8 at 95% (the interval holds the bar:
-# inconclusive); this test is about something else, so the bars are set where they can.
+# Bars below 0.8: this test is about probes, not how near steady's TPR is to the bar.
 DECIDABLE = ("--tpr-bar", "0.6", "--tnr-bar", "0.6")
 
 
@@ -49,7 +48,8 @@ def test_biased_is_found_on_every_generated_probe_pointwise_and_pairwise(biased:
     for line in ("length bias: FOUND", "injection: FOUND", "pairwise length: FOUND",
                  "pairwise injection: FOUND", "controls: ok"):
         assert line in biased.output
-    assert ("probes (generated, seed 17): generated: 360 length, 120 injection, "
+    # 168 pointwise items: 12 length probes and 4 injection probes each
+    assert ("probes (generated, seed 17): generated: 2016 length, 672 injection, "
             "12 pairwise length, 96 pairwise injection") in biased.output
     for reason in ("length bias FOUND", "injection bias FOUND", "pairwise length bias FOUND",
                    "pairwise injection bias FOUND"):
@@ -92,7 +92,7 @@ def test_written_probes_are_what_was_asked_and_audit_the_same_from_the_file(
     first = _audit("--judge", "biased", *LABELLED, "--probes", "generated", "--write-probes",
                    str(written), "--format", "json")
     records = [json.loads(line) for line in written.read_text().splitlines()]
-    assert len(records) == 588 and all(r["probe_format"] == 1 for r in records)
+    assert len(records) == 2016 + 672 + 12 + 96 and all(r["probe_format"] == 1 for r in records)
     assert {r["kind"] for r in records if "payload" in r} >= {"instruction", "code-block"}
     again = _audit("--judge", "biased", *LABELLED, "--items", str(written), "--probes", "files",
                    "--format", "json")

@@ -32,7 +32,7 @@ def calibration(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def steady(calibration: Path) -> Result:
     """One audit of the steady judge, shared: each audit bootstraps kappa."""
-    # 30 labelled items cannot show TPR or TNR >= 0.8 at 95% (inconclusive): bars they can.
+    # Bars below 0.8: this test is not about how near steady's TPR is to the bar.
     return _audit("--judge", "steady", "--write", "--calibration", str(calibration),
                   "--tpr-bar", "0.6", "--tnr-bar", "0.6")
 
@@ -86,8 +86,8 @@ def test_json_has_the_stable_keys(steady_json: dict[str, Any]) -> None:
         "calls", "verdict", "reasons", "inconclusive", "errors", "annotators",
         "annotator_position", "by_category", "set")
     assert document["position"]["status"] == "clean"
-    assert document["calls"] == {"made": 104, "cached": 0, "failed": 0, "failures": []}
-    assert document["agreement"]["pointwise"]["n"] == 30
+    assert document["calls"] == {"made": 168 + 24 + 50, "cached": 0, "failed": 0, "failures": []}
+    assert document["agreement"]["pointwise"]["n"] == 168
 
 
 def test_a_broken_probe_set_voids_the_audit(tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def test_second_run_is_served_from_the_cache(tmp_path: Path) -> None:
 def test_write_records_only_a_judge_that_may_gate(steady: Result, calibration: Path) -> None:
     assert steady.exit_code == 0
     [entry] = json.loads(calibration.read_text())["entries"]
-    assert entry["judge"]["name"] == "steady" and entry["n"] == 62
+    assert entry["judge"]["name"] == "steady" and entry["n"] == 200
     assert entry["bars"]["kappa"] == 0.6 and entry["kappa"] >= 0.6
     assert calibration_for(calibration, JudgeIdentity("steady", "fake")) is not None
     # a changed identity (another temperature) is another judge: the entry does not apply
@@ -162,7 +162,7 @@ def test_recorded_verdicts_are_audited_without_calls(tmp_path: Path) -> None:
     assert document["position"]["headline"] == "FOUND — 12 of 12"
     assert document["position"]["first_preferred"] == 12
     assert document["calls"] == {"made": 0, "cached": 0, "failed": 0, "failures": []}
-    assert document["agreement"]["not_recorded"] == 50
+    assert document["agreement"]["not_recorded"] == 168 + 20
     assert document["controls"]["ok"] is True
 
 

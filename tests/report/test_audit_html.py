@@ -30,7 +30,7 @@ METAEVAL = str(Path(sys.executable).parent / "metaeval")
 @pytest.fixture(scope="module")
 def audits() -> dict[str, JudgeAudit]:
     config = load_config(ROOT)
-    # 30 labelled items cannot show TPR or TNR >= 0.8 at 95% (inconclusive): bars they can.
+    # Bars below 0.8: this test is not about how near steady's TPR is to the bar.
     bars = {"tpr_bar": 0.6, "tnr_bar": 0.6}
     return {spec: judge_audit(JudgeAuditRequest(spec, no_cache=True, bars=bars), config).audit
             for spec in ("biased", "steady")}
@@ -214,5 +214,5 @@ def test_many_length_probes_are_counted_by_shift_at_a_readable_height() -> None:
 
 def test_the_page_says_labelled_items_and_probes_apart(audits: dict[str, JudgeAudit]) -> None:
     html = judge_audit_html(audits["biased"])
-    assert "42 labelled items, 20 probe(s), 50 probe question(s) (50 call(s));" in html
-    assert "62 items" not in html
+    assert "180 labelled items, 20 probe(s), 50 probe question(s) (50 call(s));" in html
+    assert "200 items" not in html

@@ -128,7 +128,7 @@ def test_judge_audit_summary_shows_the_found_biases_and_a_steady_judge_clean(
     assert text.startswith("### ❌ metaeval judge-audit: `biased` report only\n")
     for probe in ("position", "length", "injection"):
         assert f"- ⚠️ {probe}: FOUND" in text
-    assert "42 labelled items, 20 probe(s), 50 probe question(s) (50 call(s));" in text
+    assert "180 labelled items, 20 probe(s), 50 probe question(s) (50 call(s));" in text
     assert "- pairwise injection: not run" in text
     path.unlink()
     generated = invoke("judge-audit", "--judge", "biased", "--no-cache", "--probes",
