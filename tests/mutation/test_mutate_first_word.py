@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from textwrap import dedent
 
+import pytest
+
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 FIRST = 2.0
 EVERY = 10.0
@@ -42,6 +44,8 @@ SLOW_TESTS = dedent(f"""\
     """)
 
 
+# A whole mutate run (seconds of wall time): in CI's slow step, not the README's run.
+@pytest.mark.slow
 def test_a_log_hears_within_2_s_and_every_10_s_until_the_first_mutant(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n',
                                              encoding="utf-8")

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from textwrap import dedent
 
+import pytest
+
 METAEVAL = str(Path(sys.executable).parent / "metaeval")
 SLEEP = 0.3
 SLOW = 6
@@ -104,6 +106,8 @@ def test_a_function_that_ran_at_import_runs_its_own_tests_first(tmp_path: Path) 
     assert in_tests(output) < (SLOW - 2) * SLEEP
 
 
+# A whole mutate run (seconds of wall time): in CI's slow step, not the README's run.
+@pytest.mark.slow
 def test_the_test_that_killed_a_mutant_last_time_runs_first(tmp_path: Path) -> None:
     # A module's top level: every test may see it, and none is known to run it.
     root = project(tmp_path / "p")

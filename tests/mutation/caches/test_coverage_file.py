@@ -46,6 +46,8 @@ def traced(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[s
     return project, scratch / "cov.json", statuses(document)
 
 
+# A whole mutate run (seconds of wall time): in CI's slow step, not the README's run.
+@pytest.mark.slow
 def test_a_run_with_the_coverage_file_traces_no_test_and_changes_no_status(
         traced: tuple[Path, Path, dict[str, str]], tmp_path: Path) -> None:
     project, cov, want = traced

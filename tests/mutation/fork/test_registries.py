@@ -284,6 +284,8 @@ REGISTRY_PROJECT = {
 }
 
 
+# A whole mutate run (seconds of wall time): in CI's slow step, not the README's run.
+@pytest.mark.slow
 def test_registries_refusing_duplicates_keep_their_mutants_in_the_fork(tmp_path: Path) -> None:
     # A dict filled by a decorator, a list, a class attribute: each refuses a second
     # registration, so executing scorers.py or plugins.py again raised and sent the
@@ -316,6 +318,8 @@ def test_registries_refusing_duplicates_keep_their_mutants_in_the_fork(tmp_path:
     assert by_id["scorers.py::exact::empty_string_literal::0"] == "Killed"
 
 
+# A whole mutate run (seconds of wall time): in CI's slow step, not the README's run.
+@pytest.mark.slow
 def test_a_registry_it_cannot_see_still_gets_a_process_of_its_own_with_a_note(
         tmp_path: Path) -> None:
     # The mirror: a registry held by an instance (as pluggy's plugin manager holds

@@ -252,6 +252,8 @@ def test_classify_warm(outcome: WarmOutcome, status: Status, killed_by: tuple[st
     assert (result.status, result.killed_by) == (status, killed_by)
 
 
+# A whole mutate run (seconds of wall time): in CI's slow step, not the README's run.
+@pytest.mark.slow
 def test_fork_executes_a_module_again_for_a_change_outside_a_function(tmp_path: Path
                                                                      ) -> None:
     (tmp_path / "pyproject.toml").write_text(dedent("""\
