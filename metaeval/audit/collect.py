@@ -32,11 +32,11 @@ from metaeval.loaders.judge_items import (
     PairItem,
     PairLengthProbe,
     PointItem,
-    Recorded,
     Slot,
     Variant,
 )
 from metaeval.loaders.recorded_forms import Usage
+from metaeval.loaders.recorded_verdicts import Recorded
 
 
 @dataclass(frozen=True, slots=True)

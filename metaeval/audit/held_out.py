@@ -26,7 +26,7 @@ from pathlib import Path
 
 from metaeval.audit.judge_decision import JudgeAudit
 from metaeval.audit.measured_set import Chosen, HeldOutRead, MeasuredSet, SetChoice
-from metaeval.loaders.judge_items import JudgeItems, PairItem, PointItem, Recorded
+from metaeval.loaders.judge_items import JudgeItems, PairItem, PointItem
 from metaeval.loaders.ledger import (
     LedgerJudge,
     LedgerRecord,
@@ -34,6 +34,7 @@ from metaeval.loaders.ledger import (
     ledger_path,
     read_ledger,
 )
+from metaeval.loaders.recorded_verdicts import Recorded
 from metaeval.loaders.splits import Split, item_label
 
 

@@ -38,8 +38,8 @@ from metaeval.commands.judge_audit_values import (
 from metaeval.config import Config
 from metaeval.errors import ExitCode, InputError, shown
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity
-from metaeval.loaders.judge_items import item_kinds, load_recorded
 from metaeval.loaders.recorded_judges import judges_in
+from metaeval.loaders.recorded_verdicts import item_kinds, load_recorded
 from metaeval.untrusted_json import LoadError
 
 __all__ = ["JudgeRow", "JudgesRequest", "JudgesResult", "audit_judges", "panel_members"]

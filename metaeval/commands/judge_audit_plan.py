@@ -41,15 +41,10 @@ from metaeval.judges.scales import (
 )
 from metaeval.judges.spec import build_judge
 from metaeval.loaders.item_labels import join_item_labels, read_item_labels
-from metaeval.loaders.judge_items import (
-    JudgeItems,
-    Recorded,
-    item_kinds,
-    load_judge_items,
-    load_recorded,
-)
+from metaeval.loaders.judge_items import JudgeItems, load_judge_items
 from metaeval.loaders.ledger import ledger_path, read_ledger
 from metaeval.loaders.recorded_judges import select_judge
+from metaeval.loaders.recorded_verdicts import Recorded, item_kinds, load_recorded
 from metaeval.untrusted_json import LoadError
 
 __all__ = ["load_items", "plan_judge_audit", "plan_unresolved", "resolve_judge"]

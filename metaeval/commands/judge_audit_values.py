@@ -22,7 +22,8 @@ from metaeval.importing import BUILTINS_ONLY, AllowedModules
 from metaeval.judges.base import Judge, JudgeIdentity, Scale
 from metaeval.judges.reply import ReplyRule
 from metaeval.judges.scales import ProbeSource
-from metaeval.loaders.judge_items import JudgeItems, Recorded
+from metaeval.loaders.judge_items import JudgeItems
+from metaeval.loaders.recorded_verdicts import Recorded
 from metaeval.untrusted_json import LoadError
 
 __all__ = ["VERDICT_CODES", "JudgeAuditPlan", "JudgeAuditRequest", "JudgeAuditResult",

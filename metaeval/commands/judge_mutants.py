@@ -57,7 +57,8 @@ from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Scale
 from metaeval.judges.cache import ReplyCache
 from metaeval.judges.reply import NO_TEMPLATES, ReplyRule, custom_hash
 from metaeval.judges.spec import build_judge
-from metaeval.loaders.judge_items import JudgeItems, Recorded, item_kinds, load_recorded
+from metaeval.loaders.judge_items import JudgeItems
+from metaeval.loaders.recorded_verdicts import Recorded, item_kinds, load_recorded
 from metaeval.mutation.findings_file import Comparison, Findings
 from metaeval.untrusted_json import LoadError
 

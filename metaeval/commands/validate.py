@@ -23,15 +23,9 @@ from metaeval.config import Config
 from metaeval.errors import ExitCode, shown
 from metaeval.judges.base import DEFAULT_SCALE, Scale
 from metaeval.judges.scales import configured_audit, declared_scale
-from metaeval.loaders.judge_items import (
-    ITEM_SUFFIX,
-    RECORDED_FIELDS,
-    JudgeItems,
-    item_kinds,
-    load_judge_items,
-    load_recorded,
-)
+from metaeval.loaders.judge_items import ITEM_SUFFIX, JudgeItems, load_judge_items
 from metaeval.loaders.meta_set import MetaSet, load_meta_sets
+from metaeval.loaders.recorded_verdicts import RECORDED_FIELDS, item_kinds, load_recorded
 from metaeval.loaders.suites import apply_suite, suite_names
 from metaeval.untrusted_json import LoadError, read_jsonl
 

@@ -26,11 +26,10 @@ from metaeval.loaders.judge_items import (
     PairItem,
     PointItem,
     Variant,
-    item_kinds,
     load_judge_items,
-    load_recorded,
 )
 from metaeval.loaders.meta_set import data_files, load_meta_sets
+from metaeval.loaders.recorded_verdicts import item_kinds, load_recorded
 from metaeval.loaders.suites import apply_suite, suite_names
 from metaeval.untrusted_json import LoadError
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from metaeval.errors import InputError, shown
-from metaeval.loaders.judge_items import Recorded
+from metaeval.loaders.recorded_verdicts import Recorded
 from metaeval.untrusted_json import LoadError
 
 __all__ = ["judges_in", "select_judge"]

@@ -11,7 +11,8 @@ from metaeval.audit.collect import ask_judge, recorded_table
 from metaeval.audit.cost import judge_cost, panel_cost, read_prices
 from metaeval.errors import InputError
 from metaeval.judges.base import CallInfo, Choice, JudgeIdentity, JudgeReply, Mode, Scale
-from metaeval.loaders.judge_items import JudgeItems, PairItem, load_recorded
+from metaeval.loaders.judge_items import JudgeItems, PairItem
+from metaeval.loaders.recorded_verdicts import load_recorded
 
 
 class Metered:

@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from metaeval.cli import main
 from metaeval.judges.base import JudgeIdentity, Mode, Scale
-from metaeval.loaders.judge_items import load_recorded
+from metaeval.loaders.recorded_verdicts import load_recorded
 from tests.audit.conftest import judge_audit
 
 HUGE = "1" + "0" * 399  # a 400-digit integer

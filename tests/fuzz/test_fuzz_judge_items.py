@@ -20,11 +20,10 @@ from metaeval.loaders.judge_items import (
     LengthProbe,
     PairItem,
     PointItem,
-    Recorded,
     benign_suffix,
     load_judge_items,
-    load_recorded,
 )
+from metaeval.loaders.recorded_verdicts import Recorded, load_recorded
 from metaeval.untrusted_json import LoadError
 from tests.fuzz.records import item_schema, judge_items, recorded_schema, recorded_verdicts
 from tests.fuzz.strategies import (

@@ -14,7 +14,7 @@ from metaeval.cli import main
 from metaeval.errors import InputError
 from metaeval.importers import alpaca_eval, arena_hard, codes, mt_bench
 from metaeval.judges.base import Mode
-from metaeval.loaders.judge_items import load_recorded
+from metaeval.loaders.recorded_verdicts import load_recorded
 
 
 def _jsonl(path: Path, rows: Sequence[object]) -> Path:

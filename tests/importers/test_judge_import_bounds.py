@@ -16,8 +16,8 @@ from click.testing import CliRunner, Result
 from metaeval.cli import main
 from metaeval.errors import InputError
 from metaeval.importers import codes, mt_bench
-from metaeval.loaders.judge_items import load_recorded
 from metaeval.loaders.judge_labels import MAX_ANNOTATORS
+from metaeval.loaders.recorded_verdicts import load_recorded
 
 
 def _jsonl(path: Path, rows: Sequence[object]) -> Path:

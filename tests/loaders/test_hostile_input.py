@@ -16,9 +16,10 @@ from metaeval.audit.calibration import calibrated_versions
 from metaeval.contract import JsonObject
 from metaeval.errors import InputError
 from metaeval.gate_bars import Bar, BarStatus, Results, decide, load_results
-from metaeval.loaders.judge_items import load_judge_items, load_recorded
+from metaeval.loaders.judge_items import load_judge_items
 from metaeval.loaders.llmbar import convert_llmbar
 from metaeval.loaders.meta_set import LoadError, load_meta_sets
+from metaeval.loaders.recorded_verdicts import load_recorded
 from metaeval.mutation.findings_file import load as load_findings
 from tests.builders import record
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from metaeval.loaders.judge_items import benign_suffix, load_judge_items, load_recorded
+from metaeval.loaders.judge_items import benign_suffix, load_judge_items
+from metaeval.loaders.recorded_verdicts import load_recorded
 
 
 def _write(path: Path, records: list[object]) -> Path:

@@ -10,7 +10,8 @@ from pathlib import Path
 from metaeval.audit.collect import recorded_table
 from metaeval.audit.judge_decision import AuditSource, audit_judge
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, Mode
-from metaeval.loaders.judge_items import load_judge_items, load_recorded
+from metaeval.loaders.judge_items import load_judge_items
+from metaeval.loaders.recorded_verdicts import load_recorded
 
 
 def _write(path: Path, records: Sequence[object]) -> Path:

@@ -27,7 +27,8 @@ from metaeval.audit.judge_mutants.unit import Family, MutantDiff
 from metaeval.judges.base import Choice, JudgeIdentity, Mode, Scale
 from metaeval.judges.reply import ReplyRule
 from metaeval.judges.scales import describe
-from metaeval.loaders.judge_items import JudgeItems, Order, Recorded
+from metaeval.loaders.judge_items import JudgeItems, Order
+from metaeval.loaders.recorded_verdicts import Recorded
 
 
 @dataclass(frozen=True, slots=True)
