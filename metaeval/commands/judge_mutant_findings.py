@@ -26,10 +26,10 @@ from metaeval.mutation.findings_file import (
     Comparison,
     FindingEntry,
     Findings,
-    FindingStatus,
     Seen,
     load,
     save,
+    triage,
 )
 
 __all__ = ["judge_comparison", "judge_findings", "judge_updated", "track"]
@@ -56,18 +56,8 @@ def judge_findings(judge: str, outcomes: tuple[MutantOutcome, ...], seen: Seen
 def judge_comparison(baseline: Findings, judge: str, outcomes: tuple[MutantOutcome, ...],
                      seen: Seen, today: dt.date) -> Comparison:
     """This run's survivors against the file: ``new`` and ``expired`` fail the run."""
-    known = baseline.by_fingerprint()
-    new, expired, still_open, accepted = [], [], [], []
-    for entry in judge_findings(judge, outcomes, seen):
-        tracked = known.get(entry.fingerprint)
-        if tracked is None:
-            new.append(entry)
-        elif tracked.expired(today):
-            expired.append(tracked)
-        elif tracked.status is FindingStatus.ACCEPTED:
-            accepted.append(tracked)
-        else:
-            still_open.append(tracked)
+    new, expired, still_open, accepted = triage(
+        baseline, judge_findings(judge, outcomes, seen), today)
     detected = {judge_fingerprint(judge, o) for o in outcomes
                 if o.status is not MutantStatus.SURVIVED}
     fixed = [e for e in baseline.entries if e.fingerprint in detected]

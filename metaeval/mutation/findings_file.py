@@ -378,12 +378,17 @@ def _rule(m: Mutant) -> str:
     return m.id if m.kind is MutantKind.PATCH else m.operator
 
 
-def compare(baseline: Findings, results: Sequence[MutantResult], diffs: dict[str, str],
-            seen: Seen, today: dt.date, prints: Mapping[str, str] | None = None
-            ) -> Comparison:
+def triage(baseline: Findings, current: Iterable[FindingEntry], today: dt.date
+           ) -> tuple[list[FindingEntry], list[FindingEntry], list[FindingEntry],
+                      list[FindingEntry]]:
+    """This run's survivors against the file, in their order: new (untracked), expired
+    (an acceptance past its date), still open, accepted; tracked ones as the file
+    holds them. Code mutants and judge mutants share it."""
     known = baseline.by_fingerprint()
-    current = survivors(results, diffs, seen, prints)
-    new, expired, still_open, accepted = [], [], [], []
+    new: list[FindingEntry] = []
+    expired: list[FindingEntry] = []
+    still_open: list[FindingEntry] = []
+    accepted: list[FindingEntry] = []
     for entry in current:
         tracked = known.get(entry.fingerprint)
         if tracked is None:
@@ -394,6 +399,14 @@ def compare(baseline: Findings, results: Sequence[MutantResult], diffs: dict[str
             accepted.append(tracked)
         else:
             still_open.append(tracked)
+    return new, expired, still_open, accepted
+
+
+def compare(baseline: Findings, results: Sequence[MutantResult], diffs: dict[str, str],
+            seen: Seen, today: dt.date, prints: Mapping[str, str] | None = None
+            ) -> Comparison:
+    new, expired, still_open, accepted = triage(
+        baseline, survivors(results, diffs, seen, prints), today)
     prints = _prints(results, prints)
     detected = {prints[r.mutant.id] for r in results if r.status.detected}
     fixed = [e for e in baseline.entries if e.fingerprint in detected]
