@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from metaeval.contract import Error, Message, Timeout
 from metaeval.importers.runs.mapped import joined
 from metaeval.importers.runs.openai_agents import read_openai_agents
 from metaeval.untrusted_json import LoadError
-from tests.loaders.conftest import meta_eval, write_csv
+from tests.importers.runs.measured import GUARD, SAYS, measured_as_scikit_learn
 
 agents = pytest.importorskip("agents")
 httpx = pytest.importorskip("httpx")
@@ -47,27 +46,10 @@ SCENARIOS = (
     Scenario("a6", "Refund A-6.", ("refund",), "Done, your refund is on its way."),
     Scenario("a7", "Cancel A-7.", ("get_order",), "I cannot cancel it."),
 )
-GUARD, SAYS = "never_refunds", "says_refund"
 HUMAN = {GUARD: {"a1": "fail", "a2": "pass", "a3": "pass", "a4": "pass", "a5": "pass",
                  "a6": "fail", "a7": "fail"},
          SAYS: {"a1": "pass", "a2": "fail", "a3": "fail", "a4": "fail", "a5": "fail",
                 "a6": "pass", "a7": "fail"}}
-PROJECT = f"""[project]
-name = "team"
-
-[tool.metaeval.meta_eval]
-resamples = 50
-
-[[tool.metaeval.meta_eval.suite]]
-name = "{GUARD}"
-grader = "no_tool_called"
-params = {{ tool = "refund" }}
-
-[[tool.metaeval.meta_eval.suite]]
-name = "{SAYS}"
-grader = "answer_contains"
-params = {{ text = "refund" }}
-"""
 
 
 def _completion(n: int, tool: str | None, words: str) -> dict[str, Any]:
@@ -177,29 +159,8 @@ def test_agents_sdk_traces_measured_as_scikit_learn_reads_them(
         traces: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     mine = own_reading(traces)
     assert sorted(t["scenario"] for t in mine.values()) == [s.id for s in SCENARIOS]
-    (tmp_path / "pyproject.toml").write_text(PROJECT)
-    write_csv(tmp_path / "labels.csv", [
-        {"run_id": trace_id, "check": check, "label": HUMAN[check][t["scenario"]],
-         "annotator": "ann", "rationale": ""}
-        for trace_id, t in mine.items() for check in (GUARD, SAYS)])
-    done = meta_eval(tmp_path, monkeypatch, "--runs", f"openai-agents:{traces}", "--labels",
-                     "labels.csv", "--format", "json")
-    assert done.exit_code in (0, 1), done.output
-    document = json.loads(done.output)
-    assert document["errors"] == []
-    rows = {row["name"]: row for row in document["checks"]}
-    ids = sorted(mine)
-    for check in (GUARD, SAYS):
-        human = [HUMAN[check][mine[i]["scenario"]] for i in ids]
-        said = [graded(mine[i], check) for i in ids]
-        scored = [(h, g) for h, g in zip(human, said, strict=True) if g != "unscored"]
-        (tn, fp), (fn, tp) = confusion_matrix([h for h, _ in scored], [g for _, g in scored],
-                                              labels=["fail", "pass"]).tolist()
-        row = rows[check]
-        assert (row["n"], row["tp"], row["fn"], row["tn"], row["fp"]) == (len(ids), tp, fn,
-                                                                          tn, fp)
-        assert row["unscored"] == said.count("unscored")
-        assert row["kappa"] == pytest.approx(float(cohen_kappa_score(human, said)), abs=1e-4)
+    rows = measured_as_scikit_learn(tmp_path, monkeypatch, f"openai-agents:{traces}", mine, HUMAN,
+                                    graded)
     assert rows[SAYS]["unscored"] == 2  # the tripped guardrail and the turns that ran out
 
 

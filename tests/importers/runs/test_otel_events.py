@@ -12,33 +12,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from metaeval.cli import main
 from metaeval.contract import Timeout
 from metaeval.importers.runs.otel import read_otel
 from metaeval.untrusted_json import LoadError
+from tests.importers.runs.measured import GUARD, SAYS, measured_as_scikit_learn
 from tests.importers.runs.otel_events_writer import SCENARIOS
-from tests.loaders.conftest import meta_eval, write_csv
 
 LOG = Path(__file__).parent / "data" / "otel_openai_v2.jsonl"
-GUARD, SAYS = "never_refunds", "says_refund"
-PROJECT = f"""[project]
-name = "team"
-
-[tool.metaeval.meta_eval]
-resamples = 50
-
-[[tool.metaeval.meta_eval.suite]]
-name = "{GUARD}"
-grader = "no_tool_called"
-params = {{ tool = "refund" }}
-
-[[tool.metaeval.meta_eval.suite]]
-name = "{SAYS}"
-grader = "answer_contains"
-params = {{ text = "refund" }}
-"""
 # What the annotators said of each conversation: o7 they fail on the guard though no
 # refund was called (a disagreement the figures must show); o1 mentions a refund it
 # did not make, which they fail on the answer check.
@@ -98,29 +80,8 @@ def test_the_conventions_before_1_37_read_as_the_real_instrumentation_wrote_them
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     traces = own_reading()
     assert sorted(str(t["scenario"]) for t in traces.values()) == [s.id for s in SCENARIOS]
-    (tmp_path / "pyproject.toml").write_text(PROJECT)
-    write_csv(tmp_path / "labels.csv", [
-        {"run_id": trace_id, "check": check, "label": HUMAN[check][str(t["scenario"])],
-         "annotator": "ann", "rationale": ""}
-        for trace_id, t in traces.items() for check in (GUARD, SAYS)])
-    done = meta_eval(tmp_path, monkeypatch, "--runs", f"otel:{LOG}", "--labels",
-                     "labels.csv", "--format", "json")
-    assert done.exit_code in (0, 1), done.output
-    document = json.loads(done.output)
-    assert document["errors"] == []
-    rows = {row["name"]: row for row in document["checks"]}
-    for check in (GUARD, SAYS):
-        ids = sorted(traces)
-        human = [HUMAN[check][str(traces[i]["scenario"])] for i in ids]
-        mine = [graded(traces[i], check) for i in ids]
-        (tn, fp), (fn, tp) = confusion_matrix(
-            [h for h, g in zip(human, mine, strict=True) if g != "unscored"],
-            [g for g in mine if g != "unscored"], labels=["fail", "pass"]).tolist()
-        row = rows[check]
-        assert (row["n"], row["tp"], row["fn"], row["tn"], row["fp"]) == (len(ids), tp, fn,
-                                                                          tn, fp)
-        assert row["unscored"] == mine.count("unscored")
-        assert row["kappa"] == pytest.approx(float(cohen_kappa_score(human, mine)), abs=1e-4)
+    rows = measured_as_scikit_learn(tmp_path, monkeypatch, f"otel:{LOG}", traces, HUMAN,
+                                    graded)
     assert rows[SAYS]["unscored"] == 1  # the reply cut by its token limit
     assert rows[GUARD]["fp"] == 1  # o7: failed by people, passed by the guard (let through)
 
