@@ -29,9 +29,9 @@ from metaeval.contract import (
 from metaeval.errors import clipped
 from metaeval.untrusted_json import MAX_DEPTH, JsonInputError, LoadError, parse_json
 
-__all__ = ["FORMAT_VERSION", "INNER_DEPTH", "BadRecord", "ImportedRun", "LabelRule", "Reader",
-           "RunFormat", "chat_events", "decode_tool_content", "ended", "event_json", "got",
-           "json_value", "run_line"]
+__all__ = ["FORMAT_VERSION", "INNER_DEPTH", "BadRecord", "ImportedRun", "LabelRows", "LabelRule",
+           "Reader", "RunFormat", "chat_events", "decode_tool_content", "ended", "event_json",
+           "got", "json_value", "run_line"]
 
 FORMAT_VERSION = 1
 """The meta-set format version the lines are written in (``meta_set.FORMAT_VERSION``,
@@ -85,6 +85,11 @@ Reader = Callable[[Iterable[Path], list[LoadError]], Iterator["ImportedRun"]]
 """Reads every file given; each bad record one ``LoadError``, the good runs yielded."""
 
 
+LabelRows = Callable[[Path], Iterable[tuple[str, dict[str, object]]]]
+"""A format's labels reader: ``(source, columns)`` pairs, ``source`` being the
+record's place (``file:line`` or ``file:trace <id>``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunFormat:
     """One run format, as the registry (``metaeval.importers.runs.FORMATS``) holds it:
@@ -103,6 +108,11 @@ class RunFormat:
     per_call: bool = False
     """One record a model call (each re-sending the history): records of one
     conversation are joined into one run (``mapped.joined``)."""
+    labels: LabelRows | None = None
+    """For a format that carries people's verdicts (MLflow assessments, Langfuse
+    scores): its labels as labels-file rows, each ``(source, columns)`` with the
+    columns of a labels file (``run_id``, ``check``, ``label``, ``annotator``,
+    ``rationale``); ``--labels FORMAT:PATH`` checks and joins them as a file's."""
 
 
 def event_json(event: Event) -> JsonObject:
