@@ -356,7 +356,7 @@ def _meta_eval(section: object, where: str, root: Path) -> MetaEvalConfig:
     labels = section.get("labels", [])
     if not isinstance(labels, list) or not all(isinstance(p, str) and p for p in labels):
         raise InputError(f"{where}.labels: got {_short(labels)}; expected a list of paths "
-                         "of labels files (CSV or JSONL)")
+                         "of labels files (CSV or JSONL), or FORMAT:PATH")
     cluster = section.get("cluster", "auto")
     if cluster not in CLUSTERS:
         raise InputError(f"{where}.cluster: got {_short(cluster)}; expected one of "

@@ -14,7 +14,7 @@ import click
 from metaeval.cli.options import echo, refuse_inputs_as_outputs, user_errors
 from metaeval.errors import InputError
 from metaeval.files import write_atomic, write_ndjson
-from metaeval.importers import JUDGE_FORMATS, JudgeLogFormat, LogOptions
+from metaeval.importers import JUDGE_FORMATS, JudgeLogFormat, LogOptions, picked_judge_format
 from metaeval.importers.common import Converted
 
 LOG = click.argument("log", type=click.Path(path_type=Path, exists=True, dir_okay=False))
@@ -99,6 +99,29 @@ def _log_command(unit: JudgeLogFormat) -> click.Command:
 
 for _unit in JUDGE_FORMATS.values():
     judge_import.add_command(_log_command(_unit))
+
+
+@judge_import.command("auto", help="A judge log of any format above, picked by reading its "
+                      "first record (and named on stderr).")
+@LOG
+@ITEMS
+@RECORDED
+@click.option("--prefix", default=None,
+              help="Item id prefix (default: the picked format's, as its command has).")
+@click.option("--seed", type=int, default=None,
+              help="The annotator's seed, for a format whose order shown depends on one "
+                   "(alpaca-eval; default 0); refused for another.")
+@user_errors
+def auto(log: Path, items_out: Path, recorded_out: Path, prefix: str | None,
+         seed: int | None) -> None:
+    unit = picked_judge_format(log)
+    echo(f"format: {unit.name} (picked by reading the log's first record)", err=True)
+    if seed is not None and not unit.seeded:
+        raise InputError(f"--seed: got {seed}, but the log is {unit.name}, whose order shown "
+                         "depends on no seed; expected no --seed")
+    _write(log, unit.convert(log, LogOptions(unit.prefix if prefix is None else prefix,
+                                             seed or 0)),
+           items_out, recorded_out, unit.hint)
 
 
 @judge_import.command("codes")

@@ -149,8 +149,11 @@ def _imported_lines(request: ImportRequest, errors: list[LoadError], files: list
                                     bad.message))
         refused.clear()
 
+    # A per-call format is read twice: first for where each conversation ends
+    # (mapped.joined), its errors said by the second reading only.
+    again = unit.read(files, []) if unit.per_call else None
     for run in joined(unit.read(files, errors), unit.per_call,
-                      request.run_map.get("conversation_from"), refused):
+                      request.run_map.get("conversation_from"), refused, again):
         named()
         path, line, record = where(run.source)
         first = ids.earlier(run.id, run.source)

@@ -22,7 +22,7 @@ from metaeval.audit.stream import Stream
 from metaeval.commands.import_runs import imported_runs, where
 from metaeval.config import Bars, Config, unknown_check_bars
 from metaeval.errors import ExitCode, InputError, shown
-from metaeval.loaders.labels_files import Annotation, Joiner, read_labels
+from metaeval.loaders.labels_files import Annotation, Joiner, configured, read_labels
 from metaeval.loaders.meta_set import MetaRun, MetaSet, data_files, iter_meta_runs
 from metaeval.loaders.suites import Applier, suite_names
 from metaeval.untrusted_json import LoadError
@@ -103,7 +103,8 @@ def meta_eval(request: MetaEvalRequest, config: Config) -> MetaEvalOutcome:
     before = load_baseline(request.baseline) if request.baseline is not None else None
     suite = config.meta_eval.suite
     files, errors = data_files(targets)
-    labels = list(request.labels) or config.paths(config.meta_eval.labels)
+    labels = list(request.labels) or [configured(config.root, name)
+                                      for name in config.meta_eval.labels]
     warnings: list[LoadError] = []
     annotations, label_errors = read_labels(labels, warnings) if labels else ([], [])
     joiner = Joiner(annotations) if labels else None

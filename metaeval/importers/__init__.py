@@ -12,10 +12,14 @@ imports code named in the data it reads.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from metaeval.errors import InputError
 from metaeval.importers import alpaca_eval, arena_hard, mt_bench
 from metaeval.importers.common import JudgeLogFormat, LogOptions
+from metaeval.untrusted_json import JsonInputError, open_regular
 
-__all__ = ["JUDGE_FORMATS", "JudgeLogFormat", "LogOptions"]
+__all__ = ["JUDGE_FORMATS", "JUDGE_HEAD", "JudgeLogFormat", "LogOptions", "picked_judge_format"]
 
 JUDGE_FORMATS: dict[str, JudgeLogFormat] = {f.name: f for f in (
     mt_bench.PAIR,
@@ -26,3 +30,27 @@ JUDGE_FORMATS: dict[str, JudgeLogFormat] = {f.name: f for f in (
 """Every published judge-log format, by its ``judge-import`` name: the command line
 builds one command a format from it (``codes`` and ``annotations`` take options of
 their own, and stay written out)."""
+
+JUDGE_HEAD = 1 << 20
+"""How many bytes of a log ``picked_judge_format`` reads: a judge log's first record
+holds whole prompts and judgments (18 KB a line in FastChat's), so more than a run
+format's head."""
+
+
+def picked_judge_format(path: Path) -> JudgeLogFormat:
+    """The one judge-log format that claims ``path`` by its first record's keys; an
+    ``InputError`` naming the file when none does, or several do (name it instead)."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(JUDGE_HEAD)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from e
+    except JsonInputError as e:
+        raise InputError(f"{path}: {e}") from e
+    claims = [unit.name for unit in JUDGE_FORMATS.values() if unit.sniff(head, path)]
+    if len(claims) == 1:
+        return JUDGE_FORMATS[claims[0]]
+    found = (f"{' and '.join(claims)} all read it" if claims else
+             "no judge-log format recognises its first record")
+    raise InputError(f"judge-import auto: {path}: {found}; expected a log of one of "
+                     f"{', '.join(sorted(JUDGE_FORMATS))} (name the format instead of auto)")

@@ -37,6 +37,7 @@ from metaeval.importers.common import (
     got,
     json_array,
     judge_named,
+    keys_sniff,
     text,
 )
 
@@ -105,4 +106,5 @@ def convert(path: Path, *, prefix: str = "alpaca-eval", seed: int = 0) -> Conver
 FORMAT = JudgeLogFormat(
     "alpaca-eval", "AlpacaEval results/<model>/<annotator>/annotations.json: one order per "
     "item.", "alpaca-eval", lambda log, o: convert(log, prefix=o.prefix, seed=o.seed),
-    "one order per item: the position probe cannot run on this log", seeded=True)
+    "one order per item: the position probe cannot run on this log",
+    keys_sniff("instruction", "output_1", "output_2", "preference", array=True), seeded=True)

@@ -35,6 +35,7 @@ from metaeval.importers.common import (
     got,
     jsonl_records,
     judge_named,
+    keys_sniff,
     layout,
     text,
     unique,
@@ -113,4 +114,5 @@ def convert(path: Path, *, prefix: str = "arena-hard") -> Converted:
 FORMAT = JudgeLogFormat(
     "arena-hard", "Arena-Hard-Auto model_judgment/<judge>/<model>.jsonl: both games, A>>B "
     "scores.", "arena-hard", lambda log, o: convert(log, prefix=o.prefix),
-    "response_a is the baseline (A in game 1); re-read with --reply arena if you wish")
+    "response_a is the baseline (A in game 1); re-read with --reply arena if you wish",
+    keys_sniff("games", "model"))

@@ -3,6 +3,7 @@ lines, the file:line errors, and checked fields. Never writes a file."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,20 +36,52 @@ class LogOptions:
     seed: int = 0
 
 
+Sniff = Callable[[bytes, Path], bool]
+"""Whether a format claims a file, from its first bytes (``JUDGE_HEAD`` of them) and
+its path."""
+
+
 @dataclass(frozen=True, slots=True)
 class JudgeLogFormat:
     """One published judge-log format, as the registry
     (``metaeval.importers.JUDGE_FORMATS``) holds it: its ``judge-import`` name, what
     it reads (the command's help), the default id prefix, whether it takes
-    ``--seed``, the note printed after a conversion, and its converter. The CLI
-    builds one command a format from this, with one option stack."""
+    ``--seed``, the note printed after a conversion, its converter, and which files
+    it claims (``sniff``: ``judge-import auto`` picks the one format that does). The
+    CLI builds one command a format from this, with one option stack."""
 
     name: str
     summary: str
     prefix: str
     convert: Callable[[Path, LogOptions], Converted]
     hint: str
+    sniff: Sniff
     seeded: bool = False
+
+
+def first_keys(head: bytes, *, array: bool) -> frozenset[str]:
+    """The keys of a log's first record when it lies whole in ``head`` (the file's
+    first bytes): the first line of a JSON Lines log, or with ``array`` the first
+    element of a JSON array; empty otherwise (a record cut by the head, or not an
+    object). The keys a tool writes tell its log; a file's name never does."""
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if text.startswith("[") != array:
+        return frozenset()
+    try:
+        # raw_decode reads the first value and stops: the rest of the head is not read.
+        value, _ = json.JSONDecoder().raw_decode(text[1:].lstrip() if array else text)
+    except (ValueError, RecursionError):
+        return frozenset()
+    return frozenset(value) if isinstance(value, dict) else frozenset()
+
+
+def keys_sniff(*keys: str, array: bool = False, absent: tuple[str, ...] = ()) -> Sniff:
+    """A format's ``sniff``: the first record has every one of ``keys`` and none of
+    ``absent``."""
+    def sniff(head: bytes, path: Path) -> bool:
+        found = first_keys(head, array=array)
+        return set(keys) <= found and not found & set(absent)
+    return sniff
 
 
 def jsonl_records(path: Path) -> Iterator[Record]:

@@ -48,6 +48,7 @@ from metaeval.importers.common import (
     got,
     jsonl_records,
     judge_named,
+    keys_sniff,
     layout,
     text,
 )
@@ -202,8 +203,10 @@ def convert(path: Path, *, single: bool, prefix: str = "mt-bench") -> Converted:
 PAIR = JudgeLogFormat(
     "mt-bench-pair", "FastChat llm_judge gpt-4_pair.jsonl: both games of each pair.",
     "mt-bench", lambda log, o: convert(log, single=False, prefix=o.prefix),
-    "the positions are mapped; re-read the replies with --reply mt-bench if you wish")
+    "the positions are mapped; re-read the replies with --reply mt-bench if you wish",
+    keys_sniff("g1_winner", "g2_winner", "g1_user_prompt", "g2_user_prompt"))
 SINGLE = JudgeLogFormat(
     "mt-bench-single", "FastChat llm_judge gpt-4_single.jsonl: one 1-10 rating per answer.",
     "mt-bench", lambda log, o: convert(log, single=True, prefix=o.prefix),
-    "ratings are 1-10: audit with --scale 1-10 (and --pass-at N)")
+    "ratings are 1-10: audit with --scale 1-10 (and --pass-at N)",
+    keys_sniff("user_prompt", "judgment", "score", absent=("games",)))

@@ -245,6 +245,16 @@ def labels_format(path: Path) -> tuple[RunFormat, Path] | None:
     return (unit, Path(rest)) if sep and rest and unit is not None else None
 
 
+def configured(root: Path, name: str) -> Path:
+    """A ``labels`` entry of the config, relative to the project's ``root``: a labels
+    file, or ``FORMAT:PATH`` with its PATH under ``root`` (a file of that name that
+    exists is still the file)."""
+    if os.path.lexists(root / name):
+        return root / name
+    fmt, sep, rest = name.partition(":")
+    return Path(f"{fmt}:{root / rest}") if sep and rest and fmt in FORMATS else root / name
+
+
 def _carriers() -> str:
     names = sorted(name for name, unit in FORMATS.items() if unit.labels is not None)
     return ", ".join(names) if names else "none (no registered format carries labels)"

@@ -61,7 +61,7 @@ OUTPUT = {
     ("mutate", "baseline_path"),
     *((f"judge-import {kind}", name) for kind in ("mt-bench-pair", "mt-bench-single",
                                                    "arena-hard", "alpaca-eval", "codes",
-                                                   "annotations")
+                                                   "annotations", "auto")
       for name in ("items_out", "recorded_out") if (kind, name) != ("codes", "items_out")),
     ("judge-import-llmbar", "items_out"), ("judge-import-llmbar", "recorded_out"),
     ("split", "output"),
@@ -80,7 +80,7 @@ TEXT = {
     ("judge-import codes", "codes"), ("judge-import annotations", "maps"),
     ("judge-import annotations", "judge"),
     *((f"judge-import {kind}", "prefix") for kind in ("mt-bench-pair", "mt-bench-single",
-                                                      "arena-hard", "alpaca-eval")),
+                                                      "arena-hard", "alpaca-eval", "auto")),
     ("judge-import-llmbar", "prefix"),
 }
 """Free text that names nothing to match (a reason, a name given to what is written,

@@ -162,3 +162,37 @@ def test_alpaca_eval_order_rule_agrees_with_the_judges_own_token(tmp_path: Path)
         assert (shown_first if token == "m" else {"a": "b", "b": "a"}[shown_first]) == want
         checked += 1
     assert checked >= 30
+
+
+REAL = [("arena-hard", f"arena-hard-auto/model_judgment/{name}") for name in ARENA] + [
+    ("mt-bench-pair", f"mt-bench-fastchat/{name}") for name in MT_PAIR] + [
+    ("mt-bench-single", "mt-bench-fastchat/stefanstud-FastChat/model_judgment/gpt-4_single.jsonl"),
+    ("alpaca-eval", "alpaca-eval/results/gpt-3.5-turbo-1106/weighted_alpaca_eval_gpt4_turbo/"
+                    "annotations.json")]
+
+
+@pytest.mark.parametrize(("fmt", "name"), REAL, ids=[n for _, n in REAL])
+def test_judge_import_auto_picks_each_real_log_and_writes_what_its_command_does(
+        tmp_path: Path, fmt: str, name: str) -> None:
+    runner = CliRunner()
+    written = {}
+    for how in ("auto", fmt):
+        items, recorded = tmp_path / f"{how}.ndjson", tmp_path / f"{how}.jsonl"
+        done = runner.invoke(main, ["judge-import", how, str(LOGS / name), "--items",
+                                    str(items), "--recorded", str(recorded)])
+        assert done.exit_code == 0, done.output
+        written[how] = (items.read_bytes(), recorded.read_bytes())
+        if how == "auto":
+            assert f"format: {fmt} (picked by reading the log's first record)" in done.stderr
+    assert written["auto"] == written[fmt]
+
+
+def test_judge_import_auto_refuses_a_real_file_that_is_no_judge_log(tmp_path: Path) -> None:
+    # FastChat's judge prompts sit beside its judgments: JSON Lines, but no log.
+    done = CliRunner().invoke(main, ["judge-import", "auto",
+                                     str(LOGS / "mt-bench-fastchat" / "judge_prompts.jsonl"),
+                                     "--items", str(tmp_path / "i.ndjson"),
+                                     "--recorded", str(tmp_path / "r.jsonl")])
+    assert done.exit_code == 2
+    assert "no judge-log format recognises its first record" in done.output
+    assert not (tmp_path / "i.ndjson").exists()

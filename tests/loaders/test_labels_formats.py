@@ -189,3 +189,14 @@ def test_judge_audit_labels_refuse_a_formats_labels(project: Path) -> None:
     _, errors = read_item_labels([Path("planted:logs")])
     assert len(errors) == 1
     assert "label runs: give it to meta-eval --labels" in errors[0].message
+
+
+def test_the_configs_labels_may_name_a_format_under_the_project(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "pyproject.toml").write_text(PROJECT.replace(
+        "resamples = 20", 'resamples = 20\nlabels = ["planted:logs"]'))
+    (project / "sub").mkdir()
+    monkeypatch.chdir(project / "sub")  # the path is the project's, not the cwd's
+    done = _cli("meta-eval", "--runs", f"planted:{project / 'logs'}", "--format", "json")
+    figures = _checks(done)
+    assert (figures["tp"], figures["fn"], figures["tn"], figures["fp"]) == (2, 1, 1, 1)

@@ -77,8 +77,9 @@ class ImportedRun:
     metadata: JsonObject = field(default_factory=dict)
     scores: Mapping[str, JsonValue] = field(default_factory=dict)
     conversation: str = ""
-    """The conversation the run belongs to, when the format names one: runs of one
-    conversation are joined into one (``metaeval.importers.runs.join``)."""
+    """The conversation the run belongs to, when the format names one: every run of
+    one conversation, wherever it stands in the log, is joined into one
+    (``mapped.joined``)."""
 
 
 Reader = Callable[[Iterable[Path], list[LoadError]], Iterator["ImportedRun"]]

@@ -1,18 +1,27 @@
 """What every run importer's runs go through: per-call records joined into their
 conversation, how the run ended, and the suite's ``map`` applied to the line.
 
-**Joining.** A per-call log (``RunFormat.per_call``: one record a model call)
-holds a conversation as several records, each re-sending the history. Two rules
-join them, and the joined run's metadata says which did (``joined``): records
-that name one conversation through the suite (``map.conversation_from``, a path
-in the run as ``params_from`` reads it) are one run, whatever lies between them
-(held until the input ends); records that follow one another with the same
-conversation id of the format's own (``ImportedRun.conversation``: OTel's
-``gen_ai.conversation.id``, the Agents SDK's ``group_id``, OpenInference's
-``session.id``) are one run; and a record whose trajectory strictly extends the
-previous record's (it begins with every event of it, and has more) continues
-it. The joined run keeps the first record's id and source and the last record's
-metadata. Without the suite's key, one record is held at a time.
+**Joining.** A per-call log (``RunFormat.per_call``: one record a model call, or
+one trace a turn) holds a conversation as several records. Two rules join them,
+and the joined run's metadata says which did (``joined``). Records that name one
+conversation are one run, wherever they stand in the log (two conversations a
+busy server interleaves become two runs), merged in the order the format's reader
+gives them: the suite's id (``map.conversation_from``, a path in the run as
+``params_from`` reads it) when the record has one, else the format's own
+(``ImportedRun.conversation``: OTel's ``gen_ai.conversation.id``, the Agents SDK's
+``group_id``, OpenInference's ``session.id``). A record that names none continues
+the previous such record when its trajectory strictly extends it (it begins with
+every event of it, and has more). The joined run keeps the first record's id and
+source and the last record's metadata.
+
+**Memory.** A log whose records name conversations is read twice: a first
+reading (started when the first such record is met) keeps only, for each
+conversation id, the number of its last record; the second joins, and lets a
+conversation go as soon as its last record is read. Memory holds the
+conversations open at one place in the log (as many as ran at once) and an integer
+a conversation id, never the log; the runs come in the order their conversations
+end. A record of a conversation after its last one (the log changed between the
+readings) is an error naming it, never a second run of it.
 
 **The line.** ``map_line`` fills the run's category, task id, instruction,
 criteria and states from the paths the map names; a path the run lacks, or a
@@ -80,45 +89,89 @@ def _finished(run: ImportedRun) -> ImportedRun:
     return run if len(events) == len(run.trajectory) else replace(run, trajectory=tuple(events))
 
 
+Key = tuple[str, str]
+"""A conversation: ``("map", id)`` for the suite's id, ``("own", id)`` for the format's."""
+
+
+def _conversation(run: ImportedRun, conversation_from: str | None) -> Key | None:
+    """The conversation ``run`` names (the suite's id first), or None; a ``BadRecord``
+    for a suite id of the wrong type."""
+    key = _key(run, conversation_from) if conversation_from else ""
+    if key:
+        return ("map", key)
+    return ("own", run.conversation) if run.conversation else None
+
+
+def _last_records(runs: Iterable[ImportedRun], conversation_from: str | None
+                  ) -> dict[Key, int]:
+    """The first reading: each conversation's last record, by its number in the log."""
+    last: dict[Key, int] = {}
+    for number, run in enumerate(runs):
+        try:
+            key = _conversation(run, conversation_from)
+        except BadRecord:
+            continue  # said by the second reading, which names the record
+        if key is not None:
+            last[key] = number
+    return last
+
+
 def joined(runs: Iterable[ImportedRun], per_call: bool, conversation_from: str | None,
-           errors: list[tuple[ImportedRun, BadRecord]]) -> Iterator[ImportedRun]:
+           errors: list[tuple[ImportedRun, BadRecord]],
+           again: Iterable[ImportedRun] | None = None) -> Iterator[ImportedRun]:
     """``runs`` with the records of one conversation joined (``per_call`` formats
     only), each ended as a whole run; a record whose conversation id is bad is
-    appended to ``errors`` with the run it was read from."""
+    appended to ``errors`` with the run it was read from. ``again``: the same runs
+    read a second time, for the first reading (see the module's "Memory"); without
+    it ``runs`` is held whole and read twice (a list a test gives)."""
     if not per_call:
         yield from (_finished(run) for run in runs)
         return
+    if again is None:
+        runs = list(runs)
+        again = runs
+    # Read first when the first record naming a conversation is met: a log that
+    # names none (a Messages log with no suite id) is read once.
+    last: dict[Key, int] | None = None
+    open_: dict[Key, tuple[ImportedRun, int]] = {}
     held: ImportedRun | None = None
     held_calls = 1
-    named: dict[str, tuple[ImportedRun, int]] = {}
-    for run in runs:
+    for number, run in enumerate(runs):
         try:
-            key = _key(run, conversation_from) if conversation_from else ""
+            key = _conversation(run, conversation_from)
+            if key is not None and last is None:
+                last = _last_records(again, conversation_from)
+            end = None if key is None or last is None else last.get(key)
+            if key is not None and end is not None and number > end:
+                raise BadRecord("conversation", f"a record of conversation {key[1]!r} after "
+                                "its last one, as the log was first read: the conversation "
+                                "was joined without it; expected a log that does not change "
+                                "while it is read")
         except BadRecord as bad:
             errors.append((run, bad))
             continue
-        if key:
-            first, calls = named.get(key, (None, 0))
-            named[key] = ((run if first is None
-                           else _merged(first, run, SAME_CONVERSATION, calls + 1)), calls + 1)
+        if key is None:
+            if held is not None and len(run.trajectory) > len(held.trajectory) \
+                    and run.trajectory[:len(held.trajectory)] == held.trajectory:
+                held_calls += 1
+                held = _merged(held, run, EXTENDS, held_calls)
+                continue
+            if held is not None:
+                yield _finished(held)
+            held, held_calls = run, 1
             continue
-        # The format's own conversation id joins the records that follow one another
-        # (a stream holds one run); the suite's, above, joins them wherever they stand.
-        if held is not None and run.conversation and run.conversation == held.conversation:
-            held_calls += 1
-            held = _merged(held, run, SAME_CONVERSATION, held_calls)
-            continue
-        if held is not None and len(run.trajectory) > len(held.trajectory) \
-                and run.trajectory[:len(held.trajectory)] == held.trajectory:
-            held_calls += 1
-            held = _merged(held, run, EXTENDS, held_calls)
-            continue
-        if held is not None:
-            yield _finished(held)
-        held, held_calls = run, 1
+        first, calls = open_.get(key, (None, 0))
+        merged = run if first is None else _merged(first, run, SAME_CONVERSATION, calls + 1)
+        if end == number:
+            # Its last record: the conversation is whole, and let go.
+            open_.pop(key, None)
+            yield _finished(merged)
+        else:
+            open_[key] = (merged, calls + 1)
     if held is not None:
         yield _finished(held)
-    yield from (_finished(run) for run, _ in named.values())
+    # Conversations the first reading did not see end (a log that grew meanwhile).
+    yield from (_finished(run) for run, _ in open_.values())
 
 
 _MAPPED: tuple[tuple[str, tuple[str, ...], type], ...] = (
