@@ -1,5 +1,5 @@
 """A live judge asked: the one place a judge-audit puts questions to the judge it
-audits (the planted controls are asked in ``judge_decision.run_controls``).
+audits (the planted controls are asked in ``controls.run_controls``).
 
 ``ask_live`` does it in the order a reader meets it: the probes generated for the
 questions the judge answers (``--probes``), the reply cache opened, the probes kept
