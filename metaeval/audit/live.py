@@ -1,11 +1,13 @@
 """A live judge asked: the one place a judge-audit puts questions to the judge it
 audits (the planted controls are asked in ``controls.run_controls``).
 
-``ask_live`` does it in the order a reader meets it: the probes generated for the
-questions the judge answers (``--probes``), the reply cache opened, the probes kept
-within ``--probe-budget`` (a cached reply costs nothing), written when
-``--write-probes`` asks, what they cost said before the first call, every question
-asked, the cache closed. What comes back is measured by ``judge_decision.audit_judge``.
+Two steps, in the order a reader meets them: ``probe_items``, when the audit is
+planned, makes the items the judge is to be asked (the probes generated for the
+questions it answers, ``--probes``); ``ask_live``, when it runs, opens the reply
+cache, keeps the probes within ``--probe-budget`` (a cached reply costs nothing),
+writes them when ``--write-probes`` asks, says what they cost before the first call,
+asks every question and closes the cache. What comes back is measured by
+``judge_decision.audit_judge``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from metaeval.judges.scales import ProbeSource
 from metaeval.judges.spec import concurrency_of
 from metaeval.loaders.judge_items import GENERATED, JudgeItems
 
-__all__ = ["OFFLINE", "Asked", "ProbeSettings", "ask_live"]
+__all__ = ["OFFLINE", "Asked", "ProbeSettings", "ask_live", "probe_items"]
 
 OFFLINE = (AlwaysPassJudge, BiasedJudge, SteadyJudge)
 """The built-in fakes: no call leaves the process, so no cost is announced for them."""
@@ -55,23 +57,35 @@ class Asked:
     generated: bool
 
 
-def ask_live(judge: Judge, people: Scale, items: JudgeItems, probes: ProbeSettings,
+def probe_items(judge: Judge, people: Scale, items: JudgeItems, probes: ProbeSettings
+                ) -> tuple[JudgeItems, ProbeSource]:
+    """The items ``judge`` is to be asked, made once when the audit is planned: the
+    labelled ones and the probes ``--probes`` names (the item files', generated from
+    the labelled items, or both), and where the probes come from. ``--write-probes``
+    with no probe to generate is refused here, before anything is asked."""
+    source = probes.source or (ProbeSource.FILES if items.probes else ProbeSource.GENERATED)
+    if probes.write is not None and source is ProbeSource.FILES:
+        raise InputError("--write-probes: no probe was generated (--probes files); "
+                         "use --probes generated or both")
+    if source is ProbeSource.FILES:
+        return items, source
+    # Only the questions the judge answers: a pairwise-only judge is not asked to score,
+    # nor a pointwise-only one to compare.
+    made = tuple(p for p in generate(items, people, probes.seed)
+                 if (Mode.PAIRWISE if family(p).startswith("pairwise") else Mode.POINTWISE)
+                 in judge.modes)
+    kept = () if source is ProbeSource.GENERATED else items.probes
+    return items.labelled().with_probes((*kept, *made)), source
+
+
+def ask_live(judge: Judge, items: JudgeItems, source: ProbeSource, probes: ProbeSettings,
              samples: int, cache: Path | None, progress: Progress | None = None,
              notify: Callable[[str], None] | None = None) -> Asked:
-    """Ask ``judge`` every question of ``items`` and of its probes, ``samples`` times
-    each, through the reply cache at ``cache`` (None: no cache). ``notify`` is told
-    what the probes will cost before the first call; ``progress``, how many replies
-    have arrived. ``--write-probes`` with no probe generated is refused."""
-    source = probes.source or (ProbeSource.FILES if items.probes else ProbeSource.GENERATED)
-    if source is not ProbeSource.FILES:
-        # Only the questions the judge answers: a pairwise-only judge is not asked
-        # to score, nor a pointwise-only one to compare.
-        made = tuple(p for p in generate(items, people, probes.seed)
-                     if (Mode.PAIRWISE if family(p).startswith("pairwise") else Mode.POINTWISE)
-                     in judge.modes)
-        items = (items.labelled() if source is ProbeSource.GENERATED else items
-                 ).with_probes((*(() if source is ProbeSource.GENERATED else items.probes),
-                                *made))
+    """Ask ``judge`` every question of ``items`` (``probe_items``', the probes from
+    ``source``), ``samples`` times each, through the reply cache at ``cache`` (None: no
+    cache), the probes kept within ``probes.budget`` calls. ``notify`` is told what the
+    probes will cost before the first call; ``progress``, how many replies have
+    arrived."""
     store = ReplyCache(cache) if cache is not None else None
     try:
         asked: Judge = (CachedJudge(judge, store, concurrency_of(judge)) if store is not None
@@ -80,9 +94,6 @@ def ask_live(judge: Judge, people: Scale, items: JudgeItems, probes: ProbeSettin
                                          samples)
         if probes.write is not None:
             generated = [p for p in items.probes if p.origin == GENERATED]
-            if source is ProbeSource.FILES:
-                raise InputError("--write-probes: no probe was generated (--probes files); "
-                                 "use --probes generated or both")
             write_ndjson(probes.write, tuple(probe_record(p) for p in generated))
             chosen = replace(chosen, written=str(probes.write))
         if notify is not None and not isinstance(judge, OFFLINE):

@@ -113,7 +113,7 @@ def run_measured(plan: JudgeAuditPlan, progress: Progress | None = None,
     else:
         judge = judged.judge
         identity, scale, modes, source = judge.identity, judge.scale, judge.modes, AuditSource.LIVE
-        asked = ask_live(judge, judged.people, plan.items, plan.probes, plan.samples or 1,
+        asked = ask_live(judge, judged.items, judged.source, plan.probes, plan.samples or 1,
                          plan.cache, progress, notify)
         items, table, probes = asked.items, asked.table, asked.plan
         # A live judge answers with a score or pass/fail, never a class (check_plan

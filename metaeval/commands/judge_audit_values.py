@@ -88,6 +88,10 @@ class LiveJudge:
     judge: Judge
     people: Scale
     """People's label scale, read against this judge's (see ``label_scale``)."""
+    items: JudgeItems
+    """The items it is to be asked: the labelled ones and its probes (``probe_items``)."""
+    source: ProbeSource
+    """Where its probes come from: the item files, generated, or both."""
 
 
 @dataclass(frozen=True, slots=True)
