@@ -55,6 +55,7 @@ __all__ = ["VERDICT_CODES", "JudgeAuditPlan", "JudgeAuditRequest", "JudgeAuditRe
            "Measured", "ProbeSettings", "judge_audit", "load_items", "plan_judge_audit",
            "record_calibration", "resolve_judge", "run_judge_audit", "run_measured"]
 
+
 def judge_audit(request: JudgeAuditRequest, config: Config,
                 progress: Progress | None = None,
                 notify: Callable[[str], None] | None = None) -> JudgeAuditResult:
