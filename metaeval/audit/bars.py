@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from metaeval.judges.base import Scale
+
 ALPHA = 0.05
 """The probes' significance level."""
 CHANCE_FLIP = 0.1
@@ -64,3 +66,25 @@ def alt_settings(flag: float | None, configured: float | None, kind: str | None,
     if kind is not None:
         return AltSettings(ALT_EPSILONS[kind], f"annotators = {kind!r}", required)
     return AltSettings(required=required)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditSettings:
+    """How an audit measures and decides, apart from the judge and its verdicts.
+    ``labels``: the scale of people's integer labels (None: the judge's own when both
+    are 1-5, see ``label_scale``). ``generated``: probes were generated for this run,
+    so a pairwise judge needs its pairwise length and injection probes run to gate.
+    ``alt``: the alternative annotator test's epsilon and whether the judge must pass
+    it to gate. ``by``: ``"category"`` breaks the figures down by the items' category
+    too (see ``metaeval.audit.breakdown``). ``classes``: the declared classes of
+    categorical items."""
+
+    bars: Bars = DEFAULT_BARS
+    labels: Scale | None = None
+    generated: bool = False
+    alt: AltSettings = DEFAULT_ALT
+    by: str | None = None
+    classes: tuple[str, ...] = ()
+
+
+DEFAULT_SETTINGS = AuditSettings()

@@ -12,17 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from metaeval.audit.alt_test import PanelReport, panel_reports
+from metaeval.audit.alt_test import PanelReport
 from metaeval.audit.bars import AltSettings, Bars
 from metaeval.audit.bias_probes import PositionResult, position_probe
 from metaeval.audit.collect import VerdictTable
 from metaeval.audit.decided import Decided, Readings
-from metaeval.audit.judge_agreement import (
-    PairAgreement,
-    PointAgreement,
-    pair_agreement,
-    point_agreement,
-)
+from metaeval.audit.judge_agreement import PairAgreement, PointAgreement, human_agreement
 from metaeval.judges.base import Scale
 from metaeval.loaders.judge_items import JudgeItems
 
@@ -56,9 +51,10 @@ def by_category(items: JudgeItems, table: VerdictTable, decided: Decided, readin
     for name in ordered:
         point = tuple(i for i in items.pointwise if i.category == name)
         pair = tuple(i for i in items.pairwise if i.category == name)
+        # Measured as the whole audit is (its categorical agreement is not broken down).
+        agreed = human_agreement(point, pair, decided, readings, scale, labels, alt, classes)
         out.append(CategoryFigures(
-            name, len(point) + len(pair), point_agreement(point, readings, scale, labels),
-            pair_agreement(pair, decided),
+            name, len(point) + len(pair), agreed.point, agreed.pair,
             position_probe(pair, decided, alpha=bars.alpha, chance=bars.chance_flip),
-            panel_reports(point, pair, decided, readings, labels, alt, classes)))
+            agreed.panels))
     return tuple(out)

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 from metaeval.contract import Outcome
 from metaeval.judges.base import DEFAULT_SCALE, Scale
-from metaeval.loaders.judge_items import JudgeItems, Order, Slot, Variant
+from metaeval.loaders.judge_items import JudgeItems, Order, PairItem, PointItem, Slot, Variant
 
 __all__ = ["Decided", "Decision", "Reading", "Readings", "aggregate", "decide", "number",
-           "ordinal", "outcome", "pair_label", "read_points", "unscored_verdicts"]
+           "ordinal", "outcome", "pair_label", "read_points", "unscored_verdicts",
+           "verdicts_said"]
 
 Decision = float | bool | str | None
 """A pointwise score or pass/fail, a pair label ``a``/``b``/``tie``, or None: unscored."""
@@ -82,6 +83,24 @@ def number(decision: Decision) -> float | None:
 def pair_label(decision: Decision) -> str | None:
     """A pairwise decision's label; None when unscored."""
     return decision if isinstance(decision, str) else None
+
+
+UNSCORED = "unscored"
+
+
+def verdicts_said(item: PointItem | PairItem, decisions: Mapping[Slot, Sequence[Decision]],
+                  scale: Scale) -> tuple[str, ...]:
+    """Every sample of the judge's verdict on ``item`` (``decisions``: a verdict table's,
+    sample by sample), in every order shown, as a person reads it: pass or fail on
+    ``scale``, a pair label, or ``unscored``."""
+    found: list[str] = []
+    for order in Order:
+        for sample in decisions.get(Slot(item.id, Variant.ORIGINAL, order), ()):
+            if isinstance(item, PointItem):
+                found.append(outcome(sample, scale).value)
+            else:
+                found.append(sample if isinstance(sample, str) else UNSCORED)
+    return tuple(found)
 
 
 def unscored_verdicts(decided: Decided, items: JudgeItems) -> tuple[int, int]:

@@ -5,13 +5,19 @@ weighted kappa (linear and quadratic) on the 1-5 score. Pairwise: accuracy and
 kappa in each order shown, ties counted, and how often both orders agree. Every
 rate's denominator is all items: an unscored verdict is never dropped. The
 numbers come from ``metaeval.audit.metrics`` (scikit-learn); nothing is
-recomputed here.
+recomputed here. ``human_agreement`` is every way agreement with people is measured
+on a set of items (with the declared classes and the several annotators'
+panels): the whole audit and each category of ``--by category`` read it alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from metaeval.audit.alt_test import PanelReport, panel_reports
+from metaeval.audit.bars import AltSettings
+from metaeval.audit.class_agreement import ClassAgreement, class_agreement
 from metaeval.audit.collect import VerdictTable
 from metaeval.audit.decided import Decided, Readings, pair_label
 from metaeval.audit.metrics import (
@@ -236,3 +242,28 @@ def samples_of(table: VerdictTable, labelled: set[str]) -> Samples:
              if slot.item in labelled and slot.variant is Variant.ORIGINAL]
     return Samples(sum(len(s) for s in slots), sum(v is None for s in slots for v in s),
                    sum(all(v is None for v in s) for s in slots))
+
+
+@dataclass(frozen=True, slots=True)
+class HumanAgreement:
+    """Agreement with people, every way a set of items measures it: pass/fail and
+    scores, pairs, several annotators' panels, declared classes."""
+
+    point: PointAgreement | None
+    pair: PairAgreement | None
+    panels: tuple[PanelReport, ...]
+    categorical: ClassAgreement | None
+
+
+def human_agreement(pointwise: Sequence[PointItem], pairwise: Sequence[PairItem],
+                    decided: Decided, readings: Readings, scale: Scale, labels: Scale,
+                    alt: AltSettings, classes: tuple[str, ...] = ()) -> HumanAgreement:
+    """The judge's decisions (``decided``, and ``readings`` on ``scale`` and on
+    ``labels``) against people's on these items. An unlabelled item ("label": null,
+    a log as published) is left out of each measure; its verdicts are still the
+    probes' to read."""
+    return HumanAgreement(point_agreement(tuple(pointwise), readings, scale, labels),
+                          pair_agreement(tuple(pairwise), decided),
+                          panel_reports(pointwise, pairwise, decided, readings, labels, alt,
+                                        classes),
+                          class_agreement(pointwise, decided, classes))

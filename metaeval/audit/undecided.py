@@ -3,7 +3,7 @@ labels so far, and the judge's verdicts on the items nobody has labelled, which
 ``metaeval label --next-for`` orders by (``metaeval.label.next_for``).
 
 Reads measured values and the verdict table; decides nothing itself (the verdict is
-``judge_decision``'s) and never counts an open measure as met or missed.
+``audit.verdict``'s) and never counts an open measure as met or missed.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from metaeval.audit.alt_test import PanelReport
 from metaeval.audit.bars import AltSettings, Bars
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.decided import outcome
+from metaeval.audit.decided import verdicts_said
 from metaeval.audit.judge_agreement import (
+    HumanAgreement,
     PairAgreement,
     PointAgreement,
     computed,
@@ -23,9 +24,7 @@ from metaeval.audit.judge_agreement import (
 )
 from metaeval.audit.power import Side, Undecided, more_said, most, side, undecided
 from metaeval.judges.base import Scale
-from metaeval.loaders.judge_items import JudgeItems, Order, PairItem, PointItem, Slot, Variant
-
-UNSCORED = "unscored"
+from metaeval.loaders.judge_items import JudgeItems, PairItem, PointItem
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,35 +95,25 @@ def open_measures(point: PointAgreement | None, bars: Bars,
     return tuple(found)
 
 
-def open_decision(measures: tuple[Undecided, ...], tests: tuple[OpenTest, ...],
+def open_decision(agreement: HumanAgreement, bars: Bars, alt: AltSettings,
                   items: JudgeItems, table: VerdictTable, scale: Scale, labels: Scale
                   ) -> OpenDecision | None:
-    """The open decision of ``measures`` and ``tests`` over ``items``; None when nothing
-    is open."""
+    """What ``agreement`` over ``items`` leaves open: its gated measures whose interval
+    holds the bar, and the required alternative annotator tests not run; with people's
+    labels so far and the judge's verdicts on the items nobody has labelled. None when
+    nothing is open."""
+    tests = open_tests(agreement.panels, alt)
+    measures = open_measures(agreement.point, bars, agreement.pair)
     if not measures and not tests:
         return None
     said: Counter[str] = Counter()
     pending: list[tuple[str, tuple[str, ...]]] = []
-    for item in items.pointwise:
-        if item.labelled and item.consensus:
+    every: tuple[PointItem | PairItem, ...] = (*items.pointwise, *items.pairwise)
+    for item in every:
+        if isinstance(item, PointItem) and item.labelled and item.consensus:
             said[human_outcome(item, labels).value] += 1
+        elif isinstance(item, PairItem) and item.label is not None and item.consensus:
+            said[item.label] += 1
         else:
-            pending.append((item.id, _verdicts(item, table, scale)))
-    for pair in items.pairwise:
-        if pair.label is not None and pair.consensus:
-            said[pair.label] += 1
-        else:
-            pending.append((pair.id, _verdicts(pair, table, scale)))
+            pending.append((item.id, verdicts_said(item, table.decisions, scale)))
     return OpenDecision(measures, tests, tuple(said.most_common()), tuple(pending))
-
-
-def _verdicts(item: PointItem | PairItem, table: VerdictTable, scale: Scale
-              ) -> tuple[str, ...]:
-    found: list[str] = []
-    for order in Order:
-        for sample in table.decisions.get(Slot(item.id, Variant.ORIGINAL, order), ()):
-            if isinstance(item, PointItem):
-                found.append(outcome(sample, scale).value)
-            else:
-                found.append(sample if isinstance(sample, str) else UNSCORED)
-    return tuple(found)

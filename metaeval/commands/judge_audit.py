@@ -26,8 +26,7 @@ from pathlib import Path
 
 from metaeval.audit.calibration import DEFAULT_PATH as DEFAULT_CALIBRATION
 from metaeval.audit.calibration import write_calibration
-from metaeval.audit.collect import Progress, VerdictTable, ask_judge, recorded_table
-from metaeval.audit.generate import family, generate, probe_record
+from metaeval.audit.collect import Progress, VerdictTable, recorded_table
 from metaeval.audit.held_out import record_read, verdicts_digest
 from metaeval.audit.judge_decision import (
     AuditSettings,
@@ -36,34 +35,25 @@ from metaeval.audit.judge_decision import (
     audit_judge,
     label_range_warning,
 )
+from metaeval.audit.live import ProbeSettings, ask_live
 from metaeval.audit.measured_set import MeasuredSet, SetChoice
-from metaeval.audit.probe_budget import cost_note, probe_plan, within_budget_of
+from metaeval.audit.probe_budget import probe_plan
 from metaeval.commands.judge_audit_plan import load_items, plan_judge_audit, resolve_judge
 from metaeval.commands.judge_audit_values import (
     VERDICT_CODES,
     JudgeAuditPlan,
     JudgeAuditRequest,
     JudgeAuditResult,
-    LiveJudge,
-    ProbeSettings,
     RecordedJudge,
 )
 from metaeval.config import Config
-from metaeval.errors import InputError
-from metaeval.files import write_ndjson
-from metaeval.judges.base import Judge, Mode, Scale
-from metaeval.judges.cache import CachedJudge, ReplyCache
-from metaeval.judges.fakes import AlwaysPassJudge, BiasedJudge, SteadyJudge
 from metaeval.judges.scales import ProbeSource
-from metaeval.judges.spec import concurrency_of
-from metaeval.loaders.judge_items import GENERATED, JudgeItems
+from metaeval.loaders.judge_items import JudgeItems
+from metaeval.untrusted_json import LoadError
 
 __all__ = ["VERDICT_CODES", "JudgeAuditPlan", "JudgeAuditRequest", "JudgeAuditResult",
            "Measured", "ProbeSettings", "judge_audit", "load_items", "plan_judge_audit",
            "record_calibration", "resolve_judge", "run_judge_audit", "run_measured"]
-
-OFFLINE = (AlwaysPassJudge, BiasedJudge, SteadyJudge)
-"""The built-in fakes: no call leaves the process, so no cost is announced for them."""
 
 
 def judge_audit(request: JudgeAuditRequest, config: Config,
@@ -108,80 +98,40 @@ def run_measured(plan: JudgeAuditPlan, progress: Progress | None = None,
     if judged is None:
         raise ValueError("run_judge_audit: the plan's judge is not resolved; make the plan "
                          "with plan_judge_audit, or pass it through resolve_judge")
-    ran = (_recorded(plan, judged) if isinstance(judged, RecordedJudge)
-           else _live(plan, judged, progress, notify))
-    audit = ran.audit
-    warning = label_range_warning(plan.items, audit.labels) if plan.labels is None else ""
+    # One way through: the verdicts are read from the log or asked of the judge, then
+    # both are measured and decided by the same call.
+    bad: tuple[LoadError, ...] = ()
+    log: MeasuredSet | None = None
+    if isinstance(judged, RecordedJudge):
+        identity, scale, modes, source = judged.identity, judged.scale, None, AuditSource.RECORDED
+        items, table = plan.items, recorded_table(judged.records)
+        probes = probe_plan(ProbeSource.FILES, items, plan.probes.seed)
+        generated, classes, bad = False, plan.classes, judged.bad
+        # Known by its name alone, a recorded judge is also its log: another log on the
+        # held-out set under the same name is another judge (see audit.held_out).
+        log = None if judged.built else MeasuredSet(SetChoice.ALL, "", log=verdicts_digest(
+            judged.records, None if plan.chosen is None else plan.chosen.keep))
+    else:
+        judge = judged.judge
+        identity, scale, modes, source = judge.identity, judge.scale, judge.modes, AuditSource.LIVE
+        asked = ask_live(judge, judged.items, judged.source, plan.probes, plan.samples or 1,
+                         plan.cache, progress, notify)
+        items, table, probes = asked.items, asked.table, asked.plan
+        # A live judge answers with a score or pass/fail, never a class (check_plan
+        # refuses class-labelled items for it), so no declared class reaches its audit.
+        generated, classes = asked.generated, ()
+    settings = AuditSettings(plan.bars, judged.people, generated, plan.alt, plan.by, classes)
+    audit = audit_judge(identity, scale, items, table, source=source, modes=modes,
+                        settings=settings)
+    # Which set was measured is the plan's; a recorded judge's log digest goes with it.
     measured = None if plan.chosen is None else replace(plan.chosen.measured,
-                                                        log=audit.measured.log
-                                                        if audit.measured else "")
-    return replace(ran, audit=replace(audit, errors=plan.items.errors + audit.errors,
-                                      label_warning=warning, measured=measured))
-
-
-def _settings(plan: JudgeAuditPlan, people: Scale, *, live: bool = False,
-              generated: bool = False) -> AuditSettings:
-    # A live judge answers with a score or pass/fail, never a class (check_plan refuses
-    # class-labelled items for it), so no declared class reaches its audit.
-    return AuditSettings(plan.bars, people, generated, plan.alt, plan.by,
-                         () if live else plan.classes)
-
-
-def _recorded(plan: JudgeAuditPlan, judged: RecordedJudge) -> Measured:
-    items = plan.items
-    table, settings = recorded_table(judged.records), _settings(plan, judged.people)
-    audit = audit_judge(judged.identity, judged.scale, items, table,
-                        source=AuditSource.RECORDED, settings=settings)
-    # Known by its name alone, a recorded judge is also its log: another log on the
-    # held-out set under the same name is another judge (see audit.held_out).
-    log = MeasuredSet(SetChoice.ALL, "", log=verdicts_digest(
-        judged.records, None if plan.chosen is None else plan.chosen.keep)
-    ) if not judged.built else None
-    return Measured(replace(audit, errors=audit.errors + judged.bad,
-                            temperature_known=judged.built,
-                            probe_plan=probe_plan(ProbeSource.FILES, items, plan.probes.seed),
-                            measured=log),
-                    table, items, settings)
-
-
-def _live(plan: JudgeAuditPlan, judged: LiveJudge, progress: Progress | None,
-          notify: Callable[[str], None] | None) -> Measured:
-    judge, people = judged.judge, judged.people
-    probes, items = plan.probes, plan.items
-    source = probes.source or (ProbeSource.FILES if items.probes else ProbeSource.GENERATED)
-    if source is not ProbeSource.FILES:
-        # Only the questions the judge answers: a pairwise-only judge is not asked
-        # to score, nor a pointwise-only one to compare.
-        made = tuple(p for p in generate(items, people, probes.seed)
-                     if (Mode.PAIRWISE if family(p).startswith("pairwise") else Mode.POINTWISE)
-                     in judge.modes)
-        items = (items.labelled() if source is ProbeSource.GENERATED else items
-                 ).with_probes((*(() if source is ProbeSource.GENERATED else items.probes),
-                                *made))
-    samples = plan.samples or 1
-    store = ReplyCache(plan.cache) if plan.cache is not None else None
-    try:
-        asked: Judge = (CachedJudge(judge, store, concurrency_of(judge)) if store is not None
-                        else judge)
-        items, chosen = within_budget_of(asked, items, source, probes.budget, probes.seed,
-                                         samples)
-        if probes.write is not None:
-            generated = [p for p in items.probes if p.origin == GENERATED]
-            if source is ProbeSource.FILES:
-                raise InputError("--write-probes: no probe was generated (--probes files); "
-                                 "use --probes generated or both")
-            write_ndjson(probes.write, tuple(probe_record(p) for p in generated))
-            chosen = replace(chosen, written=str(probes.write))
-        if notify is not None and not isinstance(judge, OFFLINE):
-            notify(cost_note(chosen))  # the fakes cost nothing and call nothing
-        table = ask_judge(asked, items, samples, progress)
-    finally:
-        if store is not None:
-            store.close()
-    settings = _settings(plan, people, live=True, generated=source is not ProbeSource.FILES)
-    audit = audit_judge(judge.identity, judge.scale, items, table, source=AuditSource.LIVE,
-                        modes=judge.modes, settings=settings)
-    return Measured(replace(audit, probe_plan=chosen), table, items, settings)
+                                                        log=log.log if log else "")
+    return Measured(replace(
+        audit, errors=plan.items.errors + audit.errors + bad, probe_plan=probes,
+        temperature_known=not isinstance(judged, RecordedJudge) or judged.built,
+        label_warning=(label_range_warning(plan.items, audit.labels)
+                       if plan.labels is None else ""),
+        measured=measured), table, items, settings)
 
 
 def record_calibration(result: JudgeAuditResult, path: Path | None, today: date

@@ -17,6 +17,7 @@ from metaeval.audit.breakdown import BY
 from metaeval.audit.collect import item_ids, reread
 from metaeval.audit.held_out import item_sets, keep_items
 from metaeval.audit.judge_decision import label_scale
+from metaeval.audit.live import probe_items
 from metaeval.audit.measured_set import SetChoice, choose_set
 from metaeval.commands.judge_audit_values import (
     JudgeAuditPlan,
@@ -139,14 +140,16 @@ def plan_unresolved(request: JudgeAuditRequest, config: Config) -> JudgeAuditPla
 
 def resolve_judge(plan: JudgeAuditPlan) -> JudgeAuditPlan:
     """``plan`` checked (``check_plan``) with its judge resolved: built from its spec
-    for a live audit; for a recorded one, named (by the judge metaeval can build from
-    the spec, else by the spec, the declared scale and ``--reply``) and its verdicts
-    read, those on no loaded item left out as errors."""
+    for a live audit, with the items it is to be asked (its probes made); for a
+    recorded one, named (by the judge metaeval can build from the spec, else by the
+    spec, the declared scale and ``--reply``) and its verdicts read, those on no loaded
+    item left out as errors."""
     check_plan(plan)
     if not plan.recorded:
         judge = build_judge(plan.spec, allowed=plan.allowed, judges=plan.judges)
-        return replace(plan, judge=LiveJudge(
-            judge, label_scale(judge.scale, plan.labels, plan.label_pass_at)))
+        people = label_scale(judge.scale, plan.labels, plan.label_pass_at)
+        return replace(plan, judge=LiveJudge(judge, people, *probe_items(
+            judge, people, plan.items, plan.probes)))
     spec, declared, reply = plan.spec, plan.scale, plan.reply
     scale = declared or DEFAULT_SCALE
     # A name only: its verdicts mean what the declared scale says, so that scale is

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaeval.audit.bars import DEFAULT_ALT, DEFAULT_BARS, AltSettings, Bars
-from metaeval.audit.generate import SEED
 from metaeval.audit.judge_decision import AuditVerdict, JudgeAudit
+from metaeval.audit.live import ProbeSettings
 from metaeval.audit.measured_set import Chosen, SetChoice
 from metaeval.config import NO_JUDGES, JudgesSection
 from metaeval.errors import ExitCode
@@ -82,23 +82,16 @@ class JudgeAuditRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class ProbeSettings:
-    """``--probes``, ``--write-probes``, ``--probe-budget`` (None: not given)."""
-
-    source: ProbeSource | None = None
-    source_from: str = "--probes"
-    write: Path | None = None
-    budget: int | None = None
-    seed: int = SEED
-
-
-@dataclass(frozen=True, slots=True)
 class LiveJudge:
     """The judge to ask, built once from its spec and the config."""
 
     judge: Judge
     people: Scale
     """People's label scale, read against this judge's (see ``label_scale``)."""
+    items: JudgeItems
+    """The items it is to be asked: the labelled ones and its probes (``probe_items``)."""
+    source: ProbeSource
+    """Where its probes come from: the item files, generated, or both."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +137,7 @@ class JudgeAuditPlan:
     labels: tuple[int, int] | None = None
     """People's integer label range; None: 1-5 (see ``label_scale``)."""
     label_pass_at: int | None = None
-    probes: ProbeSettings = ProbeSettings()
+    probes: ProbeSettings = field(default_factory=ProbeSettings)
     reply: ReplyRule | None = None
     """``--reply``: read each recorded ``raw`` text again by this rule."""
     alt: AltSettings = DEFAULT_ALT

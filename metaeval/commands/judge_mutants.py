@@ -18,15 +18,14 @@ from pathlib import Path
 
 from metaeval.audit.collect import Calls, VerdictTable, ask_judge, recorded_table
 from metaeval.audit.collect import reread as reread_rule
+from metaeval.audit.controls import run_controls
 from metaeval.audit.judge_decision import (
     AuditSettings,
     AuditSource,
     AuditVerdict,
     JudgeAudit,
     audit_judge,
-    failed_calls,
     label_scale,
-    run_controls,
 )
 from metaeval.audit.judge_mutants import select
 from metaeval.audit.judge_mutants.live import (
@@ -47,6 +46,7 @@ from metaeval.audit.judge_mutants.outcome import (
     MutantStatus,
     decide,
 )
+from metaeval.audit.verdict import failed_calls
 from metaeval.commands.judge_audit_plan import plan_judge_audit
 from metaeval.commands.judge_audit_values import JudgeAuditPlan, JudgeAuditRequest
 from metaeval.commands.judge_mutant_findings import track

@@ -12,13 +12,14 @@ from tabulate import tabulate
 from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.breakdown import CategoryFigures
 from metaeval.audit.collect import Calls
+from metaeval.audit.controls import Controls
 from metaeval.audit.judge_agreement import (
     AGGREGATE,
     PairAgreement,
     PointAgreement,
     computed,
 )
-from metaeval.audit.judge_decision import AuditSource, Controls, JudgeAudit
+from metaeval.audit.judge_decision import AuditSource, JudgeAudit
 from metaeval.audit.measured_set import MeasuredSet
 from metaeval.audit.metrics import Interval, Value
 from metaeval.audit.probe_budget import ProbePlan

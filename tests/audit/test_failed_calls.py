@@ -4,7 +4,8 @@ when at most half fail, the failures are unscored verdicts and the audit stands.
 from __future__ import annotations
 
 from metaeval.audit.collect import Calls, ask_judge
-from metaeval.audit.judge_decision import AuditSource, AuditVerdict, audit_judge, failed_calls
+from metaeval.audit.judge_decision import AuditSource, AuditVerdict, audit_judge
+from metaeval.audit.verdict import failed_calls
 from metaeval.judges.base import JudgeReply
 from metaeval.judges.fakes import SteadyJudge
 from metaeval.loaders.judge_items import JudgeItems, PairItem

@@ -11,6 +11,7 @@ import pytest
 from metaeval.audit.bars import DEFAULT_BARS
 from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.collect import ask_judge
+from metaeval.audit.controls import run_controls, run_probes
 from metaeval.audit.generate import (
     MIN_BASE,
     PAIR_LEVEL,
@@ -21,7 +22,6 @@ from metaeval.audit.generate import (
     pointwise_length,
     probe_record,
 )
-from metaeval.audit.judge_decision import run_controls, run_probes
 from metaeval.audit.probe_texts import KINDS, PAYLOADS, STYLES, control_of, own_points
 from metaeval.judges.base import DEFAULT_SCALE, Choice
 from metaeval.judges.fakes import BiasedJudge, SteadyJudge, injected

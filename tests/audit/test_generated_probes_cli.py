@@ -109,6 +109,20 @@ def test_write_probes_with_files_only_is_bad_usage(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "--write-probes: no probe was generated" in result.output
 
 
+def test_write_probes_with_files_only_is_refused_before_the_cache_is_opened(
+        tmp_path: Path) -> None:
+    """The probes are made when the audit is planned: a flag that cannot be used stops
+    it there, before the reply cache (an SQLite file) is created or a question asked."""
+    cache = tmp_path / "replies.sqlite"
+    result = judge_audit("--judge", "steady", "--items", str(SETS), "--probes", "files",
+                         "--cache", str(cache), "--write-probes", str(tmp_path / "p.ndjson"))
+    assert result.exit_code == 2 and "--write-probes: no probe was generated" in result.output
+    assert not cache.exists()
+    made = judge_audit("--judge", "steady", "--items", str(SETS), "--probes", "files",
+                       "--cache", str(cache), "--format", "json")
+    assert made.exit_code in (0, 1) and cache.exists()  # the same audit, without the flag
+
+
 def test_generated_probes_need_a_live_judge(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     log.write_text('{"id": "pos-return-window", "order": "ab", "verdict": "a"}\n')

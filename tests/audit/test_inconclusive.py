@@ -14,14 +14,8 @@ from click.testing import CliRunner, Result
 from metaeval.audit.bars import Bars
 from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.judge_decision import (
-    AuditSettings,
-    AuditSource,
-    AuditVerdict,
-    ControlCheck,
-    Controls,
-    audit_judge,
-)
+from metaeval.audit.controls import ControlCheck, Controls
+from metaeval.audit.judge_decision import AuditSettings, AuditSource, AuditVerdict, audit_judge
 from metaeval.audit.metrics import Interval, kappa, kappa_interval
 from metaeval.audit.power import MAX_MORE, Side, more_items, more_said, side, undecided
 from metaeval.cli import main

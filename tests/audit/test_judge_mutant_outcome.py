@@ -10,7 +10,8 @@ from scipy.stats import binomtest
 
 from metaeval.audit.bars import DEFAULT_BARS
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.judge_decision import AuditSource, JudgeAudit, audit_judge, run_controls
+from metaeval.audit.controls import run_controls
+from metaeval.audit.judge_decision import AuditSource, JudgeAudit, audit_judge
 from metaeval.audit.judge_mutants import Family, MutantDiff
 from metaeval.audit.judge_mutants.outcome import (
     Compared,

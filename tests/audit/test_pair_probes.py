@@ -10,8 +10,8 @@ import pytest
 from metaeval.audit.bars import DEFAULT_BARS
 from metaeval.audit.bias_probes import ProbeStatus
 from metaeval.audit.collect import Decision, VerdictTable, ask_judge
+from metaeval.audit.controls import run_probes
 from metaeval.audit.generate import pairwise_length
-from metaeval.audit.judge_decision import run_probes
 from metaeval.audit.pair_probes import pair_flip_probe
 from metaeval.judges.base import DEFAULT_SCALE, CallInfo, Choice, JudgeIdentity, JudgeReply, Mode
 from metaeval.loaders.judge_items import (

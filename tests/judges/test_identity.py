@@ -14,7 +14,8 @@ import pytest
 
 from metaeval.audit.calibration import calibration_for, entry
 from metaeval.audit.collect import VerdictTable
-from metaeval.audit.judge_decision import AuditSource, Controls, audit_judge
+from metaeval.audit.controls import Controls
+from metaeval.audit.judge_decision import AuditSource, audit_judge
 from metaeval.config import load_config
 from metaeval.errors import InputError
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity

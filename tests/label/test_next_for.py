@@ -13,13 +13,8 @@ import pytest
 
 from metaeval.audit.bars import Bars
 from metaeval.audit.collect import VerdictTable, aggregate
-from metaeval.audit.judge_decision import (
-    AuditSettings,
-    AuditSource,
-    AuditVerdict,
-    Controls,
-    audit_judge,
-)
+from metaeval.audit.controls import Controls
+from metaeval.audit.judge_decision import AuditSettings, AuditSource, AuditVerdict, audit_judge
 from metaeval.audit.metrics import kappa, kappa_interval
 from metaeval.audit.power import Side, side
 from metaeval.contract import Outcome

@@ -12,13 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from metaeval.audit.collect import Decision, VerdictTable, recorded_table
-from metaeval.audit.judge_decision import (
-    AuditSettings,
-    AuditSource,
-    Controls,
-    JudgeAudit,
-    audit_judge,
-)
+from metaeval.audit.controls import Controls
+from metaeval.audit.judge_decision import AuditSettings, AuditSource, JudgeAudit, audit_judge
 from metaeval.audit.judge_mutants.decision_ops import TRANSFORMS as DECISIONS
 from metaeval.audit.judge_mutants.outcome import JudgeMutant
 from metaeval.audit.judge_mutants.reply_ops import TRANSFORMS as REPLIES

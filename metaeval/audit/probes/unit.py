@@ -5,7 +5,7 @@ A ``ProbeUnit`` names the probe, the judge use it guards (``mode``), how it runs
 on a verdict table, whether the audit must run it to gate, and its report rows
 (the JSON document and the table lines); ``metaeval.audit.probes.PROBES`` holds
 them in report order, as ``OPERATORS`` holds the mutation operators. The audit
-(``judge_decision``) and every renderer iterate the registry: a probe is added by
+(``controls``, ``verdict``) and every renderer iterate the registry: a probe is added by
 one module here, its docs and its tests. Nothing here asks a judge or writes.
 """
 
