@@ -80,7 +80,8 @@ def _str(run: JsonObject, key: str, where: str, optional: bool = False) -> str |
     if value is None and optional:
         return None
     if not isinstance(value, str) or not value:
-        raise BadRecord(f"{where}.{key}", f"got {got(value)}; expected a non-empty string")
+        raise BadRecord(f"{where}.{key}" if where else key, f"got {got(value)}; expected a "
+                        "non-empty string")
     return value
 
 
@@ -314,7 +315,7 @@ def _file_runs(record: Record, traces: dict[str, _Trace], errors: list[LoadError
             if "run_type" not in run and "key" in run and "run_id" in run:
                 raise BadRecord(at or "key", "a feedback record, not a run; give feedback "
                                 "to --labels langsmith:PATH")
-            rid = _str(run, "id", at or "run")
+            rid = _str(run, "id", at)
             kind = run.get("run_type")
             if not isinstance(kind, str) or kind not in RUN_TYPES:
                 raise BadRecord(f"{at}.run_type".lstrip("."), f"got {got(kind)}; expected "
@@ -406,8 +407,8 @@ def feedback_labels(path: Path) -> Iterator[tuple[str, dict[str, object]]]:
             feedback = item if isinstance(item, dict) else {}
             source = feedback.get("feedback_source")
             kind = source.get("type") if isinstance(source, dict) else None
-            label = (f"feedback of a model (feedback_source.type {kind!r}), not of a person"
-                     if kind == "model" else _verdict(feedback))
+            # A model's feedback (an online evaluator) is no person's label.
+            label = f"feedback_source.type={kind!r}" if kind == "model" else _verdict(feedback)
             yield record.source, {
                 "run_id": feedback.get("run_id"), "check": feedback.get("key"),
                 "label": label, "annotator": _annotator(feedback),

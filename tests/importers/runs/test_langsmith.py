@@ -21,6 +21,7 @@ from metaeval.contract import Error, Message, Timeout, ToolCall, ToolResult
 from metaeval.importers.runs.common import ImportedRun
 from metaeval.importers.runs.langsmith import feedback_labels, read_langsmith
 from metaeval.importers.runs.mapped import joined
+from metaeval.loaders.labels_files import read_labels
 from metaeval.untrusted_json import LoadError
 from tests.importers.runs.langsmith_writer import (
     PROJECT,
@@ -31,8 +32,7 @@ from tests.importers.runs.langsmith_writer import (
     write_runs,
 )
 from tests.importers.runs.measured import GUARD, SAYS, measured_as_scikit_learn
-
-langsmith = pytest.importorskip("langsmith")
+from tests.loaders.conftest import meta_eval, write_csv
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,9 @@ def _runs_in(scenarios: Sequence[Scenario]) -> int:
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The SDK's runs as a team exports them, and people's feedback on two of them."""
+    """The SDK's runs as a team exports them, and one person's feedback on each: the
+    answer check as a score, the guard as a value."""
+    pytest.importorskip("langsmith")
     folder = tmp_path_factory.mktemp("langsmith")
     runs, feedback = folder / "runs.jsonl", folder / "feedback.jsonl"
     with langsmith_client() as (client, store):
@@ -141,13 +143,13 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         write_runs(client, runs)
         roots = {r["extra"]["metadata"]["case"]: r["id"] for r in store.runs.values()
                  if r.get("parent_run_id") is None}
-        for case, key, verdict, who, comment in (
-                ("a1", SAYS, {"score": 1}, "ana", "it says so"),
-                ("a2", SAYS, {"score": 0}, "ana", None),
-                ("a2", GUARD, {"value": "pass"}, "bo", None)):
-            client.create_feedback(roots[case], key, **verdict, comment=comment,
-                                   trace_id=roots[case], session_id=PROJECT,
-                                   source_info={"annotator": who})
+        for name, root in roots.items():
+            said = HUMAN[SAYS][name]
+            client.create_feedback(root, SAYS, score=int(said == "pass"), comment=f"{name} read",
+                                   trace_id=root, session_id=PROJECT,
+                                   source_info={"annotator": "ana"})
+            client.create_feedback(root, GUARD, value=HUMAN[GUARD][name], trace_id=root,
+                                   session_id=PROJECT, source_info={"annotator": "ana"})
         write_feedback(client, feedback, list(roots.values()))
     return runs, feedback
 
@@ -170,6 +172,11 @@ def own_reading(path: Path) -> dict[str, dict[str, Any]]:
             trace["last"] = choice["message"]["content"]
             trace["stopped"] |= choice["finish_reason"] == "length"
     return traces
+
+
+def labels_rows(feedback: Path) -> list[dict[str, str]]:
+    """``feedback_labels``' rows as a labels CSV holds them."""
+    return [{k: str(v) for k, v in c.items()} for _, c in feedback_labels(feedback)]
 
 
 def graded(trace: dict[str, Any], check: str) -> str:
@@ -228,6 +235,211 @@ def test_feedback_becomes_labels_with_its_annotator(exported: tuple[Path, Path])
     ids = {name: r.id for name, r in _imported(runs).items()}
     rows = sorted(tuple(map(str, (c["run_id"], c["check"], c["label"], c["annotator"],
                                   c["rationale"]))) for _, c in feedback_labels(feedback))
-    assert rows == sorted([(ids["a1"], SAYS, "pass", "ana", "it says so"),
-                           (ids["a2"], SAYS, "fail", "ana", ""),
-                           (ids["a2"], GUARD, "pass", "bo", "")])
+    assert rows == sorted(
+        [(ids[s.id], SAYS, HUMAN[SAYS][s.id], "ana", f"{s.id} read") for s in SCENARIOS]
+        + [(ids[s.id], GUARD, HUMAN[GUARD][s.id], "ana", "") for s in SCENARIOS])
+
+
+def test_feedback_measures_as_the_labels_it_holds(
+        exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same runs measured with the feedback's labels and with the test's own: one
+    # set of figures. (The labels file is written from feedback_labels' rows.)
+    runs, feedback = exported
+    expected = measured_as_scikit_learn(tmp_path, monkeypatch, f"langsmith:{runs}",
+                                        own_reading(runs), HUMAN, graded)
+    write_csv(tmp_path / "feedback.csv", labels_rows(feedback))
+    done = meta_eval(tmp_path, monkeypatch, "--runs", f"langsmith:{runs}", "--labels",
+                     "feedback.csv", "--format", "json")
+    document = json.loads(done.output)
+    assert document["errors"] == []
+    figures = ("n", "tp", "fn", "tn", "fp", "unscored", "kappa")
+    assert {row["name"]: [row[k] for k in figures] for row in document["checks"]} == {
+        name: [row[k] for k in figures] for name, row in expected.items()}
+
+
+# Runs no SDK writes but a file may hold: each bad one an error naming its file, line,
+# trace, run and field, and every other trace still read.
+
+def ls_run(rid: str, kind: str, parent: object = None, trace: str = "t1",
+           **fields: Any) -> dict[str, Any]:
+    """A run as list_runs returns it; ``rid`` sorts as the order it ran."""
+    order = f"2026{rid}" if parent is None else f"2026{trace}.2026{rid}"
+    return {"id": rid, "name": fields.pop("name", kind), "run_type": kind, "trace_id": trace,
+            "parent_run_id": parent, "dotted_order": order, "start_time": "2026-01-01T00:00:00Z",
+            "end_time": "2026-01-01T00:00:01Z", "inputs": {}, "outputs": {}, "error": None,
+            "extra": {"metadata": {}}, "tags": [], **fields}
+
+
+def model_call(rid: str, messages: list[dict[str, Any]], reply: dict[str, Any],
+               trace: str = "t1", finish: str = "stop") -> dict[str, Any]:
+    return ls_run(rid, "llm", trace, trace, inputs={"messages": messages}, outputs={
+        "choices": [{"message": reply, "finish_reason": finish}]})
+
+
+ASK = {"role": "user", "content": "Refund A-1."}
+SAID = {"role": "assistant", "content": "Refunded."}
+
+
+def good(trace: str = "t1", **root: object) -> list[dict[str, Any]]:
+    return [ls_run(trace, "chain", None, trace, name="support", **root),
+            model_call(f"{trace}m", [ASK], SAID, trace)]
+
+
+def read(tmp_path: Path, *runs: dict[str, Any] | str) -> tuple[list[ImportedRun], list[LoadError]]:
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in runs))
+    errors: list[LoadError] = []
+    return list(joined(read_langsmith([path], errors), True, None, [])), errors
+
+
+@pytest.mark.parametrize(("bad", "field", "says"), [
+    (ls_run("b", "agent", None, "b"), "run_type", "got 'agent'; expected one of chain"),
+    ('"a run"', "run", "got 'a run'; expected a LangSmith run object"),
+    (json.dumps({"id": "f1", "run_id": "t1", "key": "says_refund", "score": 1}), "key",
+     "a feedback record, not a run"),
+    (ls_run("", "chain", None, "b"), "id", "got ''; expected a non-empty string"),
+    (ls_run("b2", "tool", 7, "b"), "parent_run_id", "got 7; expected a run id or null")])
+def test_a_record_that_is_no_run_is_an_error_on_its_line(
+        tmp_path: Path, bad: dict[str, Any] | str, field: str, says: str) -> None:
+    runs, errors = read(tmp_path, *good(), bad)
+    assert [r.id for r in runs] == ["t1"]
+    (error,) = errors
+    assert (error.line, error.field) == (3, field)
+    assert says in error.message
+
+
+@pytest.mark.parametrize(("bad", "field", "says"), [
+    (ls_run("bx", "llm", "b", "b", inputs={"messages": [[{"lc": 1, "type": "constructor"}]]}),
+     "trace b: run bx (llm).inputs.messages", "expected the model call's OpenAI chat messages"),
+    (ls_run("bx", "llm", "b", "b", inputs={"messages": [ASK]},
+            outputs={"generations": [[{"text": "x"}]]}),
+     "trace b: run bx (llm).outputs", "got ['generations']; expected an OpenAI chat completion"),
+    (model_call("bx", [{"role": "critic", "content": "x"}], SAID, "b"),
+     "trace b: run bx (llm).inputs.messages[0].role", "got 'critic'"),
+    (ls_run("bt", "tool", "nowhere", "b"), "trace b: run bt (tool).parent_run_id",
+     "got 'nowhere', a run not in the files")])
+def test_a_run_of_no_known_shape_is_an_error_naming_its_trace_and_run(
+        tmp_path: Path, bad: dict[str, Any], field: str, says: str) -> None:
+    runs, errors = read(tmp_path, *good(), *good("b"), bad)
+    assert [r.id for r in runs] == ["t1"]
+    (error,) = errors
+    assert (error.line, error.field) == (5, field)
+    assert says in error.message
+
+
+def test_a_trace_without_its_root_is_an_error_not_a_run_read_in_part(tmp_path: Path) -> None:
+    # An export filtered by run type: the model call alone, its chain left out.
+    runs, errors = read(tmp_path, *good(), model_call("bm", [ASK], SAID, "b"))
+    assert [r.id for r in runs] == ["t1"]
+    (error,) = errors
+    assert error.field == "trace b: parent_run_id"
+    assert "0 runs with no parent" in error.message
+
+
+def test_one_run_twice_is_an_error_naming_the_first(tmp_path: Path) -> None:
+    runs, errors = read(tmp_path, *good(), good()[1])
+    assert len(runs) == 1
+    (error,) = errors
+    assert error.line == 3 and f"first at {tmp_path / 'runs.jsonl'}:2" in error.message
+
+
+def _ends(run: ImportedRun) -> str:
+    last = run.trajectory[-1]
+    return f"{type(last).__name__}: {getattr(last, 'detail', '')}"
+
+
+@pytest.mark.parametrize(("root", "ends"), [
+    ({}, "Message: "),
+    ({"error": "RuntimeError('boom')\n\nTraceback (most recent call last):\n ..."},
+     "Error: the run failed: RuntimeError('boom')"),
+    ({"error": "GraphRecursionError('Recursion limit of 25 reached without hitting a stop "
+               "condition.')"}, "Timeout: GraphRecursionError"),
+    ({"end_time": None}, "Timeout: the run had not ended"),
+    ({"outputs": {"output": "Agent stopped due to iteration limit or time limit."}},
+     "Timeout: 'Agent stopped")])
+def test_how_the_root_ended_is_the_runs_last_event(tmp_path: Path, root: dict[str, Any],
+                                                   ends: str) -> None:
+    (run,), errors = read(tmp_path, *good(**root))
+    assert errors == []
+    assert _ends(run).startswith(ends)
+
+
+@pytest.mark.parametrize(("finish", "ends"), [
+    ("length", "Timeout: the model's reply was cut"),
+    ("content_filter", "Error: the model's reply was withheld"), ("stop", "Message: ")])
+def test_a_reply_cut_at_its_token_limit_ends_the_run(tmp_path: Path, finish: str,
+                                                     ends: str) -> None:
+    (run,), _ = read(tmp_path, good()[0], model_call("m", [ASK], SAID, finish=finish))
+    assert _ends(run).startswith(ends)
+
+
+def test_a_cut_reply_that_a_later_call_follows_does_not_end_the_run(tmp_path: Path) -> None:
+    (run,), _ = read(tmp_path, good()[0], model_call("m1", [ASK], SAID, finish="length"),
+                     model_call("m2", [ASK, SAID, ASK], SAID))
+    assert run.trajectory[-1] == Message("assistant", "Refunded.")
+
+
+def test_a_failed_tool_is_an_error_result_and_a_failed_step_is_kept(tmp_path: Path) -> None:
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "refund", "arguments": "{}"}}]}
+    (run,), errors = read(
+        tmp_path, good()[0], model_call("m1", [ASK], call),
+        ls_run("m2", "tool", "t1", name="refund", error="ValueError('closed')\nTraceback"),
+        ls_run("m3", "retriever", "t1", error="TimeoutError()"),
+        model_call("m4", [ASK, call, {"role": "tool", "tool_call_id": "c1", "content": "x"}],
+                   SAID))
+    assert errors == []
+    assert ToolResult("c1", "Error: ValueError('closed')") in run.trajectory
+    assert run.metadata["tool_errors"] == ["c1"]
+    assert run.metadata["errors"] == [{"run": "retriever", "run_type": "retriever",
+                                       "error": "TimeoutError()"}]
+    assert run.trajectory[-1] == Message("assistant", "Refunded.")
+
+
+def test_a_tool_no_traced_model_asked_for_is_a_call_of_its_own(tmp_path: Path) -> None:
+    # No llm run: the root's one text in and out, and the tool run is still a call,
+    # so that a check that forbids the tool sees it.
+    (run,), _ = read(tmp_path, ls_run("t1", "chain", None, name="support",
+                                      inputs={"question": "Refund A-1."},
+                                      outputs={"output": "Refunded."}),
+                     ls_run("k", "tool", "t1", name="refund", inputs={"order_id": "A-1"},
+                            outputs={"output": "ok"}))
+    assert run.trajectory == (Message("user", "Refund A-1."),
+                              ToolCall("k", "refund", {"order_id": "A-1"}),
+                              ToolResult("k", "ok"), Message("assistant", "Refunded."))
+
+
+def test_traces_of_one_thread_are_one_run_and_of_another_are_not(tmp_path: Path) -> None:
+    thread: dict[str, Any] = {"extra": {"metadata": {"thread_id": "th-1"}}}
+    second = [ls_run("t2", "chain", None, "t2", name="support", **thread),
+              model_call("t2m", [ASK, SAID, {"role": "user", "content": "Thanks."}],
+                         {"role": "assistant", "content": "Welcome."}, "t2")]
+    other = [ls_run("t3", "chain", None, "t3", name="support",
+                    extra={"metadata": {"thread_id": "th-2"}}),
+             model_call("t3m", [{"role": "user", "content": "Hi."}], SAID, "t3")]
+    runs, errors = read(tmp_path, *good(**thread), *second, *other)
+    assert errors == []
+    assert [r.id for r in runs] == ["t1", "t3"]
+    assert [e.content for e in runs[0].trajectory if isinstance(e, Message)] == [
+        "Refund A-1.", "Refunded.", "Thanks.", "Welcome."]
+    assert runs[0].metadata["joined"] == {"calls": 2, "rule": "one conversation id"}
+
+
+def test_bad_feedback_is_a_row_the_labels_reader_refuses_on_its_line(tmp_path: Path) -> None:
+    person = {"type": "app", "user_name": "ana"}
+    rows = [{"run_id": "t1", "key": "says_refund", "score": 1, "feedback_source": person},
+            {"run_id": "t1", "key": "k2", "score": 0.5, "feedback_source": person},
+            {"run_id": "t1", "key": "k3", "value": "maybe", "feedback_source": person},
+            {"run_id": "t1", "key": "k4", "score": 1,
+             "feedback_source": {"type": "model", "user_name": "judge"}},
+            {"run_id": "t1", "key": "k5", "score": True, "feedback_source": {"type": "api"}}]
+    path = tmp_path / "feedback.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_csv(tmp_path / "labels.csv", labels_rows(path))
+    annotations, errors = read_labels([tmp_path / "labels.csv"])
+    assert [(a.check, a.label.value, a.annotator) for a in annotations] == [
+        ("says_refund", "pass", "ana")]
+    assert [(e.field, e.message.partition(";")[0][:70]) for e in errors] == [
+        ("label", "got 'score=0.5'"), ("label", "got \"value='maybe'\""),
+        ("label", "got \"feedback_source.type='model'\""),
+        ("annotator", "got nothing")]
