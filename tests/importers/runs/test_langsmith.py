@@ -32,7 +32,7 @@ from tests.importers.runs.langsmith_writer import (
     write_runs,
 )
 from tests.importers.runs.measured import GUARD, SAYS, measured_as_scikit_learn
-from tests.loaders.conftest import meta_eval, write_csv
+from tests.loaders.conftest import meta_eval
 
 
 @dataclass(frozen=True)
@@ -174,11 +174,6 @@ def own_reading(path: Path) -> dict[str, dict[str, Any]]:
     return traces
 
 
-def labels_rows(feedback: Path) -> list[dict[str, str]]:
-    """``feedback_labels``' rows as a labels CSV holds them."""
-    return [{k: str(v) for k, v in c.items()} for _, c in feedback_labels(feedback)]
-
-
 def graded(trace: dict[str, Any], check: str) -> str:
     if check == GUARD:
         return "fail" if "refund" in trace["tools"] else "pass"
@@ -242,14 +237,13 @@ def test_feedback_becomes_labels_with_its_annotator(exported: tuple[Path, Path])
 
 def test_feedback_measures_as_the_labels_it_holds(
         exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The same runs measured with the feedback's labels and with the test's own: one
-    # set of figures. (The labels file is written from feedback_labels' rows.)
+    # The same runs measured with the feedback as labels (--labels langsmith:PATH) and
+    # with the test's own labels: one set of figures.
     runs, feedback = exported
     expected = measured_as_scikit_learn(tmp_path, monkeypatch, f"langsmith:{runs}",
                                         own_reading(runs), HUMAN, graded)
-    write_csv(tmp_path / "feedback.csv", labels_rows(feedback))
     done = meta_eval(tmp_path, monkeypatch, "--runs", f"langsmith:{runs}", "--labels",
-                     "feedback.csv", "--format", "json")
+                     f"langsmith:{feedback}", "--format", "json")
     document = json.loads(done.output)
     assert document["errors"] == []
     figures = ("n", "tp", "fn", "tn", "fp", "unscored", "kappa")
@@ -435,10 +429,10 @@ def test_bad_feedback_is_a_row_the_labels_reader_refuses_on_its_line(tmp_path: P
             {"run_id": "t1", "key": "k5", "score": True, "feedback_source": {"type": "api"}}]
     path = tmp_path / "feedback.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    write_csv(tmp_path / "labels.csv", labels_rows(path))
-    annotations, errors = read_labels([tmp_path / "labels.csv"])
+    annotations, errors = read_labels([Path(f"langsmith:{path}")])
     assert [(a.check, a.label.value, a.annotator) for a in annotations] == [
         ("says_refund", "pass", "ana")]
+    assert [e.line for e in errors] == [2, 3, 4, 5]
     assert [(e.field, e.message.partition(";")[0][:70]) for e in errors] == [
         ("label", "got 'score=0.5'"), ("label", "got \"value='maybe'\""),
         ("label", "got \"feedback_source.type='model'\""),
