@@ -405,6 +405,9 @@ def feedback_labels(path: Path) -> Iterator[tuple[str, dict[str, object]]]:
         items = record.value if isinstance(record.value, list) else [record.value]
         for item in items:
             feedback = item if isinstance(item, dict) else {}
+            if "run_type" in feedback:
+                raise BadRecord("run_type", f"line {record.line} is a run, not feedback; give "
+                                "runs to --runs langsmith:PATH and feedback to --labels")
             source = feedback.get("feedback_source")
             kind = source.get("type") if isinstance(source, dict) else None
             # A model's feedback (an online evaluator) is no person's label.

@@ -437,3 +437,13 @@ def test_bad_feedback_is_a_row_the_labels_reader_refuses_on_its_line(tmp_path: P
         ("label", "got 'score=0.5'"), ("label", "got \"value='maybe'\""),
         ("label", "got \"feedback_source.type='model'\""),
         ("annotator", "got nothing")]
+
+
+def test_runs_given_as_labels_are_one_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in good()))
+    annotations, errors = read_labels([Path(f"langsmith:{path}")])
+    assert annotations == []
+    (error,) = errors
+    assert (error.path, error.field) == (str(path), "run_type")
+    assert "line 1 is a run, not feedback" in error.message
