@@ -113,25 +113,29 @@ class _Conversation:
                         and not (isinstance(e, Result) and e.call_id in answered)]
 
     def model(self, run: JsonObject, where: str) -> None:
-        messages = _object(run, "inputs", where).get("messages")
-        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-            raise BadRecord(f"{where}.inputs.messages", f"got {got(messages)}; expected the "
-                            "model call's OpenAI chat messages (a list of {role, content})")
+        at = f"{where}.inputs.messages"
+        raw = _object(run, "inputs", where).get("messages")
+        if isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], list):
+            raw, at = raw[0], f"{at}[0]"  # LangChain's: a batch of one prompt
+        dicts = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
+        if not isinstance(raw, list) or len(dicts) != len(raw):
+            raise BadRecord(at, f"got {got(raw)}; expected the model call's chat messages "
+                            "(OpenAI's {role, content}, or LangChain's)")
+        messages = [_chat(m, f"{at}[{i}]") for i, m in enumerate(dicts)]
         new = 0
         if self.calls:
             new = next((k + 1 for k in range(len(messages) - 1, -1, -1)
-                        if messages[k].get("role") == "assistant"), 0)  # type: ignore[union-attr]
+                        if messages[k].get("role") == "assistant"), 0)
         for i, message in enumerate(messages[new:], start=new):
-            self._add(chat_events(message, f"{where}.inputs.messages[{i}]"))
+            self._add(chat_events(message, f"{at}[{i}]"))
         self.calls += 1
         outputs = run.get("outputs")
         if not outputs and (run.get("error") is not None or run.get("end_time") is None):
             return  # the call failed or never ended: no reply (the root says how it ended)
         reply, finish = _reply(outputs, where)
         self._add(chat_events(reply, f"{where}.outputs"))
-        if finish == "length":
-            self.stop = Timeout("the model's reply was cut at its token limit "
-                                "(finish_reason 'length')")
+        if finish in ("length", "max_tokens"):
+            self.stop = Timeout(f"the model's reply was cut at its token limit ({finish!r})")
         elif finish == "content_filter":
             self.stop = Error("the model's reply was withheld by its content filter")
         else:
@@ -161,15 +165,78 @@ class _Conversation:
             return  # never ended: no result
         if not isinstance(outputs, dict):
             raise BadRecord(f"{where}.outputs", f"got {got(outputs)}; expected an object")
-        # The SDK keeps a returned object as the outputs, and anything else as {output}.
+        # The SDK keeps a returned object as the outputs, and anything else as {output};
+        # a LangChain tool returns its ToolMessage.
         value: JsonValue = outputs["output"] if set(outputs) == {"output"} else outputs
+        if isinstance(value, dict) and value.get("lc") == 1:
+            value = value.get("kwargs")
+        if isinstance(value, dict) and value.get("type") == "tool" and "content" in value:
+            value = value["content"]
         self.events.append(Result(call_id, decode_tool_content(value)
                                   if isinstance(value, str) else value))
 
 
+_LANGCHAIN_ROLES = {"human": "user", "HumanMessage": "user", "ai": "assistant",
+                    "AIMessage": "assistant", "AIMessageChunk": "assistant",
+                    "system": "system", "SystemMessage": "system", "tool": "tool",
+                    "ToolMessage": "tool"}
+
+
+def _chat(raw: JsonObject, where: str) -> JsonObject:
+    """A message as an OpenAI chat message: LangChain's, serialized (``{"lc": 1, "id":
+    [..., "HumanMessage"], "kwargs": {...}}``) or dumped (``{"type": "human", ...}``),
+    mapped; one with a ``role`` as it is."""
+    if "role" in raw:
+        return raw
+    serialized = raw.get("lc") == 1
+    body = raw.get("kwargs") if serialized else raw
+    if not isinstance(body, dict):
+        raise BadRecord(f"{where}.kwargs", f"got {got(body)}; expected the message's fields")
+    kind = body.get("type")
+    names = raw.get("id")
+    if kind is None and serialized and isinstance(names, list) and names:
+        kind = names[-1]
+    role = _LANGCHAIN_ROLES.get(kind) if isinstance(kind, str) else None
+    if role is None:
+        raise BadRecord(f"{where}.type", f"got {got(kind)}; expected an OpenAI message "
+                        f"(role) or a LangChain one ({', '.join(sorted(_LANGCHAIN_ROLES))})")
+    message: JsonObject = {"role": role, "content": body.get("content")}
+    if role == "tool":
+        message["tool_call_id"] = body.get("tool_call_id")
+    calls = body.get("tool_calls")
+    if role == "assistant" and isinstance(calls, list) and calls:
+        message["tool_calls"] = [
+            {"id": c.get("id"), "function": {"name": c.get("name"),
+                                             "arguments": c.get("args") or {}}}
+            if isinstance(c, dict) else c for c in calls]
+    return message
+
+
+def _generation(outputs: JsonObject, where: str) -> tuple[JsonValue, JsonValue]:
+    """LangChain's ``LLMResult``: the first generation's message and finish reason."""
+    generations = outputs["generations"]
+    first = generations[0] if isinstance(generations, list) and generations else None
+    first = first[0] if isinstance(first, list) and first else None
+    message = first.get("message") if isinstance(first, dict) else None
+    if not isinstance(first, dict) or not isinstance(message, dict):
+        raise BadRecord(f"{where}.outputs.generations[0][0]", f"got {got(first)}; expected "
+                        "{message, generation_info}")
+    reply = _chat(message, f"{where}.outputs.generations[0][0].message")
+    info = first.get("generation_info")
+    body = message.get("kwargs") if message.get("lc") == 1 else message
+    meta = body.get("response_metadata") if isinstance(body, dict) else None
+    for found in (info, meta):
+        if isinstance(found, dict) and (found.get("finish_reason") or found.get("stop_reason")):
+            return reply, found.get("finish_reason") or found.get("stop_reason")
+    return reply, None
+
+
 def _reply(outputs: JsonValue, where: str) -> tuple[JsonValue, JsonValue]:
     """A model call's reply message and its finish reason: an OpenAI chat completion
-    (``choices[0].message``) or the message itself (``role``, ``content``)."""
+    (``choices[0].message``), LangChain's ``generations``, or the message itself
+    (``role``, ``content``)."""
+    if isinstance(outputs, dict) and "generations" in outputs:
+        return _generation(outputs, where)
     if isinstance(outputs, dict) and isinstance(outputs.get("choices"), list):
         choices = outputs["choices"]
         assert isinstance(choices, list)
@@ -182,7 +249,7 @@ def _reply(outputs: JsonValue, where: str) -> tuple[JsonValue, JsonValue]:
         return outputs, outputs.get("finish_reason")
     keys = sorted(outputs) if isinstance(outputs, dict) else outputs
     raise BadRecord(f"{where}.outputs", f"got {got(keys)}; expected an OpenAI chat completion "
-                    "(choices) or its message (role, content)")
+                    "(choices), LangChain's generations, or a message (role, content)")
 
 
 def _ordered(trace: _Trace) -> tuple[_Held, list[tuple[str, _Held]]]:

@@ -304,10 +304,16 @@ def test_a_record_that_is_no_run_is_an_error_on_its_line(
 
 @pytest.mark.parametrize(("bad", "field", "says"), [
     (ls_run("bx", "llm", "b", "b", inputs={"messages": [[{"lc": 1, "type": "constructor"}]]}),
-     "trace b: run bx (llm).inputs.messages", "expected the model call's OpenAI chat messages"),
+     "trace b: run bx (llm).inputs.messages[0][0].kwargs", "expected the message's fields"),
+    (ls_run("bx", "llm", "b", "b", inputs={"messages": "hi"}),
+     "trace b: run bx (llm).inputs.messages", "got 'hi'; expected the model call's chat"),
+    (ls_run("bx", "llm", "b", "b", inputs={"messages": [{"type": "critic", "content": "x"}]}),
+     "trace b: run bx (llm).inputs.messages[0].type", "got 'critic'; expected an OpenAI"),
     (ls_run("bx", "llm", "b", "b", inputs={"messages": [ASK]},
             outputs={"generations": [[{"text": "x"}]]}),
-     "trace b: run bx (llm).outputs", "got ['generations']; expected an OpenAI chat completion"),
+     "trace b: run bx (llm).outputs.generations[0][0]", "expected {message, generation_info}"),
+    (ls_run("bx", "llm", "b", "b", inputs={"messages": [ASK]}, outputs={"text": "x"}),
+     "trace b: run bx (llm).outputs", "got ['text']; expected an OpenAI chat completion"),
     (model_call("bx", [{"role": "critic", "content": "x"}], SAID, "b"),
      "trace b: run bx (llm).inputs.messages[0].role", "got 'critic'"),
     (ls_run("bt", "tool", "nowhere", "b"), "trace b: run bt (tool).parent_run_id",
@@ -447,3 +453,62 @@ def test_runs_given_as_labels_are_one_error_naming_the_file(tmp_path: Path) -> N
     (error,) = errors
     assert (error.path, error.field) == (str(path), "run_type")
     assert "line 1 is a run, not feedback" in error.message
+
+
+# LangChain's chat models and tools, traced by the same SDK: messages serialized
+# ({"lc": 1, ...}) in a batch of one, replies as generations, tools returning
+# ToolMessages.
+
+def langchain_agent(replies: list[Any]) -> Any:
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_core.tools import tool
+    from langsmith import traceable
+
+    @tool  # type: ignore[untyped-decorator]
+    def get_order(order_id: str) -> str:
+        """Look an order up."""
+        return json.dumps({"order_id": order_id, "status": "delivered"})
+
+    model = FakeMessagesListChatModel(responses=replies)
+
+    @traceable(run_type="chain", name="support")  # type: ignore[untyped-decorator]
+    def agent(ask: str) -> str:
+        messages: list[Any] = [SystemMessage("You are a support agent."), HumanMessage(ask)]
+        while True:
+            reply = model.invoke(messages)
+            messages.append(reply)
+            if not reply.tool_calls:
+                return str(reply.content)
+            messages += [get_order.invoke(call) for call in reply.tool_calls]
+
+    return agent
+
+
+def test_a_langchain_agent_is_read_as_the_model_and_tools_said(tmp_path: Path) -> None:
+    pytest.importorskip("langchain_core")
+    from langchain_core.messages import AIMessage
+
+    call = {"id": "call_7", "name": "get_order", "args": {"order_id": "A-9"}}
+    asked = [AIMessage(content="", tool_calls=[call]), AIMessage(content="It was delivered.")]
+    cut = [AIMessage(content="Your order", response_metadata={"finish_reason": "length"})]
+    path = tmp_path / "runs.jsonl"
+    with langsmith_client() as (client, store):
+        def both() -> None:
+            langchain_agent(asked)("Where is A-9?")
+            langchain_agent(cut)("Where is A-3?")
+
+        traced(client, "support", both)
+        settled(store, 6)  # two agents, three model calls, one tool
+        write_runs(client, path)
+    errors: list[LoadError] = []
+    fine, stopped = joined(read_langsmith([path], errors), True, None, [])
+    assert errors == []
+    assert fine.trajectory == (
+        Message("system", "You are a support agent."), Message("user", "Where is A-9?"),
+        ToolCall("call_7", "get_order", {"order_id": "A-9"}),
+        ToolResult("call_7", {"order_id": "A-9", "status": "delivered"}),
+        Message("assistant", "It was delivered."))
+    assert stopped.trajectory[-2:] == (
+        Message("assistant", "Your order"),
+        Timeout("the model's reply was cut at its token limit ('length')"))
