@@ -5,7 +5,7 @@ Reads runs as the langsmith SDK returns them from ``Client.list_runs`` (or
 a list of them or the ``/runs/query`` answer (``{"runs": [...]}``); child runs
 nested in ``child_runs`` (``read_run(load_child_runs=True)``) are read too. The
 runs of a trace (``trace_id``) are put in the order they ran (``dotted_order``);
-``llm`` runs whose ``inputs.messages`` are OpenAI chat messages give the
+``llm`` runs whose ``inputs.messages`` are OpenAI or LangChain chat messages give the
 conversation (the first call's messages, then what each later call added after
 its last assistant message, and every call's reply), ``tool`` runs give the tool
 calls and their results, a root's ``error`` or a reply cut by its token limit says

@@ -512,3 +512,18 @@ def test_a_langchain_agent_is_read_as_the_model_and_tools_said(tmp_path: Path) -
     assert stopped.trajectory[-2:] == (
         Message("assistant", "Your order"),
         Timeout("the model's reply was cut at its token limit ('length')"))
+
+
+@pytest.mark.parametrize("shape", ["nested", "query", "array"])
+def test_a_tree_read_with_its_child_runs_or_as_a_list_is_the_same_run(
+        tmp_path: Path, shape: str) -> None:
+    root, call = good()
+    flat, _ = read(tmp_path, root, call)
+    if shape == "nested":  # read_run(load_child_runs=True)
+        record: Any = {**root, "child_runs": [call]}
+    else:
+        record = {"runs": [root, call]} if shape == "query" else [root, call]
+    runs, errors = read(tmp_path, json.dumps(record))
+    assert errors == []
+    assert [r.trajectory for r in runs] == [r.trajectory for r in flat]
+    assert len(runs[0].trajectory) == 2
