@@ -75,10 +75,8 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
 
 
-def _str(run: JsonObject, key: str, where: str, optional: bool = False) -> str | None:
+def _str(run: JsonObject, key: str, where: str) -> str:
     value = run.get(key)
-    if value is None and optional:
-        return None
     if not isinstance(value, str) or not value:
         raise BadRecord(f"{where}.{key}" if where else key, f"got {got(value)}; expected a "
                         "non-empty string")
@@ -145,7 +143,6 @@ class _Conversation:
         """A tool that ran: the result of the first unanswered call of its name, or, when
         no model call asked for it (the model is not traced), a call of its own."""
         name = _str(run, "name", where)
-        assert name is not None
         inputs = _object(run, "inputs", where)
         answered = {e.call_id for e in self.events if isinstance(e, Result)}
         waiting = [e for e in self.events if isinstance(e, ToolCall)
@@ -337,7 +334,6 @@ def _whole(trace: _Trace, top: _Held, talk: _Conversation, errors: list[JsonValu
         raise BadRecord(f"{root_where}.extra.metadata", f"got a thread id {got(thread)}; "
                         "expected a string")
     name = _str(root, "name", root_where)
-    assert name is not None
     metadata: JsonObject = {"trace_id": trace.id, "name": name, "run_metadata": run_metadata}
     tool_errors: JsonValue = list(talk.tool_errors) or None
     pairs: tuple[tuple[str, JsonValue], ...] = (
@@ -398,7 +394,6 @@ def _file_runs(record: Record, traces: dict[str, _Trace], errors: list[LoadError
         except BadRecord as bad:
             errors.append(record.error(bad.field, bad.message))
             continue
-        assert rid is not None
         trace = traces.setdefault(trace_id, _Trace(trace_id))
         if rid in trace.runs:
             errors.append(record.error(f"{at}.id".lstrip("."), f"run {rid!r} again; first at "
