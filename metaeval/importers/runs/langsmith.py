@@ -483,9 +483,10 @@ def feedback_labels(path: Path) -> Iterator[tuple[str, dict[str, object]]]:
 
 
 def sniff(head: bytes, path: Path) -> bool:
-    """Runs as the SDK returns them: ``run_type`` and ``dotted_order`` up front."""
-    first = head[:8192]
-    return b'"run_type"' in first and b'"dotted_order"' in first
+    """Runs as the SDK returns them: ``run_type`` and ``start_time`` among the first
+    keys (``dotted_order`` comes after the inputs, which may be long)."""
+    first = head[:4096]
+    return b'"run_type"' in first and (b'"start_time"' in first or b'"dotted_order"' in head)
 
 
 FORMAT = RunFormat("langsmith", "LangSmith run trees, runs as the SDK's list_runs returns "

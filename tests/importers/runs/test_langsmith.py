@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
+from metaeval.commands.import_runs import picked_format
 from metaeval.contract import Error, Message, Timeout, ToolCall, ToolResult
+from metaeval.errors import InputError
 from metaeval.importers.runs.common import ImportedRun
 from metaeval.importers.runs.langsmith import feedback_labels, read_langsmith
 from metaeval.importers.runs.mapped import joined
@@ -527,3 +529,17 @@ def test_a_tree_read_with_its_child_runs_or_as_a_list_is_the_same_run(
     assert errors == []
     assert [r.trajectory for r in runs] == [r.trajectory for r in flat]
     assert len(runs[0].trajectory) == 2
+
+
+def test_import_auto_picks_a_langsmith_export_by_its_first_keys(tmp_path: Path) -> None:
+    # A model call of long messages: the run's dotted_order lies past the bytes read.
+    root, call = good()
+    call["inputs"]["messages"] = [{"role": "user", "content": "x" * 100_000}]
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(json.dumps(r) + "\n" for r in (root, call)))
+    assert picked_format([runs]) == "langsmith"
+    feedback = tmp_path / "feedback.jsonl"
+    feedback.write_text(json.dumps({"id": "f", "run_id": "t1", "key": "k", "score": 1,
+                                    "start_time": None}) + "\n")
+    with pytest.raises(InputError, match="no format recognises"):
+        picked_format([feedback])
