@@ -543,3 +543,18 @@ def test_import_auto_picks_a_langsmith_export_by_its_first_keys(tmp_path: Path) 
                                     "start_time": None}) + "\n")
     with pytest.raises(InputError, match="no format recognises"):
         picked_format([feedback])
+
+
+def test_a_line_not_utf8_or_with_a_nan_is_an_error_on_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    lines = [json.dumps(r).encode() for r in (*good(), *good("b"), *good("c"))]
+    lines[2] = lines[2].replace(b'"support"', b'"supp\xffort"')
+    lines[5] = lines[5].replace(b'"end_time": "2026-01-01T00:00:01Z"', b'"end_time": NaN')
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    errors: list[LoadError] = []
+    runs = list(read_langsmith([path], errors))
+    assert [r.id for r in runs] == ["c", "t1"]
+    assert [e.line for e in errors] == [3, 6, 4]
+    assert "not UTF-8: byte 0xff" in errors[0].message and "NaN" in errors[1].message
+    # Trace b, its root lost, is said to lack it, never read in part.
+    assert errors[2].field == "trace b: parent_run_id"
