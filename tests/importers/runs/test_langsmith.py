@@ -10,6 +10,7 @@ labels."""
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -558,3 +559,61 @@ def test_a_line_not_utf8_or_with_a_nan_is_an_error_on_its_line(tmp_path: Path) -
     assert "not UTF-8: byte 0xff" in errors[0].message and "NaN" in errors[1].message
     # Trace b, its root lost, is said to lack it, never read in part.
     assert errors[2].field == "trace b: parent_run_id"
+
+
+def test_an_agent_on_wrap_openai_is_read_as_the_model_said(tmp_path: Path) -> None:
+    # The SDK's own OpenAI wrapper writes the llm runs: the create() arguments as the
+    # inputs, the ChatCompletion as the outputs (a mock transport, no network).
+    pytest.importorskip("langsmith")
+    openai = pytest.importorskip("openai")
+    httpx = pytest.importorskip("httpx")
+    from langsmith import traceable
+    with warnings.catch_warnings():
+        # langsmith.wrappers imports a moved module of its own, which warns.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from langsmith.wrappers import wrap_openai
+
+    replies = [_reply(0, "refund", "", "stop"), _reply(1, None, "Refunded.", "stop"),
+               _reply(2, None, "Your refu", "length")]
+    for reply in replies:
+        reply.update(object="chat.completion", created=1, usage={
+            "prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2})
+    chat = wrap_openai(openai.OpenAI(api_key="none", base_url="http://mock.invalid/v1",
+                                     http_client=httpx.Client(transport=httpx.MockTransport(
+                                         lambda request: httpx.Response(
+                                             200, json=replies.pop(0))))))
+
+    @traceable(run_type="tool", name="refund")  # type: ignore[untyped-decorator]
+    def refund(order_id: str) -> str:
+        return "refunded"
+
+    @traceable(run_type="chain", name="support")  # type: ignore[untyped-decorator]
+    def agent(ask: str) -> str:
+        messages: list[Any] = [{"role": "user", "content": ask}]
+        while True:
+            message = chat.chat.completions.create(model="gpt-x", messages=messages
+                                                   ).choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return str(message.content)
+            for call in message.tool_calls:
+                messages.append({"role": "tool", "tool_call_id": call.id,
+                                 "content": refund(**json.loads(call.function.arguments))})
+
+    path = tmp_path / "runs.jsonl"
+    with langsmith_client() as (client, store):
+        def both() -> None:
+            agent("Refund A-1.")
+            agent("Refund A-2.")
+
+        traced(client, "support", both)
+        settled(store, 6)  # two agents, three model calls, one tool
+        write_runs(client, path)
+    errors: list[LoadError] = []
+    fine, cut = joined(read_langsmith([path], errors), True, None, [])
+    assert errors == []
+    assert fine.trajectory == (
+        Message("user", "Refund A-1."), ToolCall("call_0", "refund", {"order_id": "A-1"}),
+        ToolResult("call_0", "refunded"), Message("assistant", "Refunded."))
+    assert cut.trajectory[-1] == Timeout("the model's reply was cut at its token limit "
+                                         "('length')")
