@@ -247,8 +247,8 @@ def test_meta_eval_reads_the_log_itself_with_runs_and_agrees_with_the_imported_f
     assert_row(document, GUARD, expected, n=len(gold))
     assert document["checks"] == imported["checks"]
     # and a format it does not know is a usage error naming the flag
-    bad = meta_eval(tmp_path / "project", monkeypatch, "--runs", f"langsmith:{log}")
-    assert bad.exit_code == 2 and "--runs: got 'langsmith:" in bad.output
+    bad = meta_eval(tmp_path / "project", monkeypatch, "--runs", f"zipkin:{log}")
+    assert bad.exit_code == 2 and "--runs: got 'zipkin:" in bad.output
 
 
 def test_a_run_id_met_twice_across_runs_logs_is_refused_and_the_first_still_measured(
