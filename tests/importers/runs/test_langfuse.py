@@ -229,7 +229,7 @@ def test_a_tripped_guardrail_and_a_failed_agent_end_the_run(export: Path) -> Non
 def test_people_scores_are_the_labels_they_gave(export: Path) -> None:
     mine = own_reading(export)
     rows = langfuse_labels(export)
-    given = {(str(mine[c["run_id"]]["scenario"]), c["check"], c["annotator"]): c["label"]
+    given = {(str(mine[str(c["run_id"])]["scenario"]), c["check"], c["annotator"]): c["label"]
              for _, c in rows}
     expected = {(s, check, "ann-1"): HUMAN[check][s] for check in HUMAN for s in HUMAN[check]}
     expected |= {(s, SAYS, "ann-2"): HUMAN[SAYS][s] for s in HUMAN[SAYS]}
@@ -275,7 +275,7 @@ def test_a_score_that_is_no_label_is_named(tmp_path: Path, fields: dict[str, Any
 
 def test_a_file_of_evaluator_scores_alone_gives_no_label(tmp_path: Path) -> None:
     path = _scores_file(tmp_path, _score(source="EVAL"), _score(source="API"))
-    with pytest.raises(InputError, match="no ANNOTATION score.*2 API or EVAL scores"):
+    with pytest.raises(InputError, match=r"no ANNOTATION score.*2 API or EVAL scores"):
         langfuse_labels(path)
     # The mirror: one person's score among them is read.
     assert len(langfuse_labels(_scores_file(tmp_path, _score(source="EVAL"), _score()))) == 1
