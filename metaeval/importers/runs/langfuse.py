@@ -59,6 +59,7 @@ class _Trace:
     source: str
     observations: list[tuple[str, JsonObject]] = field(default_factory=list)
     scores: list[JsonObject] = field(default_factory=list)
+    too_big: bool = False
 
 
 def _items(value: JsonValue) -> list[JsonValue]:
@@ -278,10 +279,14 @@ def _collect(paths: Iterable[Path], errors: list[LoadError]) -> dict[str, _Trace
                     if trace is not None and len(trace.observations) < MAX_OBSERVATIONS:
                         trace.observations.append((f"observation {item.get('id')}", item))
                         continue
-                    if trace is not None:
+                    if trace is not None and not trace.too_big:
+                        # Named once, and no run: a trace cut short would be graded
+                        # as if it were whole.
+                        trace.too_big = True
                         errors.append(record.error(where, (
                             f"trace {trace.id} holds more than {MAX_OBSERVATIONS} "
                             "observations; expected at most that many")))
+                    if trace is not None:
                         continue
                 else:
                     errors.append(record.error(where, (
@@ -305,7 +310,7 @@ def read_langfuse(paths: Iterable[Path], errors: list[LoadError]) -> Iterator[Im
     met; a bad item or a bad trace is one error in ``errors``. A trace with scores but
     no observation is no run (its scores still label it if another file has it)."""
     for trace in _collect(paths, errors).values():
-        if not trace.observations:
+        if not trace.observations or trace.too_big:
             continue
         try:
             yield _run(trace)

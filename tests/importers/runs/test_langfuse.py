@@ -295,3 +295,65 @@ def test_an_item_of_an_unknown_shape_is_an_error_and_the_rest_is_read(
     assert (first.line, first.field) == (1, "")
     assert "expected an observation" in first.message
     assert second.field.endswith(".type") and "WIDGET" in second.message
+
+
+def _with(export: Path, tmp_path: Path, change: Any) -> Path:
+    """A copy of the export with ``change`` applied to each observation."""
+    lines = []
+    for line in export.read_text().splitlines():
+        page = json.loads(line)
+        for item in page["data"]:
+            if "dataType" not in item:
+                change(item)
+        lines.append(json.dumps(page))
+    path = tmp_path / "changed.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_generation_without_its_input_says_to_ask_for_the_io_fields(
+        export: Path, tmp_path: Path) -> None:
+    def unasked(item: dict[str, Any]) -> None:
+        if item["sessionId"] == "l2":
+            item.pop("input")
+            item.pop("output")
+    errors: list[LoadError] = []
+    runs = list(read_langfuse([_with(export, tmp_path, unasked)], errors))
+    assert len(runs) == len(SCENARIOS) - 1
+    (error,) = errors
+    assert error.field.startswith("trace ") and error.field.endswith(".input")
+    assert "the `io` fields" in error.message
+
+
+def test_traces_of_one_session_are_one_run_and_the_file_is_picked_as_langfuse(
+        export: Path, tmp_path: Path) -> None:
+    from metaeval.commands.import_runs import ImportRequest, import_runs, picked_format
+
+    assert picked_format([export]) == "langfuse"
+    assert len(import_runs(ImportRequest("langfuse", (export,))).lines) == len(SCENARIOS)
+
+    def one_session(item: dict[str, Any]) -> None:
+        if item["sessionId"] in ("l6", "l7"):
+            item["sessionId"] = "chat-1"
+    done = import_runs(ImportRequest("langfuse", (_with(export, tmp_path, one_session),)))
+    assert done.errors == ()
+    assert len(done.lines) == len(SCENARIOS) - 1
+    (joined,) = [line for line in done.lines if "joined" in json.dumps(line["metadata"])]
+    events = joined["trajectory"]
+    assert isinstance(events, list)
+    said = [e["content"] for e in events if isinstance(e, dict) and e.get("role") == "user"]
+    assert said == ["Refund A-6.", "Cancel A-7."]
+
+
+def test_a_trace_past_the_observation_bound_is_an_error(
+        export: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import metaeval.importers.runs.langfuse as module
+
+    monkeypatch.setattr(module, "MAX_OBSERVATIONS", 4)
+    errors: list[LoadError] = []
+    runs = list(read_langfuse([export], errors))
+    # The tripped guardrail's trace (an agent and its guardrail) is within the bound;
+    # every other trace is named once and is no run, never a run cut short.
+    assert [r.metadata["session_id"] for r in runs] == ["l4"]
+    assert len(errors) == len(SCENARIOS) - 1
+    assert all("more than 4 observations" in e.message for e in errors)
