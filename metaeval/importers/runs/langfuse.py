@@ -100,7 +100,8 @@ def _decoded(raw: JsonValue, where: str) -> JsonValue:
 
 def _messages(raw: JsonValue, where: str, output: bool) -> list[JsonValue]:
     """A generation's input or output as chat messages: a list of them, an object
-    with ``messages``, one message (an output), or the reply's text (an output)."""
+    with ``messages``, one message (an output), or the text alone (a prompt: the
+    user's message; a reply: the assistant's)."""
     value = _decoded(raw, where)
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         messages: JsonValue = value["messages"]
@@ -110,12 +111,12 @@ def _messages(raw: JsonValue, where: str, output: bool) -> list[JsonValue]:
         return value
     if output and isinstance(value, dict) and "role" in value:
         return [value]
-    if output and isinstance(value, str):
-        return [{"role": "assistant", "content": value}]
+    if isinstance(value, str):  # a prompt or a reply given as its text alone
+        return [{"role": "assistant" if output else "user", "content": value}]
     if output and value is None:
         return []
     expected = ("a message, a list of messages or the reply's text" if output else
-                "a list of chat messages (or {\"messages\": [...]})")
+                "a list of chat messages (or {\"messages\": [...]}) or the prompt's text")
     if value is None:
         raise BadRecord(where, f"missing (not recorded, or not asked for: the `io` fields); "
                         f"expected {expected}")

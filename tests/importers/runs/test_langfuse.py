@@ -357,3 +357,30 @@ def test_a_trace_past_the_observation_bound_is_an_error(
     assert [r.metadata["session_id"] for r in runs] == ["l4"]
     assert len(errors) == len(SCENARIOS) - 1
     assert all("more than 4 observations" in e.message for e in errors)
+
+
+def _observation(n: int, kind: str, **fields: Any) -> dict[str, Any]:
+    return {"id": f"o{n}", "traceId": "t1", "startTime": f"2026-01-01T00:00:0{n}Z",
+            "projectId": "p", "type": kind, "name": kind.lower(), "level": "DEFAULT",
+            "parentObservationId": None if n == 0 else "o0"} | fields
+
+
+@pytest.mark.parametrize(("prompt", "read"), [
+    ("Where is A-2?", [Message("user", "Where is A-2?"), Message("assistant", "It shipped.")]),
+    (json.dumps([{"role": "user", "content": "Where is A-2?"}]),
+     [Message("user", "Where is A-2?"), Message("assistant", "It shipped.")]),
+    ("42", None),  # JSON, but neither messages nor text: named, never guessed
+])
+def test_a_prompt_given_as_its_text_is_the_users_message(
+        tmp_path: Path, prompt: str, read: list[Message] | None) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps({"data": [
+        _observation(0, "AGENT"),
+        _observation(1, "GENERATION", input=prompt, output="It shipped.")]}) + "\n")
+    errors: list[LoadError] = []
+    runs = list(read_langfuse([path], errors))
+    if read is None:
+        (error,) = errors
+        assert error.field == "trace t1: observation o1.input" and "got 42" in error.message
+    else:
+        assert errors == [] and list(runs[0].trajectory) == read
