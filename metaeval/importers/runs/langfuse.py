@@ -353,7 +353,8 @@ def read_langfuse_labels(path: Path, errors: list[LoadError]
         for i, item in enumerate(_items(record.value)):
             if not isinstance(item, dict) or not _is_score(item):
                 continue  # the observations beside them are the runs' reader's
-            where = f"data[{i}]" if item is not record.value else ""
+            where = "" if item is record.value else (
+                f"data[{i}]" if isinstance(record.value, dict) else f"[{i}]")
             try:
                 source = item.get("source")
                 if source not in SOURCES:
