@@ -27,7 +27,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from metaeval.contract import Error, Event, JsonObject, JsonValue, Message
-from metaeval.errors import InputError
 from metaeval.importers.runs.common import (
     INNER_DEPTH,
     BadRecord,
@@ -389,14 +388,17 @@ def read_langfuse_labels(path: Path, errors: list[LoadError]
     return rows
 
 
-def langfuse_labels(path: Path) -> list[tuple[str, dict[str, object]]]:
-    """``RunFormat.labels``: the rows, or every bad score named in one ``InputError``
-    (a labels file read in part would change the figures it feeds)."""
+def langfuse_labels(path: Path) -> Iterator[tuple[str, dict[str, object]]]:
+    """``RunFormat.labels``: the good rows, then every score that cannot be a label
+    named in one ``BadRecord`` (line, field, score id, value), which ``--labels
+    langfuse:PATH`` reports as the file's error: the good rows are read, the command
+    fails on the bad ones, never passing them over."""
     errors: list[LoadError] = []
-    rows = read_langfuse_labels(path, errors)
+    yield from read_langfuse_labels(path, errors)
     if errors:
-        raise InputError("\n".join(str(e) for e in errors))
-    return rows
+        raise BadRecord("", "\n".join(
+            ": ".join(p for p in (f"line {e.line}" if e.line else "", e.field, e.message) if p)
+            for e in errors))
 
 
 def sniff(head: bytes, path: Path) -> bool:

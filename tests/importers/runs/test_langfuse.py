@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from metaeval.contract import Error, Message, ToolCall
-from metaeval.errors import InputError
+from metaeval.importers.runs.common import BadRecord
 from metaeval.importers.runs.langfuse import (
     langfuse_labels,
     read_langfuse,
@@ -27,7 +27,8 @@ from metaeval.importers.runs.langfuse import (
 )
 from metaeval.untrusted_json import LoadError
 from tests.importers.runs.langfuse_server import langfuse_server
-from tests.importers.runs.measured import GUARD, SAYS, measured_as_scikit_learn
+from tests.importers.runs.measured import GUARD, PROJECT, SAYS, measured_as_scikit_learn
+from tests.loaders.conftest import meta_eval
 
 langfuse = pytest.importorskip("langfuse")
 pytest.importorskip("opentelemetry.proto")
@@ -206,6 +207,32 @@ def test_langfuse_export_measured_as_scikit_learn_reads_it(
     rows = measured_as_scikit_learn(tmp_path, monkeypatch, f"langfuse:{export}", mine, HUMAN,
                                     graded)
     assert rows[SAYS]["unscored"] == 2  # the tripped guardrail and the steps that ran out
+    # The people's scores in the export, as labels, give the figures the test's own
+    # labels gave (ann-2's categorical scores agree with ann-1's: the same gold).
+    done = meta_eval(tmp_path, monkeypatch, "--runs", f"langfuse:{export}", "--labels",
+                     f"langfuse:{export}", "--format", "json")
+    assert done.exit_code == 0, done.output
+    document = json.loads(done.output)
+    assert document["errors"] == []
+    keys = ("n", "tp", "fn", "tn", "fp", "unscored", "kappa")
+    assert {row["name"]: [row[k] for k in keys] for row in document["checks"]
+            if row["name"] in HUMAN} == {c: [rows[c][k] for k in keys] for c in HUMAN}
+
+
+def test_a_score_that_is_no_label_fails_the_measure_and_names_the_score(
+        export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = export.read_text().splitlines()
+    scores = json.loads(lines[-1])
+    scores["data"][0] |= {"dataType": "NUMERIC", "value": 0.7}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([*lines[:-1], json.dumps(scores)]) + "\n")
+    (tmp_path / "pyproject.toml").write_text(PROJECT)
+    done = meta_eval(tmp_path, monkeypatch, "--runs", f"langfuse:{bad}", "--labels",
+                     f"langfuse:{bad}", "--format", "json")
+    assert done.exit_code == 2, done.output
+    (error,) = json.loads(done.output)["errors"]
+    assert f"line {len(lines)}: data[0].dataType: score {scores['data'][0]['id']}" in error
+    assert "got 'NUMERIC'" in error
 
 
 def test_a_tripped_guardrail_and_a_failed_agent_end_the_run(export: Path) -> None:
@@ -228,7 +255,7 @@ def test_a_tripped_guardrail_and_a_failed_agent_end_the_run(export: Path) -> Non
 
 def test_people_scores_are_the_labels_they_gave(export: Path) -> None:
     mine = own_reading(export)
-    rows = langfuse_labels(export)
+    rows = list(langfuse_labels(export))
     given = {(str(mine[str(c["run_id"])]["scenario"]), c["check"], c["annotator"]): c["label"]
              for _, c in rows}
     expected = {(s, check, "ann-1"): HUMAN[check][s] for check in HUMAN for s in HUMAN[check]}
@@ -269,16 +296,17 @@ def test_a_score_that_is_no_label_is_named(tmp_path: Path, fields: dict[str, Any
     (error,) = errors
     assert (error.line, error.field) == (1, f"data[1].{field}")
     assert "score bad" in error.message and says in error.message
-    with pytest.raises(InputError, match=says.replace("`", ".")):
-        langfuse_labels(path)
+    with pytest.raises(BadRecord, match=r"line 1: data\[1\]\." + field):
+        list(langfuse_labels(path))
 
 
 def test_a_file_of_evaluator_scores_alone_gives_no_label(tmp_path: Path) -> None:
     path = _scores_file(tmp_path, _score(source="EVAL"), _score(source="API"))
-    with pytest.raises(InputError, match=r"no ANNOTATION score.*2 API or EVAL scores"):
-        langfuse_labels(path)
+    with pytest.raises(BadRecord, match=r"no ANNOTATION score.*2 API or EVAL scores"):
+        list(langfuse_labels(path))
     # The mirror: one person's score among them is read.
-    assert len(langfuse_labels(_scores_file(tmp_path, _score(source="EVAL"), _score()))) == 1
+    assert len(list(langfuse_labels(_scores_file(tmp_path, _score(source="EVAL"),
+                                                 _score())))) == 1
 
 
 def test_an_item_of_an_unknown_shape_is_an_error_and_the_rest_is_read(
