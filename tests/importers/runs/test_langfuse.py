@@ -7,7 +7,8 @@ with its pydantic models (``ObservationsV2Response``, ``GetScoresV3Response``),
 and written as a team's export script writes them (``page.json()``, a page a
 line). Read by ``meta-eval --runs langfuse:PATH`` with checks declared once; the
 figures must equal scikit-learn's on this test's own reading of the raw file, and
-the people's scores must come back as the labels they gave."""
+the people's scores must come back as the labels they gave. The tests on files of
+their own (bad scores, prompts as text) need no SDK and run without the extra."""
 
 from __future__ import annotations
 
@@ -29,9 +30,6 @@ from metaeval.untrusted_json import LoadError
 from tests.importers.runs.langfuse_server import langfuse_server
 from tests.importers.runs.measured import GUARD, PROJECT, SAYS, measured_as_scikit_learn
 from tests.loaders.conftest import meta_eval
-
-langfuse = pytest.importorskip("langfuse")
-pytest.importorskip("opentelemetry.proto")
 
 
 @dataclass(frozen=True)
@@ -180,6 +178,10 @@ def graded(trace: dict[str, Any], check: str) -> str:
 
 @pytest.fixture(scope="module")
 def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Only the tests of the SDK's file need the SDK (the extra): the others, on files
+    # of their own, run in every environment.
+    pytest.importorskip("langfuse")
+    pytest.importorskip("opentelemetry.proto")
     path = tmp_path_factory.mktemp("langfuse") / "langfuse.jsonl"
     write_export(path)
     return path
