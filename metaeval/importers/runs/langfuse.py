@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from metaeval.contract import Error, Event, JsonObject, JsonValue, Message
+from metaeval.contract import Error, Event, JsonObject, JsonValue, Message, ToolCall, ToolResult
 from metaeval.importers.runs.common import (
     INNER_DEPTH,
     BadRecord,
@@ -162,6 +162,31 @@ def _failed(kind: str, name: str, item: JsonObject) -> Error:
     return Error(f"{kind.lower()} {name!r} at level ERROR{said}")
 
 
+def _tool(rebuilt: ChatConversation, item: JsonObject, name: str, level: str,
+          where: str) -> None:
+    """A ``TOOL`` observation: the result of the model's last unanswered call of that
+    name; a tool no model call asked for (the harness ran it) is a call and its result
+    of its own, so that a check of what was called sees it."""
+    output = _decoded(item.get("output"), f"{where}.output")
+    error = (item.get("statusMessage") or "ERROR") if level == "ERROR" else None
+    answered = {e.call_id for e in rebuilt.events if isinstance(e, ToolResult)}
+    if any(isinstance(e, ToolCall) and e.id not in answered and e.tool == name
+           for e in rebuilt.events):
+        rebuilt.function({"name": name, "output": None if output is None
+                          else _text(output)}, error)
+        return
+    call_id = str(item.get("id") or where)
+    args = _decoded(item.get("input"), f"{where}.input")
+    rebuilt.events.append(ToolCall(call_id, name, args if isinstance(args, dict)
+                                   else {} if args is None else {"input": args}))
+    if error is not None:
+        rebuilt.tool_errors.append(call_id)
+    if output is not None:
+        rebuilt.events.append(ToolResult(call_id, output))
+    elif error is not None:
+        rebuilt.events.append(ToolResult(call_id, f"Error: {error}"))
+
+
 def _conversation(trace: _Trace) -> tuple[list[Event], Error | None, JsonObject]:
     """The trace's events, how it ended and what it says beside them."""
     rebuilt = ChatConversation()
@@ -187,21 +212,19 @@ def _conversation(trace: _Trace) -> tuple[list[Event], Error | None, JsonObject]
             except BadRecord as bad:  # the Agents SDK's paths, named as this format's
                 raise BadRecord(bad.field.replace(".span_data.", "."), bad.message) from None
         elif kind == "TOOL":
-            output = _decoded(item.get("output"), f"{where}.output")
-            error = item.get("statusMessage") or "ERROR" if level == "ERROR" else None
-            rebuilt.function({"name": name, "output": None if output is None
-                              else _text(output)}, error)
+            _tool(rebuilt, item, name, level, where)
         if level == "ERROR" and kind != "TOOL" and stop is None:
             stop = _failed(kind, name, item)
     events = rebuilt.events
     if generations == 0 and root is not None:
         # No model call recorded (an @observe'd function alone, or a run stopped
-        # before its first call): the root's input and output are the exchange.
+        # before its first call): the root's input and output are the exchange,
+        # around the tools that ran.
         said = _decoded(root.get("input"), "input")
         answer = _decoded(root.get("output"), "output")
-        events = [e for e in (Message("user", _text(said)) if said is not None else None,
-                              Message("assistant", _text(answer)) if answer is not None
-                              and stop is None else None) if e is not None]
+        events = [*([Message("user", _text(said))] if said is not None else []), *events,
+                  *([Message("assistant", _text(answer))] if answer is not None
+                    and stop is None else [])]
     seen["tool_errors"] = list(rebuilt.tool_errors)
     if root is not None and isinstance(root.get("name"), str):
         seen["root"] = root["name"]

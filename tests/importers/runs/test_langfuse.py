@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from metaeval.contract import Error, Message, ToolCall
+from metaeval.contract import Error, Message, ToolCall, ToolResult
 from metaeval.importers.runs.common import BadRecord
 from metaeval.importers.runs.langfuse import (
     langfuse_labels,
@@ -414,3 +414,19 @@ def test_a_prompt_given_as_its_text_is_the_users_message(
         assert error.field == "trace t1: observation o1.input" and "got 42" in error.message
     else:
         assert errors == [] and list(runs[0].trajectory) == read
+
+
+def test_a_tool_no_model_call_asked_for_is_still_a_call(tmp_path: Path) -> None:
+    # A harness that runs a tool itself, with no generation recorded: the refund
+    # happened, and a check that no refund was called must see it.
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps({"data": [
+        _observation(0, "AGENT", input="Refund A-9.", output="Done."),
+        _observation(1, "TOOL", name="refund", input='{"order_id": "A-9"}',
+                     output='{"status": "ok"}')]}) + "\n")
+    errors: list[LoadError] = []
+    (run,) = read_langfuse([path], errors)
+    assert errors == []
+    assert list(run.trajectory) == [
+        Message("user", "Refund A-9."), ToolCall("o1", "refund", {"order_id": "A-9"}),
+        ToolResult("o1", {"status": "ok"}), Message("assistant", "Done.")]
