@@ -38,7 +38,8 @@ from metaeval.importers.runs.common import (
 from metaeval.importers.runs.openai_agents import ChatConversation
 from metaeval.untrusted_json import JsonInputError, LoadError, parse_json, read_json_or_lines
 
-__all__ = ["FORMAT", "langfuse_labels", "read_langfuse", "read_langfuse_labels"]
+__all__ = ["FORMAT", "LangfuseLabels", "langfuse_labels", "read_langfuse",
+           "read_langfuse_labels"]
 
 TYPES = {"SPAN", "GENERATION", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR",
          "EMBEDDING", "GUARDRAIL"}
@@ -363,14 +364,15 @@ def _verdict(score: JsonObject) -> str:
                     "it a BOOLEAN score config)")
 
 
-def read_langfuse_labels(path: Path, errors: list[LoadError]
+def read_langfuse_labels(path: Path, errors: list[LoadError], passed_over: list[str] | None = None
                          ) -> list[tuple[str, dict[str, object]]]:
     """The ANNOTATION scores of ``path`` as labels-file rows (``run_id`` the trace,
     ``check`` the score's name, ``annotator`` its ``authorUserId``, ``rationale`` its
     comment); a score that cannot be a label is one error in ``errors``. API and EVAL
-    scores are no person's label: they are passed over here (the runs keep them)."""
+    scores are no person's label: they are passed over here (the runs keep them),
+    each source's count said in ``passed_over``."""
     rows: list[tuple[str, dict[str, object]]] = []
-    others = 0
+    others: dict[str, int] = {}
     for record in read_json_or_lines(path, errors):
         for i, item in enumerate(_items(record.value)):
             if not isinstance(item, dict) or not _is_score(item):
@@ -379,49 +381,69 @@ def read_langfuse_labels(path: Path, errors: list[LoadError]
                 f"data[{i}]" if isinstance(record.value, dict) else f"[{i}]")
             try:
                 source = item.get("source")
-                if source not in SOURCES:
+                if not isinstance(source, str) or source not in SOURCES:
                     raise BadRecord("source", f"got {got(source)}; expected one of "
                                     f"{', '.join(sorted(SOURCES))}")
                 if source != "ANNOTATION":
-                    others += 1
+                    others[source] = others.get(source, 0) + 1
                     continue
-                trace, name, author = _score_trace(item), item.get("name"), \
-                    item.get("authorUserId")
-                if trace is None:
-                    raise BadRecord("subject", f"got {got(item.get('subject'))}; expected the "
-                                    "trace or observation the score is on")
-                if not isinstance(name, str) or not name:
-                    raise BadRecord("name", f"got {got(name)}; expected the score's name")
-                if not isinstance(author, str) or not author:
-                    raise BadRecord("authorUserId", f"got {got(author)}; expected the person "
-                                    "who scored (ask for the `annotation` fields)")
-                comment = item.get("comment")
-                rows.append((record.source, {
-                    "run_id": trace, "check": name, "label": _verdict(item),
-                    "annotator": author,
-                    "rationale": comment if isinstance(comment, str) else ""}))
+                rows.append((record.source, _label_row(item)))
             except BadRecord as bad:
                 at = ".".join(p for p in (where, bad.field) if p)
                 errors.append(record.error(at, f"score {item.get('id')!s}: {bad.message}"))
+    total = sum(others.values())
     if not rows and not any(e.path == str(path) for e in errors):
         errors.append(LoadError(str(path), 0, "", (
             f"no ANNOTATION score; expected the scores people entered (the file holds "
-            f"{others} API or EVAL score{'' if others == 1 else 's'}, which are no person's "
+            f"{total} API or EVAL score{'' if total == 1 else 's'}, which are no person's "
             "label: `metaeval import langfuse --label-from NAME` reads one of those)")))
+    if passed_over is not None:
+        passed_over += [f"{count} {source} score{'' if count == 1 else 's'} passed over: no "
+                        "person's label (kept in the runs' metadata.scores; --label-from "
+                        "NAME reads one)" for source, count in sorted(others.items())]
     return rows
 
 
-def langfuse_labels(path: Path) -> Iterator[tuple[str, dict[str, object]]]:
-    """``RunFormat.labels``: the good rows, then every score that cannot be a label
-    named in one ``BadRecord`` (line, field, score id, value), which ``--labels
-    langfuse:PATH`` reports as the file's error: the good rows are read, the command
-    fails on the bad ones, never passing them over."""
-    errors: list[LoadError] = []
-    yield from read_langfuse_labels(path, errors)
-    if errors:
-        raise BadRecord("", "\n".join(
-            ": ".join(p for p in (f"line {e.line}" if e.line else "", e.field, e.message) if p)
-            for e in errors))
+def _label_row(score: JsonObject) -> dict[str, object]:
+    trace, name, author = _score_trace(score), score.get("name"), score.get("authorUserId")
+    if trace is None:
+        raise BadRecord("subject", f"got {got(score.get('subject'))}; expected the trace or "
+                        "observation the score is on")
+    if not isinstance(name, str) or not name:
+        raise BadRecord("name", f"got {got(name)}; expected the score's name")
+    if not isinstance(author, str) or not author:
+        raise BadRecord("authorUserId", f"got {got(author)}; expected the person who scored "
+                        "(ask for the `annotation` fields)")
+    comment = score.get("comment")
+    return {"run_id": trace, "check": name, "label": _verdict(score), "annotator": author,
+            "rationale": comment if isinstance(comment, str) else ""}
+
+
+class LangfuseLabels:
+    """``RunFormat.labels`` of one file: iterated, the good rows, then every score
+    that cannot be a label named in one ``BadRecord`` (line, field, score id, value),
+    which ``--labels langfuse:PATH`` reports as the file's error: the good rows are
+    read, the command fails on the bad ones, never passing them over. ``left_out``:
+    once iterated, what was read and gave no row (API and EVAL scores), for the
+    labels reader to say."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.left_out: list[str] = []
+
+    def __iter__(self) -> Iterator[tuple[str, dict[str, object]]]:
+        errors: list[LoadError] = []
+        self.left_out = []
+        yield from read_langfuse_labels(self.path, errors, self.left_out)
+        if errors:
+            raise BadRecord("", "\n".join(
+                ": ".join(p for p in (f"line {e.line}" if e.line else "", e.field, e.message)
+                          if p) for e in errors))
+
+
+def langfuse_labels(path: Path) -> LangfuseLabels:
+    """The labels of ``path`` (``LangfuseLabels``), read as they are iterated."""
+    return LangfuseLabels(path)
 
 
 def sniff(head: bytes, path: Path) -> bool:

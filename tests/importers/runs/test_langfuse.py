@@ -306,9 +306,12 @@ def test_a_file_of_evaluator_scores_alone_gives_no_label(tmp_path: Path) -> None
     path = _scores_file(tmp_path, _score(source="EVAL"), _score(source="API"))
     with pytest.raises(BadRecord, match=r"no ANNOTATION score.*2 API or EVAL scores"):
         list(langfuse_labels(path))
-    # The mirror: one person's score among them is read.
-    assert len(list(langfuse_labels(_scores_file(tmp_path, _score(source="EVAL"),
-                                                 _score())))) == 1
+    # The mirror: one person's score among them is read, and the others are said.
+    labels = langfuse_labels(_scores_file(tmp_path, _score(source="EVAL"), _score(),
+                                          _score(source="API"), _score(source="EVAL")))
+    assert len(list(labels)) == 1
+    assert [note.split(" passed over")[0] for note in labels.left_out] == [
+        "1 API score", "2 EVAL scores"]
 
 
 def test_an_item_of_an_unknown_shape_is_an_error_and_the_rest_is_read(
