@@ -433,3 +433,11 @@ def test_a_tool_no_model_call_asked_for_is_still_a_call(tmp_path: Path) -> None:
     assert list(run.trajectory) == [
         Message("user", "Refund A-9."), ToolCall("o1", "refund", {"order_id": "A-9"}),
         ToolResult("o1", {"status": "ok"}), Message("assistant", "Done.")]
+
+
+def test_a_score_on_an_observation_labels_its_trace(tmp_path: Path) -> None:
+    on_step = _score(id="o", subject={"kind": "observation", "id": "o1", "traceId": "t2"})
+    as_posted = {k: v for k, v in _score(id="p").items() if k != "subject"} | {
+        "traceId": "t3"}  # as the SDK posts it and the v1 API returns it
+    rows = list(langfuse_labels(_scores_file(tmp_path, _score(), on_step, as_posted)))
+    assert [c["run_id"] for _, c in rows] == ["t1", "t2", "t3"]
