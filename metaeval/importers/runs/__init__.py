@@ -16,6 +16,7 @@ from metaeval.errors import InputError
 from metaeval.importers.runs import (
     anthropic,
     inspect_log,
+    langfuse,
     langsmith,
     openai_agents,
     openinference,
@@ -34,6 +35,7 @@ FORMATS: dict[str, RunFormat] = {f.name: f for f in (
     openai_agents.FORMAT,
     openinference.FORMAT,
     langsmith.FORMAT,
+    langfuse.FORMAT,
 )}
 """Every run format, by its name on the command line."""
 
