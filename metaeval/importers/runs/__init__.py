@@ -13,7 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from metaeval.errors import InputError
-from metaeval.importers.runs import anthropic, inspect_log, openai_agents, openinference, otel
+from metaeval.importers.runs import (
+    anthropic,
+    inspect_log,
+    mlflow_traces,
+    openai_agents,
+    openinference,
+    otel,
+)
 from metaeval.importers.runs.common import ImportedRun, Reader, RunFormat
 from metaeval.untrusted_json import JsonInputError, open_regular
 
@@ -26,6 +33,7 @@ FORMATS: dict[str, RunFormat] = {f.name: f for f in (
     otel.FORMAT,
     openai_agents.FORMAT,
     openinference.FORMAT,
+    mlflow_traces.FORMAT,
 )}
 """Every run format, by its name on the command line."""
 
