@@ -47,6 +47,7 @@ from metaeval.errors import ExitCode
 from metaeval.files import write_atomic
 from metaeval.importers.runs import FORMATS as RUN_FORMATS
 from metaeval.judges.scales import ProbeSource
+from metaeval.loaders.labels_files import labels_format
 from metaeval.report.escape import one_line
 from metaeval.report.validation import validation_json, validation_text
 
@@ -104,6 +105,17 @@ class _Main(click.Group):
                 signal.signal(s, handler)
 
 
+LABELS_FROM_FORMAT = ("FORMAT:PATH reads the labels a run format carries (FORMAT one of "
+                      + (", ".join(sorted(n for n, u in RUN_FORMATS.items() if u.labels))
+                         or "none yet") + "; a path that exists is a labels file).")
+
+
+def labels_read(path: Path) -> Path:
+    """What ``--labels PATH`` reads: the file, or the PATH of ``FORMAT:PATH``."""
+    spec = labels_format(path)
+    return path if spec is None else spec[1]
+
+
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="metaeval")
 def main() -> None:
@@ -133,7 +145,7 @@ main.add_command(split_command)
                                                                    dir_okay=False),
               help="A labels file (CSV or JSONL) to check, joined with the runs and judge "
                    "items given beside it; a .csv, or a .jsonl whose first row is a label, is "
-                   "recognised without it. Repeatable.")
+                   f"recognised without it. {LABELS_FROM_FORMAT} Repeatable.")
 @click.option("--runs", "runs", multiple=True, metavar="FORMAT:PATH",
               help="A harness's runs read as `metaeval import FORMAT` reads them ("
                    f"{', '.join(RUN_FORMATS)}, or auto), checked and joined with the labels; "
@@ -195,7 +207,7 @@ SET_OPTION = click.option(
                                                                    dir_okay=False),
               help="A labels file (CSV or JSONL: run_id, check, label, annotator[, "
                    "rationale]), joined with the runs by id; repeat for more (default: "
-                   "[tool.metaeval.meta_eval] labels).")
+                   f"[tool.metaeval.meta_eval] labels). {LABELS_FROM_FORMAT}")
 @click.option("--runs", "runs", multiple=True, metavar="FORMAT:PATH",
               help="A harness's runs read as `metaeval import FORMAT` reads them ("
                    f"{', '.join(RUN_FORMATS)}, or auto), measured beside META_SET...: no "
@@ -238,7 +250,7 @@ def meta_eval(paths: tuple[Path, ...], min_tpr: float | None, min_tnr: float | N
     refuse_inputs_as_outputs(
         [("--html", html_path), ("--summary", summary_path)],
         [*(("META_SET", p, "*.jsonl") for p in (paths or config.paths(config.meta_sets))),
-         ("--baseline", baseline, ""), *(("--labels", p, "") for p in labels),
+         ("--baseline", baseline, ""), *(("--labels", labels_read(p), "*") for p in labels),
          *(("--runs", p, "*") for _, p in imported)])
     outcome = run_meta_eval(MetaEvalRequest(paths, min_tpr, min_tnr, min_kappa, baseline, seed,
                                             resamples, by, labels, cluster, imported,

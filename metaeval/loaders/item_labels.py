@@ -37,6 +37,7 @@ from metaeval.loaders.judge_labels import (
     point_label,
 )
 from metaeval.loaders.label_history import HISTORY_COLUMNS, WAS, Rows, checked_at, in_force
+from metaeval.loaders.labels_files import labels_format
 from metaeval.untrusted_json import LoadError, read_jsonl
 
 REQUIRED = ("item_id", "label", "annotator")
@@ -124,6 +125,13 @@ def read_item_labels(paths: Iterable[Path], torn: list[LoadError] | None = None
     rows: list[ItemLabel] = []
     errors: list[LoadError] = []
     for path in paths:
+        if labels_format(path) is not None:
+            # A format's verdicts label its runs (traces), never judge items.
+            errors.append(LoadError(str(path), 0, "", "FORMAT:PATH reads a run format's labels, "
+                                    "which label runs: give it to meta-eval --labels; expected "
+                                    "a .jsonl file of judge items' labels (item_id, label, "
+                                    "annotator)"))
+            continue
         if path.suffix.lower() not in (".jsonl", ".ndjson"):
             errors.append(LoadError(str(path), 0, "", f"got a {path.suffix or 'suffixless'} "
                                                       "file; expected .jsonl or .ndjson"))

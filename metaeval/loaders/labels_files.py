@@ -14,6 +14,13 @@ over here, so one file can hold both. A run some labels file
 names takes its labels from the files alone; a run none names keeps the label in
 its line, or is unlabelled.
 
+A format that carries people's verdicts (``RunFormat.labels``: MLflow assessments,
+Langfuse scores) is read as a labels file is with ``FORMAT:PATH`` in place of a file
+(``mlflow:traces/``; a directory expands by the format's suffixes): each row it gives
+goes through the same checks as a labels file's row. A path that exists is always a
+labels file, whatever its name holds: a file named ``x:y.csv`` is never read as format
+``x``.
+
 Every row is data from other people: a label for a run id that was not loaded,
 for a check the run does not have, a second label by one annotator for one
 (run, check), or a bad value is a ``file:line`` error naming the column, and that
@@ -25,6 +32,8 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -32,7 +41,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from metaeval.contract import Outcome
-from metaeval.errors import BadField, shown
+from metaeval.errors import BadField, InputError, shown
+from metaeval.importers.runs import FORMATS
+from metaeval.importers.runs.common import BadRecord, RunFormat
 from metaeval.keys import did_you_mean
 from metaeval.loaders.judge_labels import MAX_ANNOTATORS as JUDGE_ITEM_ANNOTATORS
 from metaeval.loaders.label_history import HISTORY_COLUMNS, WAS, Rows, checked_at, in_force
@@ -223,24 +234,107 @@ def _read_jsonl(path: Path, errors: list[LoadError],
     return found
 
 
+def labels_format(path: Path) -> tuple[RunFormat, Path] | None:
+    """The format and path ``FORMAT:PATH`` names (``mlflow:traces/``), or None for a
+    labels file. A path that exists is a labels file whatever its name holds, so a
+    user's file named ``x:y.csv`` is never misread as format ``x``."""
+    if os.path.lexists(path):
+        return None
+    name, sep, rest = str(path).partition(":")
+    unit = FORMATS.get(name)
+    return (unit, Path(rest)) if sep and rest and unit is not None else None
+
+
+def _carriers() -> str:
+    names = sorted(name for name, unit in FORMATS.items() if unit.labels is not None)
+    return ", ".join(names) if names else "none (no registered format carries labels)"
+
+
+def refuse_unlabelled(paths: Iterable[Path], where: str = "--labels") -> None:
+    """An ``InputError`` for a ``FORMAT:PATH`` whose format carries no labels: the
+    user meant labels, and none would be read (never an empty join that looks like
+    unlabelled runs)."""
+    for path in paths:
+        spec = labels_format(path)
+        if spec is not None and spec[0].labels is None:
+            raise InputError(f"{where}: got {shown(str(path))}; format {spec[0].name!r} "
+                             "carries no labels; expected a labels file (.csv, .jsonl) or "
+                             f"FORMAT:PATH with FORMAT one of {_carriers()}")
+
+
+def _format_hint(path: Path) -> str:
+    """For a missing file whose name reads as ``NAME:PATH``: what FORMAT may be."""
+    name, sep, _ = str(path).partition(":")
+    if not sep or not re.fullmatch(r"[A-Za-z][\w-]*", name):
+        return ""
+    return (f"; or, if {name!r} was meant as a format, expected FORMAT:PATH with FORMAT "
+            f"one of {_carriers()}")
+
+
+def _format_files(unit: RunFormat, path: Path, errors: list[LoadError]) -> list[Path]:
+    if path.is_dir():
+        found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in unit.suffixes)
+        if not found:
+            errors.append(LoadError(str(path), 0, "", f"no {' or '.join(unit.suffixes)} "
+                                                      f"files of format {unit.name!r} here"))
+        return found
+    if not path.is_file():
+        errors.append(LoadError(str(path), 0, "", "no such file or directory"))
+        return []
+    return [path]
+
+
+def _read_format(unit: RunFormat, path: Path, errors: list[LoadError]) -> list[Annotation]:
+    """The rows format ``unit`` reads from ``path``, each checked as a labels file's row
+    is. The format's reader raises ``BadRecord`` for a file it cannot read at all (the
+    error names the file); a verdict it cannot map it gives as it is, and the checks
+    here refuse that row alone."""
+    assert unit.labels is not None  # refuse_unlabelled said so first
+    found: list[Annotation] = []
+    for file in _format_files(unit, path, errors):
+        try:
+            for source, columns in unit.labels(file):
+                # Every error names the file, even from a reader whose source does not.
+                source = source if source.startswith(str(file)) else f"{file}:{source}"
+                try:
+                    bad = _unknown(columns)
+                    if bad is not None:
+                        raise bad
+                    found.append(_row(dict(columns), source))
+                except BadField as e:
+                    errors.append(LoadError(*place(source), e.field, e.message))
+        except BadRecord as e:
+            errors.append(LoadError(str(file), 0, e.field, e.message))
+        except (OSError, JsonInputError, InputError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            errors.append(LoadError(str(file), 0, "", f"cannot read: {reason}"))
+    return found
+
+
 def read_labels(paths: Iterable[Path], torn: list[LoadError] | None = None
                 ) -> tuple[list[Annotation], list[LoadError]]:
-    """Every good row of every labels file (``.csv``; ``.jsonl`` or ``.ndjson``), in
-    file and line order; each bad row or file an error. A row naming an annotator
-    past the first ``MAX_ANNOTATORS`` is an error too (the others are read).
-    ``torn``: where a JSON Lines file's torn last line (a write that never finished,
-    as the labelling page may leave after a power cut) is said and left out; without
-    it, it is an error."""
+    """Every good row of every labels file (``.csv``; ``.jsonl`` or ``.ndjson``; or
+    ``FORMAT:PATH``, a format's labels), in file and line order; each bad row or file
+    an error. A row naming an annotator past the first ``MAX_ANNOTATORS`` is an error
+    too (the others are read). ``torn``: where a JSON Lines file's torn last line (a
+    write that never finished, as the labelling page may leave after a power cut) is
+    said and left out; without it, it is an error. Raises ``InputError`` before
+    reading for a ``FORMAT:PATH`` whose format carries no labels."""
+    paths = list(paths)
+    refuse_unlabelled(paths)
     annotations: list[Annotation] = []
     errors: list[LoadError] = []
     for path in paths:
         suffix = path.suffix.lower()
-        if suffix == ".csv":
+        spec = labels_format(path)
+        if spec is not None:
+            annotations += _read_format(*spec, errors)
+        elif suffix == ".csv":
             annotations += _read_csv(path, errors)
         elif suffix in (".jsonl", ".ndjson"):
             annotations += _read_jsonl(path, errors, torn)
         elif not path.is_file():
-            errors.append(LoadError(str(path), 0, "", "no such file"))
+            errors.append(LoadError(str(path), 0, "", f"no such file{_format_hint(path)}"))
         else:
             errors.append(LoadError(str(path), 0, "", f"got a {suffix or 'suffixless'} file; "
                                                       "expected .csv, .jsonl or .ndjson"))
@@ -272,9 +366,15 @@ HISTORY: Rows[Annotation] = Rows(
 (run, check), and changes that name the label they replace."""
 
 
+def place(source: str) -> tuple[str, int]:
+    """A row's source as an error's path and line: ``file:line``, or, for a format's
+    row that names a record (``file:trace 7f3a``), the whole source at line 0."""
+    path, sep, line = source.rpartition(":")
+    return (path, int(line)) if sep and line.isdigit() else (source, 0)
+
+
 def _error(a: Annotation, field: str, message: str) -> LoadError:
-    path, _, line = a.source.rpartition(":")
-    return LoadError(path, int(line), field, message)
+    return LoadError(*place(a.source), field, message)
 
 
 def gold(labels: Sequence[Outcome]) -> Outcome | None:
@@ -378,5 +478,4 @@ class Joiner:
 
 
 def _order(a: Annotation) -> tuple[str, int]:
-    path, _, line = a.source.rpartition(":")
-    return path, int(line)
+    return place(a.source)

@@ -112,7 +112,11 @@ class RunFormat:
     """For a format that carries people's verdicts (MLflow assessments, Langfuse
     scores): its labels as labels-file rows, each ``(source, columns)`` with the
     columns of a labels file (``run_id``, ``check``, ``label``, ``annotator``,
-    ``rationale``); ``--labels FORMAT:PATH`` checks and joins them as a file's."""
+    ``rationale``); ``--labels FORMAT:PATH`` checks and joins them as a file's.
+    A verdict it cannot map is given as it is (the labels-file checks refuse that row
+    alone, naming it); a file it cannot read at all raises ``BadRecord`` (one error
+    naming the file). A ``source`` that does not start with the file's path is
+    prefixed with it."""
 
 
 def event_json(event: Event) -> JsonObject:
