@@ -453,6 +453,22 @@ class AssessmentLabels:
     def _skip(self, why: str) -> None:
         self.not_read[why] = self.not_read.get(why, 0) + 1
 
+    @property
+    def left_out(self) -> list[str]:
+        """The feedback read and not given as rows, said as warnings where the labels
+        are read (``labels_files``)."""
+        notes = []
+        for why, count in sorted(self.not_read.items()):
+            if why == "overridden":
+                what = "overridden by a later assessment"
+            elif why == "on a span":
+                what = "on a span, not on the whole trace"
+            else:
+                what = (f"from source type {why}: a verdict of no person (kept in the runs' "
+                        "metadata.assessments)")
+            notes.append(f"{count} feedback {what}: not read as labels")
+        return notes
+
     def _read(self) -> Iterator[tuple[str, dict[str, object]]]:
         errors: list[LoadError] = []
         for record in read_json_or_lines(self.path, errors):
@@ -462,13 +478,16 @@ class AssessmentLabels:
                     trace_id = _text(info.get("trace_id"), "info.trace_id")
                     assessments = _assessments(info)
                 except BadRecord as bad:
-                    error = record.error(_field(at, _trace_id(trace), bad.field), bad.message)
-                    raise InputError(str(error)) from None
+                    where = f"line {record.line}: " if record.line else ""
+                    raise InputError(f"{where}{_field(at, _trace_id(trace), bad.field)}: "
+                                     f"{bad.message}") from None
                 source = (f"{self.path}:{record.line}" if record.line
                           else f"{self.path}:trace {trace_id}")
                 yield from self._rows_of(trace_id, assessments, source)
         if errors:
-            raise InputError(str(errors[0]))
+            first = errors[0]
+            raise InputError(f"line {first.line}: {first.field + ': ' if first.field else ''}"
+                             f"{first.message}" if first.line else first.message)
 
     def _rows_of(self, trace_id: str, assessments: list[JsonObject], source: str
                  ) -> Iterator[tuple[str, dict[str, object]]]:

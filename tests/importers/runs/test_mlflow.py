@@ -21,6 +21,7 @@ from metaeval.importers.runs.common import ImportedRun
 from metaeval.importers.runs.mlflow_traces import assessment_labels, read_mlflow
 from metaeval.untrusted_json import LoadError
 from tests.importers.runs.measured import GUARD, SAYS, measured_as_scikit_learn
+from tests.loaders.conftest import meta_eval
 
 pytest.importorskip("mlflow")
 pytest.importorskip("openai")
@@ -113,6 +114,30 @@ def test_mlflow_traces_measured_as_scikit_learn_reads_them(
                                     graded)
     # The tripped guardrail, the cut reply and the steps that ran out.
     assert rows[SAYS]["unscored"] == 3
+
+
+FIGURES = ("n", "tp", "fn", "tn", "fp", "unscored", "kappa")
+
+
+def test_the_feedback_in_the_traces_measures_as_the_labels_the_test_wrote(
+        traces: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The labels CSV comes from this test's HUMAN table, checked against
+    # scikit-learn; --labels mlflow:PATH reads the same verdicts from the feedback
+    # MLflow stored, and the judge's feedback is said, not read.
+    from_csv = measured_as_scikit_learn(tmp_path, monkeypatch, f"mlflow:{traces}",
+                                        own_reading(traces), HUMAN, graded)
+    done = meta_eval(tmp_path, monkeypatch, "--runs", f"mlflow:{traces}", "--labels",
+                     f"mlflow:{traces}", "--format", "json")
+    assert done.exit_code in (0, 1), done.output
+    document = json.loads(done.stdout)
+    assert document["errors"] == []
+    from_feedback = {row["name"]: row for row in document["checks"]}
+    for check in (GUARD, SAYS):
+        assert {k: from_feedback[check][k] for k in FIGURES} == {
+            k: from_csv[check][k] for k in FIGURES}
+    (said,) = [w for w in done.stderr.splitlines() if "LLM_JUDGE" in w]
+    assert said.startswith(f"warning: {traces}: {len(JUDGE[SAYS])} feedback from source type "
+                           "LLM_JUDGE")
 
 
 def test_how_each_run_ended(traces: Path) -> None:
