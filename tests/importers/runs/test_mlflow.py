@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from metaeval.commands.import_runs import picked_format
+from metaeval.commands.import_runs import ImportRequest, import_runs, picked_format
 from metaeval.contract import Error, Message, Timeout, ToolCall, ToolResult
 from metaeval.importers.runs.common import ImportedRun
 from metaeval.importers.runs.mlflow_traces import assessment_labels, read_mlflow
@@ -240,6 +240,9 @@ def _chat_attr(key: str, value: Any) -> Any:
      "got 'FAILED'"),
     (lambda t: t["info"].update(assessments=[{"assessment_name": "x"}]),
      "info.assessments[0]", "expected an assessment"),
+    # Bounded: JSON text inside an attribute nests no deeper than a meta-set line holds.
+    (_chat_attr("mlflow.spanOutputs", "[" * 100 + "]" * 100),
+     "attributes.mlflow.spanOutputs", "nested deeper than"),
 ])
 def test_a_record_of_an_unknown_shape_is_an_error_naming_it(
         traces: Path, tmp_path: Path, change: Any, field: str, message: str) -> None:
@@ -286,3 +289,18 @@ def test_feedback_that_is_no_verdict_reaches_the_labels_check_as_written(
     values = [c["label"] for _, c in labels if c["run_id"] == lines[0]["info"]["trace_id"]]
     assert "4" in values  # the labels check refuses it, naming the row
     assert labels.not_read["overridden"] == 1
+
+
+def test_consecutive_traces_of_one_session_are_one_run(traces: Path, tmp_path: Path) -> None:
+    lines = _lines(traces)
+    for trace in lines[:2]:
+        trace["info"]["trace_metadata"]["mlflow.trace.session"] = "chat-1"
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = import_runs(ImportRequest("mlflow", (path,)))
+    assert result.errors == ()
+    assert [line["id"] for line in result.lines] == [t["info"]["trace_id"] for t in
+                                                    lines[:1] + lines[2:]]
+    first = result.lines[0]["metadata"]
+    assert isinstance(first, dict)
+    assert first["joined"] == {"calls": 2, "rule": "one conversation id"}
