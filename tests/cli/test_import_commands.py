@@ -8,6 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from metaeval.cli import main
+from metaeval.importers.runs import FORMATS
 from metaeval.loaders.meta_set import FORMAT_VERSION
 from tests.importers.runs.conftest import NATIVE, REQUEST
 
@@ -59,7 +60,10 @@ def test_a_label_from_a_score_the_runs_lack_is_an_error_per_run(tmp_path: Path) 
 
 
 def test_an_unknown_format_is_refused_by_name(tmp_path: Path) -> None:
-    out = CliRunner().invoke(main, ["import", "langfuse", str(tmp_path), "-o", "x.jsonl"])
+    # A name no format will take (formats are added one module at a time), and the
+    # choices the registry holds.
+    out = CliRunner().invoke(main, ["import", "no-such", str(tmp_path), "-o", "x.jsonl"])
     assert out.exit_code == 2
-    assert ("'langfuse' is not one of 'anthropic', 'inspect', 'openai-agents', "
-            "'openinference', 'otel', 'auto'") in out.output
+    choices = ", ".join(repr(name) for name in (*sorted(FORMATS), "auto"))
+    assert f"'no-such' is not one of {choices}" in out.output
+    assert "'otel'" in choices
