@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from metaeval.untrusted_json import LoadError
 from tests.importers.runs.measured import GUARD, SAYS, measured_as_scikit_learn
 from tests.loaders.conftest import meta_eval
 
+# Offline: MLflow sends no usage report (it reads this when it is imported, just below).
+os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
 pytest.importorskip("mlflow")
 pytest.importorskip("openai")
 pytest.importorskip("httpx")
