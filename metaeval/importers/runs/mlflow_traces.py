@@ -57,6 +57,21 @@ _PASS = {"pass", "yes", "true"}
 _FAIL = {"fail", "no", "false"}
 
 
+def _attribute(attributes: JsonObject, key: str, where: str) -> JsonValue:
+    """An ``mlflow.*`` attribute of a span: MLflow writes each one as JSON text."""
+    raw = attributes.get(key)
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise BadRecord(f"{where}.attributes.{key}", f"got {got(raw)}; expected JSON text, as "
+                        "MLflow writes a span's attributes")
+    try:
+        return parse_json(raw, max_depth=INNER_DEPTH)
+    except JsonInputError as e:
+        raise BadRecord(f"{where}.attributes.{key}", f"not JSON ({e.message}); expected JSON "
+                        "text, as MLflow writes a span's attributes") from e
+
+
 @dataclass(frozen=True, slots=True)
 class _Span:
     id: str
@@ -71,18 +86,7 @@ class _Span:
     where: str
 
     def value(self, key: str) -> JsonValue:
-        """An ``mlflow.*`` attribute: MLflow writes each one as JSON text."""
-        raw = self.attributes.get(key)
-        if raw is None:
-            return None
-        if not isinstance(raw, str):
-            raise BadRecord(f"{self.where}.attributes.{key}", f"got {got(raw)}; expected JSON "
-                            "text, as MLflow writes a span's attributes")
-        try:
-            return parse_json(raw, max_depth=INNER_DEPTH)
-        except JsonInputError as e:
-            raise BadRecord(f"{self.where}.attributes.{key}", f"not JSON ({e.message}); "
-                            "expected JSON text, as MLflow writes a span's attributes") from e
+        return _attribute(self.attributes, key, self.where)
 
 
 def _int(value: JsonValue, where: str) -> int:
@@ -93,10 +97,9 @@ def _int(value: JsonValue, where: str) -> int:
     raise BadRecord(where, f"got {got(value)}; expected a time in nanoseconds")
 
 
-def _text(value: JsonValue, where: str, empty: bool = False) -> str:
-    if not isinstance(value, str) or not (value or empty):
-        raise BadRecord(where, f"got {got(value)}; expected a {'' if empty else 'non-empty '}"
-                        "string")
+def _text(value: JsonValue, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise BadRecord(where, f"got {got(value)}; expected a non-empty string")
     return value
 
 
@@ -118,19 +121,17 @@ def _span(raw: JsonValue, i: int) -> _Span:
         raise BadRecord(f"{where}.status.code", f"got {got(code)}; expected one of "
                         f"{', '.join(_STATUS)}")
     message = status.get("message") or ""
-    span = _Span(span_id, parent, _text(raw.get("name"), f"{where}.name"), "",
+    # MLflow's own default for a span no one typed is UNKNOWN; a type of the user's
+    # own (span_type takes any string) is kept, and counted in the run's metadata.
+    kind = _attribute(attributes, "mlflow.spanType", where) or "UNKNOWN"
+    if not isinstance(kind, str):
+        raise BadRecord(f"{where}.attributes.mlflow.spanType", f"got {got(kind)}; expected a "
+                        f"span type: one of {', '.join(sorted(SPAN_TYPES))}, or a name")
+    return _Span(span_id, parent, _text(raw.get("name"), f"{where}.name"), kind,
                  _int(raw.get("start_time_unix_nano"), f"{where}.start_time_unix_nano"),
                  _int(raw.get("end_time_unix_nano"), f"{where}.end_time_unix_nano"),
                  _STATUS[code], message if isinstance(message, str) else str(message),
                  attributes, where)
-    kind = span.value("mlflow.spanType")
-    if kind is None:
-        kind = "UNKNOWN"  # MLflow's own default for a span no one typed
-    if not isinstance(kind, str) or kind not in SPAN_TYPES:
-        raise BadRecord(f"{where}.attributes.mlflow.spanType", f"got {got(kind)}; expected "
-                        f"one of {', '.join(sorted(SPAN_TYPES))}")
-    return _Span(span.id, span.parent, span.name, kind, span.start, span.end, span.failed,
-                 span.message, attributes, where)
 
 
 def _after_last_assistant(messages: list[JsonValue]) -> int:
@@ -321,6 +322,7 @@ def _run(info: JsonObject, data: JsonValue, source: str) -> ImportedRun:
     guardrails: JsonObject = {}
     evaluations: list[JsonValue] = []
     model_errors: list[JsonValue] = []
+    custom: JsonObject = {}
     for span in spans:
         if span.kind in ("CHAT_MODEL", "LLM"):
             conversation.chat(span)
@@ -335,6 +337,9 @@ def _run(info: JsonObject, data: JsonValue, source: str) -> ImportedRun:
             guardrails[span.name] = span.failed
         elif span.kind == "EVALUATOR":
             evaluations.append({"name": span.name, "output": span.value("mlflow.spanOutputs")})
+        elif span.kind not in SPAN_TYPES:
+            own = custom.get(span.kind, 0)
+            custom[span.kind] = (own if isinstance(own, int) else 0) + 1
     stop = _ended(state, spans, conversation.reasons)
     if stop is None and not conversation.started and not any(
             isinstance(e, ToolCall) for e in conversation.events):
@@ -354,6 +359,7 @@ def _run(info: JsonObject, data: JsonValue, source: str) -> ImportedRun:
         ("trace_name", name), ("session", session), ("user", trace_meta.get("mlflow.trace.user")),
         ("tags", {k: v for k, v in tags.items() if not k.startswith("mlflow.")}),
         ("guardrails", guardrails), ("evaluations", evaluations), ("model_errors", model_errors),
+        ("span_types_not_read", custom),
         ("tool_errors", conversation.tool_errors),
         ("assessments", list[JsonValue]([_kept(a) for a in assessments])),
         ("ended", stop.detail if stop is not None else None)]

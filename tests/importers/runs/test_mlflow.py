@@ -224,8 +224,8 @@ def _chat_attr(key: str, value: Any) -> Any:
 
 
 @pytest.mark.parametrize(("change", "field", "message"), [
-    (_span_attr("mlflow.spanType", '"PLANNER"'), "attributes.mlflow.spanType",
-     "got 'PLANNER'; expected one of AGENT"),
+    (_span_attr("mlflow.spanType", "7"), "attributes.mlflow.spanType",
+     "got 7; expected a span type: one of AGENT"),
     (_span_attr("mlflow.spanType", "AGENT"), "attributes.mlflow.spanType", "not JSON"),
     (lambda t: t["info"].update(state="DONE"), "info.state", "got 'DONE'"),
     (lambda t: {"info": {"request_id": "tr-1"}, "data": {}}, "info", "an MLflow 2 trace"),
@@ -307,3 +307,14 @@ def test_consecutive_traces_of_one_session_are_one_run(traces: Path, tmp_path: P
     first = result.lines[0]["metadata"]
     assert isinstance(first, dict)
     assert first["joined"] == {"calls": 2, "rule": "one conversation id"}
+
+
+def test_a_span_type_of_the_users_own_is_counted_not_refused(traces: Path,
+                                                             tmp_path: Path) -> None:
+    # span_type takes any string: a type this reader does not know is kept in sight.
+    ids, errors = _with(traces, tmp_path, _span_attr("mlflow.spanType", '"PLANNER"'))
+    assert errors == [] and len(ids) == len(SCENARIOS)
+    path = tmp_path / "t.jsonl"
+    (run,) = [r for r in read_mlflow([path], []) if r.id == ids[1]]
+    assert run.metadata["span_types_not_read"] == {"PLANNER": 1}
+    assert "span_types_not_read" not in next(iter(read_mlflow([path], []))).metadata
