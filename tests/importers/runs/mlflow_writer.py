@@ -67,9 +67,11 @@ def _file_store() -> Iterator[None]:
 
 def write_traces(path: Path, store: Path, scenarios: Sequence[Scenario],
                  human: Mapping[str, Mapping[str, Any]],
-                 judge: Mapping[str, Mapping[str, Any]]) -> None:
+                 judge: Mapping[str, Mapping[str, Any]], search: Path | None = None) -> None:
     """Each scenario run by the traced agent; ``human[check][scenario]`` logged as the
-    annotator ``ann``'s feedback and ``judge[check][scenario]`` as an LLM judge's."""
+    annotator ``ann``'s feedback and ``judge[check][scenario]`` as an LLM judge's. With
+    ``search``, the same traces as MLflow's CLI prints them there (``mlflow traces
+    search --output json``)."""
     replies: list[dict[str, Any]] = []
     client = OpenAI(api_key="none", base_url="http://mock.invalid/v1",
                     http_client=httpx.Client(transport=httpx.MockTransport(
@@ -143,6 +145,14 @@ def write_traces(path: Path, store: Path, scenarios: Sequence[Scenario],
             mlflow.log_expectation(trace_id=ids["m1"], name="order_id", value="A-1")
             traces = mlflow.search_traces(locations=[experiment.experiment_id],
                                           return_type="list", order_by=["timestamp_ms ASC"])
+            if search is not None:
+                from click.testing import CliRunner
+                from mlflow.cli import cli
+                done = CliRunner().invoke(cli, [
+                    "traces", "search", "--experiment-id", experiment.experiment_id,
+                    "--output", "json"], env={"MLFLOW_TRACKING_URI": store.as_uri()})
+                assert done.exit_code == 0, done.output
+                search.write_text(done.stdout)
         finally:
             mlflow.openai.autolog(disable=True)
     with path.open("w") as f:

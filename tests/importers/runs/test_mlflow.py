@@ -93,7 +93,7 @@ def graded(trace: dict[str, Any], check: str) -> str:
 def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("mlflow")
     path = folder / "traces.jsonl"
-    write_traces(path, folder / "store", SCENARIOS, LOGGED, JUDGE)
+    write_traces(path, folder / "store", SCENARIOS, LOGGED, JUDGE, folder / "search.json")
     return path
 
 
@@ -266,14 +266,15 @@ def test_a_trace_with_no_model_call_or_tool_is_an_error_not_an_empty_run(
     assert "no CHAT_MODEL, LLM or TOOL span" in error.message
 
 
-def test_traces_as_mlflow_traces_search_prints_them_are_read(traces: Path,
-                                                               tmp_path: Path) -> None:
-    path = tmp_path / "search.json"
-    path.write_text(json.dumps({"traces": _lines(traces), "next_page_token": None}, indent=2))
+def test_traces_as_mlflow_traces_search_prints_them_are_read(traces: Path) -> None:
+    # The file MLflow's own CLI printed for the same experiment, pretty-printed JSON.
+    path = traces.with_name("search.json")
     errors: list[LoadError] = []
-    assert len(list(read_mlflow([path], errors))) == len(SCENARIOS) and errors == []
+    assert {r.id for r in read_mlflow([path], errors)} == set(own_reading(traces))
+    assert errors == []
     assert picked_format([path]) == "mlflow"
     rows = list(assessment_labels(path))
+    assert len(rows) == len(SCENARIOS) * len(HUMAN)
     assert rows[0][0].startswith(f"{path}:trace tr-")
 
 
