@@ -294,16 +294,19 @@ def _format_files(unit: RunFormat, path: Path, errors: list[LoadError]) -> list[
     return [path]
 
 
-def _read_format(unit: RunFormat, path: Path, errors: list[LoadError]) -> list[Annotation]:
+def _read_format(unit: RunFormat, path: Path, errors: list[LoadError],
+                 said: list[LoadError] | None = None) -> list[Annotation]:
     """The rows format ``unit`` reads from ``path``, each checked as a labels file's row
     is. The format's reader raises ``BadRecord`` for a file it cannot read at all (the
     error names the file); a verdict it cannot map it gives as it is, and the checks
-    here refuse that row alone."""
+    here refuse that row alone. What the reader read and gave no row for (its rows'
+    ``left_out`` notes, if any) goes to ``said``, the warnings."""
     assert unit.labels is not None  # refuse_unlabelled said so first
     found: list[Annotation] = []
     for file in _format_files(unit, path, errors):
         try:
-            for source, columns in unit.labels(file):
+            rows = unit.labels(file)
+            for source, columns in rows:
                 # Every error names the file, even from a reader whose source does not.
                 source = source if source.startswith(str(file)) else f"{file}:{source}"
                 try:
@@ -313,6 +316,11 @@ def _read_format(unit: RunFormat, path: Path, errors: list[LoadError]) -> list[A
                     found.append(_row(dict(columns), source))
                 except BadField as e:
                     errors.append(LoadError(*place(source), e.field, e.message))
+            # What the format read but gives no row for (a judge's verdict in MLflow
+            # feedback) is said, never dropped in silence.
+            left_out = getattr(rows, "left_out", ())
+            if said is not None and isinstance(left_out, list | tuple):
+                said += [LoadError(str(file), 0, "", str(note)) for note in left_out]
         except BadRecord as e:
             errors.append(LoadError(str(file), 0, e.field, e.message))
         except (OSError, JsonInputError, InputError) as e:
@@ -338,7 +346,7 @@ def read_labels(paths: Iterable[Path], torn: list[LoadError] | None = None
         suffix = path.suffix.lower()
         spec = labels_format(path)
         if spec is not None:
-            annotations += _read_format(*spec, errors)
+            annotations += _read_format(*spec, errors, torn)
         elif suffix == ".csv":
             annotations += _read_csv(path, errors)
         elif suffix in (".jsonl", ".ndjson"):

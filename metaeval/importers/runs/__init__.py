@@ -18,6 +18,7 @@ from metaeval.importers.runs import (
     inspect_log,
     langfuse,
     langsmith,
+    mlflow_traces,
     openai_agents,
     openinference,
     otel,
@@ -36,6 +37,7 @@ FORMATS: dict[str, RunFormat] = {f.name: f for f in (
     openinference.FORMAT,
     langsmith.FORMAT,
     langfuse.FORMAT,
+    mlflow_traces.FORMAT,
 )}
 """Every run format, by its name on the command line."""
 

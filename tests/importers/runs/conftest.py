@@ -24,6 +24,29 @@ TIKTOKEN = REPO.parent / "shared" / "benchmarks" / "inspect_ai" / "tiktoken-cach
 HAS_INSPECT = importlib.util.find_spec("inspect_ai") is not None
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
+# METAEVAL_REQUIRE_SDKS (CI, after installing the SDK extras): a test or a module
+# skipped for a missing SDK is a failure, so an extra that did not install (or an
+# SDK that lost a dependency it used to bring) cannot turn the step green unmeasured.
+REQUIRE_SDKS = bool(os.environ.get("METAEVAL_REQUIRE_SDKS"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if REQUIRE_SDKS and report.skipped:
+        report.outcome = "failed"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if REQUIRE_SDKS and report.skipped:
+        report.outcome = "failed"
+
+
 # A request as a harness logs it before the last call, with the reply it got.
 REQUEST: JsonObject = {
     "id": "refund-7", "task_id": "refund", "model": "claude-x", "max_tokens": 1024,
