@@ -5,7 +5,6 @@ tiny format planted in the registry by the test."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any

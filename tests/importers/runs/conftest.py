@@ -9,9 +9,10 @@ import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
+import pluggy
 import pytest
 from opentelemetry.exporter.otlp.json.file.trace_exporter import FileSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
@@ -32,17 +33,16 @@ REQUIRE_SDKS = bool(os.environ.get("METAEVAL_REQUIRE_SDKS"))
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
-                              ) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()
+                              ) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
+    report = (yield).get_result()
     if REQUIRE_SDKS and report.skipped:
         report.outcome = "failed"
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()
+def pytest_make_collect_report(collector: pytest.Collector
+                               ) -> Generator[None, pluggy.Result[pytest.CollectReport], None]:
+    report = (yield).get_result()
     if REQUIRE_SDKS and report.skipped:
         report.outcome = "failed"
 

@@ -214,7 +214,7 @@ def test_langfuse_export_measured_as_scikit_learn_reads_it(
     done = meta_eval(tmp_path, monkeypatch, "--runs", f"langfuse:{export}", "--labels",
                      f"langfuse:{export}", "--format", "json")
     assert done.exit_code == 0, done.output
-    document = json.loads(done.output)
+    document = json.loads(done.stdout)
     assert document["errors"] == []
     keys = ("n", "tp", "fn", "tn", "fp", "unscored", "kappa")
     assert {row["name"]: [row[k] for k in keys] for row in document["checks"]
@@ -232,7 +232,7 @@ def test_a_score_that_is_no_label_fails_the_measure_and_names_the_score(
     done = meta_eval(tmp_path, monkeypatch, "--runs", f"langfuse:{bad}", "--labels",
                      f"langfuse:{bad}", "--format", "json")
     assert done.exit_code == 2, done.output
-    (error,) = json.loads(done.output)["errors"]
+    (error,) = json.loads(done.stdout)["errors"]
     assert f"line {len(lines)}: data[0].dataType: score {scores['data'][0]['id']}" in error
     assert "got 'NUMERIC'" in error
 
