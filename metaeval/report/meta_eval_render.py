@@ -313,7 +313,9 @@ def interval_methods(result: MetaEvalResult) -> str:
 
 def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
                     errors: tuple[LoadError, ...] = (), show_runs: bool = False) -> str:
-    runs = result.evaluator.measured.n
+    # Every run graded: those with an overall verdict (the evaluator's row) and those
+    # without, which a check's own label may still measure.
+    runs = result.evaluator.measured.n + result.unlabelled
     settings = result.settings
     parts = [f"meta-eval: {runs} runs from {len(files)} file(s); positive = human pass; "
              f"unscored counts in every denominator; {interval_methods(result)}",
@@ -323,8 +325,9 @@ def meta_eval_table(result: MetaEvalResult, *, files: tuple[str, ...] = (),
     parts.extend(_interval_lines(result))
     parts.extend(set_lines(result.measured, "run"))
     if result.unlabelled:
-        parts[0] += (f"; {result.unlabelled} run(s) with no overall human verdict graded "
-                     "but not measured (unlabelled, or their annotators tied)")
+        parts[0] += (f"; {result.unlabelled} of them with no overall human verdict "
+                     "(unlabelled, or their annotators tied): not in the evaluator's row, "
+                     "measured only by a check's own label")
     if errors:
         parts.append("bad input (left out):\n" + "\n".join(f"  {one_line(str(e))}"
                                                             for e in errors))

@@ -107,4 +107,7 @@ def test_a_run_with_no_label_is_unlabelled_not_an_error(tmp_path: Path) -> None:
     result = meta_eval(loaded.runs, Settings(resamples=20))
     assert (result.evaluator.measured.n, result.unlabelled) == (1, 3)
     out = run(*FAST, str(path))
-    assert "3 run(s) with no overall human verdict graded but not measured" in out.output
+    # The header counts every run graded, not only the evaluator's row (1).
+    assert out.output.startswith("meta-eval: 4 runs from 1 file(s);")
+    assert ("3 of them with no overall human verdict (unlabelled, or their annotators "
+            "tied): not in the evaluator's row") in out.output
