@@ -200,7 +200,9 @@ def test_a_bad_row_is_named_by_file_line_and_column_and_the_rest_joins(
         "it replaces ('was')",
         "l.csv:6: label: got 'maybe'; expected 'pass', 'fail' or 'unsure'",
         "l.csv:7: annotator: got nothing; expected a non-empty string"]
-    assert "meta-eval: 1 runs" in result.output  # t00-trial0, labelled once
+    # Four runs graded; only t00-trial0 (labelled once) is in the evaluator's row.
+    assert "meta-eval: 4 runs" in result.output
+    assert "3 of them with no overall human verdict" in result.output
 
 
 def test_jsonl_labels_and_a_bad_header(tmp_path: Path) -> None:
