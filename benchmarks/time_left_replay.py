@@ -83,14 +83,20 @@ def estimator_at(rev: str) -> types.ModuleType:
     return module
 
 
-def replay(recording: dict[str, Any], estimator: types.ModuleType) -> list[Step]:
-    """Every estimate the estimator gives, fed the recorded results in order."""
+def expected_for(recording: dict[str, Any], estimator: types.ModuleType) -> dict[str, Any]:
+    """What the estimator expects of each recorded mutant, from its recorded selection."""
     plan = recording["plan"]
     # Recordings before "patch" was kept: a rewrite mutant's id is path::qualname::...
     mutants = [types.SimpleNamespace(id=name, kind=MutantKind.PATCH if kept.get(
         "patch", "::" not in name) else MutantKind.REWRITE) for name, kept in plan.items()]
-    costs = estimator.expected_costs(mutants, _Recorded(plan), recording["durations"],
-                                     recording["always"])
+    costs: dict[str, Any] = estimator.expected_costs(
+        mutants, _Recorded(plan), recording["durations"], recording["always"])
+    return costs
+
+
+def replay(recording: dict[str, Any], estimator: types.ModuleType) -> list[Step]:
+    """Every estimate the estimator gives, fed the recorded results in order."""
+    costs = expected_for(recording, estimator)
     now = [recording["began"]]
     left = estimator.TimeLeft(costs, recording["jobs"], clock=lambda: now[0])
     results = recording["results"]
