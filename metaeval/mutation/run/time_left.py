@@ -8,21 +8,21 @@ instead by its own selection (``Expected``): its first test's baseline seconds
 chosen), how many tests it has, and all their seconds.
 
 A killed mutant and a survivor cost apart, and each is measured on its own
-(``_Kind.costs``), from the last ``KIND`` of its kind to run, the nearest in kind
-to the ones left as the run goes longest first. A killed one stops early: its
-first test's seconds, what the cheapest of the last killed children cost beyond
-theirs (start, first use, reaping: ``at``), and what the last killed cost beyond
-that for each of their tests after the first (``each``): a mutant whose killer
-runs late pays for the tests before it, and a selection of five tests has fewer
-of them than one of three hundred. A survivor runs every test: what a killed child
-cost beyond its first test, and its tests' seconds as the last survivors' were
-stretched (a ratio of sums, as the time left is a sum). The share killed is by
-count, of all of its kind that ran; the survivors' share of the tests' seconds
-from the last to run (the mutants that survive run more tests than the others:
-on inspect_ai's scorers 25% of them, 45% of the seconds). One ratio of sums for
-both, as before, let the survivors' seconds drown the killed ones': inspect_ai's
-killed children cost 0.3 s in tests that took 1 ms in the baseline, and the
-estimate was 41% short from halfway.
+(``_Kind.costs``), from the last ``RECENT`` of its kind to run, the nearest in
+kind to the ones left as the run goes longest first. A killed one costs its first
+test's seconds and what the last killed children cost beyond theirs (the mean:
+start, first use, the tests before the killer, reaping). A survivor runs every
+test: what a killed child costs beyond its first test, and its tests' seconds as
+the last survivors' were stretched (a ratio of sums, as the time left is a sum).
+The share killed is by count, of all of its kind that ran; the survivors' share
+of the tests' seconds from the last to run (survivors run more tests than the
+others: on inspect_ai's scorers 25% of the mutants left at halfway, 45% of
+their seconds). One ratio of sums for both, as before, let the survivors'
+seconds drown the killed ones': inspect_ai's killed children spent 0.3 s in
+tests that took 1 ms in the baseline, and the estimate was 41% short from
+halfway. (A killed child's cost grown with its tests after the first, as on
+metaeval itself, halved it on jsonschema, where a child of 3,000 tests is killed
+as fast as one of 50.)
 
 Kinds cost apart: module and class bodies, which every test may reach and
 which run the suite until a test fails, against mutants with a selection; patch
@@ -60,12 +60,9 @@ AFTER = 3
 """Mutants that ran before the time left is estimated."""
 MIN_WORKERS = 0.25
 """The fewest children at work at once the estimate assumes (a stalled start is no pace)."""
-KIND = 50
-"""How many of the last of a kind to run tell what one of them costs (killed ones
-cost by the function mutated: 25 were one or two functions' mutants on metaeval
-itself, and its estimate swung from half to twice the time left)."""
 RECENT = 25
-"""How many of the last mutants to finish tell how many children are at work at once."""
+"""How many of the last of a kind to run tell what one of them costs, and how many of
+the last mutants to finish how many children are at work at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +77,6 @@ class Expected:
     every: bool = False
     """Every test may reach it (a module or class body): it runs the whole suite,
     fastest first, until a test fails, which tells nothing of a selected mutant."""
-    tests: int = 1
-    """How many they are."""
     patch: bool = False
     """A patch mutant: put in place by a process of its own or by its declared
     patch, not by swapping a function's code, which costs apart."""
@@ -89,11 +84,6 @@ class Expected:
     @property
     def kind(self) -> tuple[bool, bool]:
         return self.every, self.patch
-
-    @property
-    def others(self) -> int:
-        """How many tests it has after its first (at least one when ``rest`` has seconds)."""
-        return max(self.tests - 1, int(self.rest > 0))
 
 
 def expected_costs(mutants: Iterable[Mutant], coverage: Coverage,
@@ -120,7 +110,7 @@ def expected_costs(mutants: Iterable[Mutant], coverage: Coverage,
         if head is None or selection.tests is not None or not seconds:
             head = seconds[0] if seconds else 0.0
         costs[mutant.id] = (Expected(head, sum(seconds) - head, selection.tests is None,
-                                     len(seconds), mutant.kind is MutantKind.PATCH)
+                                     mutant.kind is MutantKind.PATCH)
                             if seconds else Expected(0.0, 0.0))
     return costs
 
@@ -133,12 +123,11 @@ class _Kind:
 
     runs: int = 0
     kills: int = 0
-    ran: deque[tuple[bool, float]] = field(default_factory=lambda: deque(maxlen=KIND))
+    ran: deque[tuple[bool, float]] = field(default_factory=lambda: deque(maxlen=RECENT))
     """The last to run: whether each survived, and its tests' baseline seconds."""
-    killed: deque[tuple[int, float]] = field(default_factory=lambda: deque(maxlen=KIND))
-    """The last killed ones: how many tests after their first, and their seconds beyond
-    their first test's baseline seconds."""
-    survived: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=KIND))
+    killed: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT))
+    """The last killed ones' seconds beyond their first test's baseline seconds."""
+    survived: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=RECENT))
     """The last survivors: their tests' baseline seconds, and their seconds."""
 
     def took(self, expected: Expected, result: MutantResult) -> None:
@@ -150,22 +139,18 @@ class _Kind:
         if survived:
             self.survived.append((every, result.duration))
         else:
-            self.killed.append((expected.others, max(0.0, result.duration - expected.first)))
+            self.killed.append(max(0.0, result.duration - expected.first))
 
     def costs(self) -> _Costs:
         """What a mutant of this kind left is expected to cost, from the last to run."""
         seconds = sum(every for _, every in self.ran)
         kept = sum(every for survived, every in self.ran if survived)
         killed = self.kills / self.runs if self.runs else 1.0
-        at = min((y for _, y in self.killed), default=0.0)
-        others = sum(n for n, _ in self.killed)
-        each = sum(y - at for _, y in self.killed) / others if others else 0.0
         expected = sum(every for every, _ in self.survived)
-        beyond = statistics.fmean(y for _, y in self.killed) if self.killed else at
+        beyond = statistics.fmean(self.killed) if self.killed else 0.0
         per = (max(0.0, sum(took - beyond for _, took in self.survived) / expected)
                if expected > 0 else 1.0)
-        return _Costs(killed, kept / seconds if seconds > 0 else 1.0 - killed, at, each,
-                      beyond, per)
+        return _Costs(killed, kept / seconds if seconds > 0 else 1.0 - killed, beyond, per)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,13 +161,10 @@ class _Costs:
     """The share of them killed, by count (of all of the kind that ran)."""
     kept: float
     """The survivors' share of the last to run's tests' baseline seconds."""
-    at: float
-    """What a killed child costs beyond its first test at the least: the cheapest of
-    the last killed (start, first use, reaping)."""
-    each: float
-    """What the last killed cost beyond ``at``, for each of their tests after the first."""
     beyond: float
-    """What a killed child costs beyond its first test: the mean of the last killed."""
+    """What a killed child costs beyond its first test's baseline seconds (start, first
+    use, the tests before its killer, reaping): the mean of the last killed, as the
+    time left is a sum."""
     per: float
     """What a survivor costs beyond ``beyond`` for each baseline second of its tests:
     the last survivors' seconds over theirs (a ratio of sums); 1 before one survived."""
@@ -190,7 +172,7 @@ class _Costs:
     def work(self, expected: Expected) -> float:
         """The seconds one mutant is expected to cost: killed or survived, as the shares
         say; a survivor's tests by the survivors' share of the tests' seconds."""
-        killed = expected.first + self.at + self.each * expected.others
+        killed = expected.first + self.beyond
         survived = self.beyond
         tests = self.per * (expected.first + expected.rest)
         return self.killed * killed + (1.0 - self.killed) * survived + self.kept * tests

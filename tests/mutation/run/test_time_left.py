@@ -12,7 +12,7 @@ from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.find.targets import find_mutants
 from metaeval.mutation.isolation.options import Isolation, RunOptions
 from metaeval.mutation.model import Mutant, MutantKind, MutantResult, Span, Status
-from metaeval.mutation.run.time_left import KIND, Expected, TimeLeft, expected_costs
+from metaeval.mutation.run.time_left import RECENT, Expected, TimeLeft, expected_costs
 from metaeval.mutation.wire import CodeRun
 from metaeval.report.progress import MutateProgress
 from tests.builders import run_here
@@ -61,7 +61,7 @@ def test_a_mutant_costs_its_fastest_selected_test_and_then_the_others(tmp_path: 
     durations = {"t::small": 0.5, "t::large": 3.0, "t::other": 7.0}
     costs = expected_costs([mutant("both", 2), mutant("large", 3), mutant("small", 4),
                             mutant("never", 8, "never", (12, 14))], coverage, durations)
-    assert costs == {"both": Expected(0.5, 3.0, tests=2), "large": Expected(3.0, 0.0),
+    assert costs == {"both": Expected(0.5, 3.0), "large": Expected(3.0, 0.0),
                      "small": Expected(0.5, 0.0), "never": Expected(0.0, 0.0)}
 
 
@@ -76,7 +76,7 @@ def test_tests_the_record_did_not_see_through_are_every_mutants(tmp_path: Path) 
     costs = expected_costs([mutant("both", 2), mutant("lines", 3),
                             mutant("never", 8, "never", (12, 14))], coverage, durations,
                            always=("t::unseen",))
-    assert costs == {"both": Expected(0.5, 4.0, tests=2), "lines": Expected(4.0, 0.0),
+    assert costs == {"both": Expected(0.5, 4.0), "lines": Expected(4.0, 0.0),
                      "never": Expected(4.0, 0.0)}
     assert expected_costs([mutant("never", 8, "never", (12, 14))], coverage,
                           durations)["never"] == Expected(0.0, 0.0)
@@ -121,14 +121,14 @@ def test_the_cost_beyond_the_tests_comes_from_the_last_mutants_to_finish() -> No
     # kills them (3 s beyond a fastest test of 1 ms, of 80 s in all). Then quick
     # mutants whose one test kills them at once: the ones left are like those.
     expected = {f"body{i}": Expected(0.001, 80.0) for i in range(30)}
-    expected |= {f"quick{i}": Expected(0.01, 0.5) for i in range(KIND + 10)}
+    expected |= {f"quick{i}": Expected(0.01, 0.5) for i in range(RECENT + 10)}
     run = Planted(1)
     left = TimeLeft(expected, jobs=1, clock=run.clock)
     for i in range(30):
         run.finish(left, result(f"body{i}", Status.KILLED, 3.001, outside=0.0))
-    for i in range(KIND):
+    for i in range(RECENT):
         run.finish(left, result(f"quick{i}", Status.KILLED, 0.01, outside=0.0))
-    # The last KIND cost nothing beyond their first test: 10 left x 0.01 s. (All of
+    # The last RECENT cost nothing beyond their first test: 10 left x 0.01 s. (All of
     # them would say 30 x 3 s over 80 mutants beyond it: 1.1 s each.)
     assert left.seconds() == pytest.approx(0.1)
 
