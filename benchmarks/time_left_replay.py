@@ -175,7 +175,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, estimator in estimators:
             steps = replay(recording, estimator)
             found = summary(steps, first, args.floor)
-            print(f"  {name}: {found.line()}")
+            shown = next((s.at for s in steps if s.shown is not None), None)
+            since = ("never shown" if shown is None else
+                     f"first shown {shown - first:.1f} s in "
+                     f"({(shown - first) / (steps[-1].at - first):.0%} of the mutants' time)")
+            print(f"  {name}: {since}; {found.line()}")
             if args.steps:
                 for s in steps:
                     if s.shown is not None and s.actual > 0 and \
