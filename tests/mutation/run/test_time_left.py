@@ -61,7 +61,7 @@ def test_a_mutant_costs_its_fastest_selected_test_and_then_the_others(tmp_path: 
     durations = {"t::small": 0.5, "t::large": 3.0, "t::other": 7.0}
     costs = expected_costs([mutant("both", 2), mutant("large", 3), mutant("small", 4),
                             mutant("never", 8, "never", (12, 14))], coverage, durations)
-    assert costs == {"both": Expected(0.5, 3.0), "large": Expected(3.0, 0.0),
+    assert costs == {"both": Expected(0.5, 3.0, tests=2), "large": Expected(3.0, 0.0),
                      "small": Expected(0.5, 0.0), "never": Expected(0.0, 0.0)}
 
 
@@ -76,7 +76,7 @@ def test_tests_the_record_did_not_see_through_are_every_mutants(tmp_path: Path) 
     costs = expected_costs([mutant("both", 2), mutant("lines", 3),
                             mutant("never", 8, "never", (12, 14))], coverage, durations,
                            always=("t::unseen",))
-    assert costs == {"both": Expected(0.5, 4.0), "lines": Expected(4.0, 0.0),
+    assert costs == {"both": Expected(0.5, 4.0, tests=2), "lines": Expected(4.0, 0.0),
                      "never": Expected(4.0, 0.0)}
     assert expected_costs([mutant("never", 8, "never", (12, 14))], coverage,
                           durations)["never"] == Expected(0.0, 0.0)
@@ -334,3 +334,24 @@ def test_a_killed_mutant_costs_what_the_last_killed_cost_beyond_its_first_test()
     errors = [(estimate - (end - at)) / (end - at) for at, estimate in shown
               if at >= end / 2 and end - at >= 1.0]
     assert len(errors) > 200 and max(map(abs, errors)) <= 0.1
+
+
+def test_a_killed_childs_cost_grows_with_its_tests_only_where_the_last_killed_show_it() -> None:
+    # On metaeval itself a killed child with 300 tests ran 2 s to 8 s of them before
+    # its killer, one with 10 tests 0.3 s; on jsonschema one with 3,000 tests was
+    # killed as fast as one with 50. The same mutants left: ten of 11 tests each.
+    left_over = {f"left{i}": Expected(0.001, 0.01, tests=11) for i in range(10)}
+    seen = {f"seen{i}": Expected(0.001, 1.0, tests=n) for i, n in enumerate([11, 301] * 10)}
+    # Grown with the tests: the cheapest (0.299 s beyond the first test) and the rest
+    # spread over the tests after the first (10 x 3 s over 10 x 10 + 10 x 300).
+    grown = 0.299 + 10 * 30 / 3100
+    # Not grown (the larger selections killed faster): their mean, 0.399 s.
+    for cost, each in (((0.3, 3.3), grown), ((0.5, 0.3), 0.399)):
+        run = Planted(1)
+        left = TimeLeft(seen | left_over, jobs=1, clock=run.clock)
+        for i in range(20):
+            run.finish(left, result(f"seen{i}", Status.KILLED, cost[i % 2] - 0.1, outside=0.1))
+        seconds = left.seconds()
+        assert seconds is not None
+        assert seconds == pytest.approx(10 * (0.001 + each), rel=0.02)
+    # Flat where it grew, the mean (1.8 s) would have said 4.5x the time left.
