@@ -11,12 +11,17 @@ counted apart: the line shows whole seconds and the last mutant alone can be a
 few seconds, so a few seconds' slip there is not what the bound is about.
 
 Targets: this repository (its own `[tool.metaeval.mutate]`, a fresh copy of
-its files) and inspect_ai's scorers (the shared snapshot, offline selection,
-with the shared tiktoken cache; set up as `bench_inspect_ai.py` does). Each run
+its files), inspect_ai's scorers (the shared snapshot, offline selection,
+with the shared tiktoken cache; set up as `bench_inspect_ai.py` does) and, held
+out, jsonschema 4.26.0 (set up as `in_tests_time.py` does). Each run
 gets a fresh copy, so no result comes from a cache.
 
     python3 benchmarks/time_left_error.py --target inspect_ai [--runs 1] [--jobs 2]
     python3 benchmarks/time_left_error.py --target metaeval
+    python3 benchmarks/time_left_error.py --target jsonschema --floor 3
+
+`--record` also writes down what each run's estimate was given and each result
+(`time_left_recorder.py`), for `time_left_replay.py` to replay offline.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 from collections.abc import Sequence
@@ -39,6 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_inspect_ai as bi
 import bench_tools as bt
+import in_tests_time as jt
 from bench_report import say
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,13 +68,17 @@ class Shown:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--target", choices=("inspect_ai", "metaeval"), default="inspect_ai")
+    p.add_argument("--target", choices=("inspect_ai", "metaeval", "jsonschema"),
+                   default="inspect_ai")
     p.add_argument("--runs", type=int, default=1, help="runs (default 1)")
     p.add_argument("--jobs", type=int, default=2, help="--jobs of every run (default 2)")
     p.add_argument("--floor", type=float, default=10.0,
                    help="estimates with fewer seconds really left are counted apart (default 10)")
     p.add_argument("--work", type=Path, default=REPO / "benchmarks" / ".work",
                    help="scratch directory (default benchmarks/.work, git-ignored)")
+    p.add_argument("--record", action="store_true",
+                   help="also write down, per run, each mutant's selected tests and result as "
+                        "the estimate saw them (time_left_recorder.py), for time_left_replay.py")
     p.add_argument("--venv", type=Path, default=None,
                    help="metaeval target: a venv holding this checkout's metaeval with its dev "
                         "extras (default: the one sys.executable runs in)")
@@ -161,6 +172,24 @@ def target_for(args: argparse.Namespace) -> tuple[Path, bt.Target]:
     if args.target == "inspect_ai":
         return bi.setup(args.inspect_ai_source, args.work, REPO, args.inspect_ai_targets,
                         args.inspect_ai_selection)
+    if args.target == "jsonschema":  # held out: set up as in_tests_time.py does
+        args.work.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+        pristine, dl = args.work / jt.NAME, args.work / "dl"
+        if not list(dl.glob(f"{jt.NAME}.tar.gz")):
+            bt.run_cmd([sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:",
+                        "--no-deps", jt.SDIST, "-d", str(dl)], args.work, env)
+        if not pristine.exists():
+            with tarfile.open(dl / f"{jt.NAME}.tar.gz") as tar:
+                tar.extractall(args.work, filter="data")
+            with (pristine / "pyproject.toml").open("a", encoding="utf-8") as f:
+                f.write(jt.CONFIG)
+            # The deselection by the test's name too: under a --work inside a project
+            # with a pytest config, pytest's rootdir is that project's.
+            (pristine / "conftest.py").write_text(jt.CONFTEST, encoding="utf-8")
+        return (jt.venv_with(args.work, "after", REPO, env, sys.executable),
+                bt.Target("jsonschema", pristine, jt.TARGETS, "", (), (), src_on_path=False))
     own = args.work / "metaeval-src-time-left"
     shutil.rmtree(own, ignore_errors=True)
     files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
@@ -182,7 +211,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         env = bt.tool_env(venv, copy, target)
         env["COLUMNS"] = "400"  # one line, never wrapped
         load = os.getloadavg()[0]
-        shown, out, code, wall = watch(bt.metaeval_cmd(venv, target, args.jobs), copy, env)
+        cmd = bt.metaeval_cmd(venv, target, args.jobs)
+        if args.record:
+            recorded = args.work / f"time-left-{target.name}-{run}.recording.json"
+            cmd[:1] = [str(venv / "bin" / "python"), str(REPO / "benchmarks" /
+                                                         "time_left_recorder.py"), str(recorded)]
+        shown, out, code, wall = watch(cmd, copy, env)
         if code not in (0, 1):
             raise bt.BenchError(f"metaeval mutate exited {code}\n{out[-2000:]}")
         report = json.loads(out)
