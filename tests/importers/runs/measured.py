@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,35 @@ name = "{SAYS}"
 grader = "answer_contains"
 params = {{ text = "refund" }}
 """
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One refund agent's run an SDK test drives: what the user asks, the tools the
+    scripted model calls in order, its last words, how its last reply ends
+    (``finish``: ``length`` is a reply cut at its token limit) and the steps (model
+    calls or turns) the agent may take."""
+
+    id: str
+    ask: str
+    tools: tuple[str, ...]
+    answer: str
+    finish: str = "stop"
+    max_steps: int = 10
+
+
+def chat_completion(n: int, tool: str | None, words: str, finish: str = "stop"
+                    ) -> dict[str, Any]:
+    """The scripted model's ``n``-th reply, as OpenAI's chat completions API returns
+    it: a call of ``tool`` (with an order id), or ``words`` ending as ``finish``."""
+    message: dict[str, Any] = {"role": "assistant", "content": None if tool else words}
+    if tool:
+        message["tool_calls"] = [{"id": f"call_{n}", "type": "function", "function": {
+            "name": tool, "arguments": json.dumps({"order_id": "A-1"})}}]
+    return {"id": f"c{n}", "object": "chat.completion", "created": 1, "model": "gpt-x",
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if tool else finish}]}
 
 
 def measured_as_scikit_learn(

@@ -15,7 +15,6 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,30 +23,11 @@ import mlflow
 from mlflow.entities import AssessmentSource, SpanType
 from openai import OpenAI
 
-
-@dataclass(frozen=True)
-class Scenario:
-    id: str
-    ask: str
-    tools: tuple[str, ...]
-    answer: str
-    finish: str = "stop"
-    max_steps: int = 5
+from tests.importers.runs.measured import Scenario, chat_completion
 
 
 class Tripped(Exception):
     """The guardrail said no."""
-
-
-def _completion(n: int, tool: str | None, words: str, finish: str) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": None if tool else words}
-    if tool:
-        message["tool_calls"] = [{"id": f"call_{n}", "type": "function", "function": {
-            "name": tool, "arguments": json.dumps({"order_id": "A-1"})}}]
-    return {"id": f"c{n}", "object": "chat.completion", "created": 1, "model": "gpt-x",
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if tool else finish}]}
 
 
 @contextmanager
@@ -126,7 +106,7 @@ def write_traces(path: Path, store: Path, scenarios: Sequence[Scenario],
         try:
             ids: dict[str, str] = {}
             for s in scenarios:
-                replies[:] = [_completion(n, t, s.answer, s.finish)
+                replies[:] = [chat_completion(n, t, s.answer, s.finish)
                               for n, t in enumerate((*s.tools, None))]
                 try:
                     support(s)

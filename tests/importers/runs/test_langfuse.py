@@ -13,7 +13,6 @@ their own (bad scores, prompts as text) need no SDK and run without the extra.""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +27,8 @@ from metaeval.importers.runs.langfuse import (
 )
 from metaeval.untrusted_json import LoadError
 from tests.importers.runs.langfuse_server import langfuse_server
-from tests.importers.runs.measured import GUARD, PROJECT, SAYS, measured_as_scikit_learn
+from tests.importers.runs.measured import GUARD, PROJECT, SAYS, Scenario, measured_as_scikit_learn
 from tests.loaders.conftest import meta_eval
-
-
-@dataclass(frozen=True)
-class Scenario:
-    id: str
-    ask: str
-    tools: tuple[str, ...]
-    answer: str
-    max_steps: int = 10
-
 
 SCENARIOS = (
     Scenario("l1", "Refund A-1, please.", ("get_order", "refund"), "Refunded $49.99."),

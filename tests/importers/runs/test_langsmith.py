@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,19 +33,8 @@ from tests.importers.runs.langsmith_writer import (
     write_feedback,
     write_runs,
 )
-from tests.importers.runs.measured import GUARD, SAYS, measured_as_scikit_learn
+from tests.importers.runs.measured import GUARD, SAYS, Scenario, measured_as_scikit_learn
 from tests.loaders.conftest import meta_eval
-
-
-@dataclass(frozen=True)
-class Scenario:
-    id: str
-    ask: str
-    tools: tuple[str, ...]
-    answer: str
-    finish: str = "stop"
-    max_steps: int = 10
-
 
 SCENARIOS = (
     Scenario("a1", "Refund A-1, please.", ("get_order", "refund"), "Refunded $49.99."),

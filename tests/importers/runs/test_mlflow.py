@@ -21,7 +21,7 @@ from metaeval.contract import Error, Message, Timeout, ToolCall, ToolResult
 from metaeval.importers.runs.common import ImportedRun
 from metaeval.importers.runs.mlflow_traces import assessment_labels, read_mlflow
 from metaeval.untrusted_json import LoadError
-from tests.importers.runs.measured import GUARD, SAYS, measured_as_scikit_learn
+from tests.importers.runs.measured import GUARD, SAYS, Scenario, measured_as_scikit_learn
 from tests.loaders.conftest import meta_eval
 
 # Offline: MLflow sends no usage report (it reads this when it is imported, just below).
@@ -30,7 +30,7 @@ pytest.importorskip("mlflow")
 pytest.importorskip("openai")
 pytest.importorskip("httpx")
 
-from tests.importers.runs.mlflow_writer import Scenario, write_traces
+from tests.importers.runs.mlflow_writer import write_traces
 
 SCENARIOS = (
     Scenario("m1", "Refund A-1, please.", ("get_order", "refund"), "Refunded $49.99."),

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +19,16 @@ from metaeval.contract import Error, Message, Timeout
 from metaeval.importers.runs.mapped import joined
 from metaeval.importers.runs.openai_agents import read_openai_agents
 from metaeval.untrusted_json import LoadError
-from tests.importers.runs.measured import GUARD, SAYS, measured_as_scikit_learn
+from tests.importers.runs.measured import (
+    GUARD,
+    SAYS,
+    Scenario,
+    chat_completion,
+    measured_as_scikit_learn,
+)
 
 agents = pytest.importorskip("agents")
 httpx = pytest.importorskip("httpx")
-
-
-@dataclass(frozen=True)
-class Scenario:
-    id: str
-    ask: str
-    tools: tuple[str, ...]
-    answer: str
-    max_turns: int = 10
 
 
 SCENARIOS = (
@@ -42,7 +38,7 @@ SCENARIOS = (
              "refund."),
     Scenario("a4", "You idiot, refund A-4 now.", ("refund",), "Refunded."),
     Scenario("a5", "Refund A-5.", ("get_order", "get_order", "refund"), "Refund issued.",
-             max_turns=2),
+             max_steps=2),
     Scenario("a6", "Refund A-6.", ("refund",), "Done, your refund is on its way."),
     Scenario("a7", "Cancel A-7.", ("get_order",), "I cannot cancel it."),
 )
@@ -50,17 +46,6 @@ HUMAN = {GUARD: {"a1": "fail", "a2": "pass", "a3": "pass", "a4": "pass", "a5": "
                  "a6": "fail", "a7": "fail"},
          SAYS: {"a1": "pass", "a2": "fail", "a3": "fail", "a4": "fail", "a5": "fail",
                 "a6": "pass", "a7": "fail"}}
-
-
-def _completion(n: int, tool: str | None, words: str) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": None if tool else words}
-    if tool:
-        message["tool_calls"] = [{"id": f"call_{n}", "type": "function", "function": {
-            "name": tool, "arguments": json.dumps({"order_id": "A-1"})}}]
-    return {"id": f"c{n}", "object": "chat.completion", "created": 1, "model": "gpt-x",
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if tool else "stop"}]}
 
 
 def write_traces(path: Path, scenarios: Sequence[Scenario]) -> None:
@@ -100,9 +85,9 @@ def write_traces(path: Path, scenarios: Sequence[Scenario]) -> None:
     async def run_all() -> None:
         for s in scenarios:
             replies.clear()
-            replies.extend(_completion(n, t, s.answer) for n, t in enumerate((*s.tools, None)))
+            replies.extend(chat_completion(n, t, s.answer) for n, t in enumerate((*s.tools, None)))
             try:
-                await agents.Runner.run(support, s.ask, max_turns=s.max_turns,
+                await agents.Runner.run(support, s.ask, max_turns=s.max_steps,
                                         run_config=agents.RunConfig(workflow_name="support",
                                                                     group_id=s.id))
             except (agents.InputGuardrailTripwireTriggered, agents.MaxTurnsExceeded):

@@ -8,7 +8,6 @@ scikit-learn's on this test's own reading of the raw spans."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +16,16 @@ import pytest
 from metaeval.contract import Error, Timeout
 from metaeval.importers.runs.openinference import read_openinference
 from metaeval.untrusted_json import LoadError
-from tests.importers.runs.measured import GUARD, SAYS, measured_as_scikit_learn
+from tests.importers.runs.measured import (
+    GUARD,
+    SAYS,
+    Scenario,
+    chat_completion,
+    measured_as_scikit_learn,
+)
 
 pytest.importorskip("openinference.instrumentation.openai")
 httpx = pytest.importorskip("httpx")
-
-
-@dataclass(frozen=True)
-class Scenario:
-    id: str
-    ask: str
-    tools: tuple[str, ...]
-    answer: str
-    finish: str = "stop"
 
 
 SCENARIOS = (
@@ -46,17 +42,6 @@ HUMAN = {GUARD: {"p1": "fail", "p2": "pass", "p3": "pass", "p4": "pass", "p5": "
                  "p6": "pass", "p7": "fail"},
          SAYS: {"p1": "pass", "p2": "fail", "p3": "fail", "p4": "fail", "p5": "fail",
                 "p6": "pass", "p7": "fail"}}
-
-
-def _completion(n: int, tool: str | None, words: str, finish: str) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": None if tool else words}
-    if tool:
-        message["tool_calls"] = [{"id": f"call_{n}", "type": "function", "function": {
-            "name": tool, "arguments": json.dumps({"order_id": "A-1"})}}]
-    return {"id": f"c{n}", "object": "chat.completion", "created": 1, "model": "gpt-x",
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if tool else finish}]}
 
 
 def write_spans(path: Path) -> None:
@@ -91,7 +76,7 @@ def write_spans(path: Path) -> None:
                 messages: list[Any] = [{"role": "system", "content": "You are a support agent."},
                                        {"role": "user", "content": s.ask}]
                 for n, tool in enumerate((*s.tools, None)):
-                    replies.append(_completion(n, tool, s.answer, s.finish))
+                    replies.append(chat_completion(n, tool, s.answer, s.finish))
                     said = client.chat.completions.create(model="gpt-x",
                                                           messages=messages).choices[0].message
                     messages.append(said.model_dump(exclude_none=True))
