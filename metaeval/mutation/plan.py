@@ -127,22 +127,22 @@ def plan(request: PlanSettings, config: Config) -> Plan:
     Raises ``InputError`` for a bad target, patch-mutants file, git ref, timings or
     coverage file, or flags that cannot go together.
     """
-    _check_coverage_flags(request)
-    operators = (configured_operators(config.mutate) if request.operators is None
-                 else operators_flag(request.operators))
     settings = mutate_settings(config.mutate)
     root = config.root
-    tree = snapshot(root)  # before the warm runner starts the suite below
-    targets = list(request.paths) or list(config.mutate_targets)
     cache_file = (root / CACHE_FILE if request.cache_path is None
                   else Path.cwd() / request.cache_path)
-    scan = None if request.no_cache else ScanCache(root, cache_file.with_name(SCAN_FILE_NAME))
     patch_dir = root / (request.mutants_dir or Path(settings.mutants))
-    patches = load_patch_mutants(patch_dir, root)
+    # The flags first, each against the others: a bad combination stops here.
     options = _run_options(request, settings, root, patch_dir, cache_file)
+    execute = _executor(request, options)  # a missing Ray stops here, with nothing started
+    operators = (configured_operators(config.mutate) if request.operators is None
+                 else operators_flag(request.operators))
     messages = (settings.message_strings if request.message_strings is None
                 else request.message_strings)
-    execute = _executor(request, options)  # a missing Ray stops here, with nothing started
+    tree = snapshot(root)  # before the warm runner starts the suite below
+    targets = list(request.paths) or list(config.mutate_targets)
+    scan = None if request.no_cache else ScanCache(root, cache_file.with_name(SCAN_FILE_NAME))
+    patches = load_patch_mutants(patch_dir, root)
     # Read before the warm runner starts: a bad timings file stops here, with nothing to stop.
     timings = (None if request.timings_path is None
                else read_timings(Path.cwd() / request.timings_path))
@@ -211,7 +211,9 @@ def _some_to_run(mutants: Sequence[Mutant], results: ResultCache | None) -> bool
 def _run_options(request: PlanSettings, settings: MutateSettings, root: Path,
                  patch_dir: Path, cache_file: Path) -> RunOptions:
     """How the mutants are to run: the flags over the settings; ``InputError`` for
-    ``--trace-only`` or ``--coverage`` outside fork isolation."""
+    flags that cannot go together (``--trace-only`` or ``--coverage`` outside fork
+    isolation among them)."""
+    _check_coverage_flags(request)
     options = RunOptions(
         root=root, mutants_dir=patch_dir,
         jobs=settings.jobs if request.jobs is None else request.jobs,
