@@ -71,14 +71,17 @@ class WarmStart:
     def send(self, todo: list[tuple[int, Mutant]], root: Path,
              killers: Mapping[int, tuple[str, ...]] | None = None) -> None:
         """Hand over the mutants (index, mutant), with the tests that killed each last
-        time (``killers``, by index), which its child runs first."""
+        time (``killers``, by index), which its child runs first. ``ScratchError``
+        when the file cannot be written in its scratch directory."""
         root = root.resolve()
         killers = killers or {}
-        write_warm_mutants(Path(self.spec.mutants_path), [
-            WarmMutant(i, m.id, m.kind, m.module, m.path, str((root / m.path).resolve()),
-                       m.qualname, (m.span.start_line, m.span.start_column, m.span.end_line,
-                                    m.span.end_column), m.mutated_source, killers.get(i, ()))
-            for i, m in todo])
+        with scratch_writes(self.scratch):
+            write_warm_mutants(Path(self.spec.mutants_path), [
+                WarmMutant(i, m.id, m.kind, m.module, m.path, str((root / m.path).resolve()),
+                           m.qualname, (m.span.start_line, m.span.start_column,
+                                        m.span.end_line, m.span.end_column),
+                           m.mutated_source, killers.get(i, ()))
+                for i, m in todo])
 
     def stop(self) -> None:
         """End it and its process group, and remove its scratch directory. One still
@@ -146,19 +149,20 @@ def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -
     return WarmStart(proc, spec, scratch)
 
 
-def run_forked(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
-               record: Record, warm: WarmStart, expect: Expect | None = None,
+def run_forked(todo: list[tuple[int, Mutant]], options: RunOptions, record: Record,
+               warm: WarmStart, expect: Expect | None = None,
                killers: Mapping[int, tuple[str, ...]] | None = None,
                phase: Phase | None = None) -> Ran:
     """``warm``, a warm pytest process started for the packages of ``todo``
     (``start_warm``), runs the baseline and forks a child per mutant; its stream is
     read as it is written, so progress shows as mutants finish. ``expect`` is given
     the baseline when it comes; ``killers`` (by index) are run first; ``phase`` is
-    told what the warm process does until then; ``warm`` is stopped in any case."""
+    told what the warm process does until then. ``warm`` is stopped in any case, and
+    with it goes its scratch directory, which holds every file of the run (those of
+    the deferred mutants' own processes too, ``m<index>.*``)."""
     try:
-        with scratch_writes(warm.scratch):
-            warm.send(todo, options.root, killers)
-        reader = StreamReader(warm, todo, options, scratch, record, expect)
+        warm.send(todo, options.root, killers)
+        reader = StreamReader(warm, todo, options, warm.scratch, record, expect)
         reader.phase = phase
         return reader.read()
     finally:
