@@ -16,6 +16,7 @@ mutant and never writes a file.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
@@ -28,12 +29,8 @@ from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.caches.coverage_cache import COVERAGE_FILE_NAME
 from metaeval.mutation.caches.coverage_file import CoverageFile, load_coverage_file
 from metaeval.mutation.caches.result_cache import CACHE_FILE, ResultCache
-from metaeval.mutation.find.operators import (
-    configured_operators,
-    operators_flag,
-    select_operators,
-)
-from metaeval.mutation.find.resolve import module_name, read_source, relative_path, resolve_targets
+from metaeval.mutation.find.operators import configured_operators, operators_flag
+from metaeval.mutation.find.resolve import module_name, resolve_targets
 from metaeval.mutation.find.scan_cache import SCAN_FILE_NAME, ScanCache
 from metaeval.mutation.find.since import since
 from metaeval.mutation.find.targets import find_mutants
@@ -152,8 +149,14 @@ def plan(request: PlanSettings, config: Config) -> Plan:
         options = dataclasses.replace(options, coverage_packages=shared.packages)
     packages = (_warm_packages(targets, root, patches)
                 if options.isolation is Isolation.FORK else ())
-    warm = _start_early(targets, root, operators, scan, packages, options, messages,
-                        force=request.trace_only)
+    # In fork isolation the warm runner starts now, before libcst parses the targets (a
+    # few tenths of a second on a small package), unless the scan cache holds every
+    # target already (a rerun, where nothing may run at all); a trace starts it anyway.
+    warm = None
+    if packages and (request.trace_only or scan is None
+                     or not scan.knows_every(targets, root, operators, messages)):
+        with contextlib.suppress(ScratchError):  # only a head start: the run says why not
+            warm = start_warm(options, packages)
     try:
         mutants = (find_mutants(targets, root, operators, scan, messages)
                    if targets else [])
@@ -336,25 +339,3 @@ def _warm_packages(targets: Sequence[str], root: Path, patches: Sequence[Mutant]
     files = [module_name(t.path, root) for t in resolve_targets(targets, root)]
     return tuple(sorted({m.partition(".")[0] for m in files}
                         | {m.module.partition(".")[0] for m in patches}))
-
-
-def _start_early(targets: Sequence[str], root: Path, operators: Sequence[str],
-                 scan: ScanCache | None, packages: tuple[str, ...], options: RunOptions,
-                 message_strings: bool, *, force: bool = False) -> WarmStart | None:
-    """In fork isolation, the warm runner for ``packages`` started now, before libcst
-    parses the targets (a few tenths of a second on a small package); None when
-    the scan cache already holds every target (a rerun, where nothing may run at
-    all), unless ``force`` (a baseline is traced whatever the mutants)."""
-    if not packages:
-        return None
-    chosen = select_operators(operators)
-    if scan is not None and not force and all(
-            scan.knows(read_source(t.path), path=relative_path(t.path, root),
-                       module=module_name(t.path, root), operators=chosen,
-                       message_strings=message_strings)
-            for t in resolve_targets(targets, root)):
-        return None
-    try:
-        return start_warm(options, packages)
-    except ScratchError:  # an early start is only a head start: the run says why it cannot
-        return None
