@@ -37,8 +37,7 @@ def trace_plan(plan: MutatePlan) -> MutateResult:
         else:
             stats = trace_baseline(plan.options, plan.warm)
     except VoidRun as e:
-        return MutateResult(ExitCode.VOID, root, plan.notes,
-                            after=(Message(f"error: {e}", stderr=True),))
+        return MutateResult.void(plan, str(e))
     cmap = (CoverageMap(plan.packages, plan.options.pytest_args, (), {}, ()) if stats is None
             else stats.coverage_map)
     assert cmap is not None  # a traced baseline's stats carry its map
