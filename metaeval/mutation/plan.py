@@ -46,9 +46,10 @@ from metaeval.mutation.isolation.options import (
 from metaeval.mutation.model import Mutant
 from metaeval.mutation.run.runner import Execute
 from metaeval.mutation.run.settings import MutateSettings, mutate_settings
-from metaeval.mutation.run.shard_manifest import ShardPlan, plan_hash, read_timings
+from metaeval.mutation.run.shard_manifest import ShardPlan, plan_hash
 from metaeval.mutation.run.shards import fill_costs, share
 from metaeval.mutation.run.source_tree import TreeState, snapshot
+from metaeval.mutation.run.timings import read_timings
 
 
 @dataclass(frozen=True, slots=True)
