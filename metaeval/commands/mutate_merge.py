@@ -28,8 +28,8 @@ from metaeval.mutation.run.shard_manifest import (
     check_shards,
     find_manifests,
     read_manifest,
-    write_timings,
 )
+from metaeval.mutation.run.timings import write_timings
 
 
 def _result(mutant: Mutant, entry: dict[str, object]) -> MutantResult:

@@ -19,7 +19,8 @@ def plan_mutate(request: MutateRequest) -> MutatePlan:
     Raises ``InputError`` for a bad config, target, patch-mutants file, git ref,
     timings or coverage file.
     """
-    p = plan(plan_settings(request), load_config())
+    settings = plan_settings(request)
+    p = plan(settings, load_config())
     return MutatePlan(request, p.root, p.mutants, p.options,
                       tuple(Message(n.text, n.stderr) for n in p.notes), p.stop, p.cache_file,
                       p.scan, p.report_file, p.findings_file, p.warm, p.shard, p.plan_hash,

@@ -11,7 +11,7 @@ the findings file (``mutate_conclude`` does).
 from __future__ import annotations
 
 from metaeval.commands.mutate_run_files import leave, open_run_files
-from metaeval.commands.mutate_values import Message, MutatePlan, MutateResult, Ran
+from metaeval.commands.mutate_values import MutatePlan, MutateResult, Ran
 from metaeval.errors import ExitCode
 from metaeval.mutation.isolation.options import VoidRun
 from metaeval.mutation.run.runner import Progress, run_mutants
@@ -27,22 +27,18 @@ def run_planned(plan: MutatePlan, progress: Progress | None = None) -> Ran | Mut
         if plan.warm is not None:
             plan.warm.stop()
         if not write_errors and plan.stop is None:
-            return _void(plan, plan.void)
+            return MutateResult.void(plan, plan.void)
         code = ExitCode.BAD_INPUT if write_errors or plan.stop is None else plan.stop
         return MutateResult(code, plan.root, plan.notes, write_errors=write_errors)
     try:
         run = run_mutants(plan.mutants, plan.options, progress, plan.results, plan.warm,
                           execute=plan.execute)
     except VoidRun as e:
-        return _void(plan, str(e))
+        return MutateResult.void(plan, str(e))
     # No report, no cache: results of a tree that moved under the tests.
     why = tree_written(plan.tree) if plan.tree is not None else ""
     if why:
-        return _void(plan, why)
+        return MutateResult.void(plan, why)
     # Like the report: the caches and the manifest are written only by a run that finished.
     return Ran(plan, run, *leave(plan, run))
 
-
-def _void(plan: MutatePlan, why: str) -> MutateResult:
-    return MutateResult(ExitCode.VOID, plan.root, plan.notes,
-                        after=(Message(f"error: {why}", stderr=True),))

@@ -24,7 +24,8 @@ from metaeval.commands.mutate_values import Message, MutatePlan
 from metaeval.errors import ExitCode, OutputError
 from metaeval.mutation.model import MutantResult
 from metaeval.mutation.run.runner import MutationRun
-from metaeval.mutation.run.shard_manifest import write_manifest, write_timings
+from metaeval.mutation.run.shard_manifest import write_manifest
+from metaeval.mutation.run.timings import write_timings
 
 
 def open_run_files(plan: MutatePlan) -> tuple[OutputError, ...]:

@@ -54,6 +54,17 @@ def track(ran: Ran) -> Survivors:
     request, root = plan.request, plan.root
     diffs = survivor_diffs(results, root)
     seen = Seen(vcs.head_commit(root), vcs.today().isoformat())
+    tracked: Tracked | None = None
+    failed: tuple[OutputError, ...] = ()
+    error: InputError | None = None
+    if request.tracks_survivors:
+        try:
+            tracked, failed = track_survivors(
+                results, plan.findings_file, request.update_baseline, diffs=diffs, seen=seen,
+                sarif=request.sarif_path is not None, since=request.since_ref is not None,
+                prints=plan.fingerprints)
+        except InputError as e:
+            error = e  # nothing tracked; the last run's survivors are saved all the same
     # What 'metaeval findings list' and 'show' read before any --update-baseline: like
     # a cache, a file that cannot be written costs a convenience, not the run. It sits
     # beside the result cache, so that a run told to keep its cache out of the tree
@@ -67,16 +78,7 @@ def track(ran: Ran) -> Survivors:
     except OutputError as e:
         after = (Message(f"warning: {e}; 'metaeval findings' will not see this "
                          "run's survivors", stderr=True),)
-    if not request.tracks_survivors:
-        return Survivors(after)
-    try:
-        tracked, failed = track_survivors(
-            results, plan.findings_file, request.update_baseline, diffs=diffs, seen=seen,
-            sarif=request.sarif_path is not None, since=request.since_ref is not None,
-            prints=plan.fingerprints)
-    except InputError as e:
-        return Survivors(after, error=e)
-    return Survivors(after, tracked, failed)
+    return Survivors(after, tracked, failed, error)
 
 
 def survivor_diffs(results: Sequence[MutantResult], root: Path) -> dict[str, str]:

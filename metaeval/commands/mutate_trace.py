@@ -24,32 +24,33 @@ def trace_plan(plan: MutatePlan) -> MutateResult:
     file cannot be written."""
     request, root = plan.request, plan.root
     assert request.write_coverage is not None
-    if plan.stop is ExitCode.VOID or not plan.packages:  # no mutant found at all
-        if plan.warm is not None:
-            plan.warm.stop()
-        return MutateResult(ExitCode.VOID, root, plan.notes)
     where = request.write_coverage
-    if plan.stop is ExitCode.OK:  # --since left no mutant: neither will any shard run one
-        if plan.warm is not None:
-            plan.warm.stop()
-        empty = CoverageMap(plan.packages, plan.options.pytest_args, (), {}, ())
-        write_coverage_file(Path.cwd() / where, empty, plan.plan_hash, root)
+    if (plan.stop is not None or not plan.packages) and plan.warm is not None:
+        plan.warm.stop()  # no mutant left: no test to trace
+    if plan.stop is ExitCode.VOID or not plan.packages:  # no mutant found at all
+        return MutateResult(ExitCode.VOID, root, plan.notes)
+    try:
+        if plan.stop is ExitCode.OK:  # --since left no mutant: no shard runs one either
+            stats = None
+        elif plan.warm is None:  # its scratch directory could not be written
+            raise VoidRun(plan.void)
+        else:
+            stats = trace_baseline(plan.options, plan.warm)
+    except VoidRun as e:
+        return MutateResult.void(plan, str(e))
+    cmap = (CoverageMap(plan.packages, plan.options.pytest_args, (), {}, ()) if stats is None
+            else stats.coverage_map)
+    assert cmap is not None  # a traced baseline's stats carry its map
+    # One file, whichever map it holds: the shards read it with --coverage.
+    write_coverage_file(Path.cwd() / where, cmap, plan.plan_hash, root)
+    if stats is None:
         return MutateResult(ExitCode.OK, root, plan.notes, after=(Message(
             f"--trace-only: nothing to mutate, no test traced; an empty coverage map for "
             f"the plan is in {where}", stderr=True),))
-    try:
-        if plan.warm is None:  # its scratch directory could not be written
-            raise VoidRun(plan.void)
-        stats = trace_baseline(plan.options, plan.warm)
-    except VoidRun as e:
-        return MutateResult(ExitCode.VOID, root, plan.notes,
-                            after=(Message(f"error: {e}", stderr=True),))
-    assert stats.coverage_map is not None
-    write_coverage_file(Path.cwd() / where, stats.coverage_map, plan.plan_hash, root)
     after = [Message(f"--trace-only: {stats.traced_tests} tests traced, {stats.reused_tests} "
                      f"reused; the coverage map for the plan of {len(plan.mutants)} mutants "
                      f"is in {where}", stderr=True)]
-    if plan.options.coverage_cache is not None:
+    if plan.options.coverage_cache is not None and stats.coverage_map is not None:
         try:
             stats.coverage_map.save(plan.options.coverage_cache, root)
         except OutputError as e:

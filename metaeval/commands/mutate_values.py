@@ -200,3 +200,9 @@ class MutateResult:
     table is still shown before this error."""
     write_errors: tuple[OutputError, ...] = ()
     """The findings file could not be written (exit code 2)."""
+
+    @classmethod
+    def void(cls, plan: MutatePlan, why: str) -> MutateResult:
+        """A run of ``plan`` that proved nothing (exit 3): ``why`` is its error line."""
+        return cls(ExitCode.VOID, plan.root, plan.notes,
+                   after=(Message(f"error: {why}", stderr=True),))

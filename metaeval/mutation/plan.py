@@ -16,6 +16,7 @@ mutant and never writes a file.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
@@ -28,12 +29,8 @@ from metaeval.mutation.apart import load_patch_mutants
 from metaeval.mutation.caches.coverage_cache import COVERAGE_FILE_NAME
 from metaeval.mutation.caches.coverage_file import CoverageFile, load_coverage_file
 from metaeval.mutation.caches.result_cache import CACHE_FILE, ResultCache
-from metaeval.mutation.find.operators import (
-    configured_operators,
-    operators_flag,
-    select_operators,
-)
-from metaeval.mutation.find.resolve import module_name, read_source, relative_path, resolve_targets
+from metaeval.mutation.find.operators import configured_operators, operators_flag
+from metaeval.mutation.find.resolve import module_name, resolve_targets
 from metaeval.mutation.find.scan_cache import SCAN_FILE_NAME, ScanCache
 from metaeval.mutation.find.since import since
 from metaeval.mutation.find.targets import find_mutants
@@ -49,9 +46,10 @@ from metaeval.mutation.isolation.options import (
 from metaeval.mutation.model import Mutant
 from metaeval.mutation.run.runner import Execute
 from metaeval.mutation.run.settings import MutateSettings, mutate_settings
-from metaeval.mutation.run.shard_manifest import ShardPlan, plan_hash, read_timings
+from metaeval.mutation.run.shard_manifest import ShardPlan, plan_hash
 from metaeval.mutation.run.shards import fill_costs, share
 from metaeval.mutation.run.source_tree import TreeState, snapshot
+from metaeval.mutation.run.timings import read_timings
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,22 +125,22 @@ def plan(request: PlanSettings, config: Config) -> Plan:
     Raises ``InputError`` for a bad target, patch-mutants file, git ref, timings or
     coverage file, or flags that cannot go together.
     """
-    _check_coverage_flags(request)
-    operators = (configured_operators(config.mutate) if request.operators is None
-                 else operators_flag(request.operators))
     settings = mutate_settings(config.mutate)
     root = config.root
-    tree = snapshot(root)  # before the warm runner starts the suite below
-    targets = list(request.paths) or list(config.mutate_targets)
     cache_file = (root / CACHE_FILE if request.cache_path is None
                   else Path.cwd() / request.cache_path)
-    scan = None if request.no_cache else ScanCache(root, cache_file.with_name(SCAN_FILE_NAME))
     patch_dir = root / (request.mutants_dir or Path(settings.mutants))
-    patches = load_patch_mutants(patch_dir, root)
+    # The flags first, each against the others: a bad combination stops here.
     options = _run_options(request, settings, root, patch_dir, cache_file)
+    execute = _executor(request, options)  # a missing Ray stops here, with nothing started
+    operators = (configured_operators(config.mutate) if request.operators is None
+                 else operators_flag(request.operators))
     messages = (settings.message_strings if request.message_strings is None
                 else request.message_strings)
-    execute = _executor(request, options)  # a missing Ray stops here, with nothing started
+    tree = snapshot(root)  # before the warm runner starts the suite below
+    targets = list(request.paths) or list(config.mutate_targets)
+    scan = None if request.no_cache else ScanCache(root, cache_file.with_name(SCAN_FILE_NAME))
+    patches = load_patch_mutants(patch_dir, root)
     # Read before the warm runner starts: a bad timings file stops here, with nothing to stop.
     timings = (None if request.timings_path is None
                else read_timings(Path.cwd() / request.timings_path))
@@ -152,8 +150,14 @@ def plan(request: PlanSettings, config: Config) -> Plan:
         options = dataclasses.replace(options, coverage_packages=shared.packages)
     packages = (_warm_packages(targets, root, patches)
                 if options.isolation is Isolation.FORK else ())
-    warm = _start_early(targets, root, operators, scan, packages, options, messages,
-                        force=request.trace_only)
+    # In fork isolation the warm runner starts now, before libcst parses the targets (a
+    # few tenths of a second on a small package), unless the scan cache holds every
+    # target already (a rerun, where nothing may run at all); a trace starts it anyway.
+    warm = None
+    if packages and (request.trace_only or scan is None
+                     or not scan.knows_every(targets, root, operators, messages)):
+        with contextlib.suppress(ScratchError):  # only a head start: the run says why not
+            warm = start_warm(options, packages)
     try:
         mutants = (find_mutants(targets, root, operators, scan, messages)
                    if targets else [])
@@ -211,7 +215,9 @@ def _some_to_run(mutants: Sequence[Mutant], results: ResultCache | None) -> bool
 def _run_options(request: PlanSettings, settings: MutateSettings, root: Path,
                  patch_dir: Path, cache_file: Path) -> RunOptions:
     """How the mutants are to run: the flags over the settings; ``InputError`` for
-    ``--trace-only`` or ``--coverage`` outside fork isolation."""
+    flags that cannot go together (``--trace-only`` or ``--coverage`` outside fork
+    isolation among them)."""
+    _check_coverage_flags(request)
     options = RunOptions(
         root=root, mutants_dir=patch_dir,
         jobs=settings.jobs if request.jobs is None else request.jobs,
@@ -334,25 +340,3 @@ def _warm_packages(targets: Sequence[str], root: Path, patches: Sequence[Mutant]
     files = [module_name(t.path, root) for t in resolve_targets(targets, root)]
     return tuple(sorted({m.partition(".")[0] for m in files}
                         | {m.module.partition(".")[0] for m in patches}))
-
-
-def _start_early(targets: Sequence[str], root: Path, operators: Sequence[str],
-                 scan: ScanCache | None, packages: tuple[str, ...], options: RunOptions,
-                 message_strings: bool, *, force: bool = False) -> WarmStart | None:
-    """In fork isolation, the warm runner for ``packages`` started now, before libcst
-    parses the targets (a few tenths of a second on a small package); None when
-    the scan cache already holds every target (a rerun, where nothing may run at
-    all), unless ``force`` (a baseline is traced whatever the mutants)."""
-    if not packages:
-        return None
-    chosen = select_operators(operators)
-    if scan is not None and not force and all(
-            scan.knows(read_source(t.path), path=relative_path(t.path, root),
-                       module=module_name(t.path, root), operators=chosen,
-                       message_strings=message_strings)
-            for t in resolve_targets(targets, root)):
-        return None
-    try:
-        return start_warm(options, packages)
-    except ScratchError:  # an early start is only a head start: the run says why it cannot
-        return None

@@ -19,10 +19,9 @@ from metaeval.mutation.run.shard_manifest import (
     ShardPlan,
     check_shards,
     read_manifest,
-    read_timings,
     write_manifest,
-    write_timings,
 )
+from metaeval.mutation.run.timings import read_timings, write_timings
 from tests.fuzz.strategies import Break, Raw, apply, breaks, corrupted, dump, encode, texts
 
 seconds = st.floats(0, 86400) | st.integers(0, 86400)

@@ -189,13 +189,14 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
     tests, digests, ran = found.tests, found.digests, found.ran
     shapes, others = found.shapes, found.others
     digest = _Digests(root.resolve())
+    config = set(_shared(root))  # the pytest configuration and every conftest
     # "refused": a file that could not be read is changed every time.
     changed = {name for name, value in digests.items()
                if value == "refused" or digest(name) != value}
     warning = "".join(f"warning: {path}: {why}; counted as changed\n"
                       for why in digest.refused).rstrip("\n")
-    shared = set(_shared(root)) | {r.file for r in ran if is_read(r) and not r.tests}
-    if changed & shared or set(_shared(root)) - set(digests):
+    shared = config | {r.file for r in ran if is_read(r) and not r.tests}
+    if changed & shared or config - set(digests):
         return None, warning  # every test depends on these
     stale = {t for t in tests if _test_file(t) in changed}
     maps = {name: LineMap(shapes[name], new) for name in changed & shapes.keys()

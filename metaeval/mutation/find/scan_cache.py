@@ -17,7 +17,8 @@ from metaeval.contract import JsonValue
 from metaeval.errors import shown
 from metaeval.files import write_atomic
 from metaeval.mutation.cache_files import cold, outdated, read_cache
-from metaeval.mutation.find.operators import Operator
+from metaeval.mutation.find.operators import Operator, select_operators
+from metaeval.mutation.find.resolve import module_name, read_source, relative_path, resolve_targets
 from metaeval.mutation.find.targets import scan_module as mutants_and_scopes
 from metaeval.mutation.limits import LINE
 from metaeval.mutation.model import Mutant, MutantKind, Span
@@ -128,6 +129,16 @@ class ScanCache:
               operators: Sequence[Operator] | None, message_strings: bool = False) -> bool:
         """Whether this module text was scanned before (so a scan costs nothing)."""
         return self._key(source, path, module, operators, message_strings) in self.entries
+
+    def knows_every(self, targets: Sequence[str], root: Path, operators: Sequence[str],
+                    message_strings: bool) -> bool:
+        """Whether every file of ``targets`` (under ``root``), as it reads now, was
+        scanned before with ``operators`` (names, as configured)."""
+        chosen = select_operators(operators)
+        return all(self.knows(read_source(t.path), path=relative_path(t.path, root),
+                              module=module_name(t.path, root), operators=chosen,
+                              message_strings=message_strings)
+                   for t in resolve_targets(targets, root))
 
     def __call__(self, source: str, *, path: str, module: str,
                  operators: Sequence[Operator] | None, message_strings: bool = False

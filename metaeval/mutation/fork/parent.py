@@ -71,14 +71,17 @@ class WarmStart:
     def send(self, todo: list[tuple[int, Mutant]], root: Path,
              killers: Mapping[int, tuple[str, ...]] | None = None) -> None:
         """Hand over the mutants (index, mutant), with the tests that killed each last
-        time (``killers``, by index), which its child runs first."""
+        time (``killers``, by index), which its child runs first. ``ScratchError``
+        when the file cannot be written in its scratch directory."""
         root = root.resolve()
         killers = killers or {}
-        write_warm_mutants(Path(self.spec.mutants_path), [
-            WarmMutant(i, m.id, m.kind, m.module, m.path, str((root / m.path).resolve()),
-                       m.qualname, (m.span.start_line, m.span.start_column, m.span.end_line,
-                                    m.span.end_column), m.mutated_source, killers.get(i, ()))
-            for i, m in todo])
+        with scratch_writes(self.scratch):
+            write_warm_mutants(Path(self.spec.mutants_path), [
+                WarmMutant(i, m.id, m.kind, m.module, m.path, str((root / m.path).resolve()),
+                           m.qualname, (m.span.start_line, m.span.start_column,
+                                        m.span.end_line, m.span.end_column),
+                           m.mutated_source, killers.get(i, ()))
+                for i, m in todo])
 
     def stop(self) -> None:
         """End it and its process group, and remove its scratch directory. One still
@@ -146,19 +149,20 @@ def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -
     return WarmStart(proc, spec, scratch)
 
 
-def run_forked(todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
-               record: Record, warm: WarmStart, expect: Expect | None = None,
+def run_forked(todo: list[tuple[int, Mutant]], options: RunOptions, record: Record,
+               warm: WarmStart, expect: Expect | None = None,
                killers: Mapping[int, tuple[str, ...]] | None = None,
                phase: Phase | None = None) -> Ran:
     """``warm``, a warm pytest process started for the packages of ``todo``
     (``start_warm``), runs the baseline and forks a child per mutant; its stream is
     read as it is written, so progress shows as mutants finish. ``expect`` is given
     the baseline when it comes; ``killers`` (by index) are run first; ``phase`` is
-    told what the warm process does until then; ``warm`` is stopped in any case."""
+    told what the warm process does until then. ``warm`` is stopped in any case, and
+    with it goes its scratch directory, which holds every file of the run (those of
+    the deferred mutants' own processes too, ``m<index>.*``)."""
     try:
-        with scratch_writes(warm.scratch):
-            warm.send(todo, options.root, killers)
-        reader = StreamReader(warm, todo, options, scratch, record, expect)
+        warm.send(todo, options.root, killers)
+        reader = StreamReader(warm, todo, options, record, expect)
         reader.phase = phase
         return reader.read()
     finally:
@@ -212,12 +216,11 @@ class StreamReader:
     of line."""
 
     def __init__(self, warm: WarmStart, todo: list[tuple[int, Mutant]], options: RunOptions,
-                 scratch: Path, record: Record, expect: Expect | None) -> None:
-        self.warm, self.options, self.scratch = warm, options, scratch
+                 record: Record, expect: Expect | None) -> None:
+        self.warm, self.options = warm, options
         self.record, self.expect = record, expect
         self.by_index = dict(todo)
         self.tally = ForkTally(set(self.by_index))
-        self.coverage = Coverage.from_runs(options.root, ())
         # Mutants only a fresh import puts in place start in a pytest process of their
         # own as soon as the warm runner reports them, one at a time beside its
         # children, rather than after it: at the end they would leave a core idle.
@@ -225,7 +228,9 @@ class StreamReader:
         # wired, and a child without the plugin writes no result (a RuntimeError).
         self.own = ThreadPoolExecutor(max_workers=1)
         self.children = Children()
-        self.context = Context(options, scratch, 0.0, self.coverage, self.children)
+        self.context: Context | None = None
+        """Made from the baseline's line, which comes before every mutant's: the
+        coverage that selects each mutant's tests, the limit of one without its own."""
         self.phase: Phase | None = None
         """Told what the warm process does before its baseline line (``WarmPhase``)."""
 
@@ -266,13 +271,21 @@ class StreamReader:
         self.tally.baseline = baseline
         self.tally.ready = time.monotonic() - self.warm.started
         _check_warm_baseline(baseline, self.options, self.warm.out_path)
-        self.coverage = Coverage.from_runs(self.options.root, baseline.ran)
+        coverage = Coverage.from_runs(self.options.root, baseline.ran)
         timeout = baseline.duration * self.options.timeout_factor + self.options.timeout_constant
         self.tally.timeout = timeout
-        self.context = Context(self.options, self.scratch, timeout, self.coverage,
+        # The deferred mutants' own processes write beside the warm runner's files.
+        self.context = Context(self.options, self.warm.scratch, timeout, coverage,
                                self.children)
         if self.expect is not None:
-            self.expect(self.coverage, baseline.durations, baseline.untraced)
+            self.expect(coverage, baseline.durations, baseline.untraced)
+
+    def baseline_context(self) -> Context:
+        """The context the baseline's line made; ``VoidRun`` for a stream that reports
+        a mutant before it (the protocol puts the baseline first)."""
+        if self.context is None:
+            raise VoidRun("the warm runner reported a mutant before its baseline")
+        return self.context
 
     def on_deferred(self, outcome: WarmOutcome) -> None:
         """A mutant no forked child could put in place: a pytest process of its own."""
@@ -286,18 +299,19 @@ class StreamReader:
         """A forked child's outcome: its status by the ladder both isolations share."""
         self.tally.forked(outcome)
         mutant = self.by_index[outcome.index]
-        verdict = of_fork(outcome, self.coverage.tests_for(mutant) or ())
+        coverage = self.baseline_context().coverage
+        verdict = of_fork(outcome, coverage.tests_for(mutant) or ())
         result = classify(mutant, verdict, outcome.times.limit or self.tally.timeout)
         if result.status is Status.SURVIVED:  # select only where it can matter
-            result = unreached(result, self.coverage.select(mutant))
+            result = unreached(result, coverage.select(mutant))
         self.record(outcome.index, result)
 
     def run_own(self, index: int, tests: tuple[str, ...], why: str, limit: float) -> float:
         """A deferred mutant in a pytest process of its own (in ``own``'s thread), its
         selected tests fastest first, as the warm runner chose them: a kill comes
         from the quickest test. Its seconds outside its tests."""
-        result = run_mutant(self.by_index[index], self.context, name=f"m{index}", tests=tests,
-                            timeout=limit or None)
+        result = run_mutant(self.by_index[index], self.baseline_context(), name=f"m{index}",
+                            tests=tests, timeout=limit or None)
         elsewhere = max(0.0, result.duration - result.in_tests)
         # What the fallback cost, beside why: the start-up and collection a fork spares.
         cost = (f"a pytest process of its own took {result.duration:.1f}s, {elsewhere:.1f}s "
@@ -325,7 +339,8 @@ class StreamReader:
         coverage_map = CoverageMap(self.warm.spec.packages, self.options.pytest_args,
                                    baseline.ran, baseline.durations,
                                    tuple(t for t in baseline.passed if t not in untraced))
-        return Ran(baseline.duration, self.tally.longest or self.tally.timeout, self.coverage,
+        return Ran(baseline.duration, self.tally.longest or self.tally.timeout,
+                   self.baseline_context().coverage,
                    self.tally.stats(baseline, deferred_elsewhere, coverage_map))
 
 

@@ -305,7 +305,7 @@ def run_batch(spec: BatchSpec, coverage: bytes, batch: list[tuple[int, Mutant]]
             memory_limit=spec.memory_limit, coverage_file=shipped,
             coverage_packages=spec.packages)  # the head's map, traced for these
         warm = start_warm(options, spec.packages)
-        ran = run_forked(batch, options, Path(tmp), keep, warm)
+        ran = run_forked(batch, options, keep, warm)
     fork = ran.fork or ForkStats()
     stats = (fork.deferred, fork.reloaded, fork.deferred_elsewhere, fork.forking,
              fork.placing, fork.resident, fork.traced_tests)

@@ -199,18 +199,19 @@ def _dispatch(jobs: list[tuple[int, Mutant]], options: RunOptions, packages: tup
               record: Record, warm: WarmStart | None, expect: Expect,
               execute: Execute | None, killers: Mapping[int, tuple[str, ...]],
               phase: Phase | None = None) -> Ran:
-    """The mutants left to run, in a scratch directory of their own, handed to the
-    executor or else to the isolation's parent side."""
+    """The mutants left to run, handed to the executor or else to the isolation's
+    parent side: in the warm runner's scratch directory (fork), else in one of
+    their own."""
+    if execute is None and options.isolation is Isolation.FORK:
+        if warm is None:
+            raise ValueError("fork isolation runs the mutants in a warm runner started "
+                             "for their packages (fork.parent.start_warm): none given")
+        return run_forked(jobs, options, record, warm, expect, killers, phase)
     with scratch_writes(tempfile.gettempdir()):
         scratch = tempfile.TemporaryDirectory(prefix="metaeval-mutate-")
     with scratch as tmp:
         if execute is not None:
             return execute(jobs, options, Path(tmp), packages, record, warm)
-        if options.isolation is Isolation.FORK:
-            if warm is None:
-                raise ValueError("fork isolation runs the mutants in a warm runner started "
-                                 "for their packages (fork.parent.start_warm): none given")
-            return run_forked(jobs, options, Path(tmp), record, warm, expect, killers, phase)
         if phase is not None:
             phase(Step.BASELINE, 0, 0)
         return run_fresh(jobs, options, Path(tmp), packages, record)

@@ -278,33 +278,3 @@ def check_shards(manifests: Sequence[Manifest], plan: str,
         problems.append(f"the shards' shares are not the plan: {len(lost)} planned mutants "
                         f"in no share, {len(extra)} not planned, {twice} in two shares")
     return problems
-
-
-def read_timings(path: Path) -> dict[str, float]:
-    """A ``--timings`` file: a JSON object of mutant id to seconds. ``InputError``
-    naming the file, the id and the value when it is not one."""
-    try:
-        data = read_json_file(path)
-    except (OSError, JsonInputError) as e:
-        raise InputError(f"--timings: {path}: cannot read it: {e}") from e
-    if not isinstance(data, dict):
-        raise InputError(f"--timings: {path}: got {shown(data)}; expected an object of "
-                         "mutant id to seconds")
-    timings: dict[str, float] = {}
-    for mutant_id, value in data.items():
-        if not SECONDS.holds(value):
-            raise InputError(f"--timings: {path}: {mutant_id}: got {shown(value)}; expected "
-                             f"{SECONDS.expected}")
-        assert isinstance(value, int | float)
-        timings[mutant_id] = float(value)
-    return timings
-
-
-def write_timings(path: Path, results: Sequence[MutantResult]) -> None:
-    """Each result's duration (a cached one's as measured when it ran), for
-    ``--timings``; mutants settled without running are left out."""
-    # Within the range ``read_timings`` takes, so the file always reads back.
-    timings = {r.mutant.id: round(clamp_seconds(r.duration), 4) for r in results
-               if r.duration > 0}
-    write_atomic(path, json.dumps(timings, indent=1, sort_keys=True) + "\n",
-                 follow_links=True)

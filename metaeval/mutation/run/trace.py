@@ -7,11 +7,8 @@ trace once, on its own. Like a run, it writes nothing in the source tree.
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from metaeval.mutation.fork.parent import WarmStart, run_forked
-from metaeval.mutation.isolation.options import RunOptions, scratch_writes
+from metaeval.mutation.isolation.options import RunOptions
 from metaeval.mutation.isolation.ran import ForkStats
 from metaeval.mutation.model import MutantResult
 
@@ -25,13 +22,7 @@ def trace_baseline(options: RunOptions, warm: WarmStart) -> ForkStats:
     be reused) and stop: the stats of the warm runner, its map among them. ``warm``
     is stopped in any case. ``VoidRun`` when the suite fails unmutated or the
     plugin is not wired."""
-    try:
-        with scratch_writes(tempfile.gettempdir()):
-            scratch = tempfile.TemporaryDirectory(prefix="metaeval-trace-")
-        with scratch as tmp:
-            ran = run_forked([], options, Path(tmp), _unused, warm)
-    finally:
-        warm.stop()
+    ran = run_forked([], options, _unused, warm)
     assert ran.fork is not None and ran.fork.coverage_map is not None  # a baseline reported
     return ran.fork
 

@@ -181,6 +181,22 @@ def test_a_rerun_finds_the_same_mutants_without_parsing_again(
         find_mutants(["calc.py"], root, (), ScanCache(root))
 
 
+def test_the_scan_cache_knows_every_target_only_when_each_reads_as_scanned(
+        tmp_path: Path) -> None:
+    # What the plan asks before starting the warm runner early: a rerun where the
+    # scan cache knows every target may run nothing at all.
+    root = project(tmp_path)
+    assert not ScanCache(root).knows_every(["calc.py"], root, (), False)
+    scan = ScanCache(root)
+    find_mutants(["calc.py"], root, (), scan)
+    scan.save()
+    assert ScanCache(root).knows_every(["calc.py"], root, (), False)
+    assert not ScanCache(root).knows_every(["calc.py"], root, (), True)
+    assert not ScanCache(root).knows_every(["calc.py"], root, ["drop_call"], False)
+    (root / "calc.py").write_text("def double(x):\n    return x + x\n", encoding="utf-8")
+    assert not ScanCache(root).knows_every(["calc.py"], root, (), False)
+
+
 def test_a_cached_scan_is_not_reused_across_the_message_strings_option(tmp_path: Path) -> None:
     (tmp_path / "gate.py").write_text(
         'def check(role):\n    if role != "admin":\n        raise Denied("not allowed")\n',

@@ -16,10 +16,9 @@ from metaeval.mutation.run.shard_manifest import (
     find_manifests,
     plan_hash,
     read_manifest,
-    read_timings,
     write_manifest,
-    write_timings,
 )
+from metaeval.mutation.run.timings import read_timings, write_timings
 
 
 def _mutant(i: str, source: str = "x = 1\n") -> Mutant:
