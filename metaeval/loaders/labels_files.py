@@ -277,8 +277,9 @@ def _format_hint(path: Path) -> str:
     name, sep, _ = str(path).partition(":")
     if not sep or not re.fullmatch(r"[A-Za-z][\w-]*", name):
         return ""
+    carriers = [n for n, unit in FORMATS.items() if unit.labels is not None]
     return (f"; or, if {name!r} was meant as a format, expected FORMAT:PATH with FORMAT "
-            f"one of {_carriers()}")
+            f"one of {_carriers()}{did_you_mean(name, carriers)}")
 
 
 def _format_files(unit: RunFormat, path: Path, errors: list[LoadError]) -> list[Path]:
@@ -347,6 +348,10 @@ def read_labels(paths: Iterable[Path], torn: list[LoadError] | None = None
         spec = labels_format(path)
         if spec is not None:
             annotations += _read_format(*spec, errors, torn)
+        elif not os.path.lexists(path) and _format_hint(path):
+            # A misspelt format (langsmth:feedback.jsonl) is a missing file whose name
+            # reads as FORMAT:PATH: say so before the suffix picks a reader.
+            errors.append(LoadError(str(path), 0, "", f"no such file{_format_hint(path)}"))
         elif suffix == ".csv":
             annotations += _read_csv(path, errors)
         elif suffix in (".jsonl", ".ndjson"):

@@ -184,7 +184,12 @@ def test_what_a_format_cannot_read_is_one_error_naming_the_file(project: Path) -
     said, _, carriers = typo[0].message.partition("FORMAT one of ")
     assert said == ("no such file; or, if 'plantd' was meant as a format, expected "
                     "FORMAT:PATH with ")
-    assert "planted" in carriers.split(", ")
+    assert "planted" in carriers.split("; ")[0].split(", ")
+    assert carriers.endswith("; did you mean 'planted'?")
+    # A misspelt format before a labels file's suffix is the same error, not the
+    # suffix's reader failing to open a file named 'plantd:labels.jsonl'.
+    _, suffixed = read_labels([Path("plantd:labels.jsonl")])
+    assert suffixed[0].message == typo[0].message
 
 
 def test_judge_audit_labels_refuse_a_formats_labels(project: Path) -> None:
