@@ -32,6 +32,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import json
 import os
 import re
 from collections import Counter
@@ -42,7 +43,7 @@ from typing import BinaryIO
 
 from metaeval.contract import Outcome
 from metaeval.errors import BadField, InputError, shown
-from metaeval.importers.runs import FORMATS
+from metaeval.importers.runs import FORMATS, HEAD
 from metaeval.importers.runs.common import BadRecord, RunFormat
 from metaeval.keys import did_you_mean
 from metaeval.loaders.judge_labels import MAX_ANNOTATORS as JUDGE_ITEM_ANNOTATORS
@@ -282,6 +283,36 @@ def _format_hint(path: Path) -> str:
             f"one of {_carriers()}{did_you_mean(name, carriers)}")
 
 
+def _format_file(path: Path) -> str:
+    """For a JSON Lines file given as a labels file that a run format claims by its
+    first bytes (a trace export given without ``FORMAT:``): what to give instead, once,
+    rather than 'unknown column' on every line. A first row with an ``annotator`` is
+    a labels file's, whatever its text holds."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(HEAD)
+    except (OSError, JsonInputError):
+        return ""  # the labels reader says why it cannot read it
+    try:
+        row = json.loads(head.split(b"\n", 1)[0])
+    except ValueError:
+        row = None
+    if isinstance(row, dict) and "annotator" in row:
+        return ""
+    names = sorted(name for name, unit in FORMATS.items() if unit.sniff(head, path))
+    carriers = [name for name in names if FORMATS[name].labels is not None]
+    if carriers:
+        unit = FORMATS[carriers[0]]
+        return (f"got a {unit.name} file (by its first bytes), not a labels file; expected "
+                f"--labels {unit.name}:PATH to read the verdicts a {unit.name} export "
+                f"carries (docs/{unit.docs})")
+    if names:
+        return (f"got a {names[0]} file of runs (by its first bytes), which carries no "
+                f"labels; expected a labels file, or FORMAT:PATH with FORMAT one of "
+                f"{_carriers()}")
+    return ""
+
+
 def _format_files(unit: RunFormat, path: Path, errors: list[LoadError]) -> list[Path]:
     if path.is_dir():
         found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in unit.suffixes)
@@ -355,7 +386,10 @@ def read_labels(paths: Iterable[Path], torn: list[LoadError] | None = None
         elif suffix == ".csv":
             annotations += _read_csv(path, errors)
         elif suffix in (".jsonl", ".ndjson"):
-            annotations += _read_jsonl(path, errors, torn)
+            if said := _format_file(path):
+                errors.append(LoadError(str(path), 0, "", said))
+            else:
+                annotations += _read_jsonl(path, errors, torn)
         elif not path.is_file():
             errors.append(LoadError(str(path), 0, "", f"no such file{_format_hint(path)}"))
         else:

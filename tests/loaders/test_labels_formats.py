@@ -192,6 +192,37 @@ def test_what_a_format_cannot_read_is_one_error_naming_the_file(project: Path) -
     assert suffixed[0].message == typo[0].message
 
 
+def test_a_formats_file_given_as_a_labels_file_names_the_format_once(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A trace export given without FORMAT: is one error naming the format to give,
+    # not 'unknown column' on every line; a format with no labels is named as such.
+    sniffs = RunFormat("sniffs", "planted, told by its first bytes", (".jsonl",),
+                       lambda head, path: b"verdicts" in head, "import/sniffs.md", _read,
+                       labels=_labels)
+    monkeypatch.setitem(FORMATS, "sniffs", sniffs)
+    _write(project / "export.jsonl", RUNS)
+    annotations, errors = read_labels([Path("export.jsonl")])
+    assert annotations == []
+    assert errors == [LoadError("export.jsonl", 0, "", (
+        "got a sniffs file (by its first bytes), not a labels file; expected "
+        "--labels sniffs:PATH to read the verdicts a sniffs export carries "
+        "(docs/import/sniffs.md)"))]
+    validated = _cli("validate", "--labels", "export.jsonl")
+    assert validated.output.count("export.jsonl") == 1, validated.output
+    monkeypatch.setitem(FORMATS, "sniffs", RunFormat(
+        "sniffs", "no verdicts", (".jsonl",), sniffs.sniff, "import/sniffs.md", _read))
+    _, errors = read_labels([Path("export.jsonl")])
+    assert errors[0].message.startswith("got a sniffs file of runs (by its first bytes), "
+                                        "which carries no labels")
+    # Must say no: a labels file the format's sniff would claim (its rationale holds
+    # the key) is read as labels: its first row has an annotator.
+    row = {"run_id": "r1", "check": CHECK, "label": "pass", "annotator": "ann",
+           "rationale": '"verdicts" were clear'}
+    (project / "labels.jsonl").write_text(json.dumps(row) + "\n")
+    annotations, errors = read_labels([Path("labels.jsonl")])
+    assert (len(annotations), errors) == (1, [])
+
+
 def test_judge_audit_labels_refuse_a_formats_labels(project: Path) -> None:
     # A format's verdicts label runs; judge items' labels are another file.
     _, errors = read_item_labels([Path("planted:logs")])
