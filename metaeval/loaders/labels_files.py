@@ -303,11 +303,11 @@ def _format_file(path: Path) -> str:
     carriers = [name for name in names if FORMATS[name].labels is not None]
     if carriers:
         unit = FORMATS[carriers[0]]
-        return (f"got a {unit.name} file (by its first bytes), not a labels file; expected "
-                f"--labels {unit.name}:PATH to read the verdicts a {unit.name} export "
+        return (f"got a file of format {unit.name!r} (by its first bytes), not a labels "
+                f"file; expected --labels {unit.name}:PATH to read the verdicts that format "
                 f"carries (docs/{unit.docs})")
     if names:
-        return (f"got a {names[0]} file of runs (by its first bytes), which carries no "
+        return (f"got runs of format {names[0]!r} (by their first bytes), which carry no "
                 f"labels; expected a labels file, or FORMAT:PATH with FORMAT one of "
                 f"{_carriers()}")
     return ""

@@ -204,16 +204,16 @@ def test_a_formats_file_given_as_a_labels_file_names_the_format_once(
     annotations, errors = read_labels([Path("export.jsonl")])
     assert annotations == []
     assert errors == [LoadError("export.jsonl", 0, "", (
-        "got a sniffs file (by its first bytes), not a labels file; expected "
-        "--labels sniffs:PATH to read the verdicts a sniffs export carries "
+        "got a file of format 'sniffs' (by its first bytes), not a labels file; expected "
+        "--labels sniffs:PATH to read the verdicts that format carries "
         "(docs/import/sniffs.md)"))]
     validated = _cli("validate", "--labels", "export.jsonl")
     assert validated.output.count("export.jsonl") == 1, validated.output
     monkeypatch.setitem(FORMATS, "sniffs", RunFormat(
         "sniffs", "no verdicts", (".jsonl",), sniffs.sniff, "import/sniffs.md", _read))
     _, errors = read_labels([Path("export.jsonl")])
-    assert errors[0].message.startswith("got a sniffs file of runs (by its first bytes), "
-                                        "which carries no labels")
+    assert errors[0].message.startswith("got runs of format 'sniffs' (by their first "
+                                        "bytes), which carry no labels")
     # Must say no: a labels file the format's sniff would claim (its rationale holds
     # the key) is read as labels: its first row has an annotator.
     row = {"run_id": "r1", "check": CHECK, "label": "pass", "annotator": "ann",
