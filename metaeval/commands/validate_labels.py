@@ -47,9 +47,11 @@ def check_labels(paths: Sequence[Path], runs: Sequence[MetaRun] | None,
     jsonl = [p for p in paths if p.suffix.lower() in (".jsonl", ".ndjson")
              and labels_format(p) is None]
     item_rows, item_errors = read_item_labels(jsonl, [])
-    # A line bad for both readers (no run_id, no item_id) is named once.
+    # A line bad for both readers (no run_id, no item_id) is named once, and a file
+    # refused whole (a trace export given as labels) is not then refused line by line.
     said = {(e.path, e.line) for e in errors}
-    errors += [e for e in item_errors if (e.path, e.line) not in said]
+    whole = {e.path for e in errors if e.line == 0}
+    errors += [e for e in item_errors if (e.path, e.line) not in said and e.path not in whole]
     if runs is not None:
         errors += join_labels(runs, annotations).errors
     else:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import json
 import os
 import re
 from collections import Counter
@@ -42,7 +43,7 @@ from typing import BinaryIO
 
 from metaeval.contract import Outcome
 from metaeval.errors import BadField, InputError, shown
-from metaeval.importers.runs import FORMATS
+from metaeval.importers.runs import FORMATS, HEAD
 from metaeval.importers.runs.common import BadRecord, RunFormat
 from metaeval.keys import did_you_mean
 from metaeval.loaders.judge_labels import MAX_ANNOTATORS as JUDGE_ITEM_ANNOTATORS
@@ -277,8 +278,39 @@ def _format_hint(path: Path) -> str:
     name, sep, _ = str(path).partition(":")
     if not sep or not re.fullmatch(r"[A-Za-z][\w-]*", name):
         return ""
+    carriers = [n for n, unit in FORMATS.items() if unit.labels is not None]
     return (f"; or, if {name!r} was meant as a format, expected FORMAT:PATH with FORMAT "
-            f"one of {_carriers()}")
+            f"one of {_carriers()}{did_you_mean(name, carriers)}")
+
+
+def _format_file(path: Path) -> str:
+    """For a JSON Lines file given as a labels file that a run format claims by its
+    first bytes (a trace export given without ``FORMAT:``): what to give instead, once,
+    rather than 'unknown column' on every line. A first row with an ``annotator`` is
+    a labels file's, whatever its text holds."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(HEAD)
+    except (OSError, JsonInputError):
+        return ""  # the labels reader says why it cannot read it
+    try:
+        row = json.loads(head.split(b"\n", 1)[0])
+    except ValueError:
+        row = None
+    if isinstance(row, dict) and "annotator" in row:
+        return ""
+    names = sorted(name for name, unit in FORMATS.items() if unit.sniff(head, path))
+    carriers = [name for name in names if FORMATS[name].labels is not None]
+    if carriers:
+        unit = FORMATS[carriers[0]]
+        return (f"got a file of format {unit.name!r} (by its first bytes), not a labels "
+                f"file; expected --labels {unit.name}:PATH to read the verdicts that format "
+                f"carries (docs/{unit.docs})")
+    if names:
+        return (f"got runs of format {names[0]!r} (by their first bytes), which carry no "
+                f"labels; expected a labels file, or FORMAT:PATH with FORMAT one of "
+                f"{_carriers()}")
+    return ""
 
 
 def _format_files(unit: RunFormat, path: Path, errors: list[LoadError]) -> list[Path]:
@@ -347,10 +379,17 @@ def read_labels(paths: Iterable[Path], torn: list[LoadError] | None = None
         spec = labels_format(path)
         if spec is not None:
             annotations += _read_format(*spec, errors, torn)
+        elif not os.path.lexists(path) and _format_hint(path):
+            # A misspelt format (langsmth:feedback.jsonl) is a missing file whose name
+            # reads as FORMAT:PATH: say so before the suffix picks a reader.
+            errors.append(LoadError(str(path), 0, "", f"no such file{_format_hint(path)}"))
         elif suffix == ".csv":
             annotations += _read_csv(path, errors)
         elif suffix in (".jsonl", ".ndjson"):
-            annotations += _read_jsonl(path, errors, torn)
+            if said := _format_file(path):
+                errors.append(LoadError(str(path), 0, "", said))
+            else:
+                annotations += _read_jsonl(path, errors, torn)
         elif not path.is_file():
             errors.append(LoadError(str(path), 0, "", f"no such file{_format_hint(path)}"))
         else:

@@ -184,7 +184,43 @@ def test_what_a_format_cannot_read_is_one_error_naming_the_file(project: Path) -
     said, _, carriers = typo[0].message.partition("FORMAT one of ")
     assert said == ("no such file; or, if 'plantd' was meant as a format, expected "
                     "FORMAT:PATH with ")
-    assert "planted" in carriers.split(", ")
+    assert "planted" in carriers.split("; ")[0].split(", ")
+    assert carriers.endswith("; did you mean 'planted'?")
+    # A misspelt format before a labels file's suffix is the same error, not the
+    # suffix's reader failing to open a file named 'plantd:labels.jsonl'.
+    _, suffixed = read_labels([Path("plantd:labels.jsonl")])
+    assert suffixed[0].message == typo[0].message
+
+
+def test_a_formats_file_given_as_a_labels_file_names_the_format_once(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A trace export given without FORMAT: is one error naming the format to give,
+    # not 'unknown column' on every line; a format with no labels is named as such.
+    sniffs = RunFormat("sniffs", "planted, told by its first bytes", (".jsonl",),
+                       lambda head, path: b"verdicts" in head, "import/sniffs.md", _read,
+                       labels=_labels)
+    monkeypatch.setitem(FORMATS, "sniffs", sniffs)
+    _write(project / "export.jsonl", RUNS)
+    annotations, errors = read_labels([Path("export.jsonl")])
+    assert annotations == []
+    assert errors == [LoadError("export.jsonl", 0, "", (
+        "got a file of format 'sniffs' (by its first bytes), not a labels file; expected "
+        "--labels sniffs:PATH to read the verdicts that format carries "
+        "(docs/import/sniffs.md)"))]
+    validated = _cli("validate", "--labels", "export.jsonl")
+    assert validated.output.count("export.jsonl") == 1, validated.output
+    monkeypatch.setitem(FORMATS, "sniffs", RunFormat(
+        "sniffs", "no verdicts", (".jsonl",), sniffs.sniff, "import/sniffs.md", _read))
+    _, errors = read_labels([Path("export.jsonl")])
+    assert errors[0].message.startswith("got runs of format 'sniffs' (by their first "
+                                        "bytes), which carry no labels")
+    # Must say no: a labels file the format's sniff would claim (its rationale holds
+    # the key) is read as labels: its first row has an annotator.
+    row = {"run_id": "r1", "check": CHECK, "label": "pass", "annotator": "ann",
+           "rationale": '"verdicts" were clear'}
+    (project / "labels.jsonl").write_text(json.dumps(row) + "\n")
+    annotations, errors = read_labels([Path("labels.jsonl")])
+    assert (len(annotations), errors) == (1, [])
 
 
 def test_judge_audit_labels_refuse_a_formats_labels(project: Path) -> None:

@@ -436,9 +436,12 @@ class LangfuseLabels:
         self.left_out = []
         yield from read_langfuse_labels(self.path, errors, self.left_out)
         if errors:
-            raise BadRecord("", "\n".join(
-                ": ".join(p for p in (f"line {e.line}" if e.line else "", e.field, e.message)
-                          if p) for e in errors))
+            # One line however many scores are bad (the error printer shows a newline
+            # as '\n'): the first three named, the rest counted.
+            said = [": ".join(p for p in (f"line {e.line}" if e.line else "", e.field,
+                                          e.message) if p) for e in errors[:3]]
+            more = len(errors) - len(said)
+            raise BadRecord("", "; ".join(said) + (f" (and {more} more)" if more else ""))
 
 
 def langfuse_labels(path: Path) -> LangfuseLabels:

@@ -378,6 +378,11 @@ def _file_runs(record: Record, traces: dict[str, _Trace], errors: list[LoadError
             if "run_type" not in run and "key" in run and "run_id" in run:
                 raise BadRecord(at or "key", "a feedback record, not a run; give feedback "
                                 "to --labels langsmith:PATH")
+            if "id" not in run and "run_type" not in run:
+                # Another tool's record (an MLflow trace, a Langfuse page): say what
+                # was expected, not that an id is missing.
+                raise BadRecord(at or "run", f"got {got(run)}; expected a LangSmith run "
+                                "(id, trace_id, run_type, ... as list_runs returns it)")
             rid = _str(run, "id", at)
             kind = run.get("run_type")
             if not isinstance(kind, str) or kind not in RUN_TYPES:
@@ -470,6 +475,10 @@ def feedback_labels(path: Path) -> Iterator[tuple[str, dict[str, object]]]:
             if "run_type" in feedback:
                 raise BadRecord("run_type", f"line {record.line} is a run, not feedback; give "
                                 "runs to --runs langsmith:PATH and feedback to --labels")
+            if "key" not in feedback and "run_id" not in feedback:
+                raise BadRecord("key", f"line {record.line}: got {got(item)}; expected "
+                                "LangSmith feedback (run_id, key, score or value, as "
+                                "list_feedback returns it)")
             source = feedback.get("feedback_source")
             kind = source.get("type") if isinstance(source, dict) else None
             # A model's feedback (an online evaluator) is no person's label.

@@ -450,11 +450,19 @@ class AssessmentLabels:
         self.path = path
         self.not_read: dict[str, int] = {}
         self._rows: list[tuple[str, dict[str, object]]] | None = None
+        self._problems: list[str] = []
 
     def __iter__(self) -> Iterator[tuple[str, dict[str, object]]]:
+        # The rows are kept (left_out counts them once) with the file's errors, so a
+        # torn last line or one bad trace costs its own feedback, not every trace's.
         if self._rows is None:
-            self._rows = list(self._read())
-        return iter(self._rows)
+            self._rows, self._problems = [], []
+            self._rows += self._read(self._problems)
+        yield from self._rows
+        if self._problems:
+            more = len(self._problems) - 3
+            raise InputError("; ".join(self._problems[:3])
+                             + (f" (and {more} more lines or traces)" if more > 0 else ""))
 
     def _skip(self, why: str) -> None:
         self.not_read[why] = self.not_read.get(why, 0) + 1
@@ -475,7 +483,9 @@ class AssessmentLabels:
             notes.append(f"{count} feedback {what}: not read as labels")
         return notes
 
-    def _read(self) -> Iterator[tuple[str, dict[str, object]]]:
+    def _read(self, problems: list[str]) -> Iterator[tuple[str, dict[str, object]]]:
+        """The rows of every trace read; each trace or line that could not be read is
+        said in ``problems`` (its line, its trace, its field), and the rest read on."""
         errors: list[LoadError] = []
         for record in read_json_or_lines(self.path, errors):
             for at, trace in _traces(record):
@@ -484,16 +494,16 @@ class AssessmentLabels:
                     trace_id = _text(info.get("trace_id"), "info.trace_id")
                     assessments = _assessments(info)
                 except BadRecord as bad:
-                    where = f"line {record.line}: " if record.line else ""
-                    raise InputError(f"{where}{_field(at, _trace_id(trace), bad.field)}: "
-                                     f"{bad.message}") from None
+                    parts = [f"line {record.line}" if record.line else "",
+                             _field(at, _trace_id(trace), bad.field), bad.message]
+                    problems.append(": ".join(p for p in parts if p))
+                    continue
                 source = (f"{self.path}:{record.line}" if record.line
                           else f"{self.path}:trace {trace_id}")
                 yield from self._rows_of(trace_id, assessments, source)
-        if errors:
-            first = errors[0]
-            raise InputError(f"line {first.line}: {first.field + ': ' if first.field else ''}"
-                             f"{first.message}" if first.line else first.message)
+        for error in errors:
+            parts = [f"line {error.line}" if error.line else "", error.field, error.message]
+            problems.append(": ".join(p for p in parts if p))
 
     def _rows_of(self, trace_id: str, assessments: list[JsonObject], source: str
                  ) -> Iterator[tuple[str, dict[str, object]]]:

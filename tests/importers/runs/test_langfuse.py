@@ -291,6 +291,18 @@ def test_a_score_that_is_no_label_is_named(tmp_path: Path, fields: dict[str, Any
         list(langfuse_labels(path))
 
 
+def test_many_bad_scores_are_one_line_naming_three_and_counting_the_rest(
+        tmp_path: Path) -> None:
+    # An export without the `annotation` fields: every person's score lacks its author.
+    path = _scores_file(tmp_path, *(_score(id=f"s{i}", authorUserId=None) for i in range(5)))
+    with pytest.raises(BadRecord) as raised:
+        list(langfuse_labels(path))
+    said = raised.value.message
+    assert "\n" not in said
+    assert [said.count(f"score s{i}:") for i in range(5)] == [1, 1, 1, 0, 0]
+    assert said.endswith("(and 2 more)")
+
+
 def test_a_file_of_evaluator_scores_alone_gives_no_label(tmp_path: Path) -> None:
     path = _scores_file(tmp_path, _score(source="EVAL"), _score(source="API"))
     with pytest.raises(BadRecord, match=r"no ANNOTATION score.*2 API or EVAL scores"):

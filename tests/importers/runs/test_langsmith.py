@@ -283,6 +283,8 @@ def read(tmp_path: Path, *runs: dict[str, Any] | str) -> tuple[list[ImportedRun]
     (json.dumps({"id": "f1", "run_id": "t1", "key": "says_refund", "score": 1}), "key",
      "a feedback record, not a run"),
     (ls_run("", "chain", None, "b"), "id", "got ''; expected a non-empty string"),
+    (json.dumps({"info": {"trace_id": "tr-1"}, "data": {"spans": []}}), "run",
+     "expected a LangSmith run (id, trace_id, run_type"),
     (ls_run("b2", "tool", 7, "b"), "parent_run_id", "got 7; expected a run id or null")])
 def test_a_record_that_is_no_run_is_an_error_on_its_line(
         tmp_path: Path, bad: dict[str, Any] | str, field: str, says: str) -> None:
@@ -444,6 +446,19 @@ def test_runs_given_as_labels_are_one_error_naming_the_file(tmp_path: Path) -> N
     (error,) = errors
     assert (error.path, error.field) == (str(path), "run_type")
     assert "line 1 is a run, not feedback" in error.message
+
+
+def test_another_tools_records_given_as_feedback_are_one_error_naming_the_file(
+        tmp_path: Path) -> None:
+    # An MLflow trace export given as langsmith feedback: what was expected, once,
+    # not 'run_id: got nothing' on every line.
+    path = tmp_path / "traces.jsonl"
+    path.write_text(json.dumps({"info": {"trace_id": "tr-1"}, "data": {"spans": []}}) + "\n")
+    annotations, errors = read_labels([Path(f"langsmith:{path}")])
+    assert annotations == []
+    (error,) = errors
+    assert (error.path, error.field) == (str(path), "key")
+    assert "expected LangSmith feedback (run_id, key" in error.message
 
 
 # LangChain's chat models and tools, traced by the same SDK: messages serialized

@@ -20,6 +20,7 @@ from metaeval.commands.import_runs import ImportRequest, import_runs, picked_for
 from metaeval.contract import Error, Message, Timeout, ToolCall, ToolResult
 from metaeval.importers.runs.common import ImportedRun
 from metaeval.importers.runs.mlflow_traces import assessment_labels, read_mlflow
+from metaeval.loaders.labels_files import read_labels
 from metaeval.untrusted_json import LoadError
 from tests.importers.runs.measured import GUARD, SAYS, Scenario, measured_as_scikit_learn
 from tests.loaders.conftest import meta_eval
@@ -319,3 +320,21 @@ def test_a_span_type_of_the_users_own_is_counted_not_refused(traces: Path,
     (run,) = [r for r in read_mlflow([path], []) if r.id == ids[1]]
     assert run.metadata["span_types_not_read"] == {"PLANNER": 1}
     assert "span_types_not_read" not in next(iter(read_mlflow([path], []))).metadata
+
+
+def test_a_torn_export_keeps_the_feedback_of_every_whole_trace(
+        traces: Path, tmp_path: Path) -> None:
+    # A copy cut short mid-trace, and a record of another tool in the middle: each
+    # costs its own feedback (named by line), never the other traces' labels.
+    lines = traces.read_text().splitlines(keepends=True)
+    kept = [json.loads(line) for line in lines[2:-1]]
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text(lines[0] + json.dumps({"question_id": 1}) + "\n"
+                    + "".join(lines[2:-1]) + lines[-1][: len(lines[-1]) // 2])
+    annotations, errors = read_labels([Path(f"mlflow:{torn}")])
+    people = [a for trace in [*kept, json.loads(lines[0])] for a in trace["info"]["assessments"]
+              if a["source"]["source_type"] == "HUMAN" and "feedback" in a]
+    assert len(annotations) == len(people) > 0
+    (error,) = errors
+    assert "line 2: got {'question_id': 1}" in error.message
+    assert f"line {len(lines)}: not valid JSON" in error.message
