@@ -144,10 +144,10 @@ def plan(request: PlanSettings, config: Config) -> Plan:
     # Read before the warm runner starts: a bad timings file stops here, with nothing to stop.
     timings = (None if request.timings_path is None
                else read_timings(Path.cwd() / request.timings_path))
-    shared = (None if options.coverage_file is None
-              else load_coverage_file(options.coverage_file))
-    if shared is not None:  # read once: the warm runner records the packages it was traced for
-        options = dataclasses.replace(options, coverage_packages=shared.packages)
+    shared = (None if request.coverage_path is None
+              else load_coverage_file(Path.cwd() / request.coverage_path))
+    if shared is not None:  # read once, here: the warm runner reuses the map as read
+        options = dataclasses.replace(options, coverage_file=shared)
     packages = (_warm_packages(targets, root, patches)
                 if options.isolation is Isolation.FORK else ())
     # In fork isolation the warm runner starts now, before libcst parses the targets (a
@@ -227,11 +227,10 @@ def _run_options(request: PlanSettings, settings: MutateSettings, root: Path,
                           else request.timeout_constant),
         pytest_args=settings.pytest_args,
         isolation=DEFAULT_ISOLATION if request.isolation is None else request.isolation,
-        coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME),
-        coverage_file=(None if request.coverage_path is None
-                       else Path.cwd() / request.coverage_path))
+        coverage_cache=None if request.no_cache else cache_file.with_name(COVERAGE_FILE_NAME))
+    # The coverage file is read once the flags hold together (``plan``), and put here.
     if options.isolation is not Isolation.FORK and (request.trace_only
-                                                    or options.coverage_file is not None):
+                                                    or request.coverage_path is not None):
         raise InputError("--trace-only and --coverage need fork isolation: the coverage "
                          "map is the warm runner's")
     return options

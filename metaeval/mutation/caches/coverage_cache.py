@@ -33,7 +33,7 @@ from metaeval.errors import InputError
 from metaeval.files import write_atomic
 from metaeval.mutation.cache_files import TRACKED, outdated
 from metaeval.mutation.caches.config_digest import config_digest, run_config
-from metaeval.mutation.caches.coverage_data import known_shapes, map_fields
+from metaeval.mutation.caches.coverage_data import MapFields, known_shapes, map_fields
 from metaeval.mutation.caches.result_cache import project_test_files
 from metaeval.mutation.caches.source_shape import LineMap, Shape, shape_of
 from metaeval.mutation.wire import CodeRun, Reuse, is_read
@@ -186,6 +186,16 @@ def load_reuse(path: Path, root: Path, packages: Sequence[str], pytest_args: Seq
         # One line for the whole file: a map with one bad number is not trusted at all.
         return None, (f"warning: {path}: not a coverage map metaeval wrote: {e}; tracing "
                       "every test")
+    return reuse_of(found, path, root, packages, pytest_args)
+
+
+def reuse_of(found: MapFields, path: Path, root: Path, packages: Sequence[str],
+             pytest_args: Sequence[str]) -> tuple[Reuse | None, str]:
+    """``load_reuse`` of a map already read, every field checked (``path``, where it was
+    read, names it in a warning): the coverage file the plan read reuses this, so the
+    warm start never reads that file again."""
+    if found.salt != _salt(packages, pytest_args):
+        return None, ""  # another metaeval's, packages' or pytest arguments': stale
     tests, digests, ran = found.tests, found.digests, found.ran
     shapes, others = found.shapes, found.others
     digest = _Digests(root.resolve())

@@ -17,7 +17,7 @@ traced around: a pipeline that hands its shards the wrong file should say so.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,8 +25,9 @@ from typing import Any
 from metaeval import __version__
 from metaeval.errors import InputError, shown
 from metaeval.files import write_atomic
-from metaeval.mutation.caches.coverage_cache import FORMAT, CoverageMap
-from metaeval.mutation.caches.coverage_data import REQUIRED, map_fields
+from metaeval.mutation.caches.coverage_cache import FORMAT, CoverageMap, reuse_of
+from metaeval.mutation.caches.coverage_data import REQUIRED, MapFields, map_fields
+from metaeval.mutation.wire import Reuse
 from metaeval.untrusted_json import JsonInputError, parse_json, read_json_file
 
 PLAN_FIELD = "plan_hash"
@@ -35,7 +36,7 @@ PLAN_FIELD = "plan_hash"
 @dataclass(frozen=True, slots=True)
 class CoverageFile:
     """A coverage file whose fields all read as a map: what the warm runner needs
-    to reuse it (``RunOptions.coverage_file`` is its path)."""
+    to reuse it (``RunOptions.coverage_file``), read once, by the plan."""
 
     path: Path
     plan: str
@@ -45,6 +46,9 @@ class CoverageFile:
     pytest_args: tuple[str, ...]
     tests: int
     """Tests whose records it holds."""
+    fields: MapFields
+    """The map itself, every field checked: what the warm runner reuses (``reuse``)
+    without reading the file again."""
 
     def check_plan(self, plan: str) -> CoverageFile:
         """Itself when it was traced for ``plan``; ``InputError`` naming both hashes if not."""
@@ -55,6 +59,15 @@ class CoverageFile:
                 "mutants, config or tests (trace it again with --trace-only "
                 "--write-coverage at this commit)")
         return self
+
+    def reuse(self, root: Path, packages: tuple[str, ...], pytest_args: Sequence[str]
+              ) -> tuple[tuple[str, ...], Reuse | None, str]:
+        """What a warm runner for ``packages`` in ``root`` takes of the map: the packages
+        it records (``covering_packages``), the records that still hold there (None when
+        none does), and its warnings, one a line ("" for none)."""
+        packages, covering = covering_packages(self.path, self.packages, packages)
+        reuse, stale = reuse_of(self.fields, self.path, root, packages, pytest_args)
+        return packages, reuse, "\n".join(w for w in (covering, stale) if w)
 
 
 def write_coverage_file(path: Path, cmap: CoverageMap, plan: str,
@@ -104,7 +117,7 @@ def load_coverage_file(path: Path) -> CoverageFile:
                          "mutate --trace-only --write-coverage writes every field)") from e
     packages, pytest_args = _salt(fields.salt, bad)
     tests = fields.tests
-    return CoverageFile(path, plan, packages, pytest_args, len(tests))
+    return CoverageFile(path, plan, packages, pytest_args, len(tests), fields)
 
 
 def _salt(salt: object, bad: Callable[[str, object, str], InputError]

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TextIO
 
 from metaeval.mutation.caches.coverage_cache import CoverageMap, load_reuse
-from metaeval.mutation.caches.coverage_file import covering_packages
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.fork.protocol import (
     WarmBaseline,
@@ -112,22 +111,21 @@ def start_warm(options: RunOptions, packages: tuple[str, ...]) -> WarmStart:
 
 def _start_warm(options: RunOptions, packages: tuple[str, ...], scratch: Path) -> WarmStart:
     reuse_path = ""
-    kept = options.coverage_cache
+    reuse, warning = None, ""
     if options.coverage_file is not None:
-        # The shared map, recorded for the whole plan's packages: record those too, so
-        # that its records hold for this run (and the map it leaves is whole).
-        kept = options.coverage_file
-        packages, warning = covering_packages(kept, options.coverage_packages, packages)
-        if warning:
-            print(warning, file=sys.stderr)
-    if kept is not None:
-        reuse, warning = load_reuse(kept, options.root, packages, options.pytest_args,
-                                    cache=options.coverage_file is None)
-        if warning:
-            print(warning, file=sys.stderr)
-        if reuse is not None:
-            reuse_path = str(scratch / "warm.reuse.json")
-            reuse.write(Path(reuse_path))
+        # The shared map, as the plan read it, recorded for the whole plan's packages:
+        # record those too, so that its records hold for this run (and the map it
+        # leaves is whole).
+        packages, reuse, warning = options.coverage_file.reuse(options.root, packages,
+                                                               options.pytest_args)
+    elif options.coverage_cache is not None:
+        reuse, warning = load_reuse(options.coverage_cache, options.root, packages,
+                                    options.pytest_args)
+    if warning:
+        print(warning, file=sys.stderr)
+    if reuse is not None:
+        reuse_path = str(scratch / "warm.reuse.json")
+        reuse.write(Path(reuse_path))
     spec = WarmSpec(
         stream_path=str(scratch / "warm.jsonl"), scratch=str(scratch),
         root=str(options.root.resolve()), mutants_dir=str(options.mutants_dir.resolve()),

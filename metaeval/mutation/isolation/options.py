@@ -11,6 +11,7 @@ from enum import Enum
 from pathlib import Path
 
 from metaeval.errors import MetaevalError
+from metaeval.mutation.caches.coverage_file import CoverageFile
 
 DEFAULT_TIMEOUT_FACTOR = 3.0
 DEFAULT_TIMEOUT_CONSTANT = 5.0
@@ -82,14 +83,11 @@ class RunOptions:
     coverage_cache: Path | None = None
     """Fork mode: where the baseline's coverage map is kept between runs, so a run
     traces only the tests whose files changed; None traces every test."""
-    coverage_file: Path | None = None
+    coverage_file: CoverageFile | None = None
     """Fork mode: a coverage file (``caches.coverage_file``, ``--coverage``) whose map the
-    warm runner reuses instead of ``coverage_cache``'s; checked against the plan
-    before the run."""
-    coverage_packages: tuple[str, ...] = ()
-    """The packages ``coverage_file`` was traced for, as whoever read the file found
-    them (the plan, a Ray task's head), so that the runner does not read it again
-    for them."""
+    warm runner reuses instead of ``coverage_cache``'s, as whoever read the file found
+    it (the plan, checked against its hash; a Ray task, the head's map): the runner
+    never reads the file again."""
 
     @property
     def workers(self) -> int:

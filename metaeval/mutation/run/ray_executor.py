@@ -34,6 +34,11 @@ import ray.exceptions
 
 from metaeval.errors import InputError
 from metaeval.mutation.caches.coverage_cache import CoverageMap
+from metaeval.mutation.caches.coverage_file import (
+    CoverageFile,
+    load_coverage_file,
+    write_coverage_file,
+)
 from metaeval.mutation.coverage import Coverage
 from metaeval.mutation.fork.parent import WarmStart, run_forked, start_warm
 from metaeval.mutation.isolation.options import Isolation, RunOptions, VoidRun, scratch_writes
@@ -121,7 +126,6 @@ class RayExecutor:
 
     def __call__(self, todo: list[tuple[int, Mutant]], options: RunOptions, scratch: Path,
                  packages: tuple[str, ...], record: Record, warm: WarmStart | None) -> Ran:
-        from metaeval.mutation.caches.coverage_file import write_coverage_file
         from metaeval.mutation.run.trace import trace_baseline
 
         mutants_dir = _shipped(options)
@@ -302,8 +306,7 @@ def run_batch(spec: BatchSpec, coverage: bytes, batch: list[tuple[int, Mutant]]
             root=root, mutants_dir=root / spec.mutants_dir, jobs=1,
             timeout_factor=spec.timeout_factor, timeout_constant=spec.timeout_constant,
             pytest_args=spec.pytest_args, python=sys.executable, isolation=Isolation.FORK,
-            memory_limit=spec.memory_limit, coverage_file=shipped,
-            coverage_packages=spec.packages)  # the head's map, traced for these
+            memory_limit=spec.memory_limit, coverage_file=_head_map(shipped))
         warm = start_warm(options, spec.packages)
         ran = run_forked(batch, options, keep, warm)
     fork = ran.fork or ForkStats()
@@ -312,6 +315,17 @@ def run_batch(spec: BatchSpec, coverage: bytes, batch: list[tuple[int, Mutant]]
     return BatchOutcome(str(root.resolve()),
                         tuple((i, Shipped.of(r)) for i, r in sorted(results.items())),
                         ran.timeout, stats)
+
+
+def _head_map(shipped: Path) -> CoverageFile | None:
+    """The head's map, traced for the batch's packages, read once here for the warm
+    runner; None (every test traced, said in one line) when this node's metaeval
+    cannot read it, as a stale coverage cache is."""
+    try:
+        return load_coverage_file(shipped)
+    except InputError as e:
+        print(f"warning: {e}; tracing every test", file=sys.stderr)
+        return None
 
 
 _run_batch = ray.remote(num_cpus=1, max_retries=RETRIES)(run_batch)

@@ -13,14 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from metaeval.config import load_config
 from metaeval.errors import InputError
+from metaeval.mutation import plan as plan_module
 from metaeval.mutation.caches.coverage_cache import FORMAT, CoverageMap
 from metaeval.mutation.caches.coverage_file import (
     load_coverage_file,
     read_coverage_file,
     write_coverage_file,
 )
-from metaeval.mutation.wire import CodeRun
+from metaeval.mutation.fork.parent import WarmStart, start_warm
+from metaeval.mutation.isolation.options import RunOptions
+from metaeval.mutation.plan import PlanSettings, plan
+from metaeval.mutation.wire import CodeRun, Reuse
 from tests.mutation.conftest import copy_shop, mutate_in, statuses, tree_digest
 
 
@@ -112,6 +117,35 @@ def test_a_malformed_file_exits_2_naming_it(
     assert done.returncode == 2
     assert f"error: --coverage: {bad}: " in done.stderr and expected in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_plan_reads_the_file_once_and_its_warm_runner_reuses_what_it_read(
+        traced: tuple[Path, Path, dict[str, str]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The warm runner reused the map by reading the file a second time: gone (or
+    # changed) by then, its six records were lost and every test traced again.
+    project, cov, _ = traced
+    mine = tmp_path / "cov.json"
+    shutil.copy(cov, mine)
+    started: list[WarmStart] = []
+
+    def start_once_the_file_is_gone(options: RunOptions, packages: tuple[str, ...]
+                                    ) -> WarmStart:
+        mine.unlink()
+        started.append(start_warm(options, packages))
+        return started[-1]
+
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(plan_module, "start_warm", start_once_the_file_is_gone)
+    made = plan(PlanSettings(no_cache=True, coverage_path=mine), load_config(project))
+    try:
+        assert made.warm is not None and [made.warm] == started
+        assert made.warm.spec.reuse_path, "the warm runner was given no records to reuse"
+        reuse = Reuse.read(Path(made.warm.spec.reuse_path))
+        assert (len(reuse.tests), reuse.stale) == (6, 0)
+    finally:
+        for warm in started:
+            warm.stop()
 
 
 def test_negative_test_times_exit_2_instead_of_turning_survivors_into_timeouts(
