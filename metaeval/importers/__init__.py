@@ -16,8 +16,7 @@ from pathlib import Path
 
 from metaeval.errors import InputError
 from metaeval.importers import alpaca_eval, arena_hard, mt_bench
-from metaeval.importers.common import JudgeLogFormat, LogOptions
-from metaeval.untrusted_json import JsonInputError, open_regular
+from metaeval.importers.common import JudgeLogFormat, LogOptions, file_head
 
 __all__ = ["JUDGE_FORMATS", "JUDGE_HEAD", "JudgeLogFormat", "LogOptions", "picked_judge_format"]
 
@@ -40,13 +39,7 @@ format's head."""
 def picked_judge_format(path: Path) -> JudgeLogFormat:
     """The one judge-log format that claims ``path`` by its first record's keys; an
     ``InputError`` naming the file when none does, or several do (name it instead)."""
-    try:
-        with open_regular(path) as f:
-            head = f.read(JUDGE_HEAD)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from e
-    except JsonInputError as e:
-        raise InputError(f"{path}: {e}") from e
+    head = file_head(path, JUDGE_HEAD)
     claims = [unit.name for unit in JUDGE_FORMATS.values() if unit.sniff(head, path)]
     if len(claims) == 1:
         return JUDGE_FORMATS[claims[0]]

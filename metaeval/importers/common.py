@@ -12,7 +12,14 @@ import regex
 
 from metaeval.contract import JsonObject, JsonValue
 from metaeval.errors import BadField, InputError, shown_json
-from metaeval.untrusted_json import JsonInputError, LoadError, Record, read_json_file, read_jsonl
+from metaeval.untrusted_json import (
+    JsonInputError,
+    LoadError,
+    Record,
+    open_regular,
+    read_json_file,
+    read_jsonl,
+)
 
 Bad = BadField
 """A field that cannot be mapped: raised with the field and what was expected."""
@@ -57,6 +64,19 @@ class JudgeLogFormat:
     hint: str
     sniff: Sniff
     seeded: bool = False
+
+
+def file_head(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of ``path``, which a format's ``sniff`` reads to claim
+    it (run formats and judge logs alike); a file that cannot be read is an
+    ``InputError`` naming it."""
+    try:
+        with open_regular(path) as f:
+            return f.read(size)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from e
+    except JsonInputError as e:
+        raise InputError(f"{path}: {e}") from e
 
 
 def first_keys(head: bytes, *, array: bool) -> frozenset[str]:

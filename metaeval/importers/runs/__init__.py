@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from metaeval.errors import InputError
+from metaeval.importers.common import file_head
 from metaeval.importers.runs import (
     anthropic,
     inspect_log,
@@ -24,7 +25,6 @@ from metaeval.importers.runs import (
     otel,
 )
 from metaeval.importers.runs.common import ImportedRun, Reader, RunFormat
-from metaeval.untrusted_json import JsonInputError, open_regular
 
 __all__ = ["FORMATS", "HEAD", "ImportedRun", "Reader", "RunFormat", "reader", "run_format",
            "sniffed"]
@@ -62,11 +62,5 @@ def reader(name: str) -> tuple[Reader, tuple[str, ...]]:
 def sniffed(path: Path) -> list[RunFormat]:
     """The formats that claim ``path`` by its first bytes (none, one, or, for a file
     two formats could read, several: the caller names them and asks for one)."""
-    try:
-        with open_regular(path) as f:
-            head = f.read(HEAD)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from e
-    except JsonInputError as e:
-        raise InputError(f"{path}: {e}") from e
+    head = file_head(path, HEAD)
     return [unit for unit in FORMATS.values() if unit.sniff(head, path)]
