@@ -10,7 +10,7 @@ import json
 import re
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from metaeval.cli import main
+from tests.loopback import serving
 
 TEMPLATE = """You grade a support reply.
 - refund: the response must say "refund"
@@ -94,16 +95,9 @@ def judge() -> Iterator[Judge]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with serving(Handler) as url:
+        state.url = f"{url}/v1"
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 FILLER = "We looked into your order carefully. " * 8  # over 200 characters

@@ -8,11 +8,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from metaeval.judges.base import DEFAULT_SCALE, JudgeIdentity, JudgeReply, Mode, Scale
+from tests.loopback import serving as loopback
 
 
 @dataclass
@@ -97,17 +98,9 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
 def serving() -> Iterator[Stub]:
     """One stub server on its own port, for as long as the block runs."""
     state = Stub()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with loopback(_handler(state)) as url:
+        state.url = f"{url}/v1"
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture

@@ -21,9 +21,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.loopback import serving
 
 GROUPS = {
     "basic": ("name", "level", "statusMessage", "version", "environment", "bookmarked",
@@ -173,12 +175,5 @@ def _handler(store: Store) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def langfuse_server() -> Iterator[str]:
     """A loopback Langfuse stand-in for the life of the block; yields its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(Store()))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with serving(_handler(Store())) as url:
+        yield url

@@ -12,9 +12,11 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from tests.loopback import serving
 
 
 class _Store:
@@ -79,15 +81,8 @@ def langsmith_client() -> Iterator[tuple[Any, _Store]]:
     from langsmith import Client
 
     store = _Store()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(store))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield Client(api_url=f"http://127.0.0.1:{server.server_address[1]}", api_key="test",
-                     auto_batch_tracing=False), store
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_handler(store)) as url:
+        yield Client(api_url=url, api_key="test", auto_batch_tracing=False), store
 
 
 def settled(store: _Store, runs: int) -> None:
